@@ -1,0 +1,227 @@
+# Renderer: board state (plus animation time) -> LED frame. Pure function of its inputs; the pixel
+# object is passed in and only needs what `neopixel.NeoPixel` has (`buf`, `bpp`, `ORDER`,
+# `write()`; objects without `buf` get `pixels[i] = (r, g, b)`, slower and not allocation-free).
+#
+# What the players see (two-player board; the three-player mapping is in layout.py):
+#   front peg     the player's colour, full          back peg   the same colour, about a quarter
+#   both pegs in one hole: the colour washed with white
+#   second lap    the player's whole track glows faintly: "home stretch" at a glance
+#   skunk lines   once the leader has passed a line (61 double skunk, 91 skunk in the 121 game,
+#                 31 in the 61 game), that hole glows neutral white on the track of every player
+#                 still behind it
+#   pending count the hole the front peg would reach blinks white (the win hole if it would win)
+#   win hole      before the game ends: the dealer's colour, faint (who owns the crib);
+#                 at the end: pulses in the winner's colour
+# Palette: blue, orange and reddish purple (Okabe-Ito hues), safe for the common colour-vision
+# deficiencies; front and back pegs also differ by brightness, which every eye sees.
+#
+# The frame is kept in hole order (`frame`, 3 bytes per hole, before brightness); output maps it
+# to the chain order with the layout's LED_OF_HOLE, applies brightness and the current limiter.
+# Rendering allocates nothing on the MicroPython heap.
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
+
+from cribcore.layout import (
+    HOLES,
+    LAP_GAUGE_LEN,
+    LED_OF_HOLE,
+    OFF_BOARD,
+    WIN_HOLE,
+    hole_for_score,
+    lap_gauge_hole,
+    lap_length,
+    skunk_lines,
+    track,
+)
+from cribcore.state import NO_WINNER
+
+FRONT_RGB = ((0, 90, 255), (255, 100, 0), (220, 0, 190))  # blue, orange, reddish purple
+BACK_LEVEL = const(64)  # of 256: a quarter of the front peg
+GLOW_LEVEL = const(12)
+LINE_RGB = (40, 40, 40)
+PREVIEW_RGB = (200, 200, 200)
+BLINK_MS = const(250)  # pending preview: on/off half period
+PULSE_MS = const(1200)  # win hole pulse period
+PULSE_MIN = const(128)  # of 256
+
+
+def _scaled(rgb, level):
+    return bytes((c * level) >> 8 for c in rgb)
+
+
+def _washed(rgb):
+    return bytes(c + ((255 - c) * 5 >> 3) for c in rgb)
+
+
+# PALETTE[player]: front, back, glow, both-pegs-in-one-hole; 3 bytes each.
+FRONT = const(0)
+BACK = const(3)
+GLOW = const(6)
+BOTH = const(9)
+PALETTE = tuple(
+    bytes(rgb) + _scaled(rgb, BACK_LEVEL) + _scaled(rgb, GLOW_LEVEL) + _washed(rgb)
+    for rgb in FRONT_RGB
+)
+LINE = bytes(LINE_RGB)
+PREVIEW = bytes(PREVIEW_RGB)
+
+# Current estimate, as in WLED's limiter: mA = sum of channel values * mA per LED / (3 * 255)
+# + an idle draw per LED. Defaults fit a 500 mA USB port with the controller's own draw removed.
+DEFAULT_BUDGET_MA = const(400)
+DEFAULT_MA_PER_LED = const(55)  # a WS2812B at full white
+DEFAULT_IDLE_MA = const(1)
+DEFAULT_BRIGHTNESS = const(128)
+MAX_BUDGET_MA = const(10000)
+
+
+class Renderer:
+    def __init__(self, pixels, budget_ma=DEFAULT_BUDGET_MA, brightness=DEFAULT_BRIGHTNESS,
+                 ma_per_led=DEFAULT_MA_PER_LED, idle_ma=DEFAULT_IDLE_MA):
+        self.pixels = pixels
+        self.frame = bytearray(3 * HOLES)
+        self.budget_ma = budget_ma
+        self.brightness = brightness
+        self.ma_per_led = ma_per_led
+        self.idle_ma = idle_ma
+        self.scale = 0  # of 256, applied to the last frame (brightness and limiter)
+        self.estimated_ma = 0  # the last frame's estimated draw
+        self.animating = False  # the last frame changes with time (blink, pulse)
+        self._buf = getattr(pixels, "buf", None)
+        self._bpp = getattr(pixels, "bpp", 3)
+        order = getattr(pixels, "ORDER", (1, 0, 2, 3))  # NeoPixel's default: GRB
+        self._order_r = order[0]
+        self._order_g = order[1]
+        self._order_b = order[2]
+
+    # --- drawing -----------------------------------------------------------------------------
+
+    def render(self, board, t_ms=0):
+        """Draw `board` at animation time `t_ms` into the frame, then write the pixels."""
+        self.draw(board, t_ms)
+        self.show()
+
+    def draw(self, board, t_ms=0):
+        """Compute the frame (hole order, full brightness) for `board` at time `t_ms`."""
+        frame = self.frame
+        for i in range(3 * HOLES):
+            frame[i] = 0
+        self.animating = False
+        players = board.players
+        leader = 0
+        for p in range(players):
+            if board.front[p] > leader:
+                leader = board.front[p]
+        for p in range(players):
+            self._draw_player(board, p, leader, t_ms)
+        winner = board.winner
+        if winner != NO_WINNER:
+            # Triangle wave between PULSE_MIN and 256: the winner's colour breathes.
+            phase = t_ms % PULSE_MS
+            half = PULSE_MS // 2
+            wave = phase if phase < half else PULSE_MS - phase
+            self._put_scaled(WIN_HOLE, PALETTE[winner], FRONT,
+                             PULSE_MIN + (256 - PULSE_MIN) * wave // half)
+            self.animating = True
+        elif self._get_sum(WIN_HOLE) == 0:
+            self._put(WIN_HOLE, PALETTE[board.dealer], GLOW)
+
+    def _draw_player(self, board, p, leader, t_ms):
+        players = board.players
+        target = board.target
+        front = board.front[p]
+        back = board.back[p]
+        colours = PALETTE[p]
+        lap = 0 if front == 0 else (front - 1) // lap_length(players)
+        if players == 2:
+            if lap >= 1:
+                holes = track(players, p)
+                for i in range(len(holes)):
+                    self._put(holes[i], colours, GLOW)
+        else:
+            for i in range(lap + 1 if front > 0 else 0):
+                if i < LAP_GAUGE_LEN:
+                    self._put(lap_gauge_hole(p, i), colours, BACK)
+        lines = skunk_lines(target)
+        for i in range(2):
+            line = lines[i]
+            if line and front < line <= leader:
+                self._put(hole_for_score(players, p, line, target), LINE, 0)
+        if back > 0 and back != front:
+            self._put(hole_for_score(players, p, back, target), colours, BACK)
+        if front > 0:
+            hole = hole_for_score(players, p, front, target)
+            if hole != WIN_HOLE:  # the win hole is drawn for the winner in draw()
+                self._put(hole, colours, BOTH if back == front else FRONT)
+        pending = board.pending[p]
+        if pending:
+            self.animating = True
+            if (t_ms // BLINK_MS) % 2 == 0:
+                hole = hole_for_score(players, p, front + pending, target)
+                if hole != OFF_BOARD:
+                    self._put(hole, PREVIEW, 0)
+
+    def _put(self, hole, colours, offset):
+        i = 3 * hole
+        self.frame[i] = colours[offset]
+        self.frame[i + 1] = colours[offset + 1]
+        self.frame[i + 2] = colours[offset + 2]
+
+    def _put_scaled(self, hole, colours, offset, level):
+        i = 3 * hole
+        self.frame[i] = (colours[offset] * level) >> 8
+        self.frame[i + 1] = (colours[offset + 1] * level) >> 8
+        self.frame[i + 2] = (colours[offset + 2] * level) >> 8
+
+    def _get_sum(self, hole):
+        i = 3 * hole
+        return self.frame[i] + self.frame[i + 1] + self.frame[i + 2]
+
+    # --- output ------------------------------------------------------------------------------
+
+    def limit_scale(self, channel_sum):
+        """Brightness scale (of 256) for a frame whose channel values add up to `channel_sum`:
+        the user's brightness, lowered when needed to keep the estimate within the budget."""
+        scale = self.brightness + (self.brightness >> 7)  # 0..255 -> 0..256
+        if channel_sum == 0:
+            return scale
+        allowed = (self.budget_ma - self.idle_ma * HOLES) * 765 // self.ma_per_led
+        if allowed <= 0:
+            return 0
+        if channel_sum * scale > allowed * 256:
+            scale = allowed * 256 // channel_sum
+        return scale
+
+    def show(self):
+        """Write the frame to the pixels in chain order, with brightness and limiter applied."""
+        frame = self.frame
+        total = 0
+        for i in range(3 * HOLES):
+            total += frame[i]
+        scale = self.limit_scale(total)
+        self.scale = scale
+        self.estimated_ma = (total * scale >> 8) * self.ma_per_led // 765 + self.idle_ma * HOLES
+        buf = self._buf
+        if buf is None:
+            for hole in range(HOLES):
+                i = 3 * hole
+                self.pixels[LED_OF_HOLE[hole]] = (
+                    frame[i] * scale >> 8, frame[i + 1] * scale >> 8, frame[i + 2] * scale >> 8)
+        else:
+            bpp = self._bpp
+            r_at = self._order_r
+            g_at = self._order_g
+            b_at = self._order_b
+            for hole in range(HOLES):
+                i = 3 * hole
+                d = LED_OF_HOLE[hole] * bpp
+                buf[d + r_at] = frame[i] * scale >> 8
+                buf[d + g_at] = frame[i + 1] * scale >> 8
+                buf[d + b_at] = frame[i + 2] * scale >> 8
+        self.pixels.write()
+

@@ -1,0 +1,280 @@
+# Board state: the game the board shows. Pure logic, no hardware; runs on MicroPython and CPython.
+#
+# Each player has a front peg (the score) and a back peg (the previous score). Scoring n points
+# leapfrogs: the back peg jumps to front + n and becomes the new front. The game ends the moment a
+# player reaches the target (the peg stops in the win hole). Every change is undoable: before it,
+# the whole game (pegs, dealer, result, games won, target) is copied into a fixed ring of
+# snapshots, so undo needs no allocation and also reverses a new game started by mistake.
+#
+# Scoring and snapshotting allocate nothing on the MicroPython heap (tests prove it with
+# micropython.heap_lock()); errors raise BoardError, and a rejected operation changes nothing.
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
+
+from array import array
+
+from cribcore.layout import MAX_PLAYERS, TARGETS, lap_length, skunk_lines
+
+MAX_POINTS = const(29)  # the most one hand, crib or pegging card can score
+UNDO_DEPTH = const(64)  # moves kept for undo: several whole deals
+NO_WINNER = const(-1)
+
+# Result kinds
+PLAYING = const(0)
+WON = const(1)
+SKUNK = const(2)
+DOUBLE_SKUNK = const(3)
+
+# Snapshot layout: one row of the undo ring.
+_S_PLAYERS = const(0)
+_S_TARGET = const(1)
+_S_DEALER = const(2)
+_S_WINNER = const(3)
+_S_AWARD = const(4)
+_S_FRONT = const(5)
+_S_BACK = const(8)
+_S_GAMES = const(11)
+SNAPSHOT_LEN = const(14)
+
+
+class BoardError(Exception):
+    """A rejected operation. `code` is stable (the protocol sends it); the text explains."""
+
+    def __init__(self, code, text):
+        super().__init__(text)
+        self.code = code
+        self.text = text
+
+
+class Board:
+    def __init__(self, players=2, target=121, skunk_double=False):
+        _check_players(players)
+        _check_target(target)
+        self.players = players
+        self.target = target
+        self.skunk_double = skunk_double
+        self.front = [0] * MAX_PLAYERS
+        self.back = [0] * MAX_PLAYERS
+        self.games = [0] * MAX_PLAYERS
+        self.pending = [0] * MAX_PLAYERS  # preview of a count not yet committed
+        self.dealer = 0
+        self.winner = NO_WINNER
+        self.award = 0  # games credited to the winner of this game
+        self.rev = 0  # bumped on every change; hosts use it to order and resync
+        self._undo = array("h", bytes(2 * UNDO_DEPTH * SNAPSHOT_LEN))
+        self._undo_top = 0  # index of the next free row (wraps)
+        self.undo_count = 0  # rows that can be undone
+
+    # --- queries -----------------------------------------------------------------------------
+
+    def lap(self, player):
+        """0-based lap of a player's front peg (0 before the first score)."""
+        front = self.front[player]
+        return 0 if front == 0 else (front - 1) // lap_length(self.players)
+
+    def result(self):
+        """PLAYING, WON, SKUNK or DOUBLE_SKUNK, judged on the lowest losing score."""
+        if self.winner == NO_WINNER:
+            return PLAYING
+        lowest = self.target
+        for p in range(self.players):
+            if p != self.winner and self.front[p] < lowest:
+                lowest = self.front[p]
+        double_line, skunk_line = skunk_lines(self.target)
+        if lowest < double_line:
+            return DOUBLE_SKUNK
+        if lowest < skunk_line:
+            return SKUNK
+        return WON
+
+    # --- changes -----------------------------------------------------------------------------
+
+    def peg(self, player, points):
+        """Score `points` (1..29) for `player`: the back peg leapfrogs the front peg."""
+        self._check_player(player)
+        if not isinstance(points, int) or points < 1 or points > MAX_POINTS:
+            raise BoardError("bad_points", "points must be 1..29")
+        if self.winner != NO_WINNER:
+            raise BoardError("game_over", "the game is over: start a new game or undo")
+        self._save_snapshot()
+        front = self.front[player]
+        self.back[player] = front
+        front += points
+        self.front[player] = front if front < self.target else self.target
+        self.pending[player] = 0
+        self._settle()
+
+    def set_pegs(self, player, front, back):
+        """Place a player's pegs directly (a host correcting a mistake)."""
+        self._check_player(player)
+        if not (isinstance(front, int) and isinstance(back, int)):
+            raise BoardError("bad_pegs", "pegs must be whole numbers")
+        if back < 0 or back > front or front > self.target or back >= self.target:
+            raise BoardError("bad_pegs", "need 0 <= back <= front <= target, back < target")
+        if back > 0 and front - back >= lap_length(self.players):
+            raise BoardError("bad_pegs", "pegs must be less than a lap apart")
+        if front == self.target and self.winner != NO_WINNER and self.winner != player:
+            raise BoardError("game_over", "another player has already won")
+        self._save_snapshot()
+        self.front[player] = front
+        self.back[player] = back
+        self.pending[player] = 0
+        self._settle()
+
+    def set_dealer(self, player):
+        self._check_player(player)
+        if player == self.dealer:
+            return
+        self._save_snapshot()
+        self.dealer = player
+        self.rev += 1
+
+    def next_dealer(self):
+        """Pass the deal to the next player."""
+        self.set_dealer((self.dealer + 1) % self.players)
+
+    def set_pending(self, player, points):
+        """Preview a count on the board before it is committed (0 clears it). Not undoable."""
+        self._check_player(player)
+        if not isinstance(points, int) or points < 0 or points > MAX_POINTS:
+            raise BoardError("bad_points", "pending points must be 0..29")
+        if points and self.winner != NO_WINNER:
+            raise BoardError("game_over", "the game is over")
+        if self.pending[player] != points:
+            self.pending[player] = points
+            self.rev += 1
+
+    def new_game(self, target=0, players=0):
+        """Start a new game (undoable). 0 keeps the current target / player count.
+
+        Games won carry over. The loser of a finished two-player game deals first (as in
+        the rules); otherwise the deal passes on as usual."""
+        target = target or self.target
+        players = players or self.players
+        _check_target(target)
+        _check_players(players)
+        self._save_snapshot()
+        if players != self.players:
+            for p in range(MAX_PLAYERS):
+                self.games[p] = 0
+            self.dealer = 0
+        elif self.winner != NO_WINNER and players == 2:
+            self.dealer = 1 - self.winner
+        else:
+            self.dealer = (self.dealer + 1) % players
+        self.players = players
+        self.target = target
+        for p in range(MAX_PLAYERS):
+            self.front[p] = 0
+            self.back[p] = 0
+            self.pending[p] = 0
+        self.winner = NO_WINNER
+        self.award = 0
+        self.rev += 1
+
+    def reset_games(self):
+        """Clear the games-won tally (undoable)."""
+        self._save_snapshot()
+        for p in range(MAX_PLAYERS):
+            self.games[p] = 0
+        self.rev += 1
+
+    def set_skunk_double(self, on):
+        """Count a skunk as two games won (applies to games finished from now on)."""
+        self.skunk_double = bool(on)
+        self.rev += 1
+
+    def undo(self):
+        """Reverse the last change; BoardError('nothing_to_undo') when history is empty."""
+        if self.undo_count == 0:
+            raise BoardError("nothing_to_undo", "nothing to undo")
+        self._undo_top = (self._undo_top - 1) % UNDO_DEPTH
+        self.undo_count -= 1
+        snap = self._undo
+        base = self._undo_top * SNAPSHOT_LEN
+        self.players = snap[base + _S_PLAYERS]
+        self.target = snap[base + _S_TARGET]
+        self.dealer = snap[base + _S_DEALER]
+        self.winner = snap[base + _S_WINNER]
+        self.award = snap[base + _S_AWARD]
+        for p in range(MAX_PLAYERS):
+            self.front[p] = snap[base + _S_FRONT + p]
+            self.back[p] = snap[base + _S_BACK + p]
+            self.games[p] = snap[base + _S_GAMES + p]
+            self.pending[p] = 0
+        self.rev += 1
+
+    # --- persistence helpers (the store serialises these) ------------------------------------
+
+    def undo_rows(self):
+        """The undo history, oldest first, as a list of snapshot rows (lists of ints)."""
+        rows = []
+        for i in range(self.undo_count):
+            row = (self._undo_top - self.undo_count + i) % UNDO_DEPTH
+            rows.append(list(self._undo[row * SNAPSHOT_LEN : (row + 1) * SNAPSHOT_LEN]))
+        return rows
+
+    def load_undo_rows(self, rows):
+        """Replace the undo history with rows from undo_rows() (oldest first)."""
+        rows = rows[-UNDO_DEPTH:]
+        for i in range(len(rows)):
+            if len(rows[i]) != SNAPSHOT_LEN:
+                raise BoardError("bad_value", "undo row has the wrong length")
+            for j in range(SNAPSHOT_LEN):
+                self._undo[i * SNAPSHOT_LEN + j] = rows[i][j]
+        self.undo_count = len(rows)
+        self._undo_top = len(rows) % UNDO_DEPTH
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _check_player(self, player):
+        if not isinstance(player, int) or player < 0 or player >= self.players:
+            raise BoardError("bad_player", "no such player")
+
+    def _save_snapshot(self):
+        snap = self._undo
+        base = self._undo_top * SNAPSHOT_LEN
+        snap[base + _S_PLAYERS] = self.players
+        snap[base + _S_TARGET] = self.target
+        snap[base + _S_DEALER] = self.dealer
+        snap[base + _S_WINNER] = self.winner
+        snap[base + _S_AWARD] = self.award
+        for p in range(MAX_PLAYERS):
+            snap[base + _S_FRONT + p] = self.front[p]
+            snap[base + _S_BACK + p] = self.back[p]
+            snap[base + _S_GAMES + p] = self.games[p]
+        self._undo_top = (self._undo_top + 1) % UNDO_DEPTH
+        if self.undo_count < UNDO_DEPTH:
+            self.undo_count += 1
+
+    def _settle(self):
+        # The winner follows from the pegs; games won stay in step with it, so a correction
+        # that takes a peg back out of the win hole also takes the win back.
+        winner = NO_WINNER
+        for p in range(self.players):
+            if self.front[p] >= self.target:
+                winner = p
+        if self.winner != NO_WINNER:
+            self.games[self.winner] -= self.award
+        self.winner = winner
+        self.award = 0
+        if winner != NO_WINNER:
+            self.award = 2 if self.skunk_double and self.result() >= SKUNK else 1
+            self.games[winner] += self.award
+        self.rev += 1
+
+
+def _check_players(players):
+    if players not in (2, 3):
+        raise BoardError("bad_players", "players must be 2 (or two partnerships) or 3")
+
+
+def _check_target(target):
+    if target not in TARGETS:
+        raise BoardError("bad_target", "target must be 61 or 121")

@@ -1,0 +1,77 @@
+# A reader of LED frames: recovers each player's front and back peg from what the LEDs show,
+# knowing only the layout and the palette. Used to prove that frames are unambiguous.
+from cribcore.layout import (
+    HOLES, LAP_GAUGE_LEN, LED_OF_HOLE, WIN_HOLE, lap_gauge_hole, lap_length, track,
+)
+from cribcore.render import BACK, BOTH, FRONT, GLOW, PALETTE, PULSE_MIN
+
+
+def holes_from_pixels(pixels):
+    """Hole-order RGB bytes from a NeoPixel-like object's GRB buffer."""
+    out = bytearray(3 * HOLES)
+    for hole in range(HOLES):
+        d = LED_OF_HOLE[hole] * pixels.bpp
+        out[3 * hole] = pixels.buf[d + 1]
+        out[3 * hole + 1] = pixels.buf[d]
+        out[3 * hole + 2] = pixels.buf[d + 2]
+    return out
+
+
+def _scaled(colours, offset, scale):
+    return (colours[offset] * scale >> 8, colours[offset + 1] * scale >> 8,
+            colours[offset + 2] * scale >> 8)
+
+
+def decode_player(rgb, players, target, player, scale):
+    """(front, back) of `player` read from hole-order RGB `rgb` shown at brightness `scale`."""
+    colours = PALETTE[player]
+    want = {}
+    for offset in (FRONT, BACK, GLOW, BOTH):
+        want[_scaled(colours, offset, scale)] = offset
+    lap = lap_length(players)
+    front_pos = back_pos = 0
+    both = False
+    glow = False
+    holes = track(players, player)
+    for i in range(len(holes)):
+        h = holes[i]
+        kind = want.get((rgb[3 * h], rgb[3 * h + 1], rgb[3 * h + 2]))
+        if kind == FRONT or kind == BOTH:
+            assert front_pos == 0, "two front pegs"
+            front_pos = i + 1
+            both = kind == BOTH
+        elif kind == BACK:
+            assert back_pos == 0, "two back pegs"
+            back_pos = i + 1
+        elif kind == GLOW:
+            glow = True
+    if players == 2:
+        laps_done = 1 if glow else 0
+    else:
+        laps_done = -1
+        for i in range(LAP_GAUGE_LEN):
+            h = lap_gauge_hole(player, i)
+            if (rgb[3 * h], rgb[3 * h + 1], rgb[3 * h + 2]) == _scaled(colours, BACK, scale):
+                laps_done = i
+    # the win hole: the winner's colour pulsing at PULSE_MIN..256 of full
+    w = (rgb[3 * WIN_HOLE], rgb[3 * WIN_HOLE + 1], rgb[3 * WIN_HOLE + 2])
+    won = False
+    for level in range(PULSE_MIN, 257):
+        if w == _scaled(_scaled(colours, FRONT, level), 0, scale):
+            won = True
+    if won:
+        assert front_pos == 0
+        front = target
+    elif front_pos:
+        front = laps_done * lap + front_pos
+    else:
+        assert back_pos == 0, "back peg without front peg"
+        return (0, 0)
+    if both:
+        return (front, front)
+    if back_pos == 0:
+        return (front, 0)
+    back = back_pos
+    while back + lap <= front:  # the back peg is less than a lap behind
+        back += lap
+    return (front, back)

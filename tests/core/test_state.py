@@ -1,0 +1,168 @@
+# Board state tests: run under CPython (pytest) and MicroPython (mprun.py).
+from checks import raises
+from cribcore.state import (
+    DOUBLE_SKUNK, NO_WINNER, PLAYING, SKUNK, UNDO_DEPTH, WON, Board,
+)
+
+
+def test_leapfrog():
+    b = Board()
+    assert (b.front[0], b.back[0]) == (0, 0)
+    b.peg(0, 5)
+    assert (b.front[0], b.back[0]) == (5, 0)
+    b.peg(0, 3)
+    assert (b.front[0], b.back[0]) == (8, 5)
+    b.peg(0, 12)
+    assert (b.front[0], b.back[0]) == (20, 8)
+    assert (b.front[1], b.back[1]) == (0, 0)
+
+
+def test_rev_bumps_on_every_change():
+    b = Board()
+    r = b.rev
+    b.peg(1, 2)
+    assert b.rev == r + 1
+    b.set_pending(0, 4)
+    assert b.rev == r + 2
+    b.undo()
+    assert b.rev == r + 3
+
+
+def test_game_ends_at_target_and_peg_stops_in_win_hole():
+    b = Board(target=61)
+    b.set_pegs(0, 55, 50)
+    b.peg(0, 10)
+    assert b.front[0] == 61 and b.back[0] == 55
+    assert b.winner == 0
+    assert b.result() == SKUNK  # loser 0 < 31 in a 61 game
+    assert b.games[0] == 1
+    err = raises("game_over", b.peg, 1, 2)
+    assert "over" in err.text
+    raises("game_over", b.set_pending, 1, 2)
+
+
+def test_skunk_classification_121():
+    for loser, expected in ((90, SKUNK), (91, WON), (60, DOUBLE_SKUNK), (61, SKUNK)):
+        b = Board()
+        b.set_pegs(1, loser, loser - 5)
+        b.set_pegs(0, 119, 110)
+        b.peg(0, 2)
+        assert b.result() == expected, (loser, b.result())
+
+
+def test_skunk_counts_double_as_an_option():
+    b = Board(skunk_double=True)
+    b.set_pegs(0, 119, 110)
+    b.peg(0, 4)
+    assert b.result() == DOUBLE_SKUNK
+    assert b.games[0] == 2
+    b.undo()
+    assert b.games[0] == 0 and b.winner == NO_WINNER
+    b.set_pegs(1, 100, 95)
+    b.peg(0, 4)
+    assert b.games[0] == 1
+
+
+def test_invalid_operations_change_nothing():
+    b = Board()
+    b.peg(0, 7)
+    before = (list(b.front), list(b.back), b.rev, b.undo_count)
+    raises("bad_points", b.peg, 0, -1)
+    raises("bad_points", b.peg, 0, 0)
+    raises("bad_points", b.peg, 0, 30)
+    raises("bad_player", b.peg, 2, 3)
+    raises("bad_player", b.peg, -1, 3)
+    raises("bad_pegs", b.set_pegs, 0, 5, 6)
+    raises("bad_pegs", b.set_pegs, 0, 122, 100)
+    raises("bad_pegs", b.set_pegs, 0, 100, 40)
+    raises("bad_target", b.new_game, 100)
+    raises("bad_players", b.new_game, 121, 5)
+    raises("bad_player", b.set_dealer, 3)
+    assert (list(b.front), list(b.back), b.rev, b.undo_count) == before
+
+
+def test_undo_whole_deals():
+    b = Board()
+    history = []
+    for i in range(40):
+        history.append((b.front[i % 2], b.back[i % 2]))
+        b.peg(i % 2, 1 + i % 5)
+    for i in reversed(range(40)):
+        b.undo()
+        assert (b.front[i % 2], b.back[i % 2]) == history[i]
+    raises("nothing_to_undo", b.undo)
+
+
+def test_undo_depth_is_bounded():
+    b = Board(target=121)
+    for i in range(UNDO_DEPTH + 10):
+        b.peg(i % 2, 1)
+    for i in range(UNDO_DEPTH):
+        b.undo()
+    raises("nothing_to_undo", b.undo)
+    assert b.front[0] + b.front[1] == 10
+
+
+def test_set_pegs_out_of_the_win_hole_takes_the_win_back():
+    b = Board()
+    b.set_pegs(0, 120, 100)
+    b.peg(0, 5)
+    assert b.winner == 0 and b.games[0] == 1
+    b.set_pegs(0, 118, 100)
+    assert b.winner == NO_WINNER and b.games[0] == 0
+    assert b.result() == PLAYING
+    b.peg(1, 3)
+
+
+def test_new_game_keeps_games_and_loser_deals():
+    b = Board()
+    b.set_dealer(0)
+    b.set_pegs(1, 120, 115)
+    b.peg(1, 1)
+    assert b.games[1] == 1
+    b.new_game(61)
+    assert b.target == 61 and b.front[1] == 0 and b.games[1] == 1
+    assert b.dealer == 0  # the loser deals first
+    b.undo()  # a new game started by mistake comes back
+    assert b.target == 121 and b.front[1] == 121 and b.winner == 1
+
+
+def test_dealer_rotation_and_three_players():
+    b = Board(players=3)
+    assert b.dealer == 0
+    b.next_dealer()
+    b.next_dealer()
+    assert b.dealer == 2
+    b.next_dealer()
+    assert b.dealer == 0
+    b.peg(2, 29)
+    assert b.front[2] == 29
+    b.undo()
+    assert b.dealer == 0 and b.front[2] == 0
+    b.new_game(121, 2)
+    assert b.players == 2
+    raises("bad_player", b.peg, 2, 1)
+
+
+def test_undo_history_round_trip():
+    b = Board()
+    for i in range(10):
+        b.peg(i % 2, 3)
+    rows = b.undo_rows()
+    c = Board()
+    c.load_undo_rows(rows)
+    c.front = list(b.front)
+    c.back = list(b.back)
+    for i in range(10):
+        b.undo()
+        c.undo()
+        assert b.front == c.front and b.back == c.back
+
+
+def test_pending_preview_cleared_by_commit():
+    b = Board()
+    b.set_pending(0, 6)
+    assert b.pending[0] == 6
+    b.peg(0, 6)
+    assert b.pending[0] == 0
+    raises("bad_points", b.set_pending, 0, 30)

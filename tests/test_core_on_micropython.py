@@ -1,0 +1,45 @@
+"""The core's tests again, on the real MicroPython interpreter (the unix port)."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cribboard.micropython import find_micropython
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE_TESTS = ["test_layout", "test_state", "test_render", "mp_no_alloc"]
+
+
+def run_on_micropython(modules: list[str], heap: str | None = None) -> subprocess.CompletedProcess[str]:
+    exe = find_micropython()
+    args = [str(exe)]
+    if heap:
+        args += ["-X", "heapsize=" + heap]
+    env = dict(os.environ, MICROPYPATH=f"{ROOT / 'firmware'}:{ROOT / 'tests' / 'core'}:.frozen")
+    return subprocess.run(args + [str(ROOT / "tests" / "core" / "mprun.py"), *modules],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize("module", CORE_TESTS)
+def test_core_module_passes_on_micropython(module: str) -> None:
+    result = run_on_micropython([module])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASS" in result.stdout and "FAIL" not in result.stdout
+
+
+def test_core_runs_in_a_32k_heap() -> None:
+    """A 32-bit board with a 32 KB heap runs the core (layout, state, renderer)."""
+    result = run_on_micropython(["test_state", "test_render"], heap="32wK")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_failing_assertion_on_micropython_fails(tmp_path: Path) -> None:
+    (tmp_path / "test_broken.py").write_text("def test_wrong():\n    assert 1 == 2\n")
+    exe = find_micropython()
+    env = dict(os.environ, MICROPYPATH=f"{tmp_path}:{ROOT / 'tests' / 'core'}:.frozen")
+    result = subprocess.run([str(exe), str(ROOT / "tests" / "core" / "mprun.py"), "test_broken"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 1
+    assert "FAIL test_broken test_wrong" in result.stdout
