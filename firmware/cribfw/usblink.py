@@ -1,0 +1,51 @@
+# The USB serial link: protocol lines on the board's stdin/stdout (USB CDC on a board, the pty on
+# the virtual board). stdin is polled with select and read one ready byte at a time, so the loop
+# never blocks and Ctrl-C (0x03) still reaches MicroPython's interrupt handling: mpremote keeps
+# working on a board running the app.
+
+import select
+
+from cribfw.dispatch import RecentReplies
+from cribfw.linebuffer import LineAssembler
+
+
+class UsbLink:
+    def __init__(self, stdin, stdout, dispatcher):
+        self._stdin = stdin
+        self._stdout = stdout
+        self._dispatcher = dispatcher
+        self.recent = RecentReplies()
+        self._one = bytearray(1)
+        self._poll = select.poll()
+        self._poll.register(stdin, select.POLLIN)
+        self._lines = LineAssembler(self._line, self._too_long)
+
+    def _line(self, line, n):
+        self._dispatcher.handle_line(self, line, n)
+
+    def _too_long(self):
+        self._dispatcher.line_too_long(self)
+
+    def send(self, buf, n):
+        self._stdout.write(buf, 0, n)
+
+    def drain(self):
+        """Read and handle every byte that is ready now; returns the count read."""
+        count = 0
+        while self._poll.poll(0):
+            if not self._stdin.readinto(self._one):
+                break
+            self._lines.feed_byte(self._one[0])
+            count += 1
+        return count
+
+    async def run(self):
+        import asyncio
+
+        reader = asyncio.StreamReader(self._stdin)
+        while True:
+            # Sleep in the scheduler until stdin is readable, then take all that is ready.
+            n = await reader.readinto(self._one)
+            if n:
+                self._lines.feed_byte(self._one[0])
+            self.drain()

@@ -1,0 +1,5 @@
+# Runs at power-on (and after a soft reset from the REPL): the cribbage board app.
+# Ctrl-C stops it and drops to the REPL, so mpremote can always reach the board.
+import cribfw.app
+
+cribfw.app.main()
