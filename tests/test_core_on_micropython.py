@@ -29,9 +29,10 @@ def test_core_module_passes_on_micropython(module: str) -> None:
     assert "PASS" in result.stdout and "FAIL" not in result.stdout
 
 
-def test_core_runs_in_a_32k_heap() -> None:
-    """A 32-bit board with a 32 KB heap runs the core (layout, state, renderer)."""
-    result = run_on_micropython(["test_state", "test_render"], heap="32wK")
+@pytest.mark.parametrize("module", ["test_state", "test_render", "mp_no_alloc"])
+def test_core_runs_in_a_32k_heap(module: str) -> None:
+    """A 32-bit board with a 32 KB heap runs the core (layout, state, renderer) and its tests."""
+    result = run_on_micropython([module], heap="32wK")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

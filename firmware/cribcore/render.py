@@ -69,6 +69,7 @@ PALETTE = tuple(
     for rgb in FRONT_RGB
 )
 LINE = bytes(LINE_RGB)
+_DARK = bytes(3 * HOLES)
 PREVIEW = bytes(PREVIEW_RGB)
 
 # Current estimate, as in WLED's limiter: mA = sum of channel values * mA per LED / (3 * 255)
@@ -109,8 +110,7 @@ class Renderer:
     def draw(self, board, t_ms=0):
         """Compute the frame (hole order, full brightness) for `board` at time `t_ms`."""
         frame = self.frame
-        for i in range(3 * HOLES):
-            frame[i] = 0
+        frame[:] = _DARK
         self.animating = False
         players = board.players
         leader = 0
@@ -200,9 +200,7 @@ class Renderer:
     def show(self):
         """Write the frame to the pixels in chain order, with brightness and limiter applied."""
         frame = self.frame
-        total = 0
-        for i in range(3 * HOLES):
-            total += frame[i]
+        total = sum(frame)
         scale = self.limit_scale(total)
         self.scale = scale
         self.estimated_ma = (total * scale >> 8) * self.ma_per_led // 765 + self.idle_ma * HOLES

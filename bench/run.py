@@ -1,0 +1,180 @@
+"""`make bench`: run the core benchmark on the real MicroPython interpreter and print a report.
+
+Runs bench/core_bench.py on MicroPython's unix port (MICROPYPATH = firmware, tests/core), then
+finds the smallest `-X heapsize` in which the core's MicroPython tests still pass. Prints figures
+only: nothing here asserts speed (the unix port on a desktop is far faster than a board's MCU).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+try:
+    from cribboard.micropython import find_micropython
+except ImportError:  # not installed into this Python: use the source tree
+    sys.path.insert(0, str(ROOT / "host"))
+    from cribboard.micropython import find_micropython
+
+FRAMES = 2000
+SCORES = 5000
+HOLES = 121
+WIRE_US_PER_LED = 30  # WS2812: 24 bits at 1.25 us
+WIRE_US = HOLES * WIRE_US_PER_LED
+TARGET_US = WIRE_US // 10
+CORE_TESTS = ["test_layout", "test_state", "test_render", "mp_no_alloc"]
+HEAP_STEPS = list(range(8, 65, 4))  # in wK: K words, scaled to 32-bit words (1wK = 4 KB there)
+
+Figures = dict[str, list[list[str]]]
+
+
+def mp_env() -> dict[str, str]:
+    path = f"{ROOT / 'firmware'}:{ROOT / 'tests' / 'core'}:.frozen"
+    return dict(os.environ, MICROPYPATH=path)
+
+
+def run_mp(exe: Path, args: list[str], heap_wk: int | None = None,
+           timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    opts = ["-X", f"heapsize={heap_wk}wK"] if heap_wk else []
+    return subprocess.run([str(exe), *opts, *args], capture_output=True, text=True,
+                          env=mp_env(), timeout=timeout, cwd=ROOT)
+
+
+def run_bench(exe: Path) -> Figures:
+    result = run_mp(exe, [str(ROOT / "bench" / "core_bench.py"), str(FRAMES), str(SCORES)])
+    figures: Figures = {}
+    for line in result.stdout.splitlines():
+        key, *values = line.split()
+        figures.setdefault(key, []).append(values)
+    if result.returncode != 0 or "done" not in figures:
+        sys.exit(f"core_bench.py failed (exit {result.returncode}):\n"
+                 f"{result.stdout}{result.stderr}")
+    return figures
+
+
+def tests_pass(exe: Path, heap_wk: int) -> tuple[bool, str]:
+    """Run the core tests in a heap of `heap_wk`; (passed, why not)."""
+    result = run_mp(exe, [str(ROOT / "tests" / "core" / "mprun.py"), *CORE_TESTS], heap_wk)
+    out = result.stdout + result.stderr
+    passed = result.returncode == 0 and "FAIL" not in result.stdout
+    if passed:
+        return True, ""
+    lines = out.strip().splitlines()
+    where = [ln.strip() for ln in lines if ln.strip().startswith("File ")]
+    why = lines[-1] if lines else f"exit {result.returncode}"
+    if where:
+        why += f"  (at {where[-1]})"
+    return False, why
+
+
+def heap_bytes(exe: Path, heap_wk: int) -> int:
+    result = run_mp(exe, ["-c", "import gc; print(gc.mem_free() + gc.mem_alloc())"], heap_wk)
+    return int(result.stdout.strip())
+
+
+def find_heap_floor(exe: Path) -> tuple[dict[int, bool], int | None, int | None, str]:
+    """Coarse scan of HEAP_STEPS, then 1wK steps below the smallest passing step.
+
+    Returns (coarse results, smallest coarse step from which all larger steps pass,
+    smallest size in 1wK steps, why the size just below that failed)."""
+    coarse: dict[int, bool] = {}
+    reasons: dict[int, str] = {}
+    for wk in HEAP_STEPS:
+        coarse[wk], reasons[wk] = tests_pass(exe, wk)
+    floor = None
+    for wk in reversed(HEAP_STEPS):
+        if not coarse[wk]:
+            break
+        floor = wk
+    if floor is None:
+        return coarse, None, None, reasons[HEAP_STEPS[-1]]
+    exact = floor
+    why = reasons.get(floor - 4, "")
+    for wk in range(floor - 1, max(floor - 4, 0), -1):
+        ok, reason = tests_pass(exe, wk)
+        if not ok:
+            why = reason
+            break
+        exact = wk
+    return coarse, floor, exact, why
+
+
+def stats_row(name: str, values: list[str]) -> str:
+    n, median, p99, worst, best = (int(v) for v in values)
+    return f"   {name:<8}{median:>7} us{p99:>7} us{worst:>7} us{best:>7} us   ({n} samples)"
+
+
+def per_op(values: list[str], what: str) -> str:
+    n, extra, base = (int(v) for v in values)
+    return (f"{extra / n:g} bytes per {what}   ({extra} bytes over {n}, loop baseline "
+            f"{base} bytes subtracted)")
+
+
+def main() -> None:
+    started = time.monotonic()
+    exe = find_micropython()
+    version = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+                             timeout=30).stdout.strip()
+    fig = run_bench(exe)
+    word = int(fig["word_bytes"][0][0])
+
+    print("cribboard core benchmark")
+    print(f"interpreter: {version}")
+    print(f"   ({exe}; {word * 8}-bit words. Times are this host's unix port, not a board's MCU)")
+
+    print(f"\n1. Frame time: busy two-player board (second lap glowing, skunk lines, blinking "
+          f"preview), {FRAMES} frames")
+    print(f"   {'':<8}{'median':>10}{'p99':>10}{'worst':>10}{'best':>10}")
+    for key in ("render", "draw", "show"):
+        print(stats_row(key, fig[key][0]))
+    render_median = int(fig["render"][0][1])
+    verdict = "within" if render_median <= TARGET_US else "OVER"
+    print(f"   target: render < {TARGET_US} us (10% of {HOLES} LEDs x {WIRE_US_PER_LED} us = "
+          f"{WIRE_US} us WS2812 wire time)")
+    print(f"   median render = {100 * render_median / TARGET_US:.0f}% of target, "
+          f"{100 * render_median / WIRE_US:.1f}% of wire time: {verdict} target on this host")
+    print(f"   timer overhead (ticks_us pair): median {fig['timer'][0][1]} us; last frame lit "
+          f"{fig['frame_lit'][0][0]} holes, est. {fig['frame_estimated_ma'][0][0]} mA")
+
+    print(f"\n2. Score time ({SCORES} Board.peg calls, an undo after every 8th, "
+          f"{fig['score_games'][0][0]} games finished)")
+    print(f"   {'':<8}{'median':>10}{'p99':>10}{'worst':>10}{'best':>10}")
+    for key in ("peg", "undo"):
+        print(stats_row(key, fig[key][0]))
+
+    print("\n3. Heap allocated per operation (gc disabled, gc.mem_alloc() before/after)")
+    print(f"   render: {per_op(fig['alloc_render'][0], 'frame')}")
+    print(f"   score:  {per_op(fig['alloc_score'][0], 'score')}")
+
+    print(f"\n4. Heap in use (gc.collect(); gc.mem_alloc(); {word}-byte words)")
+    for name, size in fig["import"]:
+        print(f"   import {name:<18}{int(size):>7} bytes")
+    print(f"   {'core total':<25}{int(fig['import_total'][0][0]):>7} bytes")
+    print(f"   {'Board()':<25}{int(fig['obj_board'][0][0]):>7} bytes  (incl. the undo ring)")
+    print(f"   {'Renderer(pixels)':<25}{int(fig['obj_renderer'][0][0]):>7} bytes  "
+          f"(pixel buffer not counted)")
+    print(f"   {'heap in use after both':<25}{int(fig['heap_in_use'][0][0]):>7} bytes  "
+          f"(whole interpreter + bench)")
+
+    print(f"\n5. Smallest heap for the core's MicroPython tests ({' '.join(CORE_TESTS)})")
+    coarse, floor, exact, why = find_heap_floor(exe)
+    print("   " + "  ".join(f"{wk}wK:{'ok' if ok else 'FAIL'}" for wk, ok in coarse.items()))
+    if floor is None or exact is None:
+        print(f"   no size up to {HEAP_STEPS[-1]}wK passes: {why}")
+    else:
+        print(f"   smallest in steps of 4wK: {floor}wK; in steps of 1wK: {exact}wK "
+              f"= {exact} KB on a 32-bit board ({heap_bytes(exe, exact)} bytes of heap here)")
+        if why:
+            print(f"   at {exact - 1}wK: {why}")
+    if floor is not None and any(coarse[wk] for wk in HEAP_STEPS if wk < floor):
+        print("   note: a smaller size passed too: passing is not monotonic (fragmentation)")
+
+    print(f"\n(benchmark took {time.monotonic() - started:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
