@@ -64,12 +64,14 @@ E_BAD_LINE = const(1)
 E_UNKNOWN = const(2)
 E_BAD_ARG = const(3)
 E_TOO_LONG = const(4)
+E_EMPTY = const(5)
 PARSE_ERRORS = (
     (b"", b""),
     (b"bad_line", b"not a request line"),
     (b"unknown", b"unknown command"),
     (b"bad_arg", b"bad argument"),
     (b"too_long", b"line too long"),
+    (b"", b""),  # E_EMPTY: no reply
 )
 # Every error code a board may send, stable across versions (the protocol document lists them).
 ERROR_CODES = ("bad_line", "unknown", "bad_arg", "too_long", "bad_player", "bad_points",
@@ -145,18 +147,11 @@ def _find(table, line, start, end):
     return -1
 
 
-def parse_request(req, n):
-    """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK or an E_ code.
-    On failure req.id_* still names the id when one could be read, for the error reply."""
+def parse_id(req, n):
+    """Read the '#ID ' prefix of req.line[:n] into req.id_*; returns the index after it, or -1
+    when the prefix is malformed."""
     line = req.line
     req.id_start = req.id_end = 0
-    req.verb = -1
-    req.argc = 0
-    if n > 0 and line[n - 1] == 13:  # tolerate "\r\n"
-        n -= 1
-    for i in range(n):
-        if line[i] < _SPACE or line[i] > 126:
-            return E_BAD_LINE
     i = 0
     while i < n and line[i] == _SPACE:
         i += 1
@@ -166,9 +161,27 @@ def parse_request(req, n):
         while i < n and _is_id_char(line[i]):
             i += 1
         if i == start or i - start > MAX_ID or (i < n and line[i] != _SPACE):
-            return E_BAD_LINE
+            return -1
         req.id_start = start
         req.id_end = i
+    return i
+
+
+def parse_request(req, n):
+    """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK or an E_ code.
+    On failure req.id_* still names the id when one could be read, for the error reply.
+    A blank line is E_EMPTY: not a request, so it gets no reply."""
+    line = req.line
+    req.verb = -1
+    req.argc = 0
+    if n > 0 and line[n - 1] == 13:  # tolerate "\r\n"
+        n -= 1
+    i = parse_id(req, n)
+    if i < 0:
+        return E_BAD_LINE
+    for j in range(n):
+        if line[j] < _SPACE or line[j] > 126:
+            return E_BAD_LINE
     token = 0
     while True:
         while i < n and line[i] == _SPACE:
@@ -189,7 +202,7 @@ def parse_request(req, n):
                 return E_BAD_ARG
         token += 1
     if req.verb < 0:
-        return E_BAD_LINE
+        return E_BAD_LINE if req.has_id() else E_EMPTY
     return E_OK
 
 
@@ -363,7 +376,10 @@ def encode_request(verb, args=(), request_id=None):
         raise ValueError("unknown verb: " + verb)
     parts.append(verb)
     for arg in args:
-        parts.append(str(arg))
+        text = str(arg)
+        if not text or " " in text:
+            raise ValueError("bad argument: %r" % (arg,))
+        parts.append(text)
     line = " ".join(parts) + "\n"
     data = line.encode()
     if len(data) > MAX_LINE:

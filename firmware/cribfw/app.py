@@ -56,7 +56,7 @@ def main():
     import machine
     import neopixel
 
-    from cribfw.profiles import detect
+    from cribcore.profiles import detect
 
     profile = detect()
     pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)

@@ -71,8 +71,9 @@ class Dispatcher:
     def __init__(self, board, renderer, profile_name, firmware_version):
         self.board = board
         self.renderer = renderer
-        self.profile_name = profile_name
-        self.firmware_version = firmware_version
+        # Kept as bytes so writing the hello allocates nothing.
+        self.profile_name = profile_name.encode()
+        self.firmware_version = firmware_version.encode()
         self.links = []
         self.req = P.Request()
         self.out = P.LineWriter(OUT_SIZE)
@@ -97,6 +98,8 @@ class Dispatcher:
         req.line = line
         code = P.parse_request(req, n)
         out = self.out
+        if code == P.E_EMPTY:
+            return  # a blank line is not a request
         if code != P.E_OK:
             err = P.PARSE_ERRORS[code]
             P.write_error(out, req, err[0], err[1])
@@ -112,9 +115,11 @@ class Dispatcher:
         link.send(out.buf, out.n)
         self.publish_if_changed()
 
-    def line_too_long(self, link):
-        """A link discarded an over-long line up to its newline: tell the sender."""
-        self.req.id_start = self.req.id_end = 0
+    def line_too_long(self, link, line, n):
+        """A link discarded an over-long line (line[:n] is its start): tell the sender."""
+        self.req.line = line
+        if P.parse_id(self.req, n) < 0:
+            self.req.id_start = self.req.id_end = 0
         err = P.PARSE_ERRORS[P.E_TOO_LONG]
         P.write_error(self.out, self.req, err[0], err[1])
         link.send(self.out.buf, self.out.n)
@@ -193,8 +198,9 @@ class Dispatcher:
                 value = self._arg(req, 0, 0)
                 if value < 0 or value > 255:
                     raise BoardError("bad_value", "brightness must be 0..255")
-                self.renderer.brightness = value
-                self.settings_rev += 1
+                if value != self.renderer.brightness:
+                    self.renderer.brightness = value
+                    self.settings_rev += 1
             self._ok_settings(req, out)
         elif verb == P.V_BUDGET:
             self._arity(req, 0, 1)
@@ -202,8 +208,9 @@ class Dispatcher:
                 value = self._arg(req, 0, 0)
                 if value < 150 or value > MAX_BUDGET_MA:
                     raise BoardError("bad_value", "budget must be 150..10000 mA")
-                self.renderer.budget_ma = value
-                self.settings_rev += 1
+                if value != self.renderer.budget_ma:
+                    self.renderer.budget_ma = value
+                    self.settings_rev += 1
             self._ok_settings(req, out)
         elif verb == P.V_FRAME:
             self._arity(req, 0, 0)

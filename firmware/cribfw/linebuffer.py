@@ -1,5 +1,6 @@
 # Reassembles protocol lines from bytes arriving in pieces of any size (a USB read, a BLE write).
-# A line longer than the protocol allows is discarded up to its newline and reported once.
+# A line longer than the protocol allows is discarded up to its newline and reported once, with
+# its first bytes (so the error reply can carry the request's id).
 
 from cribcore.protocol import MAX_LINE
 
@@ -10,13 +11,15 @@ class LineAssembler:
         self.n = 0
         self.discarding = False
         self._on_line = on_line  # on_line(line, n)
-        self._on_too_long = on_too_long  # on_too_long()
+        self._on_too_long = on_too_long  # on_too_long(line, n): the line's first n bytes
 
     def feed_byte(self, c):
         if c == 10:  # newline
             if self.discarding:
                 self.discarding = False
-                self._on_too_long()
+                n = self.n
+                self.n = 0
+                self._on_too_long(self.line, n)
             elif self.n:
                 n = self.n
                 self.n = 0
@@ -26,7 +29,6 @@ class LineAssembler:
             return
         if self.n >= MAX_LINE - 1:  # no room left for a line that still has to end
             self.discarding = True
-            self.n = 0
             return
         self.line[self.n] = c
         self.n += 1

@@ -18,13 +18,15 @@ class UsbLink:
         self._one = bytearray(1)
         self._poll = select.poll()
         self._poll.register(stdin, select.POLLIN)
+        # MicroPython's ipoll allocates no result list per call; CPython (tests) has only poll.
+        self._ready = getattr(self._poll, "ipoll", self._poll.poll)
         self._lines = LineAssembler(self._line, self._too_long)
 
     def _line(self, line, n):
         self._dispatcher.handle_line(self, line, n)
 
-    def _too_long(self):
-        self._dispatcher.line_too_long(self)
+    def _too_long(self, line, n):
+        self._dispatcher.line_too_long(self, line, n)
 
     def send(self, buf, n):
         self._stdout.write(buf, 0, n)
@@ -32,11 +34,14 @@ class UsbLink:
     def drain(self):
         """Read and handle every byte that is ready now; returns the count read."""
         count = 0
-        while self._poll.poll(0):
-            if not self._stdin.readinto(self._one):
-                break
-            self._lines.feed_byte(self._one[0])
-            count += 1
+        more = True
+        while more:
+            more = False
+            for _ in self._ready(0):
+                if self._stdin.readinto(self._one):
+                    self._lines.feed_byte(self._one[0])
+                    count += 1
+                    more = True
         return count
 
     async def run(self):
@@ -45,6 +50,7 @@ class UsbLink:
         reader = asyncio.StreamReader(self._stdin)
         while True:
             # Sleep in the scheduler until stdin is readable, then take all that is ready.
+            # (Each await allocates a little in asyncio itself; handling the lines does not.)
             n = await reader.readinto(self._one)
             if n:
                 self._lines.feed_byte(self._one[0])

@@ -1,4 +1,5 @@
-# Board profiles: per supported microcontroller board, the pins and defaults the firmware uses.
+# Board profiles: per supported microcontroller board, the pins and defaults the firmware uses,
+# and the USB ids the host looks for when it searches for boards.
 # Data only; app.main() builds the hardware objects from it.
 
 

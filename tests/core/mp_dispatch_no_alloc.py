@@ -1,0 +1,86 @@
+# MicroPython only (run by mprun.py): once warmed up, handling score command lines allocates
+# nothing: assembling the line, parsing it, applying it, the reply (or the remembered reply of a
+# resend) and the state event written to the link.
+#
+# The lines go through a LineAssembler wired to the dispatcher as the USB link wires its own; the
+# link's reading of stdin (UsbLink.drain / run) is not part of what this proves.
+import micropython
+
+from checks import FakePixels
+from cribcore.layout import HOLES
+from cribfw.app import build
+from cribfw.linebuffer import LineAssembler
+from cribcore.profiles import PROFILES
+
+
+class NullOut:
+    """A link's output stream that discards what it is given."""
+
+    def __init__(self):
+        self.writes = 0
+
+    def write(self, buf, off, n):
+        self.writes += 1
+
+
+def app():
+    out = NullOut()
+    stdin = open("/dev/null", "rb")  # the USB link polls it; the lines come through feed()
+    board, _renderer, dispatcher, links = build(FakePixels(HOLES), stdin, out, PROFILES["sim"])
+    usb = links[0]
+    lines = LineAssembler(lambda line, n: dispatcher.handle_line(usb, line, n),
+                          lambda line, n: dispatcher.line_too_long(usb, line, n))
+    return board, lines, out
+
+
+def feed_locked(lines, data, rounds):
+    """Feed every line of `data` `rounds` times with the heap locked."""
+    micropython.heap_lock()
+    try:
+        for _ in range(rounds):
+            for line in data:
+                lines.feed(line, len(line))
+    finally:
+        micropython.heap_unlock()
+
+
+def test_score_lines_allocate_nothing():
+    board, lines, out = app()
+    data = (b"#12 peg 0 3\n", b"peg 1 2\n")
+    for line in data * 3:  # warm up
+        lines.feed(line, len(line))
+    writes = out.writes
+    feed_locked(lines, data, 20)
+    # "#12 peg 0 3" was applied once: the later ones are resends, answered from memory
+    assert board.front[0] == 3 and board.front[1] == 2 * 23
+    assert out.writes == writes + 20 * 3  # per round: the resend's reply, a reply and an event
+
+
+def test_score_lines_with_new_ids_allocate_nothing():
+    board, lines, out = app()
+    data = [b"#s%d peg 0 1\n" % i for i in range(20)] + [b"#t%d pend 1 %d\n" % (i, i + 1)
+                                                         for i in range(8)]
+    lines.feed(b"#w peg 1 1\n", 11)  # warm up
+    feed_locked(lines, data, 1)
+    assert board.front[0] == 20 and board.pending[1] == 8
+
+
+def test_other_game_lines_allocate_nothing():
+    board, lines, out = app()
+    data = (b"#a ping\n", b"st\n", b"pend 0 5\n", b"peg 0 5\n", b"undo\n", b"deal\n",
+            b"#u set 1 9 4\n")
+    for line in data:  # warm up
+        lines.feed(line, len(line))
+    feed_locked(lines, data, 5)
+    assert board.dealer == 0  # passed on six times
+
+
+def test_bad_lines_allocate_nothing():
+    board, lines, out = app()
+    data = (b"peg 0 x\n", b"bogus\n", b"#1\n", b"peg 0\x03 1\n", b"peg 0 1 2 3\n",
+            b"peg " + b"9" * 80 + b"\n")
+    for line in data:  # warm up
+        lines.feed(line, len(line))
+    writes = out.writes
+    feed_locked(lines, data, 5)
+    assert out.writes == writes + 5 * len(data) and board.rev == 0

@@ -1,0 +1,418 @@
+# Protocol tests: the literal vectors of vectors.py against the real firmware (the app as
+# cribfw.app.build wires it, its USB link reading the bytes through select.poll), and the host
+# side of the codec (encode_request, decode_line, decode_state) both ways.
+# Runs under CPython (pytest) and MicroPython (mprun.py): plain asserts, nothing MicroPython lacks.
+import os
+
+import vectors as V
+from checks import FakePixels
+from cribcore import protocol as P
+from cribcore.layout import HOLES
+from cribfw.app import build
+from cribcore.profiles import PROFILES
+from cribfw.usblink import UsbLink
+
+# --- a board to talk to ---------------------------------------------------------------------------
+
+
+def _temp_dir():
+    try:
+        import tempfile
+    except ImportError:  # MicroPython
+        return "/tmp"
+    return tempfile.gettempdir()
+
+
+def _input_stream():
+    """(writer, reader): bytes written to writer become readable on reader, a real file that
+    select.poll accepts on both interpreters (MicroPython's unix port has no os.pipe)."""
+    name = "".join("%02x" % b for b in os.urandom(6))
+    path = _temp_dir() + "/cribboard-protocol-" + name
+    writer = open(path, "wb", buffering=0)
+    reader = open(path, "rb", buffering=0)
+    os.remove(path)
+    return writer, reader
+
+
+class Out:
+    """The link's output stream: collects what the firmware writes, one line per write."""
+
+    def __init__(self):
+        self.lines = []
+
+    def write(self, buf, off, n):
+        line = bytes(buf[off:off + n])
+        assert line.endswith(b"\n") and line.count(b"\n") == 1, "not one line: %r" % line
+        self.lines.append(line)
+
+    def take(self):
+        lines = self.lines
+        self.lines = []
+        return lines
+
+
+class Session:
+    """A fresh board (profile "sim") and its USB link; send() writes bytes to the link's input and
+    lets the link read them exactly as the app does."""
+
+    def __init__(self):
+        self.out = Out()
+        self._writer, self._reader = _input_stream()
+        self.board, self.renderer, self.dispatcher, links = build(
+            FakePixels(HOLES), self._reader, self.out, PROFILES["sim"])
+        self.link = links[0]
+        self._files = [self._writer, self._reader]
+
+    def feed(self, data):
+        self._writer.write(data)
+        self.link.drain()
+
+    def send(self, data):
+        """Feed `data`, return the lines written back."""
+        self.feed(data)
+        return self.out.take()
+
+    def add_link(self):
+        """A second link on the same dispatcher; returns a send(data) function for it and its
+        Out."""
+        writer, reader = _input_stream()
+        self._files += [writer, reader]
+        out = Out()
+        link = UsbLink(reader, out, self.dispatcher)
+        self.dispatcher.add_link(link)
+
+        def send(data):
+            writer.write(data)
+            link.drain()
+
+        return send, out
+
+    def close(self):
+        for f in self._files:
+            f.close()
+
+
+def snapshot(board, renderer):
+    """Everything a request may change."""
+    return (board.rev, board.target, board.players, board.dealer, board.winner, board.award,
+            list(board.front), list(board.back), list(board.games), list(board.pending),
+            board.undo_count, board.skunk_double, renderer.brightness, renderer.budget_ma)
+
+
+def board_state(board):
+    """The board's state as decode_state names it."""
+    n = board.players
+    return {
+        "rev": board.rev, "target": board.target, "players": n, "dealer": board.dealer,
+        "winner": board.winner, "result": board.result(), "front": list(board.front[:n]),
+        "back": list(board.back[:n]), "games": list(board.games[:n]),
+        "pending": list(board.pending[:n]), "undo": board.undo_count,
+        "skunk_double": 1 if board.skunk_double else 0,
+    }
+
+
+def request_id(data):
+    """The id of a request line, or None."""
+    if not data.startswith(b"#"):
+        return None
+    end = 1
+    while end < len(data) and data[end] not in b" \r\n":
+        end += 1
+    return data[1:end].decode() if end > 1 else None
+
+
+def request_verb(data):
+    words = data.strip().split(b" ")
+    if words and words[0].startswith(b"#"):
+        words = words[1:]
+    return words[0] if words else b""
+
+
+# --- the vectors against the firmware --------------------------------------------------------
+
+
+def test_vectors_against_the_firmware():
+    s = Session()
+    try:
+        for data, expected in V.VECTORS:
+            before = snapshot(s.board, s.renderer)
+            got = s.send(data)
+            assert got == expected, "%r: got %r, expected %r" % (data, got, expected)
+            state_event = cfg_event = False
+            for line in expected:
+                if line.startswith(b"! st "):
+                    state_event = True
+                    event = P.decode_line(line)
+                    assert P.decode_state(event.fields) == board_state(s.board), line
+                cfg_event = cfg_event or line.startswith(b"! cfg ")
+            after = snapshot(s.board, s.renderer)
+            if not state_event:  # no event, no change: errors and resends apply nothing
+                assert after[:12] == before[:12], "%r changed the board" % data
+            if not cfg_event:
+                assert after[12:] == before[12:], "%r changed the settings" % data
+        end = P.decode_line(got[0])
+        assert P.decode_state(end.fields) == V.END_STATE
+        assert board_state(s.board) == V.END_STATE
+    finally:
+        s.close()
+
+
+def test_vectors_cover_every_verb_and_error_code():
+    verbs = set()
+    codes = set()
+    for data, lines in V.VECTORS:
+        verbs.add(request_verb(data))
+        for line in lines:
+            decoded = P.decode_line(line)
+            if decoded.kind == "err":
+                codes.add(decoded.code)
+    for verb in P.VERBS:
+        assert verb in verbs, verb
+    for code in codes:
+        assert code in P.ERROR_CODES, code
+    for code in P.ERROR_CODES:
+        assert code in codes or code in ("denied", "busy"), code  # those two are reserved
+
+
+def test_exactly_one_reply_per_request_with_its_id():
+    for data, lines in V.VECTORS:
+        if not lines:
+            assert not data.strip(), data  # only blank lines go unanswered
+            continue
+        reply = P.decode_line(lines[0])
+        assert reply.kind in ("ok", "err"), lines
+        for line in lines[1:]:
+            assert P.decode_line(line).kind == "event", lines
+        if reply.kind == "ok" or reply.request_id is not None:
+            # an error to a line whose id could not be read carries no id
+            assert reply.request_id == request_id(data), (data, lines[0])
+
+
+def test_every_line_the_firmware_writes_decodes_and_reencodes():
+    """decode_line loses nothing: the decoded parts rebuild the line (fields in any order)."""
+    for _data, lines in V.VECTORS:
+        for line in lines:
+            d = P.decode_line(line)
+            words = line[:-1].decode().split(" ")
+            head = []
+            if d.kind == "event":
+                head = ["!", d.name]
+            else:
+                if d.request_id is not None:
+                    head.append("#" + d.request_id)
+                head.append(d.kind)
+            if d.kind == "err":
+                assert " ".join(head + [d.code, d.text]) == line[:-1].decode()
+                continue
+            fields = sorted([k + "=" + v for k, v in d.fields.items()])
+            assert head == words[:len(head)], line
+            assert fields == sorted(words[len(head):]), line
+
+
+# Errors about the line itself, whatever the board's state.
+MALFORMED = ("bad_line", "unknown", "bad_arg", "too_long")
+
+
+def test_malformed_lines_leave_the_state_unchanged():
+    s = Session()
+    try:
+        s.send(b"peg 0 12\npeg 1 5\npend 1 3\nbright 90\n")
+        state_line = s.send(b"st\n")
+        before = snapshot(s.board, s.renderer)
+        malformed = 0
+        for data, expected in V.VECTORS:
+            reply = P.decode_line(expected[0]) if expected else None
+            if reply and reply.kind == "err" and reply.code in MALFORMED:
+                malformed += 1
+                got = s.send(data)
+                assert got == expected, (data, got)
+        assert malformed > 40
+        assert s.send(b"st\n") == state_line
+        assert snapshot(s.board, s.renderer) == before
+    finally:
+        s.close()
+
+
+def test_events_reach_every_link_and_ids_are_per_link():
+    s = Session()
+    try:
+        send1, out1 = s.add_link()
+        sends = (s.feed, send1)
+        for sender, data, lines0, lines1 in V.TWO_LINKS:
+            if sender == "button":
+                s.board.peg(data[0], data[1])
+                s.dispatcher.publish_if_changed()
+            elif sender == "start":
+                s.dispatcher.announce()
+            else:
+                sends[sender](data)
+            got0 = s.out.take()
+            got1 = out1.take()
+            assert got0 == lines0, (sender, data, got0)
+            assert got1 == lines1, (sender, data, got1)
+    finally:
+        s.close()
+
+
+# --- the host side of the codec ----------------------------------------------------------
+
+
+def _parse(data):
+    req = P.Request()
+    body = data[:-1]
+    for i in range(len(body)):
+        req.line[i] = body[i]
+    return req, P.parse_request(req, len(body))
+
+
+def test_encode_vectors_both_ways():
+    for call, expected in V.ENCODE_VECTORS:
+        assert P.encode_request(*call) == expected, (call, expected)
+        # ...and the firmware's parser reads back what was encoded
+        req, code = _parse(expected)
+        assert code == P.E_OK, expected
+        assert P.VERBS[req.verb] == call[0].encode()
+        args = call[1] if len(call) > 1 else ()
+        assert req.argc == len(args)
+        for i in range(len(args)):
+            if isinstance(args[i], int):
+                assert req.int_arg(i, None) == args[i], expected
+            else:
+                assert P.WORDS[req.word_arg(i)] == args[i].encode(), expected
+        rid = call[2] if len(call) > 2 else None
+        if rid is None:
+            assert not req.has_id()
+        else:
+            assert bytes(req.line[req.id_start:req.id_end]) == str(rid).encode()
+
+
+def test_encode_rejects():
+    for call in V.ENCODE_REJECTS:
+        try:
+            P.encode_request(*call)
+        except ValueError:
+            continue
+        raise AssertionError("encode_request%r was accepted" % (call,))
+
+
+def test_decode_vectors():
+    for line, parts, state in V.DECODE_VECTORS:
+        for given in (line, bytearray(line), line.decode()):
+            d = P.decode_line(given)
+            got = (d.kind, d.request_id, d.name, d.fields, d.code, d.text)
+            assert got == parts, (line, got)
+            assert P.decode_state(d.fields) == state, line
+
+
+def test_decode_rejects():
+    for line in V.DECODE_REJECTS:
+        try:
+            P.decode_line(line)
+        except ValueError:
+            continue
+        raise AssertionError("decode_line(%r) was accepted" % line)
+
+
+def test_decode_state_merges_partial_updates():
+    full = P.decode_state(P.decode_line(
+        b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n").fields)
+    full.update(P.decode_state(P.decode_line(b"#a1b2 ok r=3\n").fields))
+    full.update(P.decode_state(P.decode_line(b"ok d=1\n").fields))
+    assert full["rev"] == 3 and full["dealer"] == 1 and full["front"] == [12, 0]
+
+
+def test_frame_reply_decodes():
+    d = P.decode_line(b"#4 ok " + V.FRESH_FRAME + b"\n")
+    rgb = P.decode_frame(d.fields["rgb"])
+    assert rgb == V.FRESH_FRAME_RGB and len(rgb) == 3 * HOLES
+    assert d.fields["scale"] == "129"
+
+
+def test_typical_commands_fit_one_ble_packet():
+    """A default BLE ATT MTU of 23 leaves 20 bytes per packet."""
+    typical = (
+        ("peg", (0, 12), "a1b2"), ("peg", (1, 29), "12345678"), ("set", (0, 120, 110), "a1b2"),
+        ("pend", (1, 29), "a1b2"), ("new", (121, 3), "a1b2"), ("deal", (2,), "a1b2"),
+        ("undo", (), "12345678"), ("games", ("x2", 1), "a1b2"), ("bright", (255,), "a1b2"),
+        ("budget", (10000,), "a1b2"), ("ping", (), "12345678"), ("hello", (), "12345678"),
+    )
+    for call in typical:
+        assert len(P.encode_request(*call)) <= 20, call
+    assert P.encode_request("peg", (0, 12), "a1b2") == b"#a1b2 peg 0 12\n"
+    assert len(b"#a1b2 peg 0 12\n") == 15
+    assert P.MAX_LINE == 64
+
+
+def test_error_codes_are_stable():
+    assert len(set(P.ERROR_CODES)) == len(P.ERROR_CODES)
+    for i in range(1, len(P.PARSE_ERRORS)):
+        code, text = P.PARSE_ERRORS[i]
+        if i == P.E_EMPTY:
+            assert code == b"" and text == b""  # a blank line gets no reply at all
+        else:
+            assert code.decode() in P.ERROR_CODES and text
+    for code in P.ERROR_CODES:
+        assert 0 < len(code) <= 16 and code == code.lower() and " " not in code
+
+
+# --- the protocol document quotes only real bytes ---------------------------------------
+
+
+def _byte_literals(text):
+    found = []
+    i = text.find('b"')
+    while i >= 0:
+        if i == 0 or not (text[i - 1].isalpha() or text[i - 1].isdigit() or text[i - 1] == "_"):
+            j = i + 2
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            found.append(eval(text[i:j + 1]))
+            i = j
+        i = text.find('b"', i + 1)
+    return found
+
+
+def _mask_fw(line):
+    """The firmware version is whatever version.py says: the document's may be older."""
+    i = line.find(b" fw=")
+    if i < 0:
+        return line
+    j = line.find(b" ", i + 1)
+    return line[:i] + b" fw=*" + (line[j:] if j >= 0 else b"")
+
+
+def _document():
+    here = __file__.replace("\\", "/")
+    parts = here.split("/")
+    root = "/".join(parts[:-3]) if len(parts) > 3 else "."
+    try:
+        with open(root + "/docs/protocol.md") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def test_document_examples_are_real_bytes():
+    text = _document()
+    assert text is not None, "docs/protocol.md not found"
+    known = set()
+    for data, lines in V.VECTORS:
+        known.add(data)
+        for line in lines:
+            known.add(line)
+    for step in V.TWO_LINKS:
+        if isinstance(step[1], bytes):
+            known.add(step[1])
+        for line in step[2] + step[3]:
+            known.add(line)
+    for _call, data in V.ENCODE_VECTORS:
+        known.add(data)
+    for line, _parts, _state in V.DECODE_VECTORS:
+        known.add(line)
+    for line in V.DECODE_REJECTS:
+        known.add(line)
+    known = set(_mask_fw(k) for k in known)
+    literals = _byte_literals(text)
+    assert len(literals) > 30
+    for literal in literals:
+        assert _mask_fw(literal) in known, "docs/protocol.md quotes %r, not in the vectors" % literal
