@@ -15,10 +15,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 try:
-    from cribboard.micropython import find_micropython
+    from cribboard.virtual.interpreter import find_micropython
 except ImportError:  # not installed into this Python: use the source tree
     sys.path.insert(0, str(ROOT / "host"))
-    from cribboard.micropython import find_micropython
+    from cribboard.virtual.interpreter import find_micropython
 
 FRAMES = 2000
 SCORES = 5000

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cribboard.micropython import find_micropython
+from cribboard.virtual.interpreter import find_micropython
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE_TESTS = ["test_layout", "test_state", "test_render", "mp_no_alloc", "test_protocol",

@@ -1,5 +1,28 @@
-"""The host package's one error root."""
+"""The host package's one error root and its branches."""
+
+from __future__ import annotations
 
 
 class CribboardError(Exception):
     """Base of every error the cribboard host package raises on purpose."""
+
+
+class BoardRejected(CribboardError):
+    """The board answered a request with an error reply (`code` is stable, see the protocol)."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(f"board refused: {text} ({code})")
+        self.code = code
+        self.text = text
+
+
+class LinkError(CribboardError):
+    """The link to the board failed, closed, or did not answer in time."""
+
+
+class ProtocolMismatch(CribboardError):
+    """The board speaks a protocol major version this host does not."""
+
+
+class NoBoardFound(CribboardError):
+    """No board could be found or opened."""

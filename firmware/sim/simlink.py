@@ -1,0 +1,136 @@
+# The virtual board's link to its launcher (MicroPython, unix port only; never deployed).
+#
+# The launcher and this module exchange datagrams over AF_UNIX sockets whose paths come from
+# the environment. Datagrams keep message boundaries, so a frame is never half-sent and a
+# non-blocking send either delivers a whole message or fails with EAGAIN.
+#
+# board -> launcher:  b"H" hello (link up)        b"B" boot done (about to run boot.py)
+#                     b"F" + bpp + pixel bytes (GRB[W] order)
+#                     b"R" hard reset request     b"S" soft reset request
+# launcher -> board:  b"D <pin> <ms>" press pin for ms (-1: hold until released)
+#                     b"U <pin>" release pin
+import os
+import socket
+import struct
+import sys
+import time
+
+_HELD = -1
+
+
+def _sockaddr(path):
+    # The unix port takes raw struct sockaddr bytes; BSD/macOS put a length byte first.
+    raw = path.encode() + b"\0"
+    if sys.platform == "darwin":
+        return bytes((len(raw) + 2, socket.AF_UNIX)) + raw
+    return struct.pack("<H", socket.AF_UNIX) + raw
+
+
+class Link:
+    """The board end of the side channel; inert when not started by the launcher."""
+
+    def __init__(self, launcher_path, board_path):
+        self._sock = None
+        self._launcher = None
+        self._rx = bytearray(96)
+        self._pending_ms = {}  # pin name -> press length, not yet seen by the firmware
+        self._down_until = {}  # pin name -> ticks deadline, or _HELD
+        self._unsent_frame = None
+        self._last_poll = time.ticks_ms() - 1
+        self._irq_pins = []
+        if not launcher_path or not board_path:
+            return
+        try:
+            os.remove(board_path)  # left over if this module was imported before
+        except OSError:
+            pass
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.bind(_sockaddr(board_path))
+            sock.setblocking(False)
+        except OSError as err:
+            print("simlink: side channel unavailable:", err)
+            return
+        self._sock = sock
+        self._launcher = _sockaddr(launcher_path)
+        self.send(b"H")
+
+    def send(self, message):
+        """Send one datagram without blocking; return False if it could not go now."""
+        if self._sock is None:
+            return False
+        try:
+            self._sock.sendto(message, self._launcher)
+            return True
+        except OSError:
+            return False
+
+    def send_frame(self, message):
+        # A frame the launcher's queue could not take is retried at the next poll, so the
+        # latest picture always arrives even after a burst.
+        if self.send(message):
+            self._unsent_frame = None
+        else:
+            self._unsent_frame = message
+
+    def poll(self):
+        """Take in button messages; cheap (at most one syscall per millisecond)."""
+        now = time.ticks_ms()
+        if now == self._last_poll or self._sock is None:
+            return
+        self._last_poll = now
+        if self._unsent_frame is not None:
+            self.send_frame(self._unsent_frame)
+        while True:
+            n = self._sock.readinto(self._rx)
+            if not n:
+                break
+            self._handle(bytes(self._rx[:n]))
+        for pin in self._irq_pins:
+            pin._check_irq()
+
+    def _handle(self, message):
+        parts = message.decode().split()
+        if len(parts) == 3 and parts[0] == "D":
+            ms = int(parts[2])
+            if ms < 0:
+                self._down_until[parts[1]] = _HELD
+                self._pending_ms.pop(parts[1], None)
+            else:
+                self._pending_ms[parts[1]] = ms
+        elif len(parts) == 2 and parts[0] == "U":
+            self._down_until.pop(parts[1], None)
+            self._pending_ms.pop(parts[1], None)
+
+    def is_down(self, name):
+        """True while the simulated button on pin `name` is pressed."""
+        self.poll()
+        return self._level(name)
+
+    def _level(self, name):
+        # A press starts when the firmware first looks, so a busy firmware never misses it.
+        ms = self._pending_ms.pop(name, None)
+        if ms is not None:
+            self._down_until[name] = time.ticks_add(time.ticks_ms(), ms)
+        deadline = self._down_until.get(name)
+        if deadline is None:
+            return False
+        if deadline == _HELD or time.ticks_diff(deadline, time.ticks_ms()) > 0:
+            return True
+        del self._down_until[name]
+        return False
+
+    def watch_irq(self, pin):
+        if pin not in self._irq_pins:
+            self._irq_pins.append(pin)
+
+    def unwatch_irq(self, pin):
+        if pin in self._irq_pins:
+            self._irq_pins.remove(pin)
+
+    def request_reset(self, hard):
+        """Ask the launcher to restart the interpreter; True if the request went out."""
+        return self.send(b"R" if hard else b"S")
+
+
+link = Link(os.getenv("CRIBBOARD_SIM_LINK"), os.getenv("CRIBBOARD_SIM_BOARD"))

@@ -1,0 +1,236 @@
+"""The `cribboard` command line. Errors end as one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import NoReturn
+
+from cribboard import __version__
+from cribboard.api import Board
+from cribboard.errors import CribboardError, NoBoardFound
+from cribboard.terminal import PLAYER_NAMES, describe_state, draw_frame
+
+PROG = "cribboard"
+PORT_ENV = "CRIBBOARD_PORT"
+_PLAYER_WORDS = {name: i for i, name in enumerate(PLAYER_NAMES)}
+_PLAYER_WORDS.update({"a": 0, "b": 1, "c": 2})
+
+
+class UsageError(CribboardError):
+    """A bad command-line argument."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, not argparse's usage block: scripts read stderr.
+        self.exit(2, f"{PROG}: {message} (see {PROG} --help)\n")
+
+
+def player_arg(text: str) -> int:
+    """A player as 0, 1, 2 or a name (blue, orange, purple; a, b, c)."""
+    word = text.strip().lower()
+    if word in _PLAYER_WORDS:
+        return _PLAYER_WORDS[word]
+    if word.isdigit() and int(word) < 3:
+        return int(word)
+    raise argparse.ArgumentTypeError(f"unknown player {text!r}: use 0, 1, 2 or blue, orange, "
+                                     "purple")
+
+
+def _int_in(low: int, high: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, not {text!r}") \
+                from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low}..{high}, not {value}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Drive an LED cribbage board over USB serial, or "
+                     "the virtual board.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--port", help=f"the board's serial port or pyserial URL (default: "
+                        f"${PORT_ENV}, else the only board found)")
+    parser.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for a reply")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    sub.add_parser("list", help="list boards on serial ports")
+    status = sub.add_parser("status", help="show the board")
+    status.add_argument("--json", action="store_true", help="print the state as JSON")
+    status.add_argument("--no-color", action="store_true", help="plain characters")
+    peg = sub.add_parser("peg", help="score points for a player")
+    peg.add_argument("player", type=player_arg)
+    peg.add_argument("points", type=_int_in(1, 29, "points"))
+    set_ = sub.add_parser("set", help="place a player's pegs (correct a mistake)")
+    set_.add_argument("player", type=player_arg)
+    set_.add_argument("front", type=_int_in(0, 121, "front"))
+    set_.add_argument("back", type=_int_in(0, 121, "back"), nargs="?")
+    sub.add_parser("undo", help="take back the last change")
+    new = sub.add_parser("new", help="start a new game")
+    new.add_argument("--target", type=int, choices=(61, 121))
+    new.add_argument("--players", type=int, choices=(2, 3))
+    deal = sub.add_parser("deal", help="pass the deal on, or give it to PLAYER")
+    deal.add_argument("player", type=player_arg, nargs="?")
+    bright = sub.add_parser("bright", help="show or set the LED brightness (0..255)")
+    bright.add_argument("value", type=_int_in(0, 255, "brightness"), nargs="?")
+    watch = sub.add_parser("watch", help="print the board's events as they come")
+    watch.add_argument("--json", action="store_true", help="one JSON object per event")
+    deploy = sub.add_parser("deploy", help="copy the firmware to a board (mpremote)")
+    deploy.add_argument("--no-reset", action="store_true", help="do not reset the board after")
+    sub.add_parser("sim", help="run the virtual board (see `cribboard sim --help`)",
+                   add_help=False)
+    demo = sub.add_parser("demo", help="peg a game on the virtual board, drawn in the terminal")
+    demo.add_argument("--delay", type=float, default=0.6, help="seconds between moves")
+    demo.add_argument("--seed", type=int, help="random seed for the moves")
+    return parser
+
+
+# --- finding the board ---------------------------------------------------------------------------
+
+
+def resolve_port(port: str | None) -> str:
+    """--port, else $CRIBBOARD_PORT, else the only board found on the serial ports."""
+    if port:
+        return port
+    if os.environ.get(PORT_ENV):
+        return os.environ[PORT_ENV]
+    from cribboard.discovery import find_boards
+
+    boards = [b for b in asyncio.run(find_boards()) if b.hello is not None]
+    if len(boards) == 1:
+        return boards[0].port
+    if not boards:
+        raise NoBoardFound("no board found: plug one in, or start the virtual board with "
+                           f"`{PROG} sim` and pass the path it prints as --port")
+    raise NoBoardFound("several boards found (" + ", ".join(b.port for b in boards) +
+                       "): choose one with --port")
+
+
+async def _with_board(args: argparse.Namespace,
+                      action: Callable[[Board], Awaitable[int]]) -> int:
+    board = await Board.open(resolve_port(args.port), timeout=args.timeout, reconnect=False)
+    try:
+        return await action(board)
+    finally:
+        await board.close()
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+async def _status(board: Board, as_json: bool, color: bool) -> int:
+    state = await board.state()
+    if as_json:
+        frame = await board.frame()
+        print(json.dumps({"port": board.client.name, "board": board.hello.board,
+                          "firmware": board.hello.firmware, "state": state.to_json(),
+                          "frame": frame.rgb.hex(), "scale": frame.scale,
+                          "milliamps": frame.milliamps}))
+    else:
+        frame = await board.frame()
+        print(draw_frame(frame.rgb, color))
+        print(describe_state(state))
+    return 0
+
+
+async def _after_change(board: Board, color: bool) -> int:
+    print(describe_state(await board.state()))
+    return 0
+
+
+async def _watch(board: Board, as_json: bool) -> int:
+    print(f"watching {board.client.name} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    board.client.reconnect = True  # a watcher rides out a board restart
+    async for event in board.events():
+        if as_json:
+            print(json.dumps({"event": event.name, **event.fields}), flush=True)
+        else:
+            fields = " ".join(f"{k}={v}" for k, v in event.fields.items())
+            print(f"{event.name} {fields}".rstrip(), flush=True)
+    return 0
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    command = args.command
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and \
+        not getattr(args, "no_color", False)
+    if command == "list":
+        return _list()
+    if command == "deploy":
+        from cribboard.deploy import deploy
+
+        deploy(resolve_port(args.port), reset=not args.no_reset)
+        return 0
+    if command == "demo":
+        from cribboard.demo import run_demo
+
+        return run_demo(delay=args.delay, seed=args.seed, color=color)
+    actions: dict[str, Callable[[Board], Awaitable[int]]] = {
+        "status": lambda b: _status(b, args.json, color),
+        "peg": lambda b: _change(b, b.peg(args.player, args.points), color),
+        "set": lambda b: _change(b, b.set_pegs(args.player, args.front, args.back), color),
+        "undo": lambda b: _change(b, b.undo(), color),
+        "new": lambda b: _change(b, b.new_game(args.target, args.players), color),
+        "deal": lambda b: _change(b, b.set_dealer(args.player), color),
+        "bright": lambda b: _print_value(b.brightness(args.value)),
+        "watch": lambda b: _watch(b, args.json),
+    }
+    return asyncio.run(_with_board(args, actions[command]))
+
+
+async def _change(board: Board, change: Awaitable[int], color: bool) -> int:
+    await change
+    return await _after_change(board, color)
+
+
+async def _print_value(value: Awaitable[int]) -> int:
+    print(await value)
+    return 0
+
+
+def _list() -> int:
+    from cribboard.discovery import find_boards
+
+    boards = asyncio.run(find_boards())
+    for found in boards:
+        if found.hello is not None:
+            h = found.hello
+            print(f"{found.port}  {h.board}  firmware {h.firmware}  protocol "
+                  f"{h.protocol[0]}.{h.protocol[1]}")
+        else:
+            print(f"{found.port}  {found.description}  (not answering: {found.problem})")
+    if not boards:
+        print(f"no boards found; the virtual board: `{PROG} sim`", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["sim"]:  # the virtual board has its own options
+        from cribboard.virtual.cli import main as sim_main
+
+        return sim_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        return _run_command(args)
+    except CribboardError as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,319 @@
+"""The protocol client: requests with ids and timeouts, replies, events, heartbeat, automatic
+reconnect and resynchronisation. It speaks through `cribcore.protocol`, the codec the firmware
+uses too."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cribboard.errors import BoardRejected, CribboardError, LinkError, ProtocolMismatch
+from cribboard.transport import Transport
+from cribcore import protocol
+
+log = logging.getLogger(__name__)
+
+SUPPORTED_MAJOR = protocol.PROTOCOL_MAJOR
+_ID_SPACE = 36**6  # ids are base-36, at most 6 characters: short enough for 20-byte packets
+
+
+@dataclass
+class Hello:
+    """What a board says about itself in reply to `hello`."""
+
+    protocol: tuple[int, int]
+    firmware: str
+    board: str
+    layout: str
+    capabilities: list[str]
+    fields: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, str]) -> Hello:
+        try:
+            major, _, minor = fields["proto"].partition(".")
+            version = (int(major), int(minor or 0))
+        except (KeyError, ValueError) as err:
+            raise ProtocolMismatch("the board's hello has no protocol version") from err
+        return cls(version, fields.get("fw", "?"), fields.get("board", "?"),
+                   fields.get("layout", "?"), fields.get("caps", "").split(","), fields)
+
+
+Event = protocol.Line
+EventCallback = Callable[[Event], None]
+TransportFactory = Callable[[], Transport]
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
+
+
+class Client:
+    """One connection to one board, kept alive.
+
+    `connect()` opens the transport, checks the board's hello and starts the heartbeat. If the
+    link drops, the client reconnects by itself (when `reconnect` is on), says hello again and
+    reads the state, which subscribers receive as a normal `st` event: they resynchronise without
+    doing anything. Requests in flight when the link drops are resent with the same id after the
+    reconnect; the board remembers ids, so nothing is applied twice."""
+
+    def __init__(self, transport_factory: TransportFactory, *, timeout: float = 2.0,
+                 heartbeat: float = 2.0, reconnect: bool = True,
+                 reconnect_for: float = 30.0) -> None:
+        self._factory = transport_factory
+        self.timeout = timeout
+        self.heartbeat = heartbeat
+        self.reconnect = reconnect
+        self.reconnect_for = reconnect_for
+        self.hello: Hello | None = None
+        self.name = ""
+        self._transport: Transport | None = None
+        self._buffer = bytearray()
+        self._pending: dict[str, asyncio.Future[protocol.Line]] = {}
+        self._next_id = random.randrange(_ID_SPACE)
+        self._subscribers: list[EventCallback] = []
+        self._connected = asyncio.Event()
+        self._closed = False
+        self._heartbeat_task: asyncio.Task[None] | None = None
+        self._reconnect_task: asyncio.Task[None] | None = None
+        self._lost_error: LinkError | None = None
+        # Resolved when the current link drops: wakes requests waiting for their reply.
+        self._link_lost: asyncio.Future[None] | None = None
+
+    # --- connection ----------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def connect(self) -> Hello:
+        """Open the link and check the board's hello. Raises LinkError or ProtocolMismatch."""
+        self._closed = False
+        await self._open()
+        if self.heartbeat > 0 and self._heartbeat_task is None:
+            self._heartbeat_task = asyncio.create_task(self._heartbeat_loop())
+        assert self.hello is not None
+        return self.hello
+
+    async def _open(self) -> None:
+        transport = self._factory()
+        self.name = transport.name
+        self._buffer.clear()
+        self._link_lost = asyncio.get_running_loop().create_future()
+        await transport.open(self._on_data, self._on_lost)
+        self._transport = transport
+        self._connected.set()
+        try:
+            reply = await self._roundtrip("hello", (), self.timeout)
+            hello = Hello.from_fields(reply.fields)
+            if hello.protocol[0] != SUPPORTED_MAJOR:
+                raise ProtocolMismatch(
+                    f"board speaks protocol {hello.protocol[0]}.{hello.protocol[1]}, this host "
+                    f"speaks {SUPPORTED_MAJOR}.x: update the firmware or the host package")
+        except BaseException:
+            self._connected.clear()
+            self._transport = None
+            await transport.close()
+            raise
+        self.hello = hello
+
+    async def close(self) -> None:
+        """Close the link and stop reconnecting."""
+        self._closed = True
+        for task in (self._heartbeat_task, self._reconnect_task):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._heartbeat_task = self._reconnect_task = None
+        self._connected.clear()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            await transport.close()
+        self._fail_pending(LinkError("client closed"))
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def _new_id(self) -> str:
+        self._next_id = (self._next_id + 1) % _ID_SPACE
+        return _base36(self._next_id)
+
+    async def request(self, verb: str, *args: int | str,
+                      timeout: float | None = None) -> protocol.Line:
+        """Send one request and return its `ok` reply; raises BoardRejected for an `err` reply,
+        LinkError when the link is gone or the board does not answer in time. While the client
+        is reconnecting, the request waits for the link (within the timeout) and is sent then."""
+        timeout = self.timeout if timeout is None else timeout
+        reply = await self._roundtrip(verb, args, timeout)
+        if reply.kind == "err":
+            raise BoardRejected(reply.code, reply.text)
+        return reply
+
+    async def _roundtrip(self, verb: str, args: tuple[int | str, ...],
+                         timeout: float) -> protocol.Line:
+        request_id = self._new_id()
+        try:
+            line = protocol.encode_request(verb, args, request_id)
+        except ValueError as err:
+            raise CribboardError(str(err)) from err
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        future: asyncio.Future[protocol.Line] = loop.create_future()
+        self._pending[request_id] = future
+        try:
+            while True:
+                await self._wait_connected(deadline)
+                transport = self._transport
+                try:
+                    if transport is None:
+                        raise LinkError("not connected")
+                    lost = self._link_lost
+                    assert lost is not None
+                    await transport.write(line)
+                    remaining = max(0.0, deadline - loop.time())
+                    done, _ = await asyncio.wait((future, lost), timeout=remaining,
+                                                return_when=asyncio.FIRST_COMPLETED)
+                    if future in done:
+                        return future.result()
+                    if lost not in done:
+                        raise asyncio.TimeoutError
+                    raise LinkError("link lost while waiting for the reply")
+                except LinkError:
+                    # The link dropped mid-request: wait for the reconnect and send the same
+                    # line (same id) again; the board will not apply it twice.
+                    if not self._will_reconnect():
+                        raise
+                    if future.done():
+                        return future.result()
+                except asyncio.TimeoutError:
+                    raise LinkError(f"{self.name}: no reply to {verb!r} within "
+                                    f"{timeout:g} s") from None
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def _wait_connected(self, deadline: float) -> None:
+        if self._connected.is_set():
+            return
+        if not self._will_reconnect():
+            raise self._lost_error or LinkError("not connected")
+        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            await asyncio.wait_for(self._connected.wait(), max(0.0, remaining))
+        except asyncio.TimeoutError:
+            raise LinkError(f"{self.name}: link lost and not back in time") from None
+
+    def _will_reconnect(self) -> bool:
+        return self.reconnect and not self._closed
+
+    # --- incoming ------------------------------------------------------------------------------
+
+    def subscribe(self, callback: EventCallback) -> Callable[[], None]:
+        """Call `callback(event)` for every event the board pushes (and for the state read after
+        a reconnect). Returns a function that unsubscribes."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers \
+            else None
+
+    def _on_data(self, data: bytes) -> None:
+        self._buffer += data
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                break
+            raw = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            self._on_line(raw)
+
+    def _on_line(self, raw: bytes) -> None:
+        try:
+            line = protocol.decode_line(raw)
+        except (ValueError, UnicodeDecodeError):
+            # Not protocol: REPL output, a traceback, a boot banner. Ignore it.
+            log.debug("ignored line from %s: %r", self.name, raw)
+            return
+        if line.kind == "event":
+            self._emit(line)
+            return
+        if line.request_id is not None:
+            future = self._pending.get(line.request_id)
+            if future is not None and not future.done():
+                future.set_result(line)
+
+    def _emit(self, event: Event) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(event)
+            except Exception:  # a subscriber's bug must not break the link
+                log.exception("event subscriber failed")
+
+    def _on_lost(self, error: Exception | None) -> None:
+        if not self._connected.is_set():
+            return
+        self._connected.clear()
+        if self._link_lost is not None and not self._link_lost.done():
+            self._link_lost.set_result(None)
+        self._lost_error = LinkError(f"{self.name}: link lost" + (f" ({error})" if error else ""))
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            asyncio.ensure_future(transport.close())
+        if self._will_reconnect():
+            if self._reconnect_task is None or self._reconnect_task.done():
+                self._reconnect_task = asyncio.create_task(self._reconnect_loop())
+        else:
+            self._fail_pending(self._lost_error)
+
+    def _fail_pending(self, error: Exception) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(error)
+
+    # --- keeping the link alive ----------------------------------------------------------------
+
+    async def _reconnect_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.reconnect_for
+        delay = 0.05
+        self._emit(protocol.Line("event", None, "link", {"state": "lost"}, "", ""))
+        while not self._closed:
+            try:
+                await self._open()
+            except (LinkError, ProtocolMismatch) as err:
+                if loop.time() > give_up:
+                    self._lost_error = LinkError(f"{self.name}: could not reconnect ({err})")
+                    self._closed = True
+                    self._fail_pending(self._lost_error)
+                    self._emit(protocol.Line("event", None, "link", {"state": "gone"}, "", ""))
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            self._emit(protocol.Line("event", None, "link", {"state": "back"}, "", ""))
+            try:  # resynchronise: subscribers get the board's state as a normal event
+                reply = await self.request("st")
+                self._emit(protocol.Line("event", None, "st", reply.fields, "", ""))
+            except CribboardError:
+                continue
+            return
+
+    async def _heartbeat_loop(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(self.heartbeat)
+            if not self._connected.is_set():
+                continue
+            try:
+                await self._roundtrip("ping", (), self.timeout)
+            except LinkError:
+                # No answer: the link is dead even if the port still looks open.
+                if self._connected.is_set():
+                    log.info("%s: heartbeat lost, reconnecting", self.name)
+                    self._on_lost(LinkError("no heartbeat reply"))

@@ -1,0 +1,112 @@
+"""Deploying the firmware to a board through mpremote: only files whose content differs are
+copied, then the board is reset so the new firmware runs."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from cribboard.errors import CribboardError
+from cribboard.paths import firmware_dir
+
+# Lists every file on the board's flash with its SHA-256, one "path hash" line each.
+_REMOTE_HASHES = """
+import os, hashlib, binascii
+def walk(d):
+    for entry in os.ilistdir(d or '.'):
+        name, kind = entry[0], entry[1]
+        path = d + '/' + name if d else name
+        if kind == 0x4000:
+            walk(path)
+        else:
+            h = hashlib.sha256()
+            with open(path, 'rb') as f:
+                while True:
+                    chunk = f.read(512)
+                    if not chunk:
+                        break
+                    h.update(chunk)
+            print('@@', path, binascii.hexlify(h.digest()).decode())
+walk('')
+"""
+
+SKIP_DIRS = {"sim", "__pycache__"}
+
+
+class DeployError(CribboardError):
+    """mpremote could not talk to the board or copy a file."""
+
+
+def firmware_files(root: Path | None = None) -> dict[str, Path]:
+    """The files that make up the firmware, by their path on the board."""
+    root = root or firmware_dir()
+    files = {}
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if SKIP_DIRS.intersection(relative.parts[:-1]):
+            continue
+        files[relative.as_posix()] = path
+    return files
+
+
+def _mpremote(port: str, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "mpremote", "connect", port, *args]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as err:
+        raise DeployError(f"mpremote did not finish within {timeout:g} s on {port}") from err
+    if result.returncode != 0:
+        message = (result.stderr or result.stdout).strip().splitlines()
+        raise DeployError(f"mpremote failed on {port}: {message[-1] if message else '?'}")
+    return result
+
+
+def remote_hashes(port: str, timeout: float = 30.0) -> dict[str, str]:
+    """SHA-256 (hex) of every file on the board's flash."""
+    result = _mpremote(port, ["exec", _REMOTE_HASHES], timeout)
+    hashes = {}
+    for line in result.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "@@":
+            hashes[parts[1]] = parts[2]
+    return hashes
+
+
+def plan(port: str, root: Path | None = None) -> list[tuple[str, Path]]:
+    """(board path, local file) of each firmware file that is missing or differs on the board."""
+    remote = remote_hashes(port)
+    changed = []
+    for board_path, local in firmware_files(root).items():
+        if remote.get(board_path) != hashlib.sha256(local.read_bytes()).hexdigest():
+            changed.append((board_path, local))
+    return changed
+
+
+def deploy(port: str, *, root: Path | None = None, reset: bool = True,
+           progress: Callable[[str], None] = print, timeout: float = 120.0) -> list[str]:
+    """Copy changed firmware files to the board on `port`, then reset it (unless `reset` is
+    False). Returns the board paths copied."""
+    changed = plan(port, root)
+    if not changed:
+        progress("the board's firmware is up to date")
+    else:
+        total = len(changed)
+        dirs = sorted({str(Path(p).parent) for p, _ in changed} - {"."})
+        args: list[str] = []
+        if dirs:
+            # Make the folders the files go in (those that already exist are left alone).
+            args += ["exec", "import os\nfor d in %r:\n try: os.mkdir(d)\n except OSError: pass"
+                     % (dirs,), "+"]
+        for i, (board_path, local) in enumerate(changed, 1):
+            args += ["fs", "cp", str(local), ":" + board_path, "+"]
+            progress(f"[{i}/{total}] {board_path}")
+        _mpremote(port, args[:-1], timeout)
+        progress(f"copied {total} file{'s' if total != 1 else ''}")
+    if reset and changed:
+        # A hard reset runs main.py: the new firmware starts as it will at power-on.
+        _mpremote(port, ["reset"], timeout=30.0)
+        progress("board reset: the new firmware is running")
+    return [p for p, _ in changed]

@@ -1,0 +1,66 @@
+"""Finding boards: serial ports whose USB ids belong to a supported microcontroller board,
+each confirmed by a protocol hello (a Pico running something else is not a cribbage board)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from serial.tools import list_ports
+
+from cribboard.client import Client, Hello
+from cribboard.errors import CribboardError
+from cribboard.transport import SerialTransport
+from cribcore.profiles import PROFILES
+
+
+@dataclass(frozen=True)
+class FoundBoard:
+    """A board found on a port: `hello` is None when the port did not answer as a board."""
+
+    port: str
+    description: str
+    hello: Hello | None
+    problem: str = ""
+
+
+def known_usb_ids() -> dict[tuple[int, int], str]:
+    """USB (vendor, product) ids of the supported boards, from the firmware's board profiles."""
+    ids: dict[tuple[int, int], str] = {}
+    for profile in PROFILES.values():
+        for vid_pid in profile.usb_ids:
+            ids[(vid_pid[0], vid_pid[1])] = profile.name
+    return ids
+
+
+def candidate_ports() -> list[tuple[str, str]]:
+    """(device, description) of serial ports with a supported board's USB ids."""
+    known = known_usb_ids()
+    found = []
+    for port in list_ports.comports():
+        if port.vid is not None and port.pid is not None and (port.vid, port.pid) in known:
+            found.append((port.device, f"{known[(port.vid, port.pid)]} ({port.description})"))
+    return sorted(found)
+
+
+async def probe(port: str, timeout: float = 1.5) -> Hello:
+    """Say hello on `port`; raises CribboardError when no board answers."""
+    client = Client(lambda: SerialTransport(port), timeout=timeout, heartbeat=0,
+                    reconnect=False)
+    try:
+        return await client.connect()
+    finally:
+        await client.close()
+
+
+async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundBoard]:
+    """Every candidate port, probed in parallel."""
+    ports = candidate_ports() if ports is None else ports
+
+    async def one(device: str, description: str) -> FoundBoard:
+        try:
+            return FoundBoard(device, description, await probe(device))
+        except CribboardError as err:
+            return FoundBoard(device, description, None, str(err))
+
+    return list(await asyncio.gather(*(one(d, desc) for d, desc in ports)))

@@ -1,0 +1,107 @@
+"""Transports: bytes to and from a board. The protocol client sits on top of one.
+
+`SerialTransport` opens anything pyserial's `serial_for_url` opens: a device path (a USB board,
+the virtual board's pty), `socket://host:port`, or `loop://` for tests."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+import serial
+
+from cribboard.errors import LinkError
+
+DataCallback = Callable[[bytes], None]
+LostCallback = Callable[[Exception | None], None]
+
+
+class Transport(ABC):
+    """A byte link to one board. `on_data` gets whatever arrives; `on_lost` fires once when the
+    link goes away (not after `close()`)."""
+
+    name: str
+
+    @abstractmethod
+    async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
+        """Open the link; raise LinkError when it cannot be opened."""
+
+    @abstractmethod
+    async def write(self, data: bytes) -> None:
+        """Send bytes; raise LinkError when the link is gone."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Close the link (idempotent)."""
+
+
+class SerialTransport(Transport):
+    """A serial port (or any pyserial URL), read by a background thread."""
+
+    def __init__(self, url: str, baudrate: int = 115200) -> None:
+        self.name = url
+        self._url = url
+        self._baudrate = baudrate
+        self._serial: serial.Serial | None = None
+        self._thread: threading.Thread | None = None
+        self._closing = False
+
+    async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            port = await loop.run_in_executor(None, self._open_port)
+        except (serial.SerialException, OSError, ValueError) as err:
+            raise LinkError(f"cannot open {self._url}: {err}") from err
+        self._serial = port
+        self._closing = False
+
+        def reader() -> None:
+            error: Exception | None = None
+            try:
+                while not self._closing:
+                    chunk = port.read(1)
+                    waiting = port.in_waiting
+                    if waiting:
+                        chunk += port.read(waiting)
+                    if chunk:
+                        loop.call_soon_threadsafe(on_data, chunk)
+            except (serial.SerialException, OSError, TypeError, AttributeError) as err:
+                error = err
+            if not self._closing:
+                loop.call_soon_threadsafe(on_lost, error)
+
+        self._thread = threading.Thread(target=reader, name=f"serial {self._url}", daemon=True)
+        self._thread.start()
+
+    def _open_port(self) -> serial.Serial:
+        port = serial.serial_for_url(self._url, baudrate=self._baudrate, timeout=0.2,
+                                     do_not_open=True)
+        # Native-USB boards (ESP32-S3) reboot into the bootloader on some DTR/RTS changes:
+        # set both explicitly before opening.
+        port.dtr = True
+        port.rts = False
+        port.open()
+        return port
+
+    async def write(self, data: bytes) -> None:
+        port = self._serial
+        if port is None or self._closing:
+            raise LinkError(f"{self._url} is not open")
+        try:
+            port.write(data)
+        except (serial.SerialException, OSError) as err:
+            raise LinkError(f"write to {self._url} failed: {err}") from err
+
+    async def close(self) -> None:
+        self._closing = True
+        port, self._serial = self._serial, None
+        if port is not None:
+            try:
+                port.close()
+            except (serial.SerialException, OSError):
+                pass
+        if self._thread is not None and self._thread is not threading.current_thread():
+            await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 1.0)
+        self._thread = None

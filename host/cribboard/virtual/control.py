@@ -1,0 +1,188 @@
+"""Client for the virtual board's side channel (tests and demos; not the board protocol).
+
+The side channel is a Unix stream socket (:attr:`VirtualBoard.control`) speaking ASCII lines:
+
+==========================  =========================================================
+request                     reply
+==========================  =========================================================
+``press PIN [MS]``          ``ok`` (button on PIN down for MS ms, default 80, counted
+                            from when the firmware first reads the pin)
+``hold PIN``                ``ok`` (down until released; survives reboots)
+``release PIN``             ``ok``
+``frame``                   ``frame SEQ HEX`` (latest LED frame, RGB, 3 bytes per LED)
+                            or ``error no-frame ...``
+``subscribe``               ``ok``, then ``frame SEQ HEX`` for the current frame and each
+                            new one
+``info``                    ``info boots=N booted=yes|no mode=friendly|raw pid=PID port=PATH``
+``reset``                   ``ok`` (hard reset)
+==========================  =========================================================
+
+Errors are ``error CODE text``. PIN is the firmware's pin id as ``str(id)``: ``15``, ``GP15``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Callable
+from types import TracebackType
+
+from .errors import NoFrameError, SimControlError
+
+FramePredicate = Callable[[bytes], bool]
+
+
+class SimControl:
+    """Press buttons and read LEDs of a running virtual board.
+
+    Args:
+        address: the side-channel socket path (``VirtualBoard.control``).
+        timeout: seconds to wait for any one reply.
+    """
+
+    def __init__(self, address: str | os.PathLike[str], timeout: float = 5.0) -> None:
+        self._address = os.fspath(address)
+        self._timeout = timeout
+        self._sock = self._connect()
+        self._buffer = bytearray()
+
+    def _connect(self) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self._timeout)
+        try:
+            sock.connect(self._address)
+        except OSError as err:
+            sock.close()
+            raise SimControlError(f"cannot reach the virtual board at {self._address}: {err}")
+        return sock
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._sock.close()
+
+    def __enter__(self) -> SimControl:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- requests --------------------------------------------------------------------------
+
+    def press(self, pin: int | str, ms: int = 80) -> None:
+        """Press the button on `pin` for `ms` milliseconds (returns at once)."""
+        self._expect_ok(f"press {pin} {int(ms)}")
+
+    def hold(self, pin: int | str) -> None:
+        """Hold the button on `pin` down until :meth:`release`."""
+        self._expect_ok(f"hold {pin}")
+
+    def release(self, pin: int | str) -> None:
+        """Release the button on `pin`."""
+        self._expect_ok(f"release {pin}")
+
+    def reset(self) -> None:
+        """Hard-reset the board (main.py runs again)."""
+        self._expect_ok("reset")
+
+    def info(self) -> dict[str, str]:
+        """The board's state: boots, booted, mode, pid, port."""
+        reply = self._request("info")
+        words = reply.split()
+        if not words or words[0] != "info":
+            raise SimControlError(f"unexpected reply: {reply}")
+        return dict(word.partition("=")[::2] for word in words[1:])
+
+    def frame(self) -> bytes:
+        """The latest LED frame, RGB, 3 bytes per LED.
+
+        Raises NoFrameError if the firmware has not written the LEDs yet.
+        """
+        return _parse_frame(self._request("frame"))[1]
+
+    def wait_frame(
+        self, predicate: FramePredicate | None = None, timeout: float = 5.0
+    ) -> bytes:
+        """Wait for a frame (the current one included) for which `predicate` is true.
+
+        With no predicate, return the current frame or the first one written. Raises
+        TimeoutError if none matches within `timeout` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        with SimControl(self._address, self._timeout) as watcher:
+            reply = watcher._request("subscribe")
+            if reply != "ok":
+                raise SimControlError(f"subscribe refused: {reply}")
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    line = watcher._read_line(remaining)
+                except TimeoutError:
+                    break
+                rgb = _parse_frame(line)[1]
+                if predicate is None or predicate(rgb):
+                    return rgb
+        raise TimeoutError(f"no matching LED frame within {timeout:g} s")
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _expect_ok(self, line: str) -> None:
+        reply = self._request(line)
+        if reply != "ok":
+            raise _error_from(reply)
+
+    def _request(self, line: str) -> str:
+        try:
+            self._sock.sendall(line.encode("ascii") + b"\n")
+        except OSError as err:
+            raise SimControlError(f"virtual board side channel closed: {err}")
+        return self._read_line(self._timeout)
+
+    def _read_line(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("no reply from the virtual board side channel")
+            self._sock.settimeout(remaining)
+            try:
+                data = self._sock.recv(65536)
+            except socket.timeout:
+                raise TimeoutError("no reply from the virtual board side channel")
+            except OSError as err:
+                raise SimControlError(f"virtual board side channel failed: {err}")
+            if not data:
+                raise SimControlError("virtual board side channel closed")
+            self._buffer += data
+        line, _, rest = bytes(self._buffer).partition(b"\n")
+        self._buffer[:] = rest
+        return line.decode("ascii").strip()
+
+
+def _error_from(reply: str) -> SimControlError:
+    words = reply.split(maxsplit=2)
+    if len(words) >= 2 and words[0] == "error":
+        text = words[2] if len(words) > 2 else words[1]
+        if words[1] == "no-frame":
+            return NoFrameError(text)
+        return SimControlError(f"{words[1]}: {text}")
+    return SimControlError(f"unexpected reply: {reply}")
+
+
+def _parse_frame(reply: str) -> tuple[int, bytes]:
+    words = reply.split()
+    if len(words) == 3 and words[0] == "frame":
+        try:
+            return int(words[1]), bytes.fromhex(words[2])
+        except ValueError:
+            pass
+    if len(words) == 2 and words[0] == "frame":  # zero LEDs
+        return int(words[1]), b""
+    raise _error_from(reply)

@@ -1,0 +1,673 @@
+"""Run the real firmware on MicroPython's unix port, reachable on a pty like a USB board.
+
+How it works (details in docs/virtual-board.md):
+
+* The interpreter's stdin/stdout/stderr is the slave of pty A, set fully raw. The launcher
+  keeps its own handle on that slave, so pty A outlives each interpreter.
+* A relay thread copies bytes between pty A's master and pty B's master; pty B's slave is
+  the port hosts open (:attr:`VirtualBoard.port`).
+* When the interpreter exits (Ctrl-D at a REPL, ``sys.exit()``) or asks to be reset, the
+  relay starts a new one and prints what a board prints on a soft reboot; a soft reboot from
+  the raw REPL comes back in the raw REPL without running main.py, as on a board.
+* A Ctrl-C (0x03) from the host becomes SIGINT while code runs, and stays a byte for the
+  REPL otherwise, as a board's USB stack does.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import fcntl
+import logging
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import termios
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+from ..paths import firmware_dir
+from .errors import VirtualBoardError
+from .interpreter import check_heap_size, find_micropython
+from .sidechannel import ENV_BOARD, ENV_LINK, FrameCallback, SideChannel
+
+_log = logging.getLogger("cribboard.virtual")
+
+DEFAULT_HEAP = "128wK"
+"""Default `-X heapsize`: about the 128 KB heap of a 32-bit board on this 64-bit port."""
+
+DEFAULT_FLASH_SIZE = 1 << 20
+"""Size of a new flash image: 256 blocks of 4096 bytes."""
+
+_BLOCK_SIZE = 4096
+_SOFT_REBOOT = b"MPY: soft reboot\r\n"
+_RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n"
+_FRIENDLY_BANNER = b'Type "help()" for more information.'
+_BANNER_START = b"MicroPython "
+_CTRL_A = b"\x01"
+_CTRL_C = 0x03
+_BUFFER_LIMIT = 1 << 16  # stop reading a side whose peer lags this far (back-pressure)
+_IDLE_TICK = 0.02  # poll period for things that have no fd to wait on
+_RAW_FILTER_TIMEOUT = 5.0
+_BOOT_TIMEOUT = 10.0
+_HOST_STALL_TIMEOUT = 0.5  # like a board's USB CDC, drop output a host does not read
+_RECENT_OUTPUT = 4096
+_QUICK_FAILURES = 3
+
+# Marker left in pty A's local modes while the interpreter runs code: MicroPython switches its
+# terminal to lflag 0 to read REPL input and restores our settings to run code. NOFLSH does
+# nothing without ISIG, so it only serves as the flag.
+_RUNNING_MARK = termios.NOFLSH
+
+
+def _make_raw(fd: int, mark: bool = False) -> None:
+    """Set a tty fully raw: no echo, no signals, no CR/NL translation either way."""
+    attrs = termios.tcgetattr(fd)
+    attrs[0] &= ~(
+        termios.IGNBRK | termios.BRKINT | termios.PARMRK | termios.ISTRIP
+        | termios.INLCR | termios.IGNCR | termios.ICRNL | termios.IXON | termios.IXOFF
+    )
+    attrs[1] &= ~termios.OPOST
+    attrs[2] = (attrs[2] & ~(termios.CSIZE | termios.PARENB)) | termios.CS8
+    attrs[3] = _RUNNING_MARK if mark else 0
+    attrs[6][termios.VMIN] = 1
+    attrs[6][termios.VTIME] = 0
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+def _sigint_caught(pid: int) -> bool | None:
+    """Whether process `pid` has a SIGINT handler installed; None if /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"SigCgt:"):
+                    return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _peer_open(master: int) -> bool:
+    """Whether some process has the slave of this pty master open."""
+    poller = select.poll()
+    poller.register(master, select.POLLIN)
+    for _, events in poller.poll(0):
+        if events & select.POLLNVAL:
+            return True  # poll cannot tell on this system; assume a host is there
+        if events & select.POLLHUP:
+            return False
+    return True
+
+
+def _ignore_sigint() -> None:
+    # Runs in the child before exec: MicroPython installs its own handler only while code
+    # runs, and a CPython-hosted interpreter leaves an ignored SIGINT alone.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class VirtualBoard:
+    """A simulated cribboard: the firmware on MicroPython's unix port behind a pty.
+
+    Use as a context manager, or call :meth:`start` and :meth:`stop`::
+
+        with VirtualBoard() as board:
+            print(board.port)      # e.g. /dev/pts/7, for pyserial or mpremote
+            print(board.control)   # side-channel socket, for SimControl
+
+    Args:
+        flash: flash image file. Default: a fresh temporary image, deleted by stop(). A given
+            path persists across launcher restarts; it is created if missing.
+        flash_size: size in bytes of a newly created image (multiple of 4096).
+        heap: MicroPython heap size as for ``-X heapsize=`` (e.g. "64wK"); None for the
+            interpreter's default.
+        micropython: interpreter executable (else $CRIBBOARD_MICROPYTHON, PATH, or beside
+            the running Python).
+        firmware: firmware tree copied into a fresh flash image on first boot (default: the
+            package's firmware/ directory).
+        on_frame: called on the relay thread with each new LED frame (RGB, 3 bytes per LED);
+            it must return quickly.
+        start_timeout: seconds to wait for the first boot.
+    """
+
+    def __init__(
+        self,
+        *,
+        flash: str | os.PathLike[str] | None = None,
+        flash_size: int = DEFAULT_FLASH_SIZE,
+        heap: str | None = DEFAULT_HEAP,
+        micropython: str | os.PathLike[str] | None = None,
+        firmware: str | os.PathLike[str] | None = None,
+        on_frame: FrameCallback | None = None,
+        start_timeout: float = 10.0,
+    ) -> None:
+        if flash_size <= 0 or flash_size % _BLOCK_SIZE:
+            raise ValueError(f"flash_size must be a positive multiple of {_BLOCK_SIZE}")
+        self._flash_arg = Path(flash) if flash is not None else None
+        self._flash_size = flash_size
+        self._heap = check_heap_size(heap) if heap is not None else None
+        self._micropython_arg = micropython
+        self._firmware = Path(firmware) if firmware is not None else firmware_dir()
+        self._on_frame = on_frame
+        self._start_timeout = start_timeout
+        self._directory: Path | None = None
+        self._flash_lock: int | None = None
+        self._flash_path: Path | None = None
+        self._relay: _Relay | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> VirtualBoard:
+        """Start the interpreter and the relay; return once the board has booted."""
+        if self._relay is not None:
+            raise VirtualBoardError("virtual board already started")
+        executable = find_micropython(self._micropython_arg)
+        sim_dir = firmware_dir() / "sim"
+        if not (sim_dir / "simboot.py").is_file():
+            raise VirtualBoardError(f"simulated hardware modules not found in {sim_dir}")
+        try:
+            self._directory = Path(tempfile.mkdtemp(prefix="cribboard-sim-"))
+            self._flash_path = self._open_flash()
+            side_env = {
+                "CRIBBOARD_SIM_FLASH": str(self._flash_path.resolve()),
+                "CRIBBOARD_SIM_FIRMWARE": str(self._firmware.resolve()),
+            }
+            relay = _Relay(
+                executable, self._heap, sim_dir, side_env, self._directory, self._on_frame
+            )
+            self._relay = relay
+            self._thread = threading.Thread(
+                target=relay.run, name="cribboard-virtual-board", daemon=True
+            )
+            atexit.register(self.stop)
+            self._thread.start()
+            if not relay.ready.wait(self._start_timeout):
+                raise VirtualBoardError(
+                    f"virtual board did not boot within {self._start_timeout:g} s; "
+                    f"its output: {relay.recent_output()!r}"
+                )
+            if relay.failure is not None:
+                raise VirtualBoardError(relay.failure)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop the interpreter and the relay and free the pty, sockets and temporary files."""
+        atexit.unregister(self.stop)
+        relay, thread = self._relay, self._thread
+        self._relay = self._thread = None
+        if relay is not None:
+            relay.request_stop()
+        if thread is not None:
+            thread.join(timeout=10)
+        if self._flash_lock is not None:
+            os.close(self._flash_lock)
+            self._flash_lock = None
+        if self._directory is not None:
+            shutil.rmtree(self._directory, ignore_errors=True)
+            self._directory = None
+
+    def __enter__(self) -> VirtualBoard:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- what hosts need ---------------------------------------------------------------------
+
+    @property
+    def port(self) -> str:
+        """The serial device hosts open (a pty slave path such as /dev/pts/7)."""
+        return self._running().port
+
+    @property
+    def control(self) -> str:
+        """The side-channel address: a Unix socket path for SimControl."""
+        return str(self._running().side.control_path)
+
+    @property
+    def flash_path(self) -> Path:
+        """The flash image in use."""
+        self._running()
+        assert self._flash_path is not None
+        return self._flash_path
+
+    @property
+    def boots(self) -> int:
+        """How many times the firmware side has come up (first boot and every restart)."""
+        return self._running().side.boots
+
+    def reset(self) -> None:
+        """Hard-reset the board (like the reset button): main.py runs again."""
+        relay = self._running()
+        relay.call_soon(lambda: relay.reset_request(True))
+
+    def _running(self) -> _Relay:
+        if self._relay is None:
+            raise VirtualBoardError("virtual board is not running")
+        return self._relay
+
+    def _open_flash(self) -> Path:
+        assert self._directory is not None
+        path = self._flash_arg if self._flash_arg is not None else self._directory / "flash.img"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise VirtualBoardError(f"flash image {path} is in use by another virtual board")
+        if os.fstat(fd).st_size < _BLOCK_SIZE:
+            os.ftruncate(fd, self._flash_size)
+        self._flash_lock = fd
+        return path
+
+
+class _Relay:
+    """The relay thread: runs the interpreter, restarts it, and moves bytes and messages."""
+
+    def __init__(
+        self,
+        executable: str,
+        heap: str | None,
+        sim_dir: Path,
+        extra_env: dict[str, str],
+        directory: Path,
+        on_frame: FrameCallback | None,
+    ) -> None:
+        self._executable = executable
+        self._heap = heap
+        self._sim_dir = sim_dir
+        self.side = SideChannel(directory, self.reset_request, self._describe, on_frame)
+        self._env = dict(os.environ)
+        for name in ("MICROPYPATH", "MICROPYINSPECT"):
+            self._env.pop(name, None)
+        self._env.update(extra_env)
+        self._env[ENV_LINK] = str(self.side.link_path)
+        self._env[ENV_BOARD] = str(self.side.board_path)
+
+        # pty A: the interpreter's console. pty B: what hosts open.
+        self._board_master, self._board_slave = os.openpty()
+        _make_raw(self._board_slave, mark=True)
+        self._host_master, host_slave = os.openpty()
+        _make_raw(host_slave)
+        self.port = os.ttyname(host_slave)
+        os.close(host_slave)  # hosts open it by path; the master sees a hangup until then
+        os.set_blocking(self._board_master, False)
+        os.set_blocking(self._host_master, False)
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+
+        self._to_board = bytearray()
+        self._to_host = bytearray()
+        self._booting = False
+        self._boot_deadline = 0.0
+        self._held_input = bytearray()  # host input that arrived while the board booted
+        self._host_connected = False
+        self._host_last_read = 0.0  # when the host last took output from us
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pidfd: int | None = None
+        self._mode = "friendly"  # which REPL the interpreter is in: friendly | raw
+        self._exit_request: str | None = None  # hard | soft, when we killed it on purpose
+        self._raw_filter: bytearray | None = None
+        self._raw_filter_deadline = 0.0
+        self._scan_tail = b""
+        self._last_sigint = 0.0
+        self._quick_failures = 0
+        self._recent = bytearray()
+        self._calls: collections.deque[Callable[[], None]] = collections.deque()
+        self._stopping = False
+        self.failure: str | None = None
+        self.ready = threading.Event()
+
+    # -- thread entry and cross-thread calls ---------------------------------------------------
+
+    def run(self) -> None:
+        try:
+            self._boot("main", "power")
+            while not self._stopping:
+                self._step()
+        except Exception as err:
+            _log.exception("virtual board relay failed")
+            self.failure = f"virtual board relay failed: {err}"
+        finally:
+            self.ready.set()
+            self._shutdown()
+
+    def call_soon(self, call: Callable[[], None]) -> None:
+        self._calls.append(call)
+        self._wake()
+
+    def request_stop(self) -> None:
+        self._stopping = True
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def recent_output(self) -> bytes:
+        return bytes(self._recent)
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def _step(self) -> None:
+        while self._calls:
+            self._calls.popleft()()
+        if not self._host_connected and _peer_open(self._host_master):
+            self._host_connected = True
+        alive = self._proc is not None and self._proc.returncode is None
+        readers = [self._wake_r, *self.side.read_fds()]
+        writers = self.side.write_fds()
+        if len(self._to_host) < _BUFFER_LIMIT:
+            readers.append(self._board_master)
+        pending_input = len(self._held_input) + len(self._to_board)
+        if self._host_connected and pending_input < _BUFFER_LIMIT:
+            readers.append(self._host_master)
+        if self._to_board and alive:
+            writers.append(self._board_master)
+        if self._to_host and self._host_connected:
+            writers.append(self._host_master)
+        if self._pidfd is not None:
+            readers.append(self._pidfd)
+        quiet = (
+            self._host_connected
+            and self._pidfd is not None
+            and self._raw_filter is None
+            and not self._booting
+        )
+        readable, writable, _ = select.select(readers, writers, [], 1.0 if quiet else _IDLE_TICK)
+
+        for fd in readable:
+            if fd == self._wake_r:
+                self._drain_wake()
+            elif fd == self._board_master:
+                self._read_board()
+            elif fd == self._host_master:
+                self._read_host()
+            elif fd != self._pidfd:
+                self.side.handle_readable(fd)
+        for fd in writable:
+            if fd == self._board_master:
+                self._write_board()
+            elif fd == self._host_master:
+                self._write_host()
+            else:
+                self.side.handle_writable(fd)
+        if self._proc is not None and self._proc.poll() is not None:
+            self._on_exit(self._proc.returncode)
+        if (
+            len(self._to_host) >= _BUFFER_LIMIT
+            and time.monotonic() - self._host_last_read > _HOST_STALL_TIMEOUT
+        ):
+            self._to_host.clear()  # nobody reads: do not stall the firmware for ever
+        if self._raw_filter is not None and time.monotonic() > self._raw_filter_deadline:
+            self._release_raw_filter(bytes(self._raw_filter))
+        if self._booting and self._boot_over():
+            self._booting = False
+            held, self._held_input = bytes(self._held_input), bytearray()
+            if held:
+                self._host_input(held)
+        if not self.ready.is_set() and self.side.booted:
+            self.ready.set()
+
+    def _boot_over(self) -> bool:
+        if self.side.booted or time.monotonic() > self._boot_deadline:
+            return True
+        alive = self._proc is not None and self._proc.returncode is None
+        # Reading REPL input already: simboot.py failed before it could say so.
+        return alive and not termios.tcgetattr(self._board_slave)[3] & _RUNNING_MARK
+
+    def _drain_wake(self) -> None:
+        try:
+            while os.read(self._wake_r, 512):
+                pass
+        except BlockingIOError:
+            pass
+
+    # -- bytes from the interpreter -----------------------------------------------------------
+
+    def _read_board(self) -> None:
+        try:
+            data = os.read(self._board_master, 4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            return  # cannot hang up while we hold the slave; nothing to do if it does
+        if data:
+            self._board_output(data)
+
+    def _board_output(self, data: bytes) -> None:
+        self._recent += data
+        del self._recent[:-_RECENT_OUTPUT]
+        self._track_mode(data)
+        if self._raw_filter is not None:
+            self._raw_filter += data
+            at = self._raw_filter.find(_RAW_BANNER)
+            if at < 0:
+                return
+            # Drop the friendly banner the new interpreter printed before our Ctrl-A took
+            # it to the raw REPL; keep anything printed before it (boot.py).
+            banner = self._raw_filter.rfind(_BANNER_START, 0, at)
+            kept = self._raw_filter[:banner] if banner >= 0 else b""
+            self._release_raw_filter(bytes(kept + self._raw_filter[at:]))
+            return
+        self._send_host(data)
+
+    def _release_raw_filter(self, data: bytes) -> None:
+        self._raw_filter = None
+        self._send_host(data)
+
+    def _track_mode(self, data: bytes) -> None:
+        window = self._scan_tail + data
+        raw_at = window.rfind(_RAW_BANNER)
+        friendly_at = window.rfind(_FRIENDLY_BANNER)
+        if raw_at > friendly_at:
+            self._mode = "raw"
+        elif friendly_at > raw_at:
+            self._mode = "friendly"
+        self._scan_tail = window[-64:]
+
+    def _send_host(self, data: bytes) -> None:
+        # Without a host on the port the output is lost, as on a USB board nobody listens to.
+        if self._host_connected:
+            if not self._to_host:
+                self._host_last_read = time.monotonic()
+            self._to_host += data
+
+    def _write_host(self) -> None:
+        try:
+            sent = os.write(self._host_master, self._to_host)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._host_gone()
+            return
+        del self._to_host[:sent]
+        self._host_last_read = time.monotonic()
+
+    # -- bytes from the host ------------------------------------------------------------------
+
+    def _read_host(self) -> None:
+        try:
+            data = os.read(self._host_master, 4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._host_gone()
+            return
+        if not data:
+            self._host_gone()
+            return
+        if self._booting:
+            self._held_input += data
+        else:
+            self._host_input(data)
+
+    def _host_input(self, data: bytes) -> None:
+        if _CTRL_C in data and self._code_running():
+            # A board's USB stack turns Ctrl-C into KeyboardInterrupt while code runs and
+            # does not pass the byte on.
+            assert self._proc is not None
+            os.kill(self._proc.pid, signal.SIGINT)
+            self._last_sigint = time.monotonic()
+            data = data.replace(b"\x03", b"")
+        self._to_board += data
+
+    def _host_gone(self) -> None:
+        self._host_connected = False
+        self._to_host.clear()
+
+    def _code_running(self) -> bool:
+        if self._proc is None or self._proc.poll() is not None:
+            return False
+        if not termios.tcgetattr(self._board_slave)[3] & _RUNNING_MARK:
+            return False  # MicroPython is reading REPL input: Ctrl-C must stay a byte
+        caught = _sigint_caught(self._proc.pid)
+        return True if caught is None else caught
+
+    def _write_board(self) -> None:
+        try:
+            sent = os.write(self._board_master, self._to_board)
+        except (BlockingIOError, InterruptedError):
+            return
+        del self._to_board[:sent]
+
+    # -- the interpreter's life ---------------------------------------------------------------
+
+    def _boot(self, kind: str, cause: str) -> None:
+        """Start an interpreter. kind: main (run main.py), raw (raw REPL), repl (friendly
+        REPL, no main.py). cause: power or soft, for machine.reset_cause()."""
+        _make_raw(self._board_slave, mark=True)  # the last one may have left its REPL mode
+        self.side.board_starting()
+        env = dict(self._env, CRIBBOARD_SIM_BOOT=kind, CRIBBOARD_SIM_RESET=cause)
+        args = [self._executable]
+        if self._heap is not None:
+            args += ["-X", f"heapsize={self._heap}"]
+        args += ["-i", "simboot.py"]
+        self._proc = subprocess.Popen(
+            args,
+            cwd=self._sim_dir,
+            stdin=self._board_slave,
+            stdout=self._board_slave,
+            stderr=self._board_slave,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_ignore_sigint,
+        )
+        self._pidfd = None
+        if hasattr(os, "pidfd_open"):
+            try:
+                self._pidfd = os.pidfd_open(self._proc.pid)
+            except OSError:
+                pass
+        self._mode = "raw" if kind == "raw" else "friendly"
+        self._booting = True
+        self._boot_deadline = time.monotonic() + _BOOT_TIMEOUT
+        if kind == "raw":
+            # The unix port starts in the friendly REPL; Ctrl-A takes it to the raw REPL and
+            # the relay hides the friendly banner, so hosts see what a board prints.
+            self._to_board[:0] = _CTRL_A
+            self._raw_filter = bytearray()
+            self._raw_filter_deadline = time.monotonic() + _RAW_FILTER_TIMEOUT
+
+    def reset_request(self, hard: bool) -> None:
+        """Restart the interpreter as after a hard (True) or soft (False) reset."""
+        if self._proc is None or self._proc.poll() is not None:
+            return
+        self._exit_request = "hard" if hard else "soft"
+        self._kill()
+
+    def _kill(self) -> None:
+        assert self._proc is not None
+        try:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._proc.wait()
+
+    def _on_exit(self, status: int) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        # Pass on the interpreter's last output before announcing the reboot.
+        while True:
+            try:
+                data = os.read(self._board_master, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            self._board_output(data)
+        if self._raw_filter is not None:
+            self._release_raw_filter(bytes(self._raw_filter))
+        # Input the old interpreter did not read goes with it.
+        termios.tcflush(self._board_slave, termios.TCIFLUSH)
+        self._to_board.clear()
+        request, self._exit_request = self._exit_request, None
+
+        if not self.side.booted:
+            self._quick_failures += 1
+            if not self.ready.is_set() or self._quick_failures >= _QUICK_FAILURES:
+                self.failure = (
+                    f"MicroPython ({self._executable}) exited with status {status} before "
+                    f"the board came up; its output: {self.recent_output()!r}"
+                )
+                _log.error("%s", self.failure)
+                self._proc = None
+                self.ready.set()
+                return
+        else:
+            self._quick_failures = 0
+
+        again = "raw" if self._mode == "raw" else "main"
+        if request == "hard":
+            self._boot("main", "power")
+        elif request == "soft" or status >= 0:
+            self._send_host(_SOFT_REBOOT)
+            self._boot(again, "soft")
+        elif status == -signal.SIGINT and time.monotonic() - self._last_sigint < 1.0:
+            # Our Ctrl-C landed just as code finished, when SIGINT is fatal to the unix
+            # port: come back quietly at the same REPL.
+            self._boot("raw" if self._mode == "raw" else "repl", "soft")
+        else:
+            _log.warning("MicroPython died (signal %d); restarting it", -status)
+            self._boot("main", "power")
+
+    def _describe(self) -> dict[str, str]:
+        alive = self._proc is not None and self._proc.returncode is None
+        return {
+            "mode": self._mode,
+            "pid": str(self._proc.pid) if alive and self._proc is not None else "-",
+            "port": self.port,
+        }
+
+    def _shutdown(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._kill()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        self.side.close()
+        for fd in (self._board_master, self._board_slave, self._host_master):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)

