@@ -126,9 +126,14 @@ class WDT:
 
 def reset():
     """Hard reset: the launcher restarts the interpreter, which then runs main.py."""
-    if link.request_reset(True):
-        while True:
-            time.sleep_ms(100)
+    # The request must get through (a queue full of LED frames only delays it); without a
+    # launcher at all, fall back to a soft reset.
+    deadline = time.ticks_add(time.ticks_ms(), 2000)
+    while link.connected() and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+        if link.request_reset(True):
+            while True:
+                time.sleep_ms(100)
+        time.sleep_ms(5)
     raise SystemExit
 
 

@@ -128,6 +128,10 @@ class Link:
         if pin in self._irq_pins:
             self._irq_pins.remove(pin)
 
+    def connected(self):
+        """True when the launcher started this board (the side channel exists)."""
+        return self._sock is not None
+
     def request_reset(self, hard):
         """Ask the launcher to restart the interpreter; True if the request went out."""
         return self.send(b"R" if hard else b"S")

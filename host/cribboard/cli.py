@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from cribboard import __version__
@@ -89,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--json", action="store_true", help="one JSON object per event")
     deploy = sub.add_parser("deploy", help="copy the firmware to a board (mpremote)")
     deploy.add_argument("--no-reset", action="store_true", help="do not reset the board after")
+    deploy.add_argument("--firmware", type=Path, help="firmware tree to deploy (default: the "
+                        "one in this package)")
     sub.add_parser("sim", help="run the virtual board (see `cribboard sim --help`)",
                    add_help=False)
     demo = sub.add_parser("demo", help="peg a game on the virtual board, drawn in the terminal")
@@ -118,9 +121,9 @@ def resolve_port(port: str | None) -> str:
                        "): choose one with --port")
 
 
-async def _with_board(args: argparse.Namespace,
+async def _with_board(port: str, args: argparse.Namespace,
                       action: Callable[[Board], Awaitable[int]]) -> int:
-    board = await Board.open(resolve_port(args.port), timeout=args.timeout, reconnect=False)
+    board = await Board.open(port, timeout=args.timeout, reconnect=False)
     try:
         return await action(board)
     finally:
@@ -171,7 +174,9 @@ def _run_command(args: argparse.Namespace) -> int:
     if command == "deploy":
         from cribboard.deploy import deploy
 
-        deploy(resolve_port(args.port), reset=not args.no_reset)
+        if args.firmware is not None and not (args.firmware / "main.py").is_file():
+            raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
+        deploy(resolve_port(args.port), root=args.firmware, reset=not args.no_reset)
         return 0
     if command == "demo":
         from cribboard.demo import run_demo
@@ -187,7 +192,7 @@ def _run_command(args: argparse.Namespace) -> int:
         "bright": lambda b: _print_value(b.brightness(args.value)),
         "watch": lambda b: _watch(b, args.json),
     }
-    return asyncio.run(_with_board(args, actions[command]))
+    return asyncio.run(_with_board(resolve_port(args.port), args, actions[command]))
 
 
 async def _change(board: Board, change: Awaitable[int], color: bool) -> int:

@@ -8,8 +8,9 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from cribboard.errors import BoardRejected, CribboardError, LinkError, ProtocolMismatch
 from cribboard.transport import Transport
@@ -87,6 +88,7 @@ class Client:
         self._heartbeat_task: asyncio.Task[None] | None = None
         self._reconnect_task: asyncio.Task[None] | None = None
         self._lost_error: LinkError | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
         # Resolved when the current link drops: wakes requests waiting for their reply.
         self._link_lost: asyncio.Future[None] | None = None
 
@@ -114,7 +116,10 @@ class Client:
         self._transport = transport
         self._connected.set()
         try:
-            reply = await self._roundtrip("hello", (), self.timeout)
+            # End whatever partial line an earlier host left in the board's buffer: a blank
+            # line is no request, and a fragment gets an id-less error this client ignores.
+            await transport.write(b"\n")
+            reply = await self._hello_with_retries()
             hello = Hello.from_fields(reply.fields)
             if hello.protocol[0] != SUPPORTED_MAJOR:
                 raise ProtocolMismatch(
@@ -126,6 +131,21 @@ class Client:
             await transport.close()
             raise
         self.hello = hello
+
+    async def _hello_with_retries(self) -> protocol.Line:
+        # A board that is just resetting (after `mpremote reset`, a plug-in) may swallow the
+        # first hello; hello changes nothing, so ask again until the timeout runs out.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        while True:
+            attempt = min(0.5, max(0.05, deadline - loop.time()))
+            try:
+                return await self._roundtrip("hello", (), attempt)
+            except LinkError:
+                if loop.time() >= deadline or not self._connected.is_set():
+                    raise LinkError(f"{self.name}: no reply to 'hello' within "
+                                    f"{self.timeout:g} s: is a cribboard running there?") \
+                        from None
 
     async def close(self) -> None:
         """Close the link and stop reconnecting."""
@@ -243,6 +263,10 @@ class Client:
             return
         if line.kind == "event":
             self._emit(line)
+            if line.name == "hello" and self._connected.is_set():
+                # The board restarted behind an open link (a reset, a power blip on a
+                # self-powered board): read its state again so subscribers resynchronise.
+                self._spawn(self._resync())
             return
         if line.request_id is not None:
             future = self._pending.get(line.request_id)
@@ -265,7 +289,7 @@ class Client:
         self._lost_error = LinkError(f"{self.name}: link lost" + (f" ({error})" if error else ""))
         transport, self._transport = self._transport, None
         if transport is not None:
-            asyncio.ensure_future(transport.close())
+            self._spawn(transport.close())
         if self._will_reconnect():
             if self._reconnect_task is None or self._reconnect_task.done():
                 self._reconnect_task = asyncio.create_task(self._reconnect_loop())
@@ -298,12 +322,23 @@ class Client:
                 delay = min(delay * 2, 1.0)
                 continue
             self._emit(protocol.Line("event", None, "link", {"state": "back"}, "", ""))
-            try:  # resynchronise: subscribers get the board's state as a normal event
-                reply = await self.request("st")
-                self._emit(protocol.Line("event", None, "st", reply.fields, "", ""))
-            except CribboardError:
-                continue
-            return
+            if await self._resync():
+                return
+
+    async def _resync(self) -> bool:
+        """Read the state and hand it to subscribers as a normal `st` event."""
+        try:
+            reply = await self.request("st")
+        except CribboardError as err:
+            log.info("%s: resync failed: %s", self.name, err)
+            return False
+        self._emit(protocol.Line("event", None, "st", reply.fields, "", ""))
+        return True
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)  # keep a reference until it is done
+        task.add_done_callback(self._tasks.discard)
 
     async def _heartbeat_loop(self) -> None:
         while not self._closed:

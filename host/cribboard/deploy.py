@@ -3,10 +3,12 @@ copied, then the board is reset so the new firmware runs."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from cribboard.errors import CribboardError
@@ -88,25 +90,60 @@ def plan(port: str, root: Path | None = None) -> list[tuple[str, Path]]:
 def deploy(port: str, *, root: Path | None = None, reset: bool = True,
            progress: Callable[[str], None] = print, timeout: float = 120.0) -> list[str]:
     """Copy changed firmware files to the board on `port`, then reset it (unless `reset` is
-    False). Returns the board paths copied."""
+    False) so the new firmware runs. Returns the board paths copied."""
     changed = plan(port, root)
     if not changed:
         progress("the board's firmware is up to date")
-    else:
-        total = len(changed)
-        dirs = sorted({str(Path(p).parent) for p, _ in changed} - {"."})
-        args: list[str] = []
-        if dirs:
-            # Make the folders the files go in (those that already exist are left alone).
-            args += ["exec", "import os\nfor d in %r:\n try: os.mkdir(d)\n except OSError: pass"
-                     % (dirs,), "+"]
-        for i, (board_path, local) in enumerate(changed, 1):
-            args += ["fs", "cp", str(local), ":" + board_path, "+"]
-            progress(f"[{i}/{total}] {board_path}")
-        _mpremote(port, args[:-1], timeout)
-        progress(f"copied {total} file{'s' if total != 1 else ''}")
-    if reset and changed:
+        return []
+    total = len(changed)
+    args: list[str] = []
+    dirs = sorted({str(Path(p).parent) for p, _ in changed} - {"."})
+    if dirs:
+        # Make the folders the files go in (those that already exist are left alone).
+        args += ["exec", "import os\nfor d in %r:\n try: os.mkdir(d)\n except OSError: pass"
+                 % (dirs,), "+"]
+    for board_path, local in changed:
+        args += ["fs", "cp", str(local), ":" + board_path, "+"]
+    done = 0
+    for line in _mpremote_lines(port, args[:-1], timeout):
+        # mpremote prints "cp LOCAL :REMOTE" as it copies each file.
+        if line.startswith("cp ") and " :" in line:
+            done += 1
+            progress(f"[{done}/{total}] {line.rsplit(' :', 1)[1]}")
+    progress(f"copied {total} file{'s' if total != 1 else ''}")
+    if reset:
         # A hard reset runs main.py: the new firmware starts as it will at power-on.
         _mpremote(port, ["reset"], timeout=30.0)
-        progress("board reset: the new firmware is running")
+        progress(f"board reset: firmware {_running_firmware(port)} is running")
     return [p for p, _ in changed]
+
+
+def _running_firmware(port: str) -> str:
+    """The version the board reports after its reset (it answers hello once it is up)."""
+    from cribboard.discovery import probe
+
+    try:
+        return asyncio.run(probe(port, timeout=10.0)).firmware
+    except CribboardError as err:
+        raise DeployError(f"the board did not come back after the reset: {err}") from err
+
+
+def _mpremote_lines(port: str, args: list[str], timeout: float) -> Iterator[str]:
+    """Run mpremote and yield its output lines as they come."""
+    command = [sys.executable, "-m", "mpremote", "connect", port, *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    timer = threading.Timer(timeout, process.kill)  # mpremote waits forever on a silent pty
+    timer.start()
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        yield from (line.rstrip("\n") for line in process.stdout)
+        error = process.stderr.read().strip().splitlines()
+        process.wait()
+    finally:
+        timer.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    if process.returncode != 0:
+        raise DeployError(f"mpremote failed on {port}: {error[-1] if error else 'killed'}")

@@ -26,9 +26,11 @@ def _cell(rgb: tuple[int, int, int], color: bool) -> str:
     top = max(rgb)
     if top == 0:
         return "."
-    if max(rgb) - min(rgb) < 20:
+    if top < 30:
+        return ":"  # faint: the second-lap glow, the dealer lamp
+    if top - min(rgb) < 20:
         return "*"  # white: a skunk line or a pending count
-    return "#" if top >= 200 else "+" if top >= 40 else ":"
+    return "#" if top >= 200 else "+"
 
 
 def draw_frame(rgb: bytes, color: bool = True) -> str:

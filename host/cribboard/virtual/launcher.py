@@ -316,6 +316,7 @@ class _Relay:
         self._booting = False
         self._boot_deadline = 0.0
         self._held_input = bytearray()  # host input that arrived while the board booted
+        self._power_cycling = False  # booting after a hard reset: host input is dropped
         self._host_connected = False
         self._host_last_read = 0.0  # when the host last took output from us
         self._proc: subprocess.Popen[bytes] | None = None
@@ -515,7 +516,10 @@ class _Relay:
             self._host_gone()
             return
         if self._booting:
-            self._held_input += data
+            if not self._power_cycling:
+                self._held_input += data
+            # else: a board that power-cycles drops off USB, and what a host sent meanwhile
+            # (mpremote's parting Ctrl-B after `reset`, say) never reaches the new firmware.
         else:
             self._host_input(data)
 
@@ -578,6 +582,9 @@ class _Relay:
                 pass
         self._mode = "raw" if kind == "raw" else "friendly"
         self._booting = True
+        self._power_cycling = cause == "power"
+        if self._power_cycling:
+            self._held_input.clear()
         self._boot_deadline = time.monotonic() + _BOOT_TIMEOUT
         if kind == "raw":
             # The unix port starts in the friendly REPL; Ctrl-A takes it to the raw REPL and

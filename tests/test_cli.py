@@ -1,0 +1,144 @@
+"""The `cribboard` command line against the virtual board, as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cribboard.cli import main
+from cribboard.virtual import SimControl, VirtualBoard
+
+CLI = [sys.executable, "-m", "cribboard.cli"]
+
+
+@pytest.fixture
+def vboard() -> Iterator[VirtualBoard]:
+    with VirtualBoard() as board:
+        yield board
+
+
+def run(*args: str, env: dict[str, str] | None = None,
+        timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+def test_a_game_pegged_from_the_command_line(vboard: VirtualBoard,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    port = ["--port", vboard.port]
+    assert main([*port, "peg", "blue", "12"]) == 0
+    assert main([*port, "peg", "orange", "29"]) == 0
+    assert main([*port, "peg", "a", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "blue     16  (back  12)" in out and "orange   29  (back   0)" in out
+    assert main([*port, "undo"]) == 0
+    assert main([*port, "set", "1", "50", "40"]) == 0
+    assert main([*port, "deal"]) == 0
+    assert main([*port, "status", "--json"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()[-1]
+    status = json.loads(out)
+    assert status["state"]["front"] == [12, 50] and status["state"]["back"] == [0, 40]
+    assert status["state"]["dealer"] == 1 and status["board"] == "sim"
+    assert len(bytes.fromhex(status["frame"])) == 3 * 121
+    assert main([*port, "new", "--target", "61"]) == 0
+    assert main([*port, "status", "--no-color"]) == 0
+    out = capsys.readouterr().out
+    assert "game to 61" in out and "blue      0" in out
+    assert main([*port, "bright", "77"]) == 0
+    assert capsys.readouterr().out.strip() == "77"
+
+
+def test_status_draws_the_board(vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["--port", vboard.port, "set", "0", "70", "65"])
+    capsys.readouterr()
+    assert main(["--port", vboard.port, "status", "--no-color"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line for line in lines[:5] if "win" not in line]
+    assert len(rows) == 4 and all(len(r.replace(" ", "")) == 30 for r in rows)
+    # second lap: blue's two rows glow (':'), with the front and back pegs on them
+    assert rows[0].count(":") + rows[1].count(":") == 58
+    assert "#" in rows[0] and "+" in rows[0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["peg", "blue", "30"], "points must be 1..29"),
+    (["peg", "green", "3"], "unknown player 'green'"),
+    (["peg", "0", "x"], "points must be a whole number"),
+    (["new", "--target", "100"], "invalid choice"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required"),
+])
+def test_bad_arguments_give_one_line_and_a_nonzero_exit(args: list[str], message: str) -> None:
+    result = run("--port", "/dev/null", *args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cribboard: ") and message in lines[0]
+
+
+def test_a_board_refusal_is_one_line(vboard: VirtualBoard) -> None:
+    result = run("--port", vboard.port, "undo")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "cribboard: board refused: nothing to undo (nothing_to_undo)"
+
+
+def test_no_board_says_how_to_start_the_virtual_one() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CRIBBOARD_PORT"}
+    result = run("status", env=env)
+    assert result.returncode == 1
+    assert len(result.stderr.splitlines()) == 1
+    assert "no board found" in result.stderr and "cribboard sim" in result.stderr
+
+
+def test_a_port_that_does_not_exist(tmp_path: Path) -> None:
+    result = run("--port", str(tmp_path / "ttyNONE"), "status")
+    assert result.returncode == 1
+    assert result.stderr.startswith("cribboard: cannot open ")
+
+
+def test_port_from_the_environment(vboard: VirtualBoard) -> None:
+    result = run("peg", "1", "6", env={**os.environ, "CRIBBOARD_PORT": vboard.port})
+    assert result.returncode == 0 and "orange    6" in result.stdout
+
+
+def test_watch_prints_events_as_they_come(vboard: VirtualBoard) -> None:
+    watcher = subprocess.Popen([*CLI, "--port", vboard.port, "watch", "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert watcher.stderr is not None and watcher.stdout is not None
+        assert "watching" in watcher.stderr.readline()
+        # A change the watcher did not make: the board restarts (reset from the side channel).
+        with SimControl(vboard.control) as sim:
+            sim.reset()
+        hello = json.loads(watcher.stdout.readline())
+        assert hello["event"] == "hello" and hello["board"] == "sim"
+        state = json.loads(watcher.stdout.readline())
+        assert state["event"] == "st" and state["r"] == "0" and state["f"] == "0,0"
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=10)
+    assert watcher.returncode in (0, 130)
+
+
+def test_sim_prints_its_port_first_and_runs_until_interrupted() -> None:
+    sim = subprocess.Popen([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        assert sim.stdout is not None
+        port = sim.stdout.readline().strip()
+        assert port.startswith("/dev/") and os.path.exists(port)
+        assert sim.stdout.readline().startswith("control: ")
+        result = run("--port", port, "peg", "0", "3")
+        assert result.returncode == 0, result.stderr
+        assert sim.poll() is None
+    finally:
+        sim.send_signal(signal.SIGINT)
+        sim.wait(timeout=10)
+    assert sim.returncode == 0

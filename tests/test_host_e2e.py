@@ -1,0 +1,333 @@
+"""The host library end to end: the real firmware on the real MicroPython interpreter (the virtual
+board), reached over its pty through pyserial, as a USB board would be."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+
+import pytest
+import serial
+
+from cribboard.api import Board, BoardState, SyncBoard
+from cribboard.client import Client, Event
+from cribboard.errors import BoardRejected, LinkError
+from cribboard.transport import DataCallback, LostCallback, SerialTransport
+from cribboard.virtual import SimControl, VirtualBoard
+from cribcore import protocol
+from cribcore.layout import HOLES, hole_for_score
+from cribcore.render import FRONT, PALETTE
+
+
+@pytest.fixture
+def vboard() -> Iterator[VirtualBoard]:
+    with VirtualBoard() as board:
+        yield board
+
+
+@pytest.fixture
+async def board(vboard: VirtualBoard) -> AsyncIterator[Board]:
+    b = await Board.open(vboard.port, timeout=3.0)
+    try:
+        yield b
+    finally:
+        await b.close()
+
+
+def raw_exchange(port: str, lines: list[bytes], timeout: float = 3.0) -> list[bytes]:
+    """Send request lines one by one on a plain serial link; collect every line that comes back
+    until each request has had its reply (leaving out the board's boot announcement)."""
+    got: list[bytes] = []
+    with serial.Serial(port, timeout=timeout) as link:
+        for line in lines:
+            link.write(line)
+            while True:
+                reply = link.readline()
+                assert reply.endswith(b"\n"), f"no reply to {line!r}: {got!r}"
+                if not reply.startswith(b"! hello "):
+                    got.append(reply)
+                if not reply.startswith(b"!"):
+                    break
+            # The events a request causes follow its reply at once: a ping behind it marks
+            # where they end.
+            link.write(b"#zz9 ping\n")
+            while (event := link.readline()) != b"#zz9 ok\n":
+                assert event.startswith(b"!"), f"unexpected line {event!r}"
+                got.append(event)
+    return got
+
+
+class Collector:
+    """Gathers a client's events; wait_for() waits for one that matches."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._changed = asyncio.Event()
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+        self._changed.set()
+
+    async def wait_for(self, match: Callable[[Event], bool], timeout: float = 5.0) -> Event:
+        async def scan() -> Event:
+            while True:
+                for event in self.events:
+                    if match(event):
+                        return event
+                self._changed.clear()
+                await self._changed.wait()
+
+        return await asyncio.wait_for(scan(), timeout)
+
+
+# --- every command ------------------------------------------------------------------------------
+
+
+async def test_hello_names_the_board_and_protocol(board: Board) -> None:
+    hello = board.hello
+    assert hello.protocol == (protocol.PROTOCOL_MAJOR, protocol.PROTOCOL_MINOR)
+    assert hello.board == "sim"
+    assert hello.layout == "crib121"
+    assert {v.decode() for v in protocol.VERBS} <= set(hello.capabilities)
+    await board.ping()
+
+
+async def test_pegging_a_game_through_every_command(board: Board) -> None:
+    state = await board.state()
+    assert (state.front, state.back, state.target, state.winner) == ([0, 0], [0, 0], 121, None)
+    await board.peg(0, 12)
+    await board.peg(0, 4)
+    await board.peg(1, 29)
+    state = await board.state()
+    assert state.front == [16, 29] and state.back == [12, 0]
+    await board.undo()
+    assert (await board.state()).front == [16, 0]
+    await board.set_pegs(1, 100, 90)
+    await board.set_pegs(1, 105)  # the back peg stays where it was
+    state = await board.state()
+    assert (state.front[1], state.back[1]) == (105, 90)
+    assert await board.set_dealer(1) == 1
+    assert await board.set_dealer() == 0
+    await board.preview(0, 6)
+    assert (await board.state()).pending == [6, 0]
+    await board.set_skunk_double(True)
+    await board.set_pegs(0, 115, 100)
+    await board.set_pegs(1, 60, 50)
+    await board.peg(0, 8)
+    state = await board.state()
+    assert state.winner == 0 and state.result == "double_skunk" and state.games == [2, 0]
+    with pytest.raises(BoardRejected) as refused:
+        await board.peg(1, 2)
+    assert refused.value.code == "game_over"
+    assert await board.games() == [2, 0]
+    await board.clear_games()
+    assert await board.games() == [0, 0]
+    await board.new_game(61)
+    state = await board.state()
+    assert state.target == 61 and state.front == [0, 0] and state.winner is None
+    await board.new_game(121, 3)
+    assert (await board.state()).players == 3
+    assert await board.brightness() == 128
+    assert await board.brightness(40) == 40
+    assert await board.budget(900) == 900
+    assert await board.budget() == 900
+
+
+async def test_frame_mirrors_the_leds(board: Board, vboard: VirtualBoard) -> None:
+    await board.brightness(255)
+    await board.peg(1, 7)
+    frame = await board.frame()
+    assert len(frame.rgb) == 3 * HOLES
+    hole = hole_for_score(2, 1, 7, 121)
+    colours = PALETTE[1]
+    assert frame.hole(hole) == (colours[FRONT], colours[FRONT + 1], colours[FRONT + 2])
+    assert frame.scale == 256 and frame.milliamps > HOLES
+    # The simulated LED strip shows the same thing, in chain order and at the frame's scale.
+    with SimControl(vboard.control) as sim:
+        strip = sim.wait_frame(lambda rgb: sum(rgb) > 0)
+    from cribcore.layout import LED_OF_HOLE
+
+    led = LED_OF_HOLE[hole]
+    assert strip[3 * led: 3 * led + 3] == bytes(frame.hole(hole))
+
+
+async def test_sync_wrapper_for_scripts(vboard: VirtualBoard) -> None:
+    def script() -> BoardState:
+        with SyncBoard.open(vboard.port) as b:
+            b.peg(0, 5)
+            b.peg(1, 3)
+            b.undo()
+            return b.state()
+
+    state = await asyncio.get_running_loop().run_in_executor(None, script)
+    assert state.front == [5, 0]
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+
+def test_bad_input_gets_an_error_and_changes_nothing(vboard: VirtualBoard) -> None:
+    before = raw_exchange(vboard.port, [b"#s1 peg 0 7\n", b"#s2 st\n"])[-1]
+    bad = [
+        (b"#b1 pge 0 1\n", b"#b1 err unknown"),
+        (b"#b2 peg 0 x\n", b"#b2 err bad_arg"),
+        (b"#b3 peg 0 99\n", b"#b3 err bad_points"),
+        (b"#b4 peg 7 1\n", b"#b4 err bad_player"),
+        (b"#b5 peg 0\n", b"#b5 err bad_arg"),
+        (b"#b6 peg 0 1 2 3\n", b"#b6 err bad_arg"),
+        (b"#b7 set 0 5 9\n", b"#b7 err bad_pegs"),
+        (b"#b8 new 100\n", b"#b8 err bad_target"),
+        (b"#b9 bright 999\n", b"#b9 err bad_value"),
+        (b"#c1 peg 0 -3\n", b"#c1 err bad_points"),
+        (b"#c2 peg 0 1\x7f\n", b"#c2 err bad_line"),
+        (b"#c3 peg 0 " + b"1" * 80 + b"\n", b"#c3 err too_long"),
+        (b"#c4 peg 0 99999999999\n", b"#c4 err bad_arg"),
+        (b"peg\n", b"err bad_arg"),
+        (b"#c5\n", b"#c5 err bad_line"),
+    ]
+    replies = raw_exchange(vboard.port, [line for line, _ in bad])
+    assert len(replies) == len(bad)  # exactly one reply each, and no state event
+    for (line, expected), reply in zip(bad, replies):
+        assert reply.startswith(expected + b" "), (line, reply)
+    after = raw_exchange(vboard.port, [b"#s2 st\n"])[-1]
+    assert after == before
+
+
+def test_a_resent_request_is_not_applied_twice(vboard: VirtualBoard) -> None:
+    first = raw_exchange(vboard.port, [b"#r1 peg 0 5\n"])
+    assert first[0] == b"#r1 ok r=1\n" and first[1].startswith(b"! st r=1 ")
+    again = raw_exchange(vboard.port, [b"#r1 peg 0 5\n"])
+    assert again == [b"#r1 ok r=1\n"]  # the same reply, no change, no event
+    state = raw_exchange(vboard.port, [b"st\n"])[0]
+    assert b" f=5,0 " in state
+
+
+async def test_library_resends_with_the_same_id_after_a_lost_reply(vboard: VirtualBoard) -> None:
+    """The reply to a peg is lost with the link; the client reconnects and resends the same
+    line; the board answers from memory and the points are applied once."""
+
+    class LosesFirstPegReply(SerialTransport):
+        dropped = 0
+
+        async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
+            def filtered(data: bytes) -> None:
+                if LosesFirstPegReply.dropped == 0 and b" ok r=" in data:
+                    LosesFirstPegReply.dropped += 1
+                    on_lost(LinkError("cable pulled"))  # the reply never arrives
+                    return
+                on_data(data)
+
+            await super().open(filtered, on_lost)
+
+    b = await Board.open_transport(lambda: LosesFirstPegReply(vboard.port))
+    try:
+        await b.peg(0, 9)
+        assert LosesFirstPegReply.dropped == 1
+        state = await b.state()
+        assert state.front == [9, 0] and state.rev == 1
+    finally:
+        await b.close()
+
+
+# --- events, restarts, reconnects -------------------------------------------------------------
+
+
+async def test_every_change_is_pushed_to_subscribers(board: Board) -> None:
+    seen = Collector()
+    board.client.subscribe(seen)
+    await board.peg(1, 3)
+    event = await seen.wait_for(lambda e: e.name == "st")
+    assert BoardState.from_fields(event.fields).front == [0, 3]
+    await board.brightness(99)
+    await seen.wait_for(lambda e: e.name == "cfg" and e.fields.get("bright") == "99")
+
+
+async def test_resync_after_the_board_restarts(board: Board, vboard: VirtualBoard) -> None:
+    seen = Collector()
+    board.client.subscribe(seen)
+    await board.peg(0, 20)
+    boots = vboard.boots
+    await asyncio.get_running_loop().run_in_executor(None, vboard.reset)
+    await seen.wait_for(lambda e: e.name == "hello")
+    assert vboard.boots == boots + 1
+    # The client read the state again by itself; the rebooted board has no saved game yet.
+    fresh = await seen.wait_for(lambda e: e.name == "st" and e.fields.get("r") == "0")
+    assert BoardState.from_fields(fresh.fields).front == [0, 0]
+    await board.peg(1, 2)  # the same open client carries on
+    assert (await board.state()).front == [0, 2]
+
+
+async def test_reconnect_after_the_link_drops(vboard: VirtualBoard) -> None:
+    transports: list[SerialTransport] = []
+
+    def factory() -> SerialTransport:
+        transports.append(SerialTransport(vboard.port))
+        return transports[-1]
+
+    client = Client(factory, timeout=3.0, heartbeat=0)
+    await client.connect()
+    b = Board(client)
+    seen = Collector()
+    client.subscribe(seen)
+    try:
+        await b.peg(0, 4)
+        # Pull the cable: the port closes under the reader.
+        await transports[0].close()
+        client._on_lost(LinkError("unplugged"))  # what the reader thread reports
+        await seen.wait_for(lambda e: e.name == "link" and e.fields["state"] == "back")
+        resynced = await seen.wait_for(lambda e: e.name == "st" and e.fields.get("f") == "4,0")
+        assert resynced.fields["r"] == "1"
+        await b.peg(0, 2)
+        assert (await b.state()).front == [6, 0]
+        assert len(transports) == 2
+    finally:
+        await client.close()
+
+
+async def test_heartbeat_notices_a_board_that_stopped_answering(vboard: VirtualBoard) -> None:
+    with SimControl(vboard.control) as sim:
+        pid = int(sim.info()["pid"])
+    client = Client(lambda: SerialTransport(vboard.port), timeout=0.5, heartbeat=0.2)
+    await client.connect()
+    seen = Collector()
+    client.subscribe(seen)
+    try:
+        os.kill(pid, signal.SIGSTOP)  # the board hangs: the port stays open, nothing answers
+        try:
+            await seen.wait_for(lambda e: e.name == "link" and e.fields["state"] == "lost")
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        await seen.wait_for(lambda e: e.name == "link" and e.fields["state"] == "back")
+        await client.request("ping")
+    finally:
+        await client.close()
+
+
+async def test_a_request_during_a_dead_link_fails_clearly() -> None:
+    client = Client(lambda: SerialTransport("/dev/nonexistent-cribboard"), reconnect=False)
+    with pytest.raises(LinkError, match="cannot open"):
+        await client.connect()
+
+
+async def test_protocol_major_mismatch_is_refused(vboard: VirtualBoard,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from cribboard import client as client_module
+    from cribboard.errors import ProtocolMismatch
+
+    monkeypatch.setattr(client_module, "SUPPORTED_MAJOR", protocol.PROTOCOL_MAJOR + 1)
+    with pytest.raises(ProtocolMismatch, match="update"):
+        await Board.open(vboard.port)
+
+
+def test_board_is_usable_in_a_64k_heap() -> None:
+    """The running firmware serves a whole game in a 64 KB heap (a 32-bit board's)."""
+    with VirtualBoard(heap="64wK") as small:
+        lines = [b"#h%d peg %d %d\n" % (i, i % 2, 1 + i % 9) for i in range(40)]
+        replies = [r for r in raw_exchange(small.port, lines) if not r.startswith(b"!")]
+        assert all(b" ok " in r for r in replies), replies
+        start = time.monotonic()
+        frame = raw_exchange(small.port, [b"frame\n"])[0]
+        assert frame.startswith(b"ok scale=") and time.monotonic() - start < 3
