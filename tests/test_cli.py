@@ -142,3 +142,12 @@ def test_sim_prints_its_port_first_and_runs_until_interrupted() -> None:
         sim.send_signal(signal.SIGINT)
         sim.wait(timeout=10)
     assert sim.returncode == 0
+
+
+def test_demo_pegs_a_whole_game_and_exits() -> None:
+    result = run("demo", "--delay", "0", "--seed", "7", timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "virtual board on /dev/" in result.stderr
+    final = result.stdout.strip().splitlines()
+    summary = [line for line in final[-4:] if "won" in line]
+    assert len(summary) == 1 and " 121 " in summary[0]
