@@ -1,5 +1,5 @@
-# The firmware app: builds the hardware objects from the board profile, then runs the asyncio
-# tasks (USB link, renderer). Everything below main() gets its hardware passed in.
+# The firmware app: main() builds the hardware objects from the board profile; App wires the
+# board state, renderer, dispatcher and links from objects passed in, and runs the asyncio tasks.
 
 import sys
 
@@ -13,10 +13,36 @@ from cribfw.version import FIRMWARE_VERSION
 FRAME_MS = 20  # render tick while something animates or changed
 
 
-async def render_task(board, renderer, dispatcher):
+class App:
+    """The running board. Tasks are coroutine functions taking the app; each change to the
+    board, from any task, is pushed to the links by dispatcher.publish_if_changed()."""
+
+    def __init__(self, pixels, stdin, stdout, profile):
+        self.profile = profile
+        self.board = Board()
+        self.renderer = Renderer(pixels, budget_ma=profile.budget_ma)
+        self.dispatcher = Dispatcher(self.board, self.renderer, profile.name, FIRMWARE_VERSION)
+        self.usb = UsbLink(stdin, stdout, self.dispatcher)
+        self.dispatcher.add_link(self.usb)
+        self.tasks = [render_task]
+
+    async def run(self):
+        import asyncio
+
+        self.dispatcher.announce()
+        tasks = [asyncio.create_task(self.usb.run())]
+        for task in self.tasks:
+            tasks.append(asyncio.create_task(task(self)))
+        await asyncio.gather(*tasks)
+
+
+async def render_task(app):
     import asyncio
     import time
 
+    board = app.board
+    renderer = app.renderer
+    dispatcher = app.dispatcher
     start = time.ticks_ms()
     shown_rev = -1
     shown_settings = -1
@@ -31,25 +57,6 @@ async def render_task(board, renderer, dispatcher):
         await asyncio.sleep_ms(FRAME_MS)
 
 
-async def run(board, renderer, dispatcher, links):
-    import asyncio
-
-    dispatcher.announce()
-    tasks = [asyncio.create_task(link.run()) for link in links]
-    tasks.append(asyncio.create_task(render_task(board, renderer, dispatcher)))
-    await asyncio.gather(*tasks)
-
-
-def build(pixels, stdin, stdout, profile):
-    """Wire the app from hardware objects that are passed in."""
-    board = Board()
-    renderer = Renderer(pixels, budget_ma=profile.budget_ma)
-    dispatcher = Dispatcher(board, renderer, profile.name, FIRMWARE_VERSION)
-    usb = UsbLink(stdin, stdout, dispatcher)
-    dispatcher.add_link(usb)
-    return board, renderer, dispatcher, [usb]
-
-
 def main():
     import asyncio
 
@@ -60,6 +67,5 @@ def main():
 
     profile = detect()
     pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)
-    board, renderer, dispatcher, links = build(pixels, sys.stdin.buffer, sys.stdout.buffer,
-                                               profile)
-    asyncio.run(run(board, renderer, dispatcher, links))
+    app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile)
+    asyncio.run(app.run())

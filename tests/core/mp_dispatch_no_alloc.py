@@ -8,7 +8,7 @@ import micropython
 
 from checks import FakePixels
 from cribcore.layout import HOLES
-from cribfw.app import build
+from cribfw.app import App
 from cribfw.linebuffer import LineAssembler
 from cribcore.profiles import PROFILES
 
@@ -26,8 +26,8 @@ class NullOut:
 def app():
     out = NullOut()
     stdin = open("/dev/null", "rb")  # the USB link polls it; the lines come through feed()
-    board, _renderer, dispatcher, links = build(FakePixels(HOLES), stdin, out, PROFILES["sim"])
-    usb = links[0]
+    app = App(FakePixels(HOLES), stdin, out, PROFILES["sim"])
+    board, dispatcher, usb = app.board, app.dispatcher, app.usb
     lines = LineAssembler(lambda line, n: dispatcher.handle_line(usb, line, n),
                           lambda line, n: dispatcher.line_too_long(usb, line, n))
     return board, lines, out

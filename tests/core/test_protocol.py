@@ -1,5 +1,5 @@
 # Protocol tests: the literal vectors of vectors.py against the real firmware (the app as
-# cribfw.app.build wires it, its USB link reading the bytes through select.poll), and the host
+# cribfw.app.App wires it, its USB link reading the bytes through select.poll), and the host
 # side of the codec (encode_request, decode_line, decode_state) both ways.
 # Runs under CPython (pytest) and MicroPython (mprun.py): plain asserts, nothing MicroPython lacks.
 import os
@@ -8,7 +8,7 @@ import vectors as V
 from checks import FakePixels
 from cribcore import protocol as P
 from cribcore.layout import HOLES
-from cribfw.app import build
+from cribfw.app import App
 from cribcore.profiles import PROFILES
 from cribfw.usblink import UsbLink
 
@@ -58,9 +58,9 @@ class Session:
     def __init__(self):
         self.out = Out()
         self._writer, self._reader = _input_stream()
-        self.board, self.renderer, self.dispatcher, links = build(
-            FakePixels(HOLES), self._reader, self.out, PROFILES["sim"])
-        self.link = links[0]
+        app = App(FakePixels(HOLES), self._reader, self.out, PROFILES["sim"])
+        self.board, self.renderer, self.dispatcher = app.board, app.renderer, app.dispatcher
+        self.link = app.usb
         self._files = [self._writer, self._reader]
 
     def feed(self, data):
