@@ -175,6 +175,10 @@ def main() -> None:
 
     print(f"\n(benchmark took {time.monotonic() - started:.1f} s)")
 
+    print()
+    from link_bench import main as link_bench  # bench/link_bench.py: host <-> virtual board
+    link_bench()
+
 
 if __name__ == "__main__":
     main()
