@@ -151,3 +151,22 @@ def test_demo_pegs_a_whole_game_and_exits() -> None:
     final = result.stdout.strip().splitlines()
     summary = [line for line in final[-4:] if "won" in line]
     assert len(summary) == 1 and " 121 " in summary[0]
+
+
+def test_sim_show_draws_the_board_as_it_changes() -> None:
+    sim = subprocess.Popen([*CLI, "sim", "--show"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        assert sim.stdout is not None
+        port = sim.stdout.readline().strip()
+        sim.stdout.readline()
+        assert run("--port", port, "peg", "0", "1").returncode == 0
+        pictures: list[list[str]] = []
+        while not pictures or pictures[-1][0][0] != "#":
+            pictures.append([sim.stdout.readline().rstrip("\n") for _ in range(5)])
+            assert len(pictures) < 10, pictures
+        rows = pictures[-1]
+        assert rows[2].endswith("win") and rows[0].startswith("# . . . .")
+    finally:
+        sim.send_signal(signal.SIGINT)
+        sim.wait(timeout=10)

@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from cribboard import __version__
 from cribboard.api import Board
+from cribboard.cliparse import OneLineParser
 from cribboard.errors import CribboardError, NoBoardFound
 from cribboard.terminal import PLAYER_NAMES, describe_state, draw_frame
 
@@ -26,10 +27,10 @@ class UsageError(CribboardError):
     """A bad command-line argument."""
 
 
-class _Parser(argparse.ArgumentParser):
+class _SubParser(OneLineParser):
+    # Sub-commands report errors under the program's name, as the main parser does.
     def error(self, message: str) -> NoReturn:
-        # One line, not argparse's usage block: scripts read stderr.
-        self.exit(2, f"{PROG}: {message} (see {PROG} --help)\n")
+        self.exit(2, f"{PROG}: {message} (see {self.prog} --help)\n")
 
 
 def player_arg(text: str) -> int:
@@ -58,13 +59,13 @@ def _int_in(low: int, high: int, what: str) -> Callable[[str], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Drive an LED cribbage board over USB serial, or "
+    parser = OneLineParser(prog=PROG, description="Drive an LED cribbage board over USB serial, or "
                      "the virtual board.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--port", help=f"the board's serial port or pyserial URL (default: "
                         f"${PORT_ENV}, else the only board found)")
     parser.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for a reply")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
     sub.required = True
 
     sub.add_parser("list", help="list boards on serial ports")

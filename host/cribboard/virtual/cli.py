@@ -14,14 +14,14 @@ from types import FrameType
 
 from .errors import VirtualBoardError
 from .launcher import DEFAULT_HEAP, VirtualBoard
-from .sidechannel import FrameCallback
+from ..cliparse import OneLineParser
 
-_SHOW_PERIOD = 0.1  # redraw the LED line at most ten times a second
+_SHOW_PERIOD = 0.1  # redraw the board at most ten times a second
 
 
 def build_parser(prog: str = "cribboard sim") -> argparse.ArgumentParser:
     """The argument parser of ``cribboard sim``."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=prog,
         description="Run the firmware on a virtual board (MicroPython's unix port) behind a "
         "pseudo-terminal that mpremote and the cribboard host open like a USB board.",
@@ -45,30 +45,20 @@ def build_parser(prog: str = "cribboard sim") -> argparse.ArgumentParser:
     return parser
 
 
-def led_line(rgb: bytes, color: bool) -> str:
-    """A one-line picture of an LED frame: two LEDs per character cell in colour, or a
-    count of lit LEDs when the output is not a terminal."""
-    count = len(rgb) // 3
-    if not color:
-        lit = sum(1 for i in range(count) if any(rgb[3 * i : 3 * i + 3]))
-        return f"LEDs: {lit}/{count} lit"
-    cells = []
-    for i in range(0, count, 2):
-        left = rgb[3 * i : 3 * i + 3]
-        right = rgb[3 * i + 3 : 3 * i + 6] or b"\0\0\0"
-        cells.append(
-            f"\x1b[38;2;{left[0]};{left[1]};{left[2]}m"
-            f"\x1b[48;2;{right[0]};{right[1]};{right[2]}m\u258c"
-        )
-    return "".join(cells) + "\x1b[0m"
+def board_picture(chain_rgb: bytes, color: bool) -> str:
+    """The board as the LEDs show it: the strip's frame (chain order) drawn by hole."""
+    from cribboard.terminal import draw_frame
+    from cribcore.layout import HOLE_OF_LED
+
+    by_hole = bytearray(len(chain_rgb))
+    for led in range(min(len(chain_rgb) // 3, len(HOLE_OF_LED))):
+        hole = HOLE_OF_LED[led]
+        by_hole[3 * hole : 3 * hole + 3] = chain_rgb[3 * led : 3 * led + 3]
+    return draw_frame(bytes(by_hole), color)
 
 
-def main(argv: list[str] | None = None, on_frame: FrameCallback | None = None) -> int:
-    """Run ``cribboard sim``; return the exit status.
-
-    `on_frame`, if given, replaces the built-in LED line of ``--show``; it is called on the
-    relay thread with each new frame (RGB, 3 bytes per LED) and must return quickly.
-    """
+def main(argv: list[str] | None = None) -> int:
+    """Run ``cribboard sim``; return the exit status."""
     args = build_parser().parse_args(argv)
     latest: list[bytes] = []
     changed = threading.Event()
@@ -77,14 +67,13 @@ def main(argv: list[str] | None = None, on_frame: FrameCallback | None = None) -
         latest[:] = [rgb]
         changed.set()
 
-    frame_hook = (on_frame or remember) if args.show else None
     try:
         board = VirtualBoard(
             flash=args.flash,
             heap=args.heap,
             micropython=args.micropython,
             firmware=args.firmware,
-            on_frame=frame_hook,
+            on_frame=remember if args.show else None,
         ).start()
     except (VirtualBoardError, ValueError) as err:
         print(f"cribboard sim: {err}", file=sys.stderr)
@@ -100,17 +89,19 @@ def main(argv: list[str] | None = None, on_frame: FrameCallback | None = None) -
         print(board.port, flush=True)
         print(f"control: {board.control}", flush=True)
         color = sys.stdout.isatty()
+        drawn_lines = 0
         while not stop.wait(_SHOW_PERIOD):
-            if args.show and on_frame is None and changed.is_set():
+            if args.show and changed.is_set():
                 changed.clear()
-                end = "\r" if color else "\n"
-                print(led_line(latest[0], color), end=end, flush=True)
+                picture = board_picture(latest[0], color)
+                if color and drawn_lines:
+                    print(f"\x1b[{drawn_lines}F", end="")  # redraw in place
+                print(picture, flush=True)
+                drawn_lines = picture.count("\n") + 1
     finally:
         board.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if args.show and on_frame is None and sys.stdout.isatty():
-        print()
     return 0
 
 

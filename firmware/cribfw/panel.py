@@ -1,0 +1,153 @@
+# The pegging panel: what the board's buttons do. Each player has a "+" and a "-" button; one
+# shared "deal" button. A count is entered as a pending count the board previews (the hole the
+# peg would reach blinks), then committed as one peg move (one leapfrog).
+#
+#   P+  press: +1   hold: +5 at once, then +5 every REPEAT_MS (stops at 29)
+#   P-  press: -1 from the pending count; hold: cancel the pending count;
+#       hold with nothing pending: undo the last committed move (one per hold)
+#   deal  press: commit every pending count now; with none pending, pass the deal on;
+#         hold NEW_GAME_MS: new game (same target and players)
+# A pending count commits by itself COMMIT_MS after its player's last press, or at once when
+# another player starts a count or the deal button is pressed.
+#
+# Buttons are passed in (name -> Button); names: "A+", "A-", "B+", "B-", "C+", "C-", "deal".
+# A board may have fewer (a two-player board has no C buttons).
+
+from cribcore.state import MAX_POINTS, BoardError
+from cribfw import buttons as B
+
+try:
+    from time import ticks_diff
+except ImportError:  # CPython
+
+    def ticks_diff(a, b):  # type: ignore[misc]
+        return a - b
+
+
+PLAYER_KEYS = ("A", "B", "C")
+ACTION_NAMES = {B.TAP: b"tap", B.LONG: b"hold"}
+
+
+class Panel:
+    COMMIT_MS = 2500
+    NEW_GAME_MS = 3000
+
+    def __init__(self, board, buttons, on_action=None):
+        self.board = board
+        self.on_action = on_action  # on_action(name_bytes, action_bytes): report to hosts
+        self._plus = [buttons.get(k + "+") for k in PLAYER_KEYS]
+        self._minus = [buttons.get(k + "-") for k in PLAYER_KEYS]
+        self._deal = buttons.get("deal")
+        self._names = {}
+        for name in buttons:
+            self._names[buttons[name]] = name.encode()
+        self._last_touch = [0, 0, 0]
+        self._new_game_fired = False
+
+    def update(self, now):
+        """Read every button at time `now` (ms) and act on what happened."""
+        board = self.board
+        for p in range(3):
+            plus = self._plus[p]
+            minus = self._minus[p]
+            if plus is not None:
+                self._on_plus(p, plus, plus.update(now), now)
+            if minus is not None:
+                self._on_minus(p, minus, minus.update(now), now)
+        if self._deal is not None:
+            self._on_deal(self._deal, self._deal.update(now), now)
+        for p in range(board.players):
+            if board.pending[p] and ticks_diff(now, self._last_touch[p]) >= self.COMMIT_MS \
+                    and not self._held(p):
+                self._commit(p)
+
+    # --- per button ----------------------------------------------------------------------------
+
+    def _on_plus(self, p, button, event, now):
+        if event == B.NONE or p >= self.board.players:
+            return
+        self._report(button, event)
+        self._last_touch[p] = now
+        if event == B.PRESS:
+            self._commit_others(p)
+            self._add(p, 1)
+        elif event == B.LONG:
+            self._add(p, 4)  # the press already counted one: five in all
+        elif event == B.REPEAT:
+            self._add(p, 5)
+
+    def _on_minus(self, p, button, event, now):
+        if event == B.NONE or p >= self.board.players:
+            return
+        self._report(button, event)
+        self._last_touch[p] = now
+        board = self.board
+        pending = board.pending[p]
+        if event == B.TAP and pending:
+            board.set_pending(p, pending - 1)
+        elif event == B.LONG:
+            if pending:
+                board.set_pending(p, 0)  # a mistaken count, cancelled
+            else:
+                self._try(board.undo)
+
+    def _on_deal(self, button, event, now):
+        if event == B.NONE:
+            return
+        self._report(button, event)
+        board = self.board
+        if event == B.PRESS:
+            self._new_game_fired = False
+        elif event == B.TAP:
+            if not self._commit_all():
+                board.next_dealer()
+        elif not self._new_game_fired and button.held_ms(now) >= self.NEW_GAME_MS:
+            self._new_game_fired = True  # one new game per hold, however long
+            board.new_game()
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _add(self, p, points):
+        board = self.board
+        count = board.pending[p] + points
+        if count > MAX_POINTS:
+            count = MAX_POINTS
+        self._try(board.set_pending, p, count)
+
+    def _commit(self, p):
+        points = self.board.pending[p]
+        if points:
+            if not self._try(self.board.peg, p, points):
+                self.board.set_pending(p, 0)
+
+    def _commit_others(self, p):
+        for other in range(self.board.players):
+            if other != p:
+                self._commit(other)
+
+    def _commit_all(self):
+        committed = False
+        for p in range(self.board.players):
+            if self.board.pending[p]:
+                self._commit(p)
+                committed = True
+        return committed
+
+    def _held(self, p):
+        plus = self._plus[p]
+        minus = self._minus[p]
+        return (plus is not None and plus.down) or (minus is not None and minus.down)
+
+    def _try(self, action, *args):
+        # A button cannot be refused with an error reply: a press the rules refuse (scoring
+        # after the game ended, undo with no history) simply does nothing.
+        try:
+            action(*args)
+            return True
+        except BoardError:
+            return False
+
+    def _report(self, button, event):
+        action = ACTION_NAMES.get(event)
+        if action is not None and self.on_action is not None:
+            self.on_action(self._names[button], action)
