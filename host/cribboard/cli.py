@@ -15,6 +15,7 @@ from cribboard import __version__
 from cribboard.api import Board
 from cribboard.cliparse import OneLineParser
 from cribboard.errors import CribboardError, NoBoardFound
+from cribboard.rules import count_cli
 from cribboard.terminal import PLAYER_NAMES, describe_state, draw_frame
 
 PROG = "cribboard"
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="peg a game on the virtual board, drawn in the terminal")
     demo.add_argument("--delay", type=float, default=0.6, help="seconds between moves")
     demo.add_argument("--seed", type=int, help="random seed for the moves")
+    count_cli.add_parser(sub)
     return parser
 
 
@@ -183,6 +185,8 @@ def _run_command(args: argparse.Namespace) -> int:
         from cribboard.demo import run_demo
 
         return run_demo(delay=args.delay, seed=args.seed, color=color)
+    if command == "count":
+        return count_cli.run(args)
     actions: dict[str, Callable[[Board], Awaitable[int]]] = {
         "status": lambda b: _status(b, args.json, color),
         "peg": lambda b: _change(b, b.peg(args.player, args.points), color),

@@ -6,6 +6,7 @@ the virtual board's pty), `socket://host:port`, or `loop://` for tests."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -38,7 +39,8 @@ class Transport(ABC):
 
 
 class SerialTransport(Transport):
-    """A serial port (or any pyserial URL), read by a background thread."""
+    """A serial port (or any pyserial URL). Ports with a file descriptor are watched by the
+    event loop itself; others (`loop://`, `socket://` on some systems) by a reader thread."""
 
     def __init__(self, url: str, baudrate: int = 115200) -> None:
         self.name = url
@@ -46,6 +48,7 @@ class SerialTransport(Transport):
         self._baudrate = baudrate
         self._serial: serial.Serial | None = None
         self._thread: threading.Thread | None = None
+        self._watched_fd: int | None = None
         self._closing = False
 
     async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
@@ -56,6 +59,24 @@ class SerialTransport(Transport):
             raise LinkError(f"cannot open {self._url}: {err}") from err
         self._serial = port
         self._closing = False
+        fd = _file_descriptor(port)
+        if fd is not None:
+            port.timeout = 0  # reads return what is there: the loop only calls when ready
+
+            def readable() -> None:
+                try:
+                    chunk = port.read(max(1, port.in_waiting))
+                except (serial.SerialException, OSError) as err:
+                    self._stop_watching()
+                    if not self._closing:
+                        on_lost(err)
+                    return
+                if chunk:
+                    on_data(chunk)
+
+            loop.add_reader(fd, readable)
+            self._watched_fd = fd
+            return
 
         def reader() -> None:
             error: Exception | None = None
@@ -74,6 +95,11 @@ class SerialTransport(Transport):
 
         self._thread = threading.Thread(target=reader, name=f"serial {self._url}", daemon=True)
         self._thread.start()
+
+    def _stop_watching(self) -> None:
+        if self._watched_fd is not None:
+            asyncio.get_running_loop().remove_reader(self._watched_fd)
+            self._watched_fd = None
 
     def _open_port(self) -> serial.Serial:
         port = serial.serial_for_url(self._url, baudrate=self._baudrate, timeout=0.2,
@@ -96,6 +122,7 @@ class SerialTransport(Transport):
 
     async def close(self) -> None:
         self._closing = True
+        self._stop_watching()
         port, self._serial = self._serial, None
         if port is not None:
             try:
@@ -105,3 +132,14 @@ class SerialTransport(Transport):
         if self._thread is not None and self._thread is not threading.current_thread():
             await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 1.0)
         self._thread = None
+
+
+def _file_descriptor(port: serial.Serial) -> int | None:
+    """The port's file descriptor when the event loop can watch it (POSIX serial ports)."""
+    if sys.platform == "win32":
+        return None
+    try:
+        fd = port.fileno()
+    except (AttributeError, OSError, ValueError, NotImplementedError):
+        return None
+    return fd if isinstance(fd, int) else None

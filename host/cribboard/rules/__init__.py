@@ -1,0 +1,51 @@
+"""The cribbage rules engine: cards, counting hands and cribs, the play, and the game.
+
+    from cribboard.rules import parse_cards, parse_card, count_hand
+    count_hand(parse_cards("5H 5S 5C JD"), parse_card("5D")).total   # 29
+"""
+
+from __future__ import annotations
+
+from cribboard.rules.cards import (
+    JACK,
+    SUITS,
+    Card,
+    check_distinct,
+    deck,
+    format_cards,
+    parse_card,
+    parse_cards,
+    shuffled_deck,
+)
+from cribboard.rules.errors import CardError, IllegalMove, RulesError
+from cribboard.rules.game import (
+    Deal,
+    Game,
+    Phase,
+    Reason,
+    Result,
+    ScoreEvent,
+    ShowResult,
+    cut_for_deal,
+)
+from cribboard.rules.pegging import Laid, Pegging, PlayResult, peg_combos
+from cribboard.rules.show import Combo, HandCount, Kind, count_hand
+from cribboard.rules.variants import (
+    FIVE_CARD,
+    FOUR_PLAYER,
+    SHORT,
+    STANDARD,
+    THREE_PLAYER,
+    VARIANTS,
+    Variant,
+)
+
+__all__ = [
+    "JACK", "SUITS", "Card", "check_distinct", "deck", "format_cards", "parse_card",
+    "parse_cards", "shuffled_deck",
+    "CardError", "IllegalMove", "RulesError",
+    "Deal", "Game", "Phase", "Reason", "Result", "ScoreEvent", "ShowResult", "cut_for_deal",
+    "Laid", "Pegging", "PlayResult", "peg_combos",
+    "Combo", "HandCount", "Kind", "count_hand",
+    "FIVE_CARD", "FOUR_PLAYER", "SHORT", "STANDARD", "THREE_PLAYER", "VARIANTS", "Variant",
+]
