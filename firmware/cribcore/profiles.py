@@ -1,28 +1,48 @@
 # Board profiles: per supported microcontroller board, the pins and defaults the firmware uses,
 # and the USB ids the host looks for when it searches for boards.
-# Data only; app.main() builds the hardware objects from it.
+# Data only; app.main() builds the hardware objects from it. hardware/README.md has the wiring;
+# tests/test_hardware.py checks every pin against its chip (cribboard/hardware.py has the chips'
+# pin facts): the pin exists, is not reserved, and is used once.
+#
+# Buttons: each one connects its GPIO to GND when pressed (the firmware enables the internal
+# pull-up and reads "pressed" as low). Names are the pegging panel's (cribfw/panel.py): per player
+# "+" and "-", one shared "deal". "C+"/"C-" are for a three-player board; a two-player build
+# leaves those pins unconnected (the pull-up keeps them reading "not pressed").
+#
+# USB ids are MicroPython's own, since the board runs stock MicroPython firmware:
+#   rp2 port (Pico W, Pico 2 W and every rp2 board without ids of its own): 2E8A:0005
+#   esp32 port on an ESP32-S3's native USB (TinyUSB CDC): 303A:4001; a build whose REPL is on
+#   the chip's built-in USB-Serial/JTAG peripheral shows 303A:1001.
+# A board found by its ids still has to answer hello before it counts as a cribbage board.
 
 
 class Profile:
     def __init__(self, name, led_pin, buttons, budget_ma, usb_ids, status_led=None):
         self.name = name
-        self.led_pin = led_pin
-        self.buttons = buttons  # {"A+": pin, ...}: pegging buttons (see README)
-        self.budget_ma = budget_ma  # LED current budget
+        self.led_pin = led_pin  # GPIO of the LED chain's data line (through the 5 V buffer)
+        self.buttons = buttons  # {"A+": gpio, ...}: pegging buttons, active low
+        self.budget_ma = budget_ma  # LED current budget (the renderer's limiter)
         self.usb_ids = usb_ids  # ((vid, pid), ...) for host discovery
+        # Status LED, or None: a GPIO number, or a pin name the port knows ("LED": the on-board
+        # LED of the Pico W / Pico 2 W, which hangs off the wireless chip).
         self.status_led = status_led
 
 
+_PICO_BUTTONS = {"A+": 2, "A-": 3, "B+": 4, "B-": 5, "deal": 6, "C+": 7, "C-": 8}
+
 PROFILES = {
-    # Raspberry Pi Pico 2 W / Pico W: GPIO 23, 24, 25, 29 belong to the wireless chip.
-    "pico2w": Profile("pico2w", 16, {"A+": 2, "A-": 3, "B+": 4, "B-": 5, "deal": 6, "new": 7},
-                      400, ((0x2E8A, 0x0005), (0x2E8A, 0x000F))),
-    # ESP32-S3 with native USB: avoid strapping pins 0, 3, 45, 46 and USB pins 19, 20.
-    "esp32s3": Profile("esp32s3", 4, {"A+": 5, "A-": 6, "B+": 7, "B-": 15, "deal": 16,
-                                      "new": 17}, 400, ((0x303A, 0x1001), (0x303A, 0x4001))),
-    # The virtual board (MicroPython's unix port with simulated pins).
-    "sim": Profile("sim", 0, {"A+": 2, "A-": 3, "B+": 4, "B-": 5, "deal": 6, "new": 7},
-                   400, ()),
+    # Raspberry Pi Pico 2 W (RP2350) or Pico W (RP2040), the same pinout: GPIO 23, 24, 25 and 29
+    # belong to the wireless chip and are not on the header.
+    "pico2w": Profile("pico2w", 16, _PICO_BUTTONS, 400, ((0x2E8A, 0x0005),), "LED"),
+    # ESP32-S3 with native USB (ESP32-S3-DevKitC-1 or similar, WROOM-1/-2 module): avoid the
+    # strapping pins 0, 3, 45, 46, the USB pins 19, 20, the module's flash/PSRAM pins 26..37 and
+    # UART0 43, 44. The DevKitC's on-board LED is an RGB pixel (GPIO 38 or 48 by board
+    # revision), so this profile has no plain status LED.
+    "esp32s3": Profile("esp32s3", 4,
+                       {"A+": 5, "A-": 6, "B+": 7, "B-": 15, "deal": 16, "C+": 17, "C-": 18},
+                       400, ((0x303A, 0x4001), (0x303A, 0x1001))),
+    # The virtual board (MicroPython's unix port with simulated pins): the Pico's pins.
+    "sim": Profile("sim", 16, _PICO_BUTTONS, 400, ()),
 }
 
 

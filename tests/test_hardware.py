@@ -1,0 +1,386 @@
+"""The hardware package: board profiles against their chips, the drilling template against the
+layout, the parts list, the power figures, and the generated files being up to date."""
+
+from __future__ import annotations
+
+import csv
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from cribboard import hardware as hw
+from cribboard.discovery import known_usb_ids
+from cribboard.virtual.interpreter import find_micropython
+from cribcore import layout as L
+from cribcore import profiles as P
+from cribcore.render import DEFAULT_BUDGET_MA, MAX_BUDGET_MA, Renderer
+from cribfw.panel import PLAYER_KEYS
+
+ROOT = Path(__file__).resolve().parents[1]
+HARDWARE = ROOT / "hardware"
+SVG = "{http://www.w3.org/2000/svg}"
+BOARDS = ("pico2w", "esp32s3")
+
+
+# --- board profiles ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_profile_pins_exist_are_free_and_used_once(name: str) -> None:
+    assert hw.profile_problems(P.PROFILES[name]) == []
+
+
+def test_every_board_profile_has_its_chip_and_drawings() -> None:
+    assert set(hw.BOARD_INFO) == set(P.PROFILES) - {"sim"} == set(BOARDS)
+    assert all(info.chip in hw.CHIPS for info in hw.BOARD_INFO.values())
+    assert hw.profile_problems(P.PROFILES["sim"]) == []  # names and reuse only: no chip
+
+
+def test_the_platform_facts_are_in_the_chip_data() -> None:
+    """DESIGN.md section 5, literally: the pins no profile may use."""
+    pico = hw.CHIPS["rp2350"]
+    assert {23, 24, 25, 29} <= set(pico.reserved)
+    assert pico.gpios == frozenset(range(30))
+    s3 = hw.CHIPS["esp32s3"]
+    assert {0, 3, 45, 46} <= set(s3.reserved)  # strapping
+    assert {19, 20} <= set(s3.reserved)  # USB
+    assert set(range(26, 38)) <= set(s3.reserved)  # module flash and (octal) PSRAM
+    assert not {22, 23, 24, 25} & s3.gpios  # do not exist on the S3
+
+
+@pytest.mark.parametrize("change, problem", [
+    (dict(led_pin=25), "reserved"),  # the Pico W's wireless chip select
+    (dict(buttons={"A+": 2, "A-": 2, "B+": 4, "B-": 5, "deal": 6}), "used twice"),
+    (dict(led_pin=30), "does not exist"),
+    (dict(buttons={"A+": 2, "A-": 3, "B+": 4, "B-": 5, "deal": 6, "new": 7}),
+     "unknown button"),
+    (dict(buttons={"A+": 2, "A-": 3, "B+": 4, "B-": 5}), "no deal button"),
+    (dict(usb_ids=((0x303A, 0x4001),)), "vendor id"),
+    (dict(status_led="LED_BUILTIN"), "status LED"),
+])
+def test_a_bad_pico_profile_is_caught(change: dict[str, object], problem: str) -> None:
+    base = P.PROFILES["pico2w"]
+    fields: dict[str, object] = dict(name="bad", led_pin=base.led_pin, buttons=base.buttons,
+                                     budget_ma=base.budget_ma, usb_ids=base.usb_ids,
+                                     status_led=base.status_led)
+    fields.update(change)
+    problems = hw.profile_problems(P.Profile(**fields), "rp2350")
+    assert any(problem in p for p in problems), problems
+
+
+@pytest.mark.parametrize("gpio, problem", [(0, "strapping"), (19, "USB"), (20, "USB"),
+                                           (26, "flash"), (35, "PSRAM"), (46, "strapping"),
+                                           (22, "does not exist"), (43, "UART")])
+def test_a_bad_esp32s3_pin_is_caught(gpio: int, problem: str) -> None:
+    base = P.PROFILES["esp32s3"]
+    bad = P.Profile("bad", gpio, base.buttons, base.budget_ma, base.usb_ids)
+    problems = hw.profile_problems(bad, "esp32s3")
+    assert any(problem in p for p in problems), problems
+
+
+def test_usb_ids_are_micropythons() -> None:
+    """rp2 port: 2E8A:0005 on every Pico build; esp32 port on the S3's native USB (TinyUSB CDC):
+    303A:4001, and 303A:1001 when the REPL is on the chip's USB-Serial/JTAG."""
+    assert P.PROFILES["pico2w"].usb_ids == ((0x2E8A, 0x0005),)
+    assert P.PROFILES["esp32s3"].usb_ids == ((0x303A, 0x4001), (0x303A, 0x1001))
+    assert known_usb_ids() == {(0x2E8A, 0x0005): "pico2w", (0x303A, 0x4001): "esp32s3",
+                               (0x303A, 0x1001): "esp32s3"}
+
+
+def test_button_names_are_the_panels() -> None:
+    panel_names = {k + s for k in PLAYER_KEYS for s in "+-"} | {"deal"}
+    assert set(hw.BUTTON_NAMES) == panel_names
+    for profile in P.PROFILES.values():
+        assert set(profile.buttons) <= panel_names
+        assert len(set(profile.buttons.values())) == len(profile.buttons), profile.name
+        assert profile.led_pin not in profile.buttons.values(), profile.name
+
+
+def test_budgets_fit_a_usb_port_and_the_protocol() -> None:
+    for profile in P.PROFILES.values():
+        assert 150 <= profile.budget_ma <= 450, profile.name  # 500 mA port less the controller
+        assert profile.budget_ma <= MAX_BUDGET_MA
+    assert P.PROFILES["pico2w"].budget_ma == DEFAULT_BUDGET_MA
+
+
+@pytest.mark.parametrize("platform, name", [("rp2", "pico2w"), ("esp32", "esp32s3"),
+                                            ("linux", "sim")])
+def test_detect_picks_the_profile_by_platform(monkeypatch: pytest.MonkeyPatch, platform: str,
+                                              name: str) -> None:
+    monkeypatch.setattr(sys, "platform", platform)
+    assert P.detect().name == name
+
+
+def test_profiles_load_on_micropython() -> None:
+    result = subprocess.run(
+        [str(find_micropython()), "-c",
+         "import cribcore.profiles as p; print(p.detect().name, sorted(p.PROFILES), "
+         "p.PROFILES['pico2w'].status_led)"],
+        capture_output=True, text=True, timeout=30,
+        env=dict(os.environ, MICROPYPATH=f"{ROOT / 'firmware'}:.frozen"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["sim", "['esp32s3',", "'pico2w',", "'sim']", "LED"]
+
+
+# --- the drilling template -----------------------------------------------------------------------
+
+
+def _svg(path: Path) -> ET.Element:
+    return ET.parse(path).getroot()
+
+
+def _mm(root: ET.Element) -> tuple[float, float, float, float]:
+    """The viewBox, after checking that one user unit is one millimetre."""
+    vb = [float(v) for v in root.attrib["viewBox"].split()]
+    assert root.attrib["width"] == f"{hw._n(vb[2])}mm"
+    assert root.attrib["height"] == f"{hw._n(vb[3])}mm"
+    return vb[0], vb[1], vb[2], vb[3]
+
+
+def _holes(root: ET.Element) -> dict[int, tuple[float, float, float, int]]:
+    board = root.find(f".//{SVG}g[@id='board']")
+    assert board is not None and "transform" not in board.attrib
+    holes = {}
+    for c in board.iter(f"{SVG}circle"):
+        if c.attrib.get("class") == "hole":
+            holes[int(c.attrib["data-hole"])] = (float(c.attrib["cx"]), float(c.attrib["cy"]),
+                                                 float(c.attrib["r"]), int(c.attrib["data-led"]))
+    return holes
+
+
+def test_template_holes_are_the_layouts_holes() -> None:
+    root = _svg(HARDWARE / "template.svg")
+    _mm(root)
+    holes = _holes(root)
+    assert sorted(holes) == list(range(L.HOLES))
+    for hole, (x, y, r, led) in holes.items():
+        assert (x, y) == L.hole_xy_mm(hole)
+        assert 2 * r == L.LED_HOLE_DIAMETER_MM
+        assert led == L.LED_OF_HOLE[hole]
+        assert 0 < x - r and x + r < L.BOARD_WIDTH_MM and 0 < y - r and y + r < L.BOARD_HEIGHT_MM
+
+
+def test_template_has_four_rows_of_thirty_in_groups_of_five_and_the_win_hole() -> None:
+    holes = _holes(_svg(HARDWARE / "template.svg"))
+    rows: dict[float, list[float]] = {}
+    for hole, (x, y, _r, _led) in holes.items():
+        if hole != L.WIN_HOLE:
+            rows.setdefault(y, []).append(x)
+    assert len(rows) == 4 and all(len(xs) == 30 for xs in rows.values())
+    for xs in rows.values():
+        gaps = [b - a for a, b in zip(sorted(xs), sorted(xs)[1:])]
+        assert gaps.count(L.PITCH_MM) == 24 and gaps.count(L.PITCH_MM + L.GROUP_GAP_MM) == 5
+    wx, wy = holes[L.WIN_HOLE][:2]
+    assert wx < min(min(xs) for xs in rows.values())  # at the start end
+    ys = sorted(rows)
+    assert ys[1] < wy < ys[2]  # between the two players' rows
+
+
+def test_template_outline_scale_bar_buttons_and_connector() -> None:
+    root = _svg(HARDWARE / "template.svg")
+    board = root.find(f".//{SVG}g[@id='board']")
+    assert board is not None
+    cut = [r for r in board.iter(f"{SVG}rect") if r.attrib.get("class") == "cut"]
+    assert [(float(r.attrib["width"]), float(r.attrib["height"])) for r in cut] == \
+        [(L.BOARD_WIDTH_MM, L.BOARD_HEIGHT_MM)]
+    bar = [r for r in root.iter(f"{SVG}rect") if r.attrib.get("width") == "100"]
+    assert bar, "no 100 mm scale bar"
+    buttons = {c.attrib["data-button"]: (float(c.attrib["cx"]), float(c.attrib["cy"]),
+                                         float(c.attrib["r"]))
+               for c in board.iter(f"{SVG}circle") if c.attrib.get("class") == "button"}
+    assert set(buttons) == set(hw.BUTTON_NAMES)
+    frame = 9  # the case's side walls (bom.csv) sit under the panel's edges
+    for name, (x, y, r) in buttons.items():
+        assert 2 * r == hw.BUTTON_HOLE_MM
+        assert x - r - 1.5 > frame and y - r - 1.5 > frame, name  # 1.5: the nut's overhang
+        assert x + r + 1.5 < L.BOARD_WIDTH_MM - frame and y + r + 1.5 < L.BOARD_HEIGHT_MM - frame
+        for hole in range(L.HOLES):
+            hx, hy = L.hole_xy_mm(hole)
+            # room for the button's nut (10 mm) beside an LED's flange (5.8 mm) under the panel
+            assert ((hx - x) ** 2 + (hy - y) ** 2) ** 0.5 >= 5 + 2.9 + 2, (name, hole)
+    assert any(r.attrib.get("class") == "connector" for r in board.iter(f"{SVG}rect"))
+
+
+@pytest.mark.parametrize("sheet", [1, 2])
+def test_template_sheets_fit_a4_and_letter(sheet: int) -> None:
+    _x, _y, width, height = _mm(_svg(HARDWARE / f"template-sheet{sheet}.svg"))
+    # US Letter landscape less 6.35 mm margins is the smaller of the two: 266.7 x 203.2 mm
+    assert width <= 266.7 and height <= 203.2
+
+
+def test_template_sheets_show_every_hole_and_overlap() -> None:
+    seen: set[int] = set()
+    spans = []
+    for sheet in (1, 2):
+        root = _svg(HARDWARE / f"template-sheet{sheet}.svg")
+        x0, _y0, width, _h = _mm(root)
+        spans.append((x0, x0 + width))
+        for hole, (x, _y, r, _led) in _holes(root).items():
+            if x0 <= x - r and x + r <= x0 + width:
+                seen.add(hole)
+    assert seen == set(range(L.HOLES))
+    assert spans[1][0] + hw.SHEET_OVERLAP_MM <= spans[0][1]
+
+
+# --- the parts list ------------------------------------------------------------------------------
+
+
+def _bom() -> list[dict[str, str]]:
+    with (HARDWARE / "bom.csv").open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        assert tuple(reader.fieldnames or ()) == hw.BOM_COLUMNS
+        return list(reader)
+
+
+def _rows(bom: list[dict[str, str]], pattern: str) -> list[dict[str, str]]:
+    return [r for r in bom if re.search(pattern, r["part"] + " " + r["order"], re.I)]
+
+
+def test_bom_rows_are_numbered_and_counted() -> None:
+    bom = _bom()
+    assert [int(r["item"]) for r in bom] == list(range(1, len(bom) + 1))
+    for row in bom:
+        assert int(row["qty"]) > 0, row
+        assert row["build"] in {"all", "optional", "3-player", *BOARDS}, row
+        assert row["part"] and row["order"], row
+
+
+def test_bom_has_what_the_board_needs() -> None:
+    bom = _bom()
+    leds = _rows(bom, r"addressable RGB LED")
+    assert len(leds) == 1 and int(leds[0]["qty"]) == L.HOLES
+    assert f"{L.LED_HOLE_DIAMETER_MM} mm" in leds[0]["part"]  # the holes the template drills
+    assert "WS2812" in leds[0]["order"]
+    caps = _rows(bom, r"100 nF")
+    assert int(caps[0]["qty"]) == L.HOLES + 1  # one per LED, one at the buffer
+    assert _rows(bom, r"74AHCT125") and _rows(bom, r"330 Ω") and _rows(bom, r"1000 µF")
+    buttons = _rows(bom, r"push button")
+    assert sum(int(r["qty"]) for r in buttons if r["build"] == "all") == 5
+    assert sum(int(r["qty"]) for r in buttons) == len(hw.BUTTON_NAMES)
+    for name in BOARDS:
+        assert [r for r in bom if r["build"] == name and "microcontroller" in r["part"]], name
+    assert _rows(bom, r"USB-C")
+    size = f"{L.BOARD_WIDTH_MM} x {L.BOARD_HEIGHT_MM} mm"
+    panels = {r["part"]: r["order"] for r in bom if r["part"].endswith("panel")}
+    assert size in panels["top panel"] and size in panels["back panel"]
+
+
+# --- power ---------------------------------------------------------------------------------------
+
+
+class _Pixels:
+    ORDER = (1, 0, 2, 3)
+
+    def __init__(self) -> None:
+        self.buf = bytearray(3 * L.HOLES)
+        self.bpp = 3
+
+    def write(self) -> None:
+        pass
+
+
+def test_the_limiter_keeps_any_frame_within_the_budget() -> None:
+    rng = random.Random(6)
+    renderer = Renderer(_Pixels(), brightness=255)
+    for _ in range(300):
+        lit = rng.randint(0, L.HOLES)
+        frame = bytearray(3 * L.HOLES)
+        for hole in rng.sample(range(L.HOLES), lit):
+            frame[3 * hole:3 * hole + 3] = bytes(rng.randint(0, 255) for _ in range(3))
+        renderer.frame[:] = frame
+        renderer.show()
+        assert renderer.estimated_ma <= DEFAULT_BUDGET_MA
+
+
+def test_power_figures() -> None:
+    p = hw.power_figures()
+    assert p.idle_ma == L.HOLES
+    assert p.default_ma < p.budget_ma  # the default brightness needs no limiting
+    assert p.full_natural_ma > p.budget_ma >= p.full_ma  # full brightness does
+    assert p.white_natural_ma == 55 * L.HOLES + L.HOLES and p.white_ma <= p.budget_ma
+    assert p.budget_ma + 100 <= 500  # leaves the controller 100 mA of a 500 mA port
+
+
+# --- the generated files -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("hardware")
+    for name in ("bom.csv", "README.md"):
+        shutil.copy(HARDWARE / name, out / name)
+    assert hw.main(["--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("name", [n for n in hw.GENERATED if n.endswith(".svg")] + ["README.md"])
+def test_generated_file_is_up_to_date(regenerated: Path, name: str) -> None:
+    assert (regenerated / name).read_text(encoding="utf-8") == \
+        (HARDWARE / name).read_text(encoding="utf-8"), f"hardware/{name} is stale: make hardware"
+
+
+def test_board_picture_is_up_to_date(regenerated: Path) -> None:
+    """Compared by pixels, with a little slack: another Pillow or zlib may differ by a shade."""
+    from PIL import Image, ImageChops, ImageStat
+
+    new = Image.open(regenerated / "board.png").convert("RGB")
+    old = Image.open(HARDWARE / "board.png").convert("RGB")
+    assert new.size == old.size
+    diff = ImageChops.difference(new, old)
+    assert max(ImageStat.Stat(diff).mean) < 1.0, "hardware/board.png is stale: make hardware"
+    assert new.size == ((L.BOARD_WIDTH_MM + 20) * hw.PNG_PX_PER_MM,
+                        (L.BOARD_HEIGHT_MM + 20) * hw.PNG_PX_PER_MM)
+
+
+def test_check_reports_a_stale_file(tmp_path: Path) -> None:
+    for name in ("bom.csv", "README.md", *hw.GENERATED):
+        shutil.copy(HARDWARE / name, tmp_path / name)
+    assert hw.main(["--out", str(tmp_path), "--check"]) == 0
+    text = (tmp_path / "template.svg").read_text(encoding="utf-8")
+    (tmp_path / "template.svg").write_text(text.replace('r="2.5"', 'r="2.4"', 1),
+                                           encoding="utf-8")
+    assert hw.main(["--out", str(tmp_path), "--check"]) == 1
+
+
+def test_readme_sections_are_filled_from_the_data() -> None:
+    text = (HARDWARE / "README.md").read_text(encoding="utf-8")
+    for name in BOARDS:
+        section = text.split(f"<!-- generated:pins-{name} -->")[1].split("<!-- /generated")[0]
+        profile = P.PROFILES[name]
+        assert hw.pin_label(profile, profile.led_pin) in section
+        for gpio in profile.buttons.values():
+            assert hw.pin_label(profile, gpio) in section
+    assert "| 3 | 121 | all |" in text  # the parts table
+    p = hw.power_figures()
+    assert f"**{p.default_ma} mA**" in text and f"**{p.full_ma} mA**" in text
+
+
+def test_readme_tells_a_maker_how_to_bring_the_board_up() -> None:
+    text = (HARDWARE / "README.md").read_text(encoding="utf-8")
+    for needle in ("100 %", "scale bar", "BOOTSEL", "RPI_PICO2_W", "ESP32_GENERIC_S3",
+                   "esptool --chip esp32s3 --port", "erase-flash", "write-flash -z 0",
+                   "cribboard deploy", "cribboard test", "74AHCT125", "330 Ω", "1000 µF",
+                   "500 mA", "CRIBBOARD_HIL_PORT", "make hardware"):
+        assert needle in text, needle
+    for name in ("board.png", "template.svg", "template-sheet1.svg", "template-sheet2.svg",
+                 "wiring-pico2w.svg", "wiring-esp32s3.svg", "bom.csv"):
+        assert f"({name})" in text, name
+
+
+def test_wiring_diagrams_name_every_profile_pin() -> None:
+    for name in BOARDS:
+        text = (HARDWARE / f"wiring-{name}.svg").read_text(encoding="utf-8")
+        ET.fromstring(text)  # well-formed
+        profile = P.PROFILES[name]
+        assert hw.pin_label(profile, profile.led_pin) in text
+        for gpio in profile.buttons.values():
+            assert hw.pin_label(profile, gpio) in text
+        for line in hw.chain_description():
+            assert line in text
