@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench typecheck clean
+.PHONY: run test bench typecheck hardware clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/cribboard demo
+	$(BIN)/cribboard keep
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -23,6 +23,11 @@ bench: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# The drilling template, wiring diagrams, board picture and README tables in hardware/, from the
+# firmware's layout and board profiles.
+hardware: $(STAMP)
+	$(BIN)/python -m cribboard.hardware
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache

@@ -99,6 +99,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="peg a game on the virtual board, drawn in the terminal")
     demo.add_argument("--delay", type=float, default=0.6, help="seconds between moves")
     demo.add_argument("--seed", type=int, help="random seed for the moves")
+    keep = sub.add_parser("keep", help="keep the score of a game played with real cards: the "
+                          "table app (the board found on USB, else the virtual board)")
+    play = sub.add_parser("play", help="play a game against the computer, scored on the board")
+    for table in (keep, play):
+        table.add_argument("--virtual", action="store_true", help="use the virtual board even "
+                           "if a board is plugged in")
+        table.add_argument("--target", type=int, choices=(61, 121), help="points to play to "
+                           "(default: keep: the board's game; play: 121)")
+    keep.add_argument("--players", type=int, choices=(2, 3), default=2)
+    keep.add_argument("--new", action="store_true", help="start a new game even if the board "
+                      "shows one in progress")
+    play.add_argument("--seed", type=int, help="random seed for the deals")
     count_cli.add_parser(sub)
     return parser
 
@@ -187,6 +199,17 @@ def _run_command(args: argparse.Namespace) -> int:
         return run_demo(delay=args.delay, seed=args.seed, color=color)
     if command == "count":
         return count_cli.run(args)
+    if command == "keep":
+        from cribboard.play.scorekeeper import run_scorekeeper
+
+        return run_scorekeeper(port=args.port, virtual=args.virtual, target=args.target,
+                               players=args.players, new=args.new, color=color,
+                               timeout=args.timeout)
+    if command == "play":
+        from cribboard.play.driver import run_play
+
+        return run_play(port=args.port, virtual=args.virtual, target=args.target or 121,
+                        seed=args.seed, color=color, timeout=args.timeout)
     actions: dict[str, Callable[[Board], Awaitable[int]]] = {
         "status": lambda b: _status(b, args.json, color),
         "peg": lambda b: _change(b, b.peg(args.player, args.points), color),

@@ -1,7 +1,10 @@
-"""`cribboard demo`: the virtual board pegs a game by itself, drawn in the terminal.
+"""`cribboard demo`: two computer players play a whole game of cribbage on the virtual board,
+drawn in the terminal at a watchable pace, then the demo exits.
 
-Until the rules engine plays real hands, the moves are plausible random counts: pegging points
-and hands of a usual size, alternating between the players, with the deal passing on."""
+Every deal is real: the rules engine deals, the computers lay away and play (see
+`cribboard.play.players.Computer`), and the game driver pegs each score on the board through the
+library, previewing it first. `delay` is the pause after each card and each score (0: as fast as
+the board answers, for tests); the whole game takes about 150 delays."""
 
 from __future__ import annotations
 
@@ -10,47 +13,35 @@ import random
 import sys
 
 from cribboard.api import Board
-from cribboard.terminal import describe_state, draw_frame
+from cribboard.play.driver import GameDriver
+from cribboard.play.players import Computer
+from cribboard.play.screen import TableScreen
+from cribboard.rules.variants import STANDARD, Variant
+from cribboard.terminal import PLAYER_NAMES
 from cribboard.virtual.launcher import VirtualBoard
 
-# Rough shape of real scores: many small pegging counts, hands mostly 2..12, now and then more.
-_TYPICAL_COUNTS = [1, 1, 2, 2, 2, 3, 4, 4, 5, 6, 6, 7, 8, 8, 9, 10, 12, 12, 14, 16, 20, 24]
 
-
-async def play(board: Board, rng: random.Random, delay: float, color: bool) -> None:
-    await board.new_game(121, 2)
-    player = 1
-    clear = "\x1b[H\x1b[2J" if color else ""
-    while True:
-        state = await board.state()
-        if state.winner is not None:
-            break
-        points = rng.choice(_TYPICAL_COUNTS)
-        await board.preview(player, points)
-        if delay:
-            await asyncio.sleep(delay / 2)
-        await board.peg(player, points)
-        frame = await board.frame()
-        state = await board.state()
-        print(clear + draw_frame(frame.rgb, color))
-        print(describe_state(state))
-        print(f"{['blue', 'orange'][player]} pegs {points}", flush=True)
-        if rng.random() < 0.25:
-            await board.set_dealer()
-        player = 1 - player
-        if delay:
-            await asyncio.sleep(delay)
+async def play(board: Board, rng: random.Random, delay: float, color: bool,
+               variant: Variant = STANDARD, title: str = "") -> None:
+    """Play one computer-against-computer game on `board`, drawing it as it goes."""
+    screen = TableScreen(board, color=color, title=title)
+    players = [Computer(PLAYER_NAMES[seat]) for seat in range(variant.players)]
+    driver = GameDriver(board, players, variant=variant, rng=rng, delay=delay, reveal=True,
+                        say=screen.say, on_board=screen.refresh)
+    screen.status = driver.situation
+    await driver.play_game()
 
 
 def run_demo(delay: float = 0.6, seed: int | None = None, color: bool = True) -> int:
-    """Start the virtual board, peg a whole game on it, stop it."""
+    """Start the virtual board, play a whole game on it, stop it."""
     rng = random.Random(seed)
     with VirtualBoard() as virtual:
         print(f"virtual board on {virtual.port}", file=sys.stderr)
+        title = f"cribboard demo: computer against computer on the virtual board ({virtual.port})"
 
         async def main() -> None:
             async with await Board.open(virtual.port) as board:
-                await play(board, rng, delay, color)
+                await play(board, rng, delay, color, title=title)
 
         asyncio.run(main())
     return 0

@@ -1,0 +1,9 @@
+"""Playing and scoring games on a board.
+
+* `driver.GameDriver`: plays a game of the rules engine with `Player`s and pegs every score on a
+  board through the library (`cribboard play`: you against the computer; `cribboard demo`).
+* `players`: the `Player` interface, `Computer` (expected-value discards, careful pegging) and
+  `HumanTerminal` (a person typing).
+* `scorekeeper.Scorekeeper`: the table app for games played with real cards (`cribboard keep`,
+  `make run`).
+"""

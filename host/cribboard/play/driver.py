@@ -1,0 +1,328 @@
+"""The game driver: plays a game of the rules engine with `Player`s and pegs every score on a
+board through the library, over whatever transport the `Board` was opened on.
+
+    async with await Board.open(port) as board:
+        driver = GameDriver(board, [Computer("blue"), HumanTerminal("you")], rng=random.Random())
+        game = await driver.play_game()
+
+Seat n pegs on the board as player n (in the four-player game, the partnerships are the board's
+two players). Before each score the board previews it (the blinking hole where the peg will land)
+when the driver runs at a watchable pace (`delay` > 0). The driver narrates the game through
+`say` (one line of text per thing that happened) and calls `on_board` after each change to the
+board, so a screen can redraw it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import TypeVar
+
+from cribboard.api import Board
+from cribboard.rules.cards import Card, format_cards, shuffled_deck
+from cribboard.rules.errors import IllegalMove
+from cribboard.rules.game import Deal, Game, Phase, Reason, ScoreEvent, cut_for_deal
+from cribboard.rules.show import Combo
+from cribboard.rules.variants import STANDARD, Variant
+from cribboard.play.players import DiscardView, Player, PlayView
+from cribboard.terminal import PLAYER_NAMES
+
+T = TypeVar("T")
+
+
+async def off_loop(function: Callable[[], T]) -> T:
+    """Run a blocking call (a person typing) on a daemon thread and wait for it without
+    blocking the event loop; unlike `asyncio.to_thread`, a thread left waiting for input does
+    not keep the program from exiting on Ctrl-C."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result = function()
+        except BaseException as err:  # handed to the awaiting task
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(settle, None, err)
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, result, None)
+
+    threading.Thread(target=run, name="cribboard-input", daemon=True).start()
+    return await future
+
+
+def describe_combos(combos: Sequence[Combo]) -> str:
+    """`fifteen 6, pair 2, run of 3 3`: the points of each kind of combination."""
+    parts: dict[str, int] = {}
+    for combo in combos:
+        parts[combo.label()] = parts.get(combo.label(), 0) + combo.points
+    if len(parts) == 1 and len(combos) == 1:
+        return combos[0].label()
+    return ", ".join(f"{label} {points}" for label, points in parts.items())
+
+
+def describe_event(event: ScoreEvent, names: Sequence[str]) -> str:
+    """`orange pegs 4 in the play (fifteen 2, pair 2): 37`."""
+    what = describe_combos(event.combos)
+    reason = {Reason.PLAY: "in the play", Reason.HAND: "for the hand",
+              Reason.CRIB: "for the crib"}.get(event.reason, f"for {event.reason}")
+    return (f"{names[event.seat]} pegs {event.points} {reason}"
+            f"{f' ({what})' if what else ''}: {event.after}")
+
+
+class GameDriver:
+    """Plays one game on `board`. `players` sit in seats 0, 1, ... (as many as the variant has);
+    `dealer` deals first (None: the players cut for it). `reveal` tells the kept hands in the
+    narration (for a game nobody at the table plays)."""
+
+    def __init__(self, board: Board, players: Sequence[Player], *,
+                 variant: Variant = STANDARD, rng: random.Random | None = None,
+                 dealer: int | None = None, delay: float = 0.0, preview: bool | None = None,
+                 reveal: bool = False, say: Callable[[str], None] = print,
+                 on_board: Callable[[], Awaitable[None]] | None = None) -> None:
+        if len(players) != variant.players:
+            raise IllegalMove(f"{variant.name} needs {variant.players} players, "
+                              f"not {len(players)}")
+        self.board = board
+        self.players = list(players)
+        self.variant = variant
+        self.rng = rng or random.Random()
+        self.first_dealer = dealer
+        self.delay = delay
+        self.preview = delay > 0 if preview is None else preview
+        self.reveal = reveal
+        self.say = say
+        self.on_board = on_board
+        self.names = [player.name for player in players]
+        self.game: Game | None = None
+        self._laid_away: list[tuple[Card, ...]] = [() for _ in players]
+
+    # --- the board -------------------------------------------------------------------------------
+
+    async def _pause(self, factor: float = 1.0) -> None:
+        if self.delay > 0:
+            await asyncio.sleep(self.delay * factor)
+
+    async def _changed(self) -> None:
+        if self.on_board is not None:
+            await self.on_board()
+
+    async def peg(self, event: ScoreEvent | None, *, told: bool = False) -> None:
+        """Narrate a score and peg it on the board (previewed first at a watchable pace);
+        `told`: the combinations were just described."""
+        if event is None:
+            return
+        if self.preview:
+            await self.board.preview(event.side, event.points)
+            await self._changed()
+            await self._pause(0.5)
+        await self.board.peg(event.side, event.points)
+        if told:
+            self.say(f"{self.names[event.seat]} pegs {event.points}: {event.after}")
+        else:
+            self.say(describe_event(event, self.names))
+        await self._changed()
+        await self._pause()
+
+    # --- the game --------------------------------------------------------------------------------
+
+    def cut_for_deal(self) -> int:
+        """The players cut: lowest card deals, ties cut again."""
+        while True:
+            cards = shuffled_deck(self.rng)[: self.variant.players]
+            dealer = cut_for_deal(cards)
+            cuts = ", ".join(f"{name} {card}" for name, card in zip(self.names, cards))
+            if dealer is not None:
+                self.say(f"cut for deal: {cuts}: {self.names[dealer]} deals")
+                return dealer
+            self.say(f"cut for deal: {cuts}: a tie, cut again")
+
+    async def play_game(self) -> Game:
+        """Play a whole game, pegging every score; returns the finished game."""
+        variant = self.variant
+        dealer = self.cut_for_deal() if self.first_dealer is None else self.first_dealer
+        game = self.game = Game(variant, dealer=dealer, rng=self.rng)
+        await self.board.new_game(variant.target, variant.sides)
+        await self.board.set_dealer(variant.side_of(dealer))
+        await self._changed()
+        while not game.over:
+            await self.play_deal(game)
+        assert game.winner is not None
+        winner = self._side_name(game.winner)
+        others = ", ".join(f"{self._side_name(side)} {score}"
+                           for side, score in enumerate(game.scores) if side != game.winner)
+        result = {"skunk": " (a skunk)", "double_skunk": " (a double skunk)"}.get(
+            game.result().value, "")
+        self.say(f"{winner} wins with {game.scores[game.winner]}; {others}{result}")
+        return game
+
+    def situation(self) -> list[str]:
+        """The table now: the starter, the count and the cards in it; with `reveal`, the cards
+        each player holds."""
+        deal = self.game.current if self.game is not None else None
+        if deal is None or deal.phase is Phase.DISCARD or deal.starter is None:
+            return []
+        line = f"starter {deal.starter}"
+        pegging = deal.pegging
+        if pegging is not None and deal.phase is Phase.PLAY:
+            series = format_cards(laid.card for laid in pegging.series)
+            line += f" · count {pegging.count}" + (f": {series}" if series else "")
+        lines = [line]
+        if self.reveal and pegging is not None and deal.phase is Phase.PLAY:
+            width = max(len(name) for name in self.names)
+            for seat, name in enumerate(self.names):
+                lines.append(f"  {name:<{width}}  {format_cards(sorted(pegging.hand(seat)))}")
+        return lines
+
+    def _side_name(self, side: int) -> str:
+        if self.variant.partnerships:
+            return " & ".join(self.names[seat] for seat in range(self.variant.players)
+                              if self.variant.side_of(seat) == side)
+        return self.names[side]
+
+    async def play_deal(self, game: Game) -> Deal:
+        """One deal: lay away, cut, the play, the show (each stops the moment the game is won)."""
+        first = not game.deals
+        deal = game.deal()
+        if not first:
+            await self.board.set_dealer(self.variant.side_of(deal.dealer))
+            await self._changed()
+        self.say(f"deal {len(game.deals)}: {self.names[deal.dealer]} deals, "
+                 f"{self.names[deal.pone]} to lead")
+        for bonus in deal.events:  # the five-card game's three for the pone
+            await self.peg(bonus)
+        if game.over:
+            return deal
+        await self._discards(deal)
+        heels = deal.cut()
+        assert deal.starter is not None
+        self.say(f"starter: {deal.starter}")
+        await self._pause()
+        await self.peg(heels)
+        while deal.phase is Phase.PLAY:
+            await self._play_one(deal)
+        if deal.phase is Phase.SHOW:
+            self.say("the show")
+        while deal.phase is Phase.SHOW:
+            shown = deal.count_next()
+            whose = f"{self.names[shown.seat]}'s {'crib' if shown.crib else 'hand'}"
+            what = describe_combos(shown.count.combos)
+            self.say(f"{whose}: {format_cards(sorted(shown.count.hand))} + {deal.starter}: "
+                     f"{shown.count.total}" + (f" ({what})" if what else ""))
+            if shown.event is None:
+                await self._pause()
+            await self.peg(shown.event, told=True)
+        return deal
+
+    async def _ask(self, player: Player, call: Callable[[], T]) -> T:
+        return await off_loop(call) if player.interactive else call()
+
+    async def _discards(self, deal: Deal) -> None:
+        game = deal.game
+        for seat in [(deal.pone + i) % self.variant.players for i in range(self.variant.players)]:
+            player = self.players[seat]
+            view = DiscardView(seat=seat, hand=deal.hands[seat], discards=self.variant.discards,
+                               dealer=deal.dealer,
+                               my_crib=self.variant.side_of(seat) ==
+                               self.variant.side_of(deal.dealer),
+                               variant=self.variant, scores=tuple(game.scores),
+                               side=self.variant.side_of(seat))
+            while True:
+                cards = tuple(await self._ask(player, partial(player.discard, view)))
+                try:
+                    deal.discard(seat, cards)
+                    break
+                except IllegalMove as err:
+                    if not player.interactive:
+                        raise
+                    self.say(f"{self.names[seat]}: {err}")
+            self._laid_away[seat] = cards
+            if self.reveal:
+                self.say(f"{self.names[seat]} keeps {format_cards(sorted(deal.hands[seat]))}, "
+                         f"lays away {format_cards(cards)}")
+        await self._pause()
+
+    def _play_view(self, deal: Deal, seat: int) -> PlayView:
+        pegging = deal.pegging
+        assert pegging is not None and deal.starter is not None
+        return PlayView(seat=seat, hand=pegging.hand(seat), playable=pegging.playable(seat),
+                        count=pegging.count,
+                        series=tuple(laid.card for laid in pegging.series),
+                        laid=tuple(pegging.laid), starter=deal.starter,
+                        laid_away=self._laid_away[seat],
+                        cards_left=tuple(len(pegging.hand(s))
+                                         for s in range(self.variant.players)),
+                        dealer=deal.dealer, variant=self.variant,
+                        scores=tuple(deal.game.scores), side=self.variant.side_of(seat))
+
+    async def _play_one(self, deal: Deal) -> None:
+        seat = deal.to_play
+        assert seat is not None
+        player = self.players[seat]
+        view = self._play_view(deal, seat)
+        while True:
+            card = await self._ask(player, partial(player.choose_card, view))
+            try:
+                result, event = deal.play(card, seat)
+                break
+            except IllegalMove as err:
+                if not player.interactive:
+                    raise
+                self.say(f"{self.names[seat]}: {err}")
+        line = f"{self.names[seat]} lays {card}: {result.count}"
+        if result.go_said:
+            line += "; go from " + ", ".join(self.names[s] for s in result.go_said)
+        self.say(line)
+        if event is None:
+            await self._pause(0.6)
+        await self.peg(event)
+        if result.series_over and deal.phase is Phase.PLAY:
+            self.say("the count starts again")
+
+
+def board_player_names(variant: Variant) -> list[str]:
+    """The board's colour for each seat (partners share one)."""
+    return [PLAYER_NAMES[variant.side_of(seat)] for seat in range(variant.players)]
+
+
+def run_play(*, port: str | None = None, virtual: bool = False, target: int = 121,
+             seed: int | None = None, color: bool = False, timeout: float = 2.0,
+             delay: float = 0.8) -> int:
+    """`cribboard play`: you (blue) against the computer (orange), scored on the board found on
+    USB, else on the virtual board."""
+    from cribboard.play.boards import choose_board
+    from cribboard.play.players import Computer, HumanTerminal
+    from cribboard.play.screen import TableScreen
+    from cribboard.rules.variants import SHORT
+
+    async def main() -> None:
+        with contextlib.ExitStack() as stack:
+            chosen = await choose_board(port, virtual, stack)
+            print(f"playing on {chosen.description}", flush=True)
+            async with await Board.open(chosen.port, timeout=timeout) as board:
+                screen = TableScreen(board, color=color, title=f"you are blue, the computer "
+                                     f"orange · on {chosen.description}")
+                driver = GameDriver(board, [HumanTerminal("blue"), Computer("orange")],
+                                    variant=SHORT if target == 61 else STANDARD,
+                                    rng=random.Random(seed), delay=delay, say=screen.say,
+                                    on_board=screen.refresh)
+                screen.status = driver.situation
+                await driver.play_game()
+
+    try:
+        asyncio.run(main())
+    except (KeyboardInterrupt, EOFError):
+        print()
+    return 0

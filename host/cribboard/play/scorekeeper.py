@@ -1,0 +1,517 @@
+"""The scorekeeper: people play with real cards at the table, and the board keeps the score.
+
+Each count is a keystroke or two and Enter. The app knows who deals and the order of the show
+(the pone's hand, the dealer's hand, the dealer's crib), so a bare number is the count of the
+next hand in the show; after the crib the deal passes on by itself. Pegging points during the
+play are a colour letter and the points. Cards can be typed in to be counted, and a count
+claimed with its cards is checked: points overlooked can be taken by the opponent (muggins).
+After each change the board is drawn again, as its LEDs show it.
+
+    12          the next hand in the show counts 12 (0 for nothing; 19 means nothing too)
+    b5  o7      blue / orange pegs 5 / 7 in the play (b alone: 1, for a go or the last card)
+    j           his heels: the dealer pegs 2
+    s 5D        the starter (a jack pegs his heels)
+    c 5H 5S 5C JD [5D]      count these cards for the next hand in the show
+    12 5H 5S 5C JD [5D]     a claimed count with its cards: checked
+    m           muggins: the opponent takes the points just overlooked
+    d   d o     pass the deal on / orange deals
+    u           undo the last entry
+    n   n 61    a new game (to 121 or 61)
+    ?           help
+    q           quit
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import dataclasses
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from cribboard.api import Board, BoardState
+from cribboard.errors import BoardRejected
+from cribboard.play.boards import choose_board
+from cribboard.play.driver import describe_combos, off_loop
+from cribboard.play.screen import CLEAR, terminal_input, terminal_output
+from cribboard.rules.cards import Card, format_cards, parse_card, parse_cards
+from cribboard.rules.errors import CardError
+from cribboard.rules.show import HandCount, count_hand
+from cribboard.terminal import PLAYER_NAMES, describe_state, draw_frame
+
+KEYS = """\
+  12            the next hand in the show counts 12 (0: nothing)
+  b5  o7        blue / orange pegs 5 / 7 in the play (b alone: 1, a go)
+  j             his heels: 2 for the dealer
+  s 5D          the starter (a jack pegs his heels)
+  c 5H 5S 5C JD [5D]    count these cards for the next hand (starter last, or set by s)
+  12 5H 5S 5C JD [5D]   a claimed count with its cards: checked, muggins if short
+  m             muggins: the opponent takes the points just overlooked
+  d   d o       pass the deal on / orange deals
+  u             undo the last entry
+  n   n 61      new game (to 121, or 61)
+  ?  help     q  quit"""
+
+IMPOSSIBLE = (19, 25, 26, 27)
+"""Counts no hand or crib can make (19 is the table's word for nothing)."""
+_PEG = re.compile(r"^(?P<who>[a-z]+)\s*(?P<points>\d*)$")
+_ALIASES = {"count": "c", "starter": "s", "heels": "j", "nibs": "j", "muggins": "m",
+            "deal": "d", "new": "n"}
+
+
+class Problem(Exception):
+    """An entry the keeper cannot take; the message says why and what to type."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Where the table is in the current deal."""
+
+    dealer: int
+    deal_no: int = 1
+    step: int = 0
+    """How many hands of the show have been counted (the crib is the last)."""
+    starter: Card | None = None
+    seen: tuple[tuple[Card, str], ...] = ()
+    """Cards typed in this deal, and whose they were (to catch a card typed twice)."""
+    overlooked: tuple[int, int] | None = None
+    """After a short claim: (who may take the points, how many)."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One entry that can be undone: the turn before it, how many board changes it made."""
+
+    turn: Turn
+    changes: int
+    what: str
+
+
+class Scorekeeper:
+    """The table app on an open board. `input` and `output` default to the terminal; tests pass
+    their own. `where` says which board this is."""
+
+    def __init__(self, board: Board, *, input: Callable[[str], str] | None = None,
+                 output: Callable[[str], None] | None = None, color: bool = False,
+                 where: str = "", target: int | None = None, players: int = 2) -> None:
+        self.board = board
+        self._input = input or terminal_input
+        self._output = output or terminal_output
+        self.color = color
+        self.where = where
+        self.target = target
+        self.players = players
+        self.turn = Turn(dealer=0)
+        self.state: BoardState | None = None
+        self.history: list[_Entry] = []
+        self.messages: list[str] = []
+        self._changes = 0
+        self._rev = -1
+
+    # --- names and order ---------------------------------------------------------------------
+
+    @property
+    def n(self) -> int:
+        return self.state.players if self.state else self.players
+
+    def name(self, player: int) -> str:
+        return PLAYER_NAMES[player]
+
+    def show_order(self, dealer: int | None = None) -> list[tuple[int, bool]]:
+        """(player, is the crib) in counting order: from the pone round to the dealer, then the
+        dealer's crib."""
+        dealer = self.turn.dealer if dealer is None else dealer
+        n = self.n
+        return [((dealer + 1 + i) % n, False) for i in range(n)] + [(dealer, True)]
+
+    def whose(self, step: int | None = None) -> str:
+        player, crib = self.show_order()[self.turn.step if step is None else step]
+        return f"{self.name(player)}'s {'crib' if crib else 'hand'}"
+
+    @property
+    def pone(self) -> int:
+        return (self.turn.dealer + 1) % self.n
+
+    # --- the board -----------------------------------------------------------------------------
+
+    async def _read(self) -> BoardState:
+        self.state = await self.board.state()
+        return self.state
+
+    async def _peg(self, player: int, points: int) -> None:
+        await self.board.peg(player, points)
+        self._changes += 1
+
+    async def _deal_to(self, player: int | None) -> int:
+        before = self.state.dealer if self.state else -1
+        dealer = await self.board.set_dealer(player)
+        if dealer != before:
+            self._changes += 1
+        return dealer
+
+    async def start(self, new: bool = False) -> None:
+        """Read the board: go on with a game in progress (unless `new`, or another target or
+        number of players is wanted), else start one."""
+        state = await self._read()
+        target = self.target or state.target
+        fresh = not any(state.front[:state.players]) and not any(state.back[:state.players])
+        if (new or state.winner is not None or state.target != target
+                or state.players != self.players):
+            await self.board.new_game(target, self.players)
+            state = await self._read()
+            fresh = True
+        self.turn = Turn(dealer=state.dealer)
+        if fresh:
+            other = PLAYER_NAMES[(state.dealer + 1) % state.players][0]
+            self.messages = [f"new game to {state.target}. Cut for the deal: "
+                             f"{self.name(state.dealer)} deals (d {other} if "
+                             f"{self.name((state.dealer + 1) % state.players)} does)."]
+        else:
+            scores = ", ".join(f"{self.name(p)} {state.front[p]}" for p in range(state.players))
+            self.messages = [f"going on with the game on the board: {scores}; "
+                             f"{self.name(state.dealer)} deals (u takes back the board's "
+                             "last change)"]
+        self._rev = state.rev
+
+    # --- one line of input ---------------------------------------------------------------------
+
+    async def handle(self, line: str) -> bool:
+        """Act on one line; False to quit. Messages for the person go to `self.messages`."""
+        self.messages = []
+        text = line.strip()
+        word = text.lower()
+        if word in ("q", "quit", "exit"):
+            return False
+        if word in ("", "r"):
+            return True
+        if word in ("?", "h", "help"):
+            self.messages = ["keys (then Enter):", KEYS]
+            return True
+        await self._sync()
+        if word in ("u", "undo"):
+            await self._undo()
+            return True
+        before = self.turn
+        self._changes = 0
+        what = text
+        try:
+            what = await self._command(text)
+        except Problem as err:
+            self.messages.append(str(err))
+        except BoardRejected as err:
+            self.messages.append(self._board_problem(err))
+        except CardError as err:
+            self.messages.append(f"{err}")
+        finally:
+            if self._changes or self.turn != before:
+                self.history.append(_Entry(before, self._changes, what))
+            if self._changes:
+                self._rev = (await self._read()).rev
+        return True
+
+    def _board_problem(self, err: BoardRejected) -> str:
+        if err.code == "game_over":
+            return "the game is over: n starts a new one, u takes back the last entry"
+        return f"the board refused: {err.text}"
+
+    def _won_text(self, state: BoardState) -> str:
+        assert state.winner is not None
+        how = {"skunk": " with a skunk", "double_skunk": " with a double skunk"}.get(
+            state.result, "")
+        return f"{self.name(state.winner).upper()} WINS{how}! n: new game  u: undo  q: quit"
+
+    async def _sync(self) -> None:
+        """Notice changes made on the board itself (its buttons, another program)."""
+        state = await self._read()
+        if self._rev >= 0 and state.rev != self._rev:
+            self.history.clear()  # our undo steps no longer line up with the board's
+            if state.dealer != self.turn.dealer:
+                self.turn = Turn(dealer=state.dealer, deal_no=self.turn.deal_no + 1)
+            self.messages.append("the board was changed on the board itself")
+        self._rev = state.rev
+
+    async def _command(self, text: str) -> str:
+        word = text.lower()
+        words = word.split()
+        head = _ALIASES.get(words[0], words[0])
+        if head.isdigit():
+            return await self._count(int(head), words[1:])
+        if head == "c":
+            return await self._count(None, words[1:])
+        if head == "s":
+            return await self._starter(words[1:])
+        if head == "j":
+            return await self._heels()
+        if head == "m":
+            return await self._muggins(words[1:])
+        if head == "d":
+            return await self._deal(words[1:])
+        if head == "n":
+            return await self._new(words[1:])
+        peg = _PEG.match(word)
+        if peg:
+            return await self._pegging(peg["who"], peg["points"])
+        try:
+            cards = parse_cards(words)
+        except CardError:
+            raise Problem(f"{text!r}? type ? for the keys") from None
+        return await self._count(None, [str(card) for card in cards])
+
+    def _player(self, word: str) -> int:
+        for i in range(self.n):
+            if word in (PLAYER_NAMES[i], PLAYER_NAMES[i][0]):
+                return i
+        letters = "/".join(PLAYER_NAMES[i][0] for i in range(self.n))
+        raise Problem(f"{word!r}? the players are {letters}; ? shows the keys")
+
+    async def _pegging(self, who: str, points_text: str) -> str:
+        player = self._player(who)
+        points = int(points_text) if points_text else 1
+        if not 1 <= points <= 29:
+            raise Problem("pegging points are 1..29")
+        await self._peg(player, points)
+        self.messages.append(f"{self.name(player)} pegs {points}")
+        return f"{self.name(player)} {points}"
+
+    def _game_over(self) -> None:
+        if self.state is not None and self.state.winner is not None:
+            raise Problem("the game is over: n starts a new one, u takes back the last entry")
+
+    async def _count(self, claim: int | None, card_words: list[str]) -> str:
+        """A hand of the show: a claimed count, the cards, or both."""
+        self._game_over()
+        if claim is not None and not 0 <= claim <= 29:
+            raise Problem("a hand counts 0..29")
+        player, crib = self.show_order()[self.turn.step]
+        whose = self.whose()
+        counted: HandCount | None = None
+        if card_words:
+            counted = self._count_cards(card_words, crib, whose)
+        elif claim is None:
+            raise Problem("c needs the cards: c 5H 5S 5C JD 5D (the starter last)")
+        if claim in IMPOSSIBLE and counted is None:
+            if claim != 19:
+                raise Problem(f"no hand counts {claim}")
+            self.messages.append("nineteen: nothing, then")
+            claim = 0
+        points = claim if claim is not None else 0
+        overlooked = None
+        if counted is not None:
+            actual = counted.total
+            self.messages.append(_breakdown(counted, whose))
+            if claim is None or claim == actual:
+                points = actual
+                if claim is not None:
+                    self.messages.append(f"{whose}: {claim} is right")
+            elif claim > actual:
+                points = actual
+                self.messages.append(f"{whose} has {actual}, not {claim}: pegged {actual}")
+            else:
+                taker = (player + 1) % self.n
+                overlooked = (taker, actual - claim)
+                self.messages.append(
+                    f"MUGGINS! {whose} has {actual}, not {claim}: {actual - claim} overlooked. "
+                    f"m: {self.name(taker)} takes them; or u, then type the count again")
+        if points:
+            await self._peg(player, points)
+        if counted is None or points != counted.total:
+            self.messages.append(f"{whose}: {points}" if points else f"{whose}: nothing")
+        await self._next_step(overlooked)
+        return f"{whose} {points}"
+
+    def _count_cards(self, words: list[str], crib: bool, whose: str) -> HandCount:
+        cards = parse_cards(words)
+        if len(cards) == 5:
+            hand, starter = cards[:4], cards[4]
+            if self.turn.starter is not None and starter != self.turn.starter:
+                self.messages.append(f"(the starter was {self.turn.starter}; counted with "
+                                     f"{starter})")
+        elif len(cards) == 4:
+            if self.turn.starter is None:
+                raise Problem("and the starter? type it last (c 5H 5S 5C JD 5D), or s 5D first")
+            hand, starter = cards, self.turn.starter
+        else:
+            raise Problem(f"{whose}: four cards, then the starter, not {len(cards)} cards")
+        for card in hand:
+            if card == starter:
+                raise Problem(f"{card} is the starter, it cannot be in {whose} too")
+            for seen, where in self.turn.seen:
+                if seen == card and where != whose:
+                    raise Problem(f"{card} was already in {where}: check the cards")
+        count = count_hand(hand, starter, crib=crib)
+        self.turn = dataclasses.replace(
+            self.turn, starter=self.turn.starter or starter,
+            seen=self.turn.seen + tuple((card, whose) for card in hand))
+        return count
+
+    async def _next_step(self, overlooked: tuple[int, int] | None) -> None:
+        step = self.turn.step + 1
+        if step < len(self.show_order()):
+            self.turn = dataclasses.replace(self.turn, step=step, overlooked=overlooked)
+            return
+        if self.state is not None and self._changes:
+            await self._read()
+        if self.state is not None and self.state.winner is not None:
+            self.turn = dataclasses.replace(self.turn, step=step - 1, overlooked=overlooked)
+            return
+        dealer = await self._deal_to(None)
+        self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no + 1, overlooked=overlooked)
+        self.messages.append(f"the deal passes to {self.name(dealer)}")
+
+    async def _starter(self, words: list[str]) -> str:
+        if len(words) != 1:
+            raise Problem("s and the starter card: s 5D")
+        card = parse_card(words[0])
+        for seen, where in self.turn.seen:
+            if seen == card:
+                raise Problem(f"{card} was already in {where}")
+        self.turn = dataclasses.replace(self.turn, starter=card)
+        self.messages.append(f"starter {card}")
+        if card.rank == 11:
+            self._game_over()
+            await self._peg(self.turn.dealer, 2)
+            self.messages.append(f"his heels: {self.name(self.turn.dealer)} pegs 2")
+        return f"starter {card}"
+
+    async def _heels(self) -> str:
+        self._game_over()
+        await self._peg(self.turn.dealer, 2)
+        self.messages.append(f"his heels: {self.name(self.turn.dealer)} pegs 2")
+        return "his heels"
+
+    async def _muggins(self, words: list[str]) -> str:
+        if self.turn.overlooked is None:
+            raise Problem("muggins: nothing overlooked to take (it follows a claimed count with "
+                          "its cards)")
+        taker, points = self.turn.overlooked
+        if words:
+            taker = self._player(words[0])
+        self._game_over()
+        await self._peg(taker, points)
+        self.turn = dataclasses.replace(self.turn, overlooked=None)
+        self.messages.append(f"muggins: {self.name(taker)} takes {points}")
+        return f"muggins {self.name(taker)} {points}"
+
+    async def _deal(self, words: list[str]) -> str:
+        if len(words) > 1:
+            raise Problem("d, or d and a player: d o")
+        if words:
+            dealer = await self._deal_to(self._player(words[0]))
+            self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no)
+        else:
+            dealer = await self._deal_to(None)
+            self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no + 1)
+        self.messages.append(f"{self.name(dealer)} deals, {self.name(self.pone)} counts first")
+        return f"{self.name(dealer)} deals"
+
+    async def _new(self, words: list[str]) -> str:
+        target = None
+        if words:
+            if words[0] not in ("61", "121") or len(words) > 1:
+                raise Problem("n, or n 61 / n 121")
+            target = int(words[0])
+        await self.board.new_game(target, self.n)
+        self._changes += 1
+        state = await self._read()
+        self.turn = Turn(dealer=state.dealer)
+        other = (state.dealer + 1) % state.players
+        self.messages.append(f"new game to {state.target}: {self.name(state.dealer)} deals "
+                             f"(d {PLAYER_NAMES[other][0]} if {self.name(other)} does)")
+        return "new game"
+
+    async def _undo(self) -> None:
+        if not self.history:
+            try:
+                await self.board.undo()
+            except BoardRejected:
+                self.messages.append("nothing to undo")
+                return
+            state = await self._read()
+            self.turn = Turn(dealer=state.dealer, deal_no=self.turn.deal_no)
+            self._rev = state.rev
+            self.messages.append("undone: the board's last change")
+            return
+        entry = self.history.pop()
+        for _ in range(entry.changes):
+            await self.board.undo()
+        self.turn = entry.turn
+        state = await self._read()
+        self._rev = state.rev
+        self.messages.append(f"undone: {entry.what}")
+
+    # --- the screen ----------------------------------------------------------------------------
+
+    def status(self) -> list[str]:
+        """What the table is at, and what to type next."""
+        state = self.state
+        if state is not None and state.winner is not None:
+            return [self._won_text(state)]
+        turn = self.turn
+        line = (f"deal {turn.deal_no} · {self.name(turn.dealer)} deals · {self.name(self.pone)} "
+                "leads and counts first")
+        if turn.starter is not None:
+            line += f" · starter {turn.starter}"
+        rest = [self.whose(step) for step in range(turn.step, len(self.show_order()))]
+        show = f"show: 12⏎ counts {rest[0]}" + (f", then {', '.join(rest[1:])}"
+                                                  if rest[1:] else "")
+        if turn.step == 0:
+            letters = " / ".join(f"{PLAYER_NAMES[p][0]}2" for p in range(self.n))
+            show = f"play: {letters} pegs 2 (letter alone: 1) · {show}"
+        return [line, show, "c 5H 5S 5C JD 5D counts cards · u undo · ? keys · q quit"]
+
+    async def draw(self) -> None:
+        """Show the board, the scores, the last messages and the status."""
+        frame = await self.board.frame()
+        state = await self._read()
+        lines = []
+        if self.where:
+            lines.append(f"cribboard scorekeeper on {self.where}")
+        lines.append(draw_frame(frame.rgb, self.color))
+        lines.append(describe_state(state))
+        lines.append("")
+        lines.extend(self.messages)
+        lines.extend(self.status())
+        text = "\n".join(lines)
+        self._output(CLEAR + text if self.color else text)
+
+    async def run(self, new: bool = False) -> int:
+        """Start, then take lines until q or the end of input."""
+        await self.start(new)
+        while True:
+            await self.draw()
+            try:
+                line = await off_loop(partial(self._input, "> "))
+            except EOFError:
+                break
+            if not await self.handle(line):
+                break
+        return 0
+
+
+def _breakdown(count: HandCount, whose: str) -> str:
+    what = describe_combos(count.combos) or "nothing"
+    return f"{whose} {format_cards(count.hand)} + {count.starter}: {what} = {count.total}"
+
+
+def run_scorekeeper(*, port: str | None = None, virtual: bool = False,
+                    target: int | None = None, players: int = 2, new: bool = False,
+                    color: bool = False, timeout: float = 2.0) -> int:
+    """`cribboard keep`: find a board (or start the virtual one), say which, keep the score."""
+
+    async def main() -> int:
+        with contextlib.ExitStack() as stack:
+            chosen = await choose_board(port, virtual, stack)
+            builtins.print(f"playing on {chosen.description}", flush=True)
+            async with await Board.open(chosen.port, timeout=timeout) as board:
+                keeper = Scorekeeper(board, color=color, where=chosen.description,
+                                     target=target, players=players)
+                return await keeper.run(new)
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        builtins.print()
+        return 0

@@ -1,0 +1,186 @@
+"""The scorekeeper (`cribboard keep`, `make run`) driven by typed lines against the virtual
+board: counts in the show order, the deal passing on, cards counted and muggins, undo, a new
+game, and the command line."""
+
+from __future__ import annotations
+
+import builtins
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from cribboard.api import Board, BoardState
+from cribboard.cli import main
+from cribboard.play.scorekeeper import Scorekeeper
+from cribboard.rules import count_hand, parse_card, parse_cards
+from cribboard.virtual import VirtualBoard
+
+
+@pytest.fixture(scope="module")
+def vboard() -> Iterator[VirtualBoard]:
+    with VirtualBoard() as board:
+        yield board
+
+
+@pytest.fixture
+async def keeper(vboard: VirtualBoard) -> AsyncIterator[Scorekeeper]:
+    async with await Board.open(vboard.port) as board:
+        await board.new_game(121, 2)
+        await board.set_dealer(0)  # blue deals: orange is the pone
+        keeper = Scorekeeper(board, output=lambda text: None)
+        await keeper.start()
+        yield keeper
+
+
+async def typed(keeper: Scorekeeper, *lines: str) -> BoardState:
+    for line in lines:
+        assert await keeper.handle(line)
+    return await keeper.board.state()
+
+
+async def test_counts_follow_the_show_order_and_the_deal_passes_on(
+        keeper: Scorekeeper) -> None:
+    assert keeper.whose() == "orange's hand"  # the pone counts first
+    state = await typed(keeper, "b2", "o", "o 3")  # pegging, any time, by colour
+    assert state.front[:2] == [2, 4] and state.back[:2] == [0, 1]
+    state = await typed(keeper, "12")  # orange's hand
+    assert state.front[:2] == [2, 16] and keeper.whose() == "blue's hand"
+    state = await typed(keeper, "8")  # blue's hand
+    assert state.front[:2] == [10, 16] and keeper.whose() == "blue's crib"
+    assert "show: 12⏎ counts blue's crib" in keeper.status()[1]
+    state = await typed(keeper, "4")  # blue's crib; then the deal passes to orange
+    assert state.front[:2] == [14, 16] and state.dealer == 1
+    assert keeper.turn.deal_no == 2 and keeper.whose() == "blue's hand"
+    assert any("passes to orange" in m for m in keeper.messages)
+    state = await typed(keeper, "0", "19", "26")  # nothing, nothing, impossible
+    assert state.front[:2] == [14, 16] and keeper.whose() == "orange's crib"
+    assert keeper.messages == ["no hand counts 26"]
+    state = await typed(keeper, "j")  # his heels for the dealer
+    assert state.front[:2] == [14, 18]
+
+
+async def test_cards_are_counted_and_a_short_claim_is_muggins(keeper: Scorekeeper) -> None:
+    state = await typed(keeper, "c 5H 5S 5C JD 5D")  # orange's hand: the 29
+    assert state.front[1] == 29 and keeper.turn.starter == parse_card("5D")
+    assert any("fifteen 16, pair 12, nobs 1 = 29" in m for m in keeper.messages)
+    # blue claims 4 with the cards: the starter is remembered, the hand has more
+    hand = parse_cards("2H 3H 4H 6D")
+    actual = count_hand(hand, parse_card("5D")).total
+    state = await typed(keeper, "4 2H 3H 4H 6D")
+    assert state.front[0] == 4 and any(m.startswith("MUGGINS!") and f"has {actual}, not 4" in m
+                                       for m in keeper.messages)
+    state = await typed(keeper, "m")  # orange takes the points blue missed
+    assert state.front[1] == 29 + actual - 4
+    assert await keeper.handle("m") and "nothing overlooked" in keeper.messages[0]
+    # the crib: a card already in a hand is a typo, nothing is pegged
+    state = await typed(keeper, "c 2H 7C 8C 9C")
+    assert "2H was already in blue's hand" in keeper.messages[0]
+    assert keeper.whose() == "blue's crib" and state.front[0] == 4
+    # an over-claim pegs what the crib really has (a crib flush needs the starter's suit)
+    crib = count_hand(parse_cards("7C 8C 9C KC"), parse_card("5D"), crib=True).total
+    state = await typed(keeper, "20 7C 8C 9C KC")
+    assert state.front[0] == 4 + crib and any(f"has {crib}, not 20" in m
+                                              for m in keeper.messages)
+    assert state.dealer == 1 and keeper.turn.starter is None  # a fresh deal
+
+
+async def test_undo_takes_back_entries_and_the_place_in_the_deal(keeper: Scorekeeper) -> None:
+    await typed(keeper, "o2", "10", "6")
+    assert keeper.whose() == "blue's crib"
+    state = await typed(keeper, "3")  # the crib; the deal passes on
+    assert state.dealer == 1 and state.front[:2] == [9, 12]
+    state = await typed(keeper, "u")  # the crib and the deal passing, in one undo
+    assert state.dealer == 0 and state.front[:2] == [6, 12] and keeper.whose() == "blue's crib"
+    assert keeper.messages == ["undone: blue's crib 3"]
+    state = await typed(keeper, "u", "u")
+    assert state.front[:2] == [0, 2] and keeper.whose() == "orange's hand"
+    state = await typed(keeper, "u")
+    assert state.front[:2] == [0, 0]
+    # with nothing left of its own, undo goes back into the board's history (the new game)
+    state = await typed(keeper, "u")
+    assert keeper.messages == ["undone: the board's last change"]
+
+
+async def test_a_game_to_the_end_and_a_new_one(keeper: Scorekeeper) -> None:
+    state = await typed(keeper, "n 61")
+    assert state.target == 61 and state.front[:2] == [0, 0] and keeper.turn.deal_no == 1
+    state = await typed(keeper, "d o")  # orange won the cut
+    assert state.dealer == 1 and keeper.whose() == "blue's hand"
+    state = await typed(keeper, "o29", "o29", "b5", "o5")
+    assert state.winner == 1 and state.result == "skunk" and state.front[:2] == [5, 61]
+    assert keeper.status()[0].startswith("ORANGE WINS with a skunk")
+    state = await typed(keeper, "12")
+    assert "the game is over" in keeper.messages[0] and state.front[0] == 5
+    state = await typed(keeper, "n")  # the loser deals first
+    assert state.target == 61 and state.winner is None and state.dealer == 0
+    assert state.games[:2] == [0, 1] and keeper.whose() == "orange's hand"
+    state = await typed(keeper, "u")  # a new game by mistake: back to the finished one
+    assert state.winner == 1 and state.front[:2] == [5, 61]
+
+
+async def test_changes_on_the_board_itself_are_noticed(keeper: Scorekeeper) -> None:
+    await typed(keeper, "b4")
+    await keeper.board.peg(1, 7)  # someone pegs on the board's buttons
+    await keeper.board.set_dealer(1)
+    state = await typed(keeper, "5")
+    assert "the board was changed on the board itself" in keeper.messages
+    assert state.front[:2] == [9, 7] and state.dealer == 1  # blue is now the pone
+    state = await typed(keeper, "u", "u")  # ours, then the board's own history
+    assert state.front[:2] == [4, 7]
+
+
+async def test_the_app_runs_on_typed_lines_and_draws_the_board(vboard: VirtualBoard) -> None:
+    lines = iter(["o12", "?", "what", "q"])
+    out: list[str] = []
+    async with await Board.open(vboard.port) as board:
+        await board.new_game(121, 2)
+        await board.set_dealer(0)
+        await board.set_pegs(0, 30, 20)  # a game in progress on the board: it goes on
+        keeper = Scorekeeper(board, input=lambda prompt: next(lines), output=out.append,
+                             where="the test board", target=121)
+        assert await keeper.run() == 0
+        state = await board.state()
+    assert state.front[:2] == [30, 12]
+    first = out[0].splitlines()
+    assert first[0] == "cribboard scorekeeper on the test board"
+    assert any("going on with the game on the board: blue 30" in line for line in first)
+    assert len(out) == 4 and "12⏎" in out[0]
+    assert "orange   12" in out[1]
+    assert "u             undo the last entry" in out[2]
+    assert "'what'? the players are b/o; ? shows the keys" in out[3]
+
+
+def test_keep_on_the_command_line_honours_port(vboard: VirtualBoard,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    typed_lines = iter(["n", "b7", "q"])
+    monkeypatch.setattr(builtins, "input", lambda prompt="": next(typed_lines))
+    assert main(["--port", vboard.port, "keep"]) == 0
+    out = capsys.readouterr().out
+    assert f"playing on the board on {vboard.port}" in out and "blue      7" in out
+
+
+def test_make_run_starts_the_scorekeeper_on_the_virtual_board() -> None:
+    result = subprocess.run([sys.executable, "-m", "cribboard.cli", "keep", "--virtual"],
+                            input="12\nc 5H 5S 5C JD 5D\nq\n", capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "playing on the virtual board on /dev/" in result.stdout
+    assert "orange   12" in result.stdout and "blue     29" in result.stdout
+    makefile = (__import__("pathlib").Path(__file__).parents[1] / "Makefile").read_text()
+    assert "\t$(BIN)/cribboard keep\n" in makefile
+
+
+async def test_three_players_count_round_from_the_pone(vboard: VirtualBoard) -> None:
+    async with await Board.open(vboard.port) as board:
+        keeper = Scorekeeper(board, output=lambda text: None, players=3)
+        await keeper.start()
+        state = await typed(keeper, "d p")  # purple deals: blue, orange, purple, the crib
+        assert state.players == 3 and state.dealer == 2
+        assert [keeper.whose(step) for step in range(4)] == [
+            "blue's hand", "orange's hand", "purple's hand", "purple's crib"]
+        state = await typed(keeper, "p3", "4", "6", "8", "2")
+        assert state.front[:3] == [4, 6, 13] and state.dealer == 0
+        assert keeper.whose() == "orange's hand"
