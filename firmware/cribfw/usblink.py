@@ -54,4 +54,6 @@ class UsbLink:
             n = await reader.readinto(self._one)
             if n:
                 self._lines.feed_byte(self._one[0])
-            self.drain()
+                self.drain()
+            else:
+                await asyncio.sleep_ms(50)  # end of input (no host side at all): don't spin

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import ctypes
 import fcntl
 import logging
 import os
@@ -24,6 +25,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import termios
 import threading
@@ -105,10 +107,20 @@ def _peer_open(master: int) -> bool:
     return True
 
 
-def _ignore_sigint() -> None:
+_PR_SET_PDEATHSIG = 1
+
+
+def _prepare_child() -> None:
     # Runs in the child before exec: MicroPython installs its own handler only while code
     # runs, and a CPython-hosted interpreter leaves an ignored SIGINT alone.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The board has no power without its launcher: if the launcher dies without stopping it
+    # (killed, crashed), the kernel ends the interpreter too (Linux; elsewhere stop() does).
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
 
 
 class VirtualBoard:
@@ -572,7 +584,7 @@ class _Relay:
             stderr=self._board_slave,
             env=env,
             start_new_session=True,
-            preexec_fn=_ignore_sigint,
+            preexec_fn=_prepare_child,
         )
         self._pidfd = None
         if hasattr(os, "pidfd_open"):
