@@ -179,6 +179,9 @@ def main() -> None:
     from link_bench import main as link_bench  # bench/link_bench.py: host <-> virtual board
     link_bench()
 
+    from flash_bench import main as flash_bench  # bench/flash_bench.py: the store on flash
+    flash_bench()
+
 
 if __name__ == "__main__":
     main()

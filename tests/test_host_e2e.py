@@ -20,6 +20,7 @@ from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import protocol
 from cribcore.layout import HOLES, hole_for_score
 from cribcore.render import FRONT, PALETTE
+from cribfw.store import QUIET_MS as STORE_QUIET_MS
 
 
 @pytest.fixture
@@ -239,7 +240,9 @@ async def test_every_change_is_pushed_to_subscribers(board: Board) -> None:
     seen = Collector()
     board.client.subscribe(seen)
     await board.peg(1, 3)
-    event = await seen.wait_for(lambda e: e.name == "st")
+    # (The client may also hand on a resync `st` of the fresh board: the board's `! hello` can
+    # reach an open port while the client connects. Wait for the change itself.)
+    event = await seen.wait_for(lambda e: e.name == "st" and e.fields.get("r") == "1")
     assert BoardState.from_fields(event.fields).front == [0, 3]
     await board.brightness(99)
     await seen.wait_for(lambda e: e.name == "cfg" and e.fields.get("bright") == "99")
@@ -249,15 +252,19 @@ async def test_resync_after_the_board_restarts(board: Board, vboard: VirtualBoar
     seen = Collector()
     board.client.subscribe(seen)
     await board.peg(0, 20)
+    await asyncio.sleep(STORE_QUIET_MS / 1000 + 0.5)  # saved a quiet second after the change
     boots = vboard.boots
+    seen.events.clear()  # from here on: what the restarted board sent
     await asyncio.get_running_loop().run_in_executor(None, vboard.reset)
-    await seen.wait_for(lambda e: e.name == "hello")
+    hello = await seen.wait_for(lambda e: e.name == "hello")
     assert vboard.boots == boots + 1
-    # The client read the state again by itself; the rebooted board has no saved game yet.
-    fresh = await seen.wait_for(lambda e: e.name == "st" and e.fields.get("r") == "0")
-    assert BoardState.from_fields(fresh.fields).front == [0, 0]
+    assert hello.fields["store"] == "saved"  # the board says where its state came from
+    # The client read the state again by itself: the restarted board shows the saved game, with
+    # `r` counting from 0 again.
+    restored = await seen.wait_for(lambda e: e.name == "st" and e.fields.get("r") == "0")
+    assert BoardState.from_fields(restored.fields).front == [20, 0]
     await board.peg(1, 2)  # the same open client carries on
-    assert (await board.state()).front == [0, 2]
+    assert (await board.state()).front == [20, 2]
 
 
 async def test_reconnect_after_the_link_drops(vboard: VirtualBoard) -> None:

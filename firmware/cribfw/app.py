@@ -64,8 +64,10 @@ def main():
     import neopixel
 
     from cribcore.profiles import detect
+    from cribfw import store
 
     profile = detect()
     pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)
     app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile)
+    store.attach(app, "/", profile.name == "sim")  # the saved game, shown from the first frame
     asyncio.run(app.run())

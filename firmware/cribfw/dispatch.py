@@ -82,6 +82,7 @@ class Dispatcher:
         self._published_rev = board.rev
         self._published_settings = 0
         self.t_ms = 0  # animation time for frame replies, kept by the app
+        self.store = b""  # where the state came from at boot (cribfw.store), set by the app
 
     def add_link(self, link):
         self.links.append(link)
@@ -284,6 +285,9 @@ class Dispatcher:
             if i:
                 out.byte(44)
             out.text(P.VERBS[i])
+        if self.store:
+            out.key(b"store")
+            out.text(self.store)
 
     # --- events ----------------------------------------------------------------------------
 
@@ -303,6 +307,18 @@ class Dispatcher:
             self._settings_fields(ev)
             ev.end()
             self.broadcast(ev)
+
+    def announce_button(self, name, action):
+        """'! btn n=NAME a=ACTION' on every link: a button on the board was tapped or held."""
+        ev = self.event
+        ev.reset()
+        ev.text(b"! btn")
+        ev.key(b"n")
+        ev.text(name)
+        ev.key(b"a")
+        ev.text(action)
+        ev.end()
+        self.broadcast(ev)
 
     def announce(self):
         """'! hello ...' on every link: the board (re)started."""

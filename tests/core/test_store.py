@@ -1,0 +1,486 @@
+# Store tests: run under CPython (pytest; a temporary directory) and MicroPython (mprun.py; a real
+# littlefs2 file system, VfsLfs2, on a RAM block device mounted for each test).
+import os
+import struct
+import sys
+
+from cribcore.layout import MAX_PLAYERS
+from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, Board
+from cribfw.store import BAD, OTHER_VERSION, Store, apply, decode, encode
+
+try:
+    from binascii import crc32
+except ImportError:
+    from zlib import crc32
+
+MICROPYTHON = sys.implementation.name == "micropython"
+# Where the state came from (Store.source, the hello's store= field)
+SAVED = "saved"
+BACKUP = "backup"
+FRESH = "fresh"
+FRESH_CORRUPT = "fresh-corrupt"
+FRESH_VERSION = "fresh-version"
+
+
+class Settings:
+    """The renderer's saved settings, without a renderer."""
+
+    def __init__(self, brightness=128, budget_ma=400):
+        self.brightness = brightness
+        self.budget_ma = budget_ma
+
+
+class RamBlocks:
+    """A RAM block device (MicroPython's extended protocol) for a real littlefs."""
+
+    def __init__(self, block_size=512, count=128):
+        self.block_size = block_size
+        self.count = count
+        self.data = bytearray(block_size * count)
+
+    def readblocks(self, block, buf, offset=0):
+        at = block * self.block_size + offset
+        buf[:] = memoryview(self.data)[at:at + len(buf)]
+
+    def writeblocks(self, block, buf, offset=None):
+        at = block * self.block_size + (offset or 0)
+        self.data[at:at + len(buf)] = buf
+
+    def ioctl(self, op, arg):
+        if op == 4:
+            return self.count
+        if op == 5:
+            return self.block_size
+        return 0
+
+
+_mounts = [0]
+
+
+def with_root(test):
+    """Run test(root) on an empty file system: littlefs on MicroPython, a temp dir on CPython."""
+    if MICROPYTHON:
+        import vfs
+
+        _mounts[0] += 1
+        root = "/store_test_%d" % _mounts[0]
+        device = RamBlocks()
+        vfs.VfsLfs2.mkfs(device)
+        vfs.mount(vfs.VfsLfs2(device), root)
+        try:
+            test(root)
+        finally:
+            vfs.umount(root)
+    else:
+        import shutil
+        import tempfile
+
+        root = tempfile.mkdtemp(prefix="cribstore-")
+        try:
+            test(root)
+        finally:
+            shutil.rmtree(root)
+
+
+def state(board, settings):
+    """Everything the store keeps, comparable."""
+    return (board.players, board.target, board.dealer, board.winner, board.award,
+            bool(board.skunk_double), list(board.front), list(board.back), list(board.games),
+            [list(row) for row in board.undo_rows()], settings.brightness, settings.budget_ma)
+
+
+def played():
+    """A board with something in every saved field."""
+    b = Board()
+    b.set_skunk_double(True)
+    b.set_pegs(0, 115, 100)
+    b.set_pegs(1, 50, 40)
+    b.peg(0, 8)  # a double skunk: two games
+    b.new_game(61)
+    b.peg(1, 12)
+    b.peg(0, 5)
+    b.peg(1, 3)
+    b.undo()
+    b.next_dealer()
+    b.set_pending(0, 4)  # not saved
+    return b, Settings(77, 900)
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def reseal(rec):
+    """Fix the checksum after editing a record."""
+    end = len(rec) - 4
+    struct.pack_into("<I", rec, end, crc32(memoryview(rec)[:end]) & 0xFFFFFFFF)
+    return rec
+
+
+def restored(root):
+    b = Board()
+    s = Settings()
+    source = Store(root).load(b, s)
+    return source, b, s
+
+
+# --- round trip ------------------------------------------------------------------------------
+
+def test_round_trip_of_every_field():
+    def run(root):
+        b, s = played()
+        assert Store(root).save(b, s)
+        source, b2, s2 = restored(root)
+        assert source == SAVED
+        assert state(b2, s2) == state(b, s)
+        assert b2.games[0] == 2 and b2.target == 61 and b2.dealer == b.dealer
+        assert b2.pending[0] == 0  # a preview is not a move
+        # The undo history works as before the cut, down to the first move.
+        while b.undo_count:
+            b.undo()
+            b2.undo()
+            assert state(b2, s2) == state(b, s)
+        assert b2.undo_count == 0
+
+    with_root(run)
+
+
+def test_round_trip_three_players_and_a_full_undo_ring():
+    def run(root):
+        b = Board(players=3)
+        for i in range(UNDO_DEPTH + 20):
+            b.peg(i % 3, 1 + i % 4)
+        b.set_dealer(2)
+        s = Settings(0, 150)
+        assert b.undo_count == UNDO_DEPTH
+        Store(root).save(b, s)
+        source, b2, s2 = restored(root)
+        assert source == SAVED and state(b2, s2) == state(b, s)
+        assert b2.players == 3 and b2.undo_count == UNDO_DEPTH
+
+    with_root(run)
+
+
+def test_a_finished_game_round_trips():
+    def run(root):
+        b = Board()
+        b.set_pegs(1, 119, 100)
+        b.set_pegs(0, 80, 70)
+        b.peg(1, 5)
+        s = Settings()
+        Store(root).save(b, s)
+        source, b2, s2 = restored(root)
+        assert source == SAVED and state(b2, s2) == state(b, s)
+        assert b2.winner == 1 and b2.result() == b.result()
+
+    with_root(run)
+
+
+def test_nothing_saved_is_a_fresh_game():
+    def run(root):
+        source, b, s = restored(root)
+        assert source == FRESH
+        assert state(b, s) == state(Board(), Settings())
+
+    with_root(run)
+
+
+# --- saving -----------------------------------------------------------------------------------
+
+def test_save_keeps_the_previous_state_as_backup():
+    def run(root):
+        store = Store(root)
+        b = Board()
+        s = Settings()
+        b.peg(0, 5)
+        store.save(b, s)
+        first = state(b, s)
+        b.peg(1, 7)
+        store.save(b, s)
+        assert not exists(store.tmp)
+        back = decode(read(store.backup))
+        cur = decode(read(store.current))
+        assert isinstance(back, tuple) and isinstance(cur, tuple)
+        assert cur[0] == back[0] + 1
+        b2 = Board()
+        s2 = Settings()
+        apply(back, b2, s2)
+        assert state(b2, s2) == first
+
+    with_root(run)
+
+
+def test_an_unchanged_state_is_not_written_again():
+    def run(root):
+        store = Store(root)
+        b = Board()
+        s = Settings()
+        b.peg(0, 5)
+        assert store.save(b, s)
+        assert not store.save(b, s)
+        b.set_pending(1, 6)  # only the preview changed
+        assert not store.save(b, s)
+        s.brightness = 10
+        assert store.save(b, s)
+        assert store.saves == 2 and store.seq == 2
+        # After a restart the state on the flash is known: no rewrite of the same state.
+        again = Store(root)
+        assert again.load(Board(), Settings()) == SAVED
+        assert not again.save(b, s)
+        b.peg(0, 1)
+        assert again.save(b, s) and again.seq == 3
+
+    with_root(run)
+
+
+def test_seq_continues_after_a_restart():
+    def run(root):
+        store = Store(root)
+        b = Board()
+        s = Settings()
+        for i in range(5):
+            b.peg(i % 2, 3)
+            store.save(b, s)
+        assert store.seq == 5
+        again = Store(root)
+        again.load(Board(), Settings())
+        assert again.seq == 5
+        b.peg(0, 1)
+        again.save(b, s)
+        assert decode(read(again.current))[0] == 6
+
+    with_root(run)
+
+
+# --- damage and cut saves ------------------------------------------------------------------------
+
+def two_saves(root):
+    """Save A then B; return (store, A, B) as state() tuples."""
+    store = Store(root)
+    b = Board()
+    s = Settings()
+    b.peg(0, 5)
+    store.save(b, s)
+    a = state(b, s)
+    b.peg(1, 9)
+    b.next_dealer()
+    store.save(b, s)
+    return store, b, s, a, state(b, s)
+
+
+def test_a_corrupt_current_file_falls_back_to_the_backup():
+    def run(root):
+        store, b, s, a, _ = two_saves(root)
+        data = bytearray(read(store.current))
+        data[len(data) // 2] ^= 0x40  # one bit flipped
+        write(store.current, data)
+        source, b2, s2 = restored(root)
+        assert source == BACKUP and state(b2, s2) == a
+        # The next save must not rotate the damaged file over the good backup.
+        again = Store(root)
+        again.load(Board(), Settings())
+        b.peg(0, 2)
+        again.save(b, s)
+        assert state(*restored(root)[1:]) == state(b, s)
+        back = Board()
+        back_settings = Settings()
+        apply(decode(read(store.backup)), back, back_settings)
+        assert state(back, back_settings) == a
+
+    with_root(run)
+
+
+def test_a_missing_current_file_falls_back_to_the_backup():
+    def run(root):
+        store, _, _, a, _ = two_saves(root)
+        os.remove(store.current)
+        source, b2, s2 = restored(root)
+        assert source == BACKUP and state(b2, s2) == a
+
+    with_root(run)
+
+
+def test_both_files_corrupt_is_a_fresh_game_that_says_so():
+    def run(root):
+        store, _, _, _, _ = two_saves(root)
+        write(store.current, b"CRIB\x01garbage")
+        data = bytearray(read(store.backup))
+        data[-1] ^= 1  # the checksum itself
+        write(store.backup, data)
+        source, b2, s2 = restored(root)
+        assert source == FRESH_CORRUPT
+        assert state(b2, s2) == state(Board(), Settings())
+
+    with_root(run)
+
+
+def test_a_truncated_tmp_is_ignored_and_removed():
+    def run(root):
+        store, b, s, _, last = two_saves(root)
+        b.peg(0, 20)
+        newer = encode(b, s, store.seq + 1)
+        for cut in (0, 3, 12, len(newer) // 2, len(newer) - 1):
+            write(store.tmp, newer[:cut])  # a save cut while writing .tmp
+            source, b2, s2 = restored(root)
+            assert source == SAVED and state(b2, s2) == last, cut
+            assert not exists(store.tmp)
+
+    with_root(run)
+
+
+def test_a_stray_tmp_alone_means_nothing_was_saved():
+    def run(root):
+        b = Board()
+        b.peg(0, 3)
+        write(Store(root).tmp, encode(b, Settings(), 1)[:40])  # the first save, cut
+        source, b2, s2 = restored(root)
+        assert source == FRESH and state(b2, s2) == state(Board(), Settings())
+
+    with_root(run)
+
+
+def test_a_complete_tmp_is_the_newest_state_and_is_moved_into_place():
+    def run(root):
+        store, b, s, _, last = two_saves(root)
+        b.peg(0, 20)
+        newest = state(b, s)
+        write(store.tmp, encode(b, s, store.seq + 1))  # cut after .tmp was closed
+        source, b2, s2 = restored(root)
+        assert source == SAVED and state(b2, s2) == newest
+        assert not exists(store.tmp)
+        assert decode(read(store.current))[0] == store.seq + 1
+        assert decode(read(store.backup))[0] == store.seq  # `last` is the backup now
+        # And cut between the two renames: no current file, .tmp and .bak hold the last two.
+        b.peg(1, 2)
+        write(store.tmp, encode(b, s, store.seq + 2))
+        os.rename(store.current, store.backup)
+        source, b3, s3 = restored(root)
+        assert source == SAVED and state(b3, s3) == state(b, s)
+        assert last != newest
+
+    with_root(run)
+
+
+def test_another_record_version_is_not_read():
+    def run(root):
+        store, b, s, a, _ = two_saves(root)
+        rec = bytearray(read(store.current))
+        rec[4] = 2  # a record of a future firmware, intact
+        reseal(rec)
+        assert decode(rec) == OTHER_VERSION
+        write(store.current, rec)
+        source, b2, s2 = restored(root)
+        assert source == BACKUP and state(b2, s2) == a  # the backup is still version 1
+        write(store.backup, rec)
+        source, b3, s3 = restored(root)
+        assert source == FRESH_VERSION and state(b3, s3) == state(Board(), Settings())
+
+    with_root(run)
+
+
+def test_a_well_sealed_record_with_impossible_values_is_rejected():
+    b = Board()
+    b.peg(0, 5)
+    good = encode(b, Settings(), 1)
+    assert isinstance(decode(good), tuple)
+    # Offsets: header 12 bytes, then int16s: players 12, target 14, dealer 16, winner 18,
+    # award 20, x2 22, front 24.., back 30.., games 36.., brightness 42, budget 44, undo count 46,
+    # the first undo row from 48 (its target at 50).
+    for offset, value in ((12, 5), (14, 100), (16, 2), (18, 0), (18, 2), (20, 1), (22, 2),
+                          (24, 130), (30, 6), (42, 300), (44, 20), (46, 7), (48, 4), (50, 99)):
+        rec = bytearray(good)
+        struct.pack_into("<h", rec, offset, value)
+        assert decode(reseal(rec)) == BAD, (offset, value)
+    assert decode(good[:-1]) == BAD
+    assert decode(good + b"\0") == BAD
+    assert decode(b"") == BAD
+    assert decode(b"\xff" * 2000) == BAD
+    assert decode(b"CRIB" + bytes(20)) == BAD
+
+
+def test_the_record_layout_matches_the_board():
+    # store.py writes 3 values per list and 14 per undo row, and reads at most a full ring.
+    assert MAX_PLAYERS == 3 and SNAPSHOT_LEN == 14 and UNDO_DEPTH == 64
+    b = Board()
+    for i in range(UNDO_DEPTH + 1):
+        b.peg(i % 2, 1)
+    assert len(encode(b, Settings(), 1)) == 1844  # store._MAX_RECORD
+
+
+# --- when to save --------------------------------------------------------------------------------
+
+def test_saves_wait_for_quiet_and_are_bounded_in_a_burst():
+    def run(root):
+        store = Store(root, quiet_ms=1000, max_ms=5000)
+        b = Board()
+        s = Settings()
+        assert not store.save_due(b, s, 0)  # nothing changed
+        b.peg(0, 2)
+        store.changed(0)
+        assert not store.save_due(b, s, 999)
+        assert store.save_due(b, s, 1000) and store.saves == 1
+        assert not store.save_due(b, s, 6000)  # saved: nothing due
+        # A burst of changes 300 ms apart: never a quiet second, so the bound saves after 5 s.
+        t = 10000
+        while not store.save_due(b, s, t):
+            b.peg(t // 300 % 2, 1)
+            store.changed(t)
+            t += 100
+            if store.save_due(b, s, t):
+                break
+            t += 200
+        assert 15000 <= t < 15300 and store.saves == 2
+        # A change that leaves the saved fields alone (a preview) is due but writes nothing.
+        b.set_pending(1, 5)
+        store.changed(20000)
+        assert not store.save_due(b, s, 21000) and store.saves == 2
+        assert not store.due(22000)
+
+    with_root(run)
+
+
+def test_a_failed_save_is_retried():
+    def run(root):
+        store = Store(root + "/missing-dir", quiet_ms=100, max_ms=500)
+        b = Board()
+        s = Settings()
+        b.peg(0, 1)
+        store.changed(0)
+        assert not store.save_due(b, s, 100)  # cannot write there
+        assert store.errors == 1 and store.due(200)
+        os.mkdir(root + "/missing-dir")
+        assert store.save_due(b, s, 200) and store.saves == 1
+        assert not store.due(1000)
+        assert restored(root + "/missing-dir")[0] == SAVED
+
+    with_root(run)
+
+
+def test_no_memory_for_a_save_is_a_failed_save_not_a_crash():
+    class Starved(Board):
+        def undo_rows(self):
+            raise MemoryError("memory allocation failed")
+
+    def run(root):
+        store = Store(root, quiet_ms=100, max_ms=500)
+        b = Starved()
+        b.peg(0, 4)
+        store.changed(0)
+        assert not store.save_due(b, Settings(), 100)
+        assert store.errors == 1 and store.due(200) and store.saves == 0
+
+    with_root(run)

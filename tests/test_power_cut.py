@@ -1,0 +1,397 @@
+"""Power cuts on the virtual board: a game is played over the protocol while the interpreter is
+killed (SIGKILL, as VirtualBoard.reset() does: that is a power cut) at random moments, some of them
+in the middle of the store's saves; after each restart the board must show a state it had
+committed to its littlefs flash, never a corrupted one and never a fresh game it does not admit to.
+
+What the test accepts, precisely. The host mirrors the board with the same core (cribcore.state
+Board models, fed the same commands; every `! st` event is checked against them) and keeps the
+history of saved-field states P0, P1, ... (pegs, dealer, target, players, winner, games, x2, undo
+count and rows, brightness, budget; not the pending previews, not `r`). The store saves the
+current state once the board has been quiet for QUIET_MS (polling every POLL_MS), so a state the
+board held without any request for CERTAIN_S is certainly committed. Let c be the newest certainly
+committed state (a state restored at boot counts: it is on the flash), c2 the one before it:
+  - `store=saved`: the restored state is some P_j with j >= c: the last committed state or a newer
+    one that the store also managed to save (never older than the last certain commit);
+  - `store=backup`: some P_j with j >= c2 (the one before);
+  - `store=fresh`: only while nothing was ever certainly committed, and the state is a new game;
+  - anything else (`fresh-corrupt`, `fresh-version`, a state not in the history) fails.
+The store's delays are shortened for this test (CRIBBOARD_SIM_STORE_MS, the virtual board's only
+knob; same code) so that many cuts fit in a minute.
+
+Cuts: right after a reply ("now"), at a random time inside the debounce window ("window"), while a
+request is in flight ("inflight"), after the state is certainly saved ("late"), and during a save
+("save"): the test watches the flash image file, which the interpreter writes straight through,
+and cuts 0-4 ms after the save's first block write. Whether a cut really interrupted a save is
+measured, not assumed: the store then finds a leftover .tmp at boot and settles it, which writes
+to the image before the board says hello; the test compares the image before and after the boot.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import serial
+
+from cribboard.virtual import SimControl, VirtualBoard
+from cribcore import protocol
+from cribcore.state import Board, BoardError
+from cribfw.store import apply, decode, encode
+
+QUIET_MS = 60
+MAX_MS = 240
+POLL_MS = max(5, min(50, QUIET_MS // 4))  # as cribfw.store.Store picks it
+CERTAIN_S = (QUIET_MS + POLL_MS + 110) / 1000  # quiet this long: the state is on the flash
+CUTS = 210
+SEED = int(os.environ.get("CRIBBOARD_POWER_CUT_SEED", "20240521"))
+MODES = (("now", 0.2), ("window", 0.22), ("save", 0.38), ("late", 0.1), ("inflight", 0.1))
+FRESH_SOURCES = ("fresh",)
+
+
+class Settings:
+    def __init__(self, brightness: int = 128, budget_ma: int = 400) -> None:
+        self.brightness = brightness
+        self.budget_ma = budget_ma
+
+
+@dataclass
+class Model:
+    board: Board
+    settings: Settings
+
+    def record(self) -> bytes:
+        return bytes(encode(self.board, self.settings, 0))
+
+    def clone(self) -> Model:
+        return model_from(self.record())
+
+    def shown(self) -> tuple[object, ...]:
+        """What `! st` shows (the saved fields but settings, plus the pending previews)."""
+        n = self.board.players
+        return self.key()[:10] + (tuple(self.board.pending[:n]),)
+
+    def key(self) -> tuple[object, ...]:
+        """The saved fields as the protocol shows them (st + bright/budget)."""
+        b = self.board
+        n = b.players
+        return (b.target, n, b.dealer, b.winner, b.result(), tuple(b.front[:n]),
+                tuple(b.back[:n]), tuple(b.games[:n]), b.undo_count, int(b.skunk_double),
+                self.settings.brightness, self.settings.budget_ma)
+
+
+def model_from(record: bytes) -> Model:
+    rec = decode(record)
+    assert not isinstance(rec, int), "a record the test made does not decode"
+    m = Model(Board(), Settings())
+    apply(rec, m.board, m.settings)
+    return m
+
+
+@dataclass
+class Entry:
+    """A saved-field state the board had; `records` holds its possible full records (undo rows
+    included: several when a restore left the undo rows ambiguous)."""
+
+    key: tuple[object, ...]
+    records: set[bytes]
+    on_flash: bool = False  # restored from the flash at boot
+    quiet: float = 0.0  # longest time the board held it with no request arriving
+
+
+@dataclass
+class Tally:
+    cuts: int = 0
+    by_mode: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, int] = field(default_factory=dict)
+    cut_saves: dict[str, int] = field(default_factory=dict)  # boot found a save cut short
+    newest: int = 0  # restored the newest state the host had seen
+    older: int = 0  # restored a state older than the newest (a change inside the debounce)
+    moves: int = 0
+    seconds: float = 0.0
+
+    def add(self, table: dict[str, int], key: str) -> None:
+        table[key] = table.get(key, 0) + 1
+
+    def text(self) -> str:
+        return (f"power cuts: {self.cuts} in {self.seconds:.1f} s ({self.moves} moves, seed "
+                f"{SEED}); by moment: {fmt(self.by_mode)}; restored from: {fmt(self.sources)}; "
+                f"cuts that interrupted a save (leftover found at boot): "
+                f"{sum(self.cut_saves.values())} ({fmt(self.cut_saves)}); restored the newest "
+                f"state {self.newest}, an earlier committed one {self.older}; corrupted or "
+                f"unexplained: 0")
+
+
+def fmt(table: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(table.items())) or "none"
+
+
+def shown_state(fields: dict[str, str]) -> tuple[object, ...]:
+    s = protocol.decode_state(fields)
+    return (s["target"], s["players"], s["dealer"], s["winner"], s["result"],
+            tuple(s["front"]), tuple(s["back"]), tuple(s["games"]), s["undo"],
+            s["skunk_double"], tuple(s["pending"]))
+
+
+def state_key(fields: dict[str, str], bright: dict[str, str]) -> tuple[object, ...]:
+    """The saved fields as read back after a restart (st and bright replies)."""
+    shown = shown_state(fields)
+    assert not any(shown[-1]), "a pending preview survived a restart"
+    return shown[:-1] + (int(bright["bright"]), int(bright["budget"]))
+
+
+class Link:
+    """The board's serial port, line by line."""
+
+    def __init__(self, port: str) -> None:
+        self.serial = serial.Serial(port, timeout=5)
+
+    def close(self) -> None:
+        self.serial.close()
+
+    def readline(self) -> bytes:
+        line = self.serial.readline()
+        assert line.endswith(b"\n"), f"the board went quiet (got {line!r})"
+        return line
+
+    def send(self, line: bytes) -> None:
+        self.serial.write(line)
+
+    def exchange(self, line: bytes) -> tuple[protocol.Line, list[protocol.Line]]:
+        """One request: its reply and the events it caused (a ping marks their end)."""
+        self.send(line + b"\n#zz9 ping\n")
+        reply = None
+        events = []
+        while True:
+            got = self.readline()
+            if got == b"#zz9 ok\n":
+                break
+            decoded = protocol.decode_line(got)
+            if decoded.kind == "event":
+                events.append(decoded)
+            else:
+                assert reply is None, f"two replies to {line!r}"
+                reply = decoded
+        assert reply is not None, f"no reply to {line!r}"
+        return reply, events
+
+    def wait_hello(self) -> protocol.Line:
+        """Skip what the killed interpreter left half-written; return the new boot's hello."""
+        while True:
+            got = self.readline()
+            at = got.find(b"! hello ")
+            if at >= 0:
+                return protocol.decode_line(got[at:])
+
+
+def choose(rng: random.Random, m: Model) -> tuple[bytes, object]:
+    """A random command that is valid for model m, and its effect on a model."""
+    b = m.board
+    n = b.players
+    while True:
+        roll = rng.random()
+        if b.winner != -1:  # game over: usually a new game, sometimes an undo
+            if roll < 0.75:
+                target = rng.choice((0, 0, 0, 61, 121))
+                players = rng.choice((0,) * 8 + (2, 3))
+                return (b"new %d %d" % (target, players),
+                        lambda x: x.board.new_game(target, players))
+            return b"undo", lambda x: x.board.undo()
+        if roll < 0.62:
+            p = rng.randrange(n)
+            pts = rng.choice((1, 2, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 29))
+            return b"peg %d %d" % (p, pts), lambda x: x.board.peg(p, pts)
+        if roll < 0.72 and b.undo_count:
+            return b"undo", lambda x: x.board.undo()
+        if roll < 0.80:
+            return b"deal", lambda x: x.board.next_dealer()
+        if roll < 0.85:
+            p = rng.randrange(n)
+            pts = rng.randrange(0, 30)
+            return b"pend %d %d" % (p, pts), lambda x: x.board.set_pending(p, pts)
+        if roll < 0.88:
+            p = rng.randrange(n)
+            front = min(b.front[p] + rng.randrange(1, 8), b.target - 1)
+            back = b.front[p]
+            try:
+                m.clone().board.set_pegs(p, front, back)
+            except BoardError:
+                continue
+            return b"set %d %d %d" % (p, front, back), lambda x: x.board.set_pegs(p, front, back)
+        if roll < 0.91:
+            v = rng.randrange(0, 256)
+            return b"bright %d" % v, lambda x: setattr(x.settings, "brightness", v)
+        if roll < 0.93:
+            v = rng.randrange(150, 2001)
+            return b"budget %d" % v, lambda x: setattr(x.settings, "budget_ma", v)
+        if roll < 0.96:
+            v = rng.randrange(2)
+            return b"games x2 %d" % v, lambda x: x.board.set_skunk_double(v)
+        if roll < 0.97:
+            return b"games clear", lambda x: x.board.reset_games()
+        if roll < 0.985:
+            target = rng.choice((0, 61, 121))
+            return b"new %d" % target, lambda x: x.board.new_game(target)
+
+
+@pytest.fixture
+def slow_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRIBBOARD_SIM_STORE_MS", f"{QUIET_MS},{MAX_MS}")
+
+
+def test_power_cuts_never_lose_a_committed_state(
+    tmp_path: Path, slow_store: None, capsys: pytest.CaptureFixture[str],
+    record_property: pytest.RecordProperty,
+) -> None:
+    rng = random.Random(SEED)
+    image = tmp_path / "flash.img"
+    tally = Tally()
+    started = time.monotonic()
+    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+        link = Link(vboard.port)
+        try:
+            run_cuts(rng, vboard, sim, link, image, tally)
+        finally:
+            link.close()
+    tally.seconds = time.monotonic() - started
+    report = tally.text()
+    record_property("power_cut_tally", report)
+    with capsys.disabled():
+        print("\n" + report)
+    assert tally.cuts >= 200, report
+    assert sum(tally.cut_saves.values()) >= 20, "too few cuts landed inside a save: " + report
+
+
+def run_cuts(rng: random.Random, vboard: VirtualBoard, sim: SimControl, link: Link, image: Path,
+             tally: Tally) -> None:
+    reply, _ = link.exchange(b"hello")
+    assert reply.fields.get("store") == "fresh", reply.fields  # a new flash image
+    models = [Model(Board(), Settings())]
+    history = [Entry(models[0].key(), {models[0].record()})]
+    last_reply = time.monotonic()
+    pid = int(sim.info()["pid"])
+
+    def quiet_until(now: float) -> None:
+        history[-1].quiet = max(history[-1].quiet, now - last_reply)
+
+    def play(line: bytes, effect: object) -> None:
+        nonlocal models, last_reply
+        quiet_until(time.monotonic())
+        reply, events = link.exchange(line)
+        last_reply = time.monotonic()
+        assert reply.kind == "ok", (line, reply)
+        for m in models:
+            effect(m)  # type: ignore[operator]
+        for ev in events:
+            if ev.name == "st":  # the board's state must be a model's (or the models' we keep)
+                models = [m for m in models if m.shown() == shown_state(ev.fields)]
+                assert models, f"the board left the model after {line!r}: {ev.fields}"
+        key = models[0].key()
+        if key != history[-1].key:
+            history.append(Entry(key, {m.record() for m in models}))
+        tally.moves += 1
+
+    while tally.cuts < CUTS:
+        for _ in range(rng.randint(1, 4)):
+            line, effect = choose(rng, models[0])
+            play(line, effect)
+            if rng.random() < 0.08:
+                time.sleep(CERTAIN_S + 0.01)  # let this one be saved for sure
+        mode = rng.choices([m for m, _ in MODES], [w for _, w in MODES])[0]
+        inflight = None
+        if mode == "now":
+            pass
+        elif mode == "window":
+            time.sleep(rng.uniform(0, QUIET_MS / 1000))
+        elif mode == "late":
+            time.sleep(CERTAIN_S + rng.uniform(0.01, 0.05))
+        elif mode == "save":
+            watch_for_a_save(image, rng)
+        else:  # a request on its way: it may or may not have been applied
+            line, effect = choose(rng, models[0])
+            quiet_until(time.monotonic())
+            link.send(line + b"\n")
+            time.sleep(rng.uniform(0, 0.002))
+            inflight = (line, effect)
+        cut_at = time.monotonic()
+        quiet_until(cut_at)
+        vboard.reset()
+        tally.cuts += 1
+        tally.add(tally.by_mode, mode)
+        if inflight is not None:  # the state it would make is a candidate too, never certain
+            after = [m.clone() for m in models]
+            try:
+                for m in after:
+                    inflight[1](m)  # type: ignore[operator]
+            except BoardError:
+                after = []
+            if after and after[0].key() != history[-1].key:
+                history.append(Entry(after[0].key(), {m.record() for m in after}))
+
+        before = power_off_image(pid, image)
+        hello = link.wait_hello()
+        if before != image.read_bytes():
+            tally.add(tally.cut_saves, mode)
+        pid = int(sim.info()["pid"])
+        source = hello.fields.get("store", "?")
+        tally.add(tally.sources, source)
+        st, _ = link.exchange(b"st")
+        cfg, _ = link.exchange(b"bright")
+        got = state_key(st.fields, cfg.fields)
+        models = check_restored(history, source, got, tally)
+        history.append(Entry(got, {m.record() for m in models}, on_flash=source != "fresh"))
+        last_reply = time.monotonic()
+
+
+def watch_for_a_save(image: Path, rng: random.Random) -> None:
+    """Return 0-4 ms after the flash image is next written (the store's save starting), or when
+    no save comes (the last change left the saved fields as they were)."""
+    start = os.stat(image).st_mtime_ns
+    deadline = time.monotonic() + (MAX_MS + 200) / 1000
+    while os.stat(image).st_mtime_ns == start:
+        if time.monotonic() > deadline:
+            return
+    until = time.perf_counter() + rng.uniform(0, 0.004)
+    while time.perf_counter() < until:
+        pass
+
+
+def power_off_image(pid: int, image: Path) -> bytes:
+    """The flash image as the killed interpreter left it: read once the process is gone and
+    before the next one (which takes tens of ms to start) reaches the store."""
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{pid}"):
+        assert time.monotonic() < deadline, "the interpreter was not killed"
+        time.sleep(0.0002)
+    return image.read_bytes()
+
+
+def check_restored(history: list[Entry], source: str, got: tuple[object, ...],
+                   tally: Tally) -> list[Model]:
+    """Check the restored state against the history (see the module docstring); return the
+    models it can be (several when entries with these fields had different undo rows)."""
+    certain = [i for i, e in enumerate(history) if e.on_flash or e.quiet >= CERTAIN_S]
+    context = (f"restored {got} from {source!r}; newest seen {history[-1].key}; last certain "
+               f"{history[certain[-1]].key if certain else None}")
+    if source in FRESH_SOURCES:
+        assert not certain, "a fresh game although a state was committed: " + context
+        assert got == Model(Board(), Settings()).key(), context
+        tally.newest += got == history[-1].key
+        tally.older += got != history[-1].key
+        return [Model(Board(), Settings())]
+    assert source in ("saved", "backup"), "unexpected store source: " + context
+    if source == "saved":
+        lower = certain[-1] if certain else 1
+    else:
+        lower = certain[-2] if len(certain) >= 2 else 0
+    matches = [i for i in range(lower, len(history)) if history[i].key == got]
+    assert matches, "not the last committed state nor the one before: " + context
+    if got == history[-1].key:
+        tally.newest += 1
+    else:
+        tally.older += 1
+    records = set().union(*(history[i].records for i in matches))
+    return [model_from(r) for r in sorted(records)]
