@@ -13,7 +13,8 @@ import pytest
 import serial
 
 from cribboard.api import SyncBoard
-from cribboard.deploy import firmware_files, plan
+from cribboard.deploy import plan
+from cribboard.firmware_build import built_files, source_files
 from cribboard.paths import firmware_dir
 from cribboard.virtual import VirtualBoard
 
@@ -38,20 +39,30 @@ def firmware_version(port: str) -> str:
 
 
 def test_the_firmware_files_leave_out_the_simulator() -> None:
-    files = firmware_files()
+    files = source_files()
     assert "main.py" in files and "cribcore/state.py" in files and "cribfw/app.py" in files
     assert not [p for p in files if p.startswith("sim/") or "__pycache__" in p]
 
 
+def test_the_board_gets_bytecode_except_main() -> None:
+    built = built_files()
+    assert "main.py" in built and "cribfw/app.mpy" in built and "cribcore/state.mpy" in built
+    assert not [p for p in built if p.endswith(".py") and p != "main.py"]
+    assert built["cribfw/app.mpy"].read_bytes()[:1] == b"M"  # the .mpy header
+    source = built_files(compiled=False)
+    assert sorted(source) == sorted(source_files())
+
+
 def test_cribboard_deploy_copies_only_what_changed(vboard: VirtualBoard, tmp_path: Path) -> None:
-    assert plan(vboard.port) == []  # a fresh virtual board carries this firmware already
+    fresh = plan(vboard.port)  # a fresh virtual board carries this firmware already
+    assert fresh.copy == [] and fresh.remove == []
     tree = changed_firmware(tmp_path, "9.9.1")
     result = subprocess.run([sys.executable, "-m", "cribboard.cli", "--port", vboard.port,
                              "deploy", "--firmware", str(tree)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines == ["[1/1] cribfw/version.py", "copied 1 file",
+    assert lines == ["[1/1] cribfw/version.mpy", "copied 1 file",
                      "board reset: firmware 9.9.1 is running"]
     assert firmware_version(vboard.port) == "9.9.1"
     again = subprocess.run([sys.executable, "-m", "cribboard.cli", "--port", vboard.port,
@@ -68,8 +79,8 @@ def test_deploy_creates_new_folders(vboard: VirtualBoard, tmp_path: Path) -> Non
 
     seen: list[str] = []
     copied = deploy(vboard.port, root=tree, progress=seen.append)
-    assert sorted(copied) == ["cribfw/version.py", "extras/__init__.py"]
-    assert seen[:2] == ["[1/2] cribfw/version.py", "[2/2] extras/__init__.py"]
+    assert sorted(copied) == ["cribfw/version.mpy", "extras/__init__.mpy"]
+    assert seen[:2] == ["[1/2] cribfw/version.mpy", "[2/2] extras/__init__.mpy"]
     assert firmware_version(vboard.port) == "9.9.2"
 
 
@@ -93,3 +104,18 @@ def test_mpremote_copy_then_soft_reset_runs_the_new_code(vboard: VirtualBoard,
         assert b"MPY: soft reboot" in seen
         hello = seen[seen.index(b"! hello "):]
         assert b" fw=9.9.3 " in hello
+
+
+def test_source_deploy_replaces_bytecode_and_back(vboard: VirtualBoard, tmp_path: Path) -> None:
+    """--source puts .py files on the board and removes the .mpy they replace (and the other
+    way round), so no stale module can shadow or outlive the deployed one."""
+    from cribboard.deploy import deploy
+
+    tree = changed_firmware(tmp_path, "9.9.4")
+    seen: list[str] = []
+    deploy(vboard.port, root=tree, compiled=False, progress=seen.append)
+    assert "removed cribfw/app.mpy" in seen and "[1/" in seen[0]
+    assert firmware_version(vboard.port) == "9.9.4"
+    back = plan(vboard.port, tree)
+    assert "cribfw/app.py" in back.remove and ("cribfw/app.mpy", ) == tuple(
+        p for p, _ in back.copy if p == "cribfw/app.mpy")

@@ -44,8 +44,9 @@ V_GAMES = const(9)
 V_BRIGHT = const(10)
 V_BUDGET = const(11)
 V_FRAME = const(12)
+V_TEST = const(13)
 VERBS = (b"hello", b"ping", b"st", b"peg", b"set", b"undo", b"new", b"deal", b"pend", b"games",
-         b"bright", b"budget", b"frame")
+         b"bright", b"budget", b"frame", b"test")
 # Verbs that change the board: their replies are remembered so a resent request is not applied
 # twice.
 CHANGING_VERBS = (V_PEG, V_SET, V_UNDO, V_NEW, V_DEAL, V_PEND, V_GAMES, V_BRIGHT, V_BUDGET)

@@ -28,6 +28,7 @@ except ImportError:  # CPython
 
 
 from cribcore.layout import (
+    HOLE_OF_LED,
     HOLES,
     LAP_GAUGE_LEN,
     LED_OF_HOLE,
@@ -165,6 +166,15 @@ class Renderer:
                 hole = hole_for_score(players, p, front + pending, target)
                 if hole != OFF_BOARD:
                     self._put(hole, PREVIEW, 0)
+
+    def draw_chain_test(self, led):
+        """Self-test frame: only the `led`-th LED of the chain lit, white. Stepping `led` from 0
+        shows a maker the wiring order hole by hole."""
+        frame = self.frame
+        frame[:] = _DARK
+        self.animating = True
+        i = 3 * HOLE_OF_LED[led]
+        frame[i] = frame[i + 1] = frame[i + 2] = 255
 
     def _put(self, hole, colours, offset):
         i = 3 * hole

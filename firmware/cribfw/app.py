@@ -6,18 +6,23 @@ import sys
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import Board
+from cribfw.buttons import Button
 from cribfw.dispatch import Dispatcher
+from cribfw.panel import Panel
 from cribfw.usblink import UsbLink
 from cribfw.version import FIRMWARE_VERSION
 
 FRAME_MS = 20  # render tick while something animates or changed
+BUTTON_MS = 5  # how often the buttons are read
+SELFTEST_MS_PER_LED = 25  # the self-test walks the chain in about three seconds
 
 
 class App:
     """The running board. Tasks are coroutine functions taking the app; each change to the
-    board, from any task, is pushed to the links by dispatcher.publish_if_changed()."""
+    board, from any task, is pushed to the links by dispatcher.publish_if_changed().
+    `buttons` maps button names (see cribfw.panel) to Button objects; none on a bare strip."""
 
-    def __init__(self, pixels, stdin, stdout, profile):
+    def __init__(self, pixels, stdin, stdout, profile, buttons=None):
         self.profile = profile
         self.board = Board()
         self.renderer = Renderer(pixels, budget_ma=profile.budget_ma)
@@ -25,6 +30,10 @@ class App:
         self.usb = UsbLink(stdin, stdout, self.dispatcher)
         self.dispatcher.add_link(self.usb)
         self.tasks = [render_task]
+        self.panel = None
+        if buttons:
+            self.panel = Panel(self.board, buttons, self.dispatcher.announce_button)
+            self.tasks.append(buttons_task)
 
     async def run(self):
         import asyncio
@@ -46,15 +55,40 @@ async def render_task(app):
     start = time.ticks_ms()
     shown_rev = -1
     shown_settings = -1
+    selftest_from = -1
     while True:
         t_ms = time.ticks_diff(time.ticks_ms(), start)
         dispatcher.t_ms = t_ms
+        if dispatcher.selftest_requested:
+            dispatcher.selftest_requested = False
+            selftest_from = t_ms
+        if selftest_from >= 0:
+            led = (t_ms - selftest_from) // SELFTEST_MS_PER_LED
+            if led < HOLES:
+                renderer.draw_chain_test(led)
+                renderer.show()
+                await asyncio.sleep_ms(FRAME_MS)
+                continue
+            selftest_from = -1
+            shown_rev = -1  # back to the game
         if board.rev != shown_rev or dispatcher.settings_rev != shown_settings \
                 or renderer.animating:
             shown_rev = board.rev
             shown_settings = dispatcher.settings_rev
             renderer.render(board, t_ms)
         await asyncio.sleep_ms(FRAME_MS)
+
+
+async def buttons_task(app):
+    import asyncio
+    import time
+
+    panel = app.panel
+    dispatcher = app.dispatcher
+    while True:
+        panel.update(time.ticks_ms())
+        dispatcher.publish_if_changed()  # a button's change reaches every host at once
+        await asyncio.sleep_ms(BUTTON_MS)
 
 
 def main():
@@ -68,6 +102,22 @@ def main():
 
     profile = detect()
     pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)
-    app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile)
+    # Buttons close to ground: inputs with the internal pull-ups, pressed = 0.
+    buttons = {}
+    for name in profile.buttons:
+        pin = machine.Pin(profile.buttons[name], machine.Pin.IN, machine.Pin.PULL_UP)
+        buttons[name] = Button(pin)
+    app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons)
     store.attach(app, "/", profile.name == "sim")  # the saved game, shown from the first frame
-    asyncio.run(app.run())
+    deal = buttons.get("deal")
+    if deal is not None and deal.pressed_now():
+        app.dispatcher.selftest_requested = True  # deal held at power-on: the wiring self-test
+    status = None
+    if profile.status_led is not None:
+        status = machine.Pin(profile.status_led, machine.Pin.OUT)
+        status.value(1)  # lit while the app runs
+    try:
+        asyncio.run(app.run())
+    finally:
+        if status is not None:
+            status.value(0)

@@ -41,6 +41,10 @@ class Button:
         self._long = False
         self._next_repeat = 0
 
+    def pressed_now(self):
+        """The pin's level right now, undebounced (for a check at power-on)."""
+        return self._pin.value() == self._active
+
     def held_ms(self, now):
         """How long the button has been held down (0 when up)."""
         return ticks_diff(now, self._down_at) if self.down else 0

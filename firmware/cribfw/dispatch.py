@@ -82,6 +82,7 @@ class Dispatcher:
         self._published_rev = board.rev
         self._published_settings = 0
         self.t_ms = 0  # animation time for frame replies, kept by the app
+        self.selftest_requested = False  # set by `test`, taken up by the render task
         self.store = b""  # where the state came from at boot (cribfw.store), set by the app
 
     def add_link(self, link):
@@ -213,6 +214,11 @@ class Dispatcher:
                     self.renderer.budget_ma = value
                     self.settings_rev += 1
             self._ok_settings(req, out)
+        elif verb == P.V_TEST:
+            self._arity(req, 0, 0)
+            self.selftest_requested = True  # the render task runs it; the game is untouched
+            P.begin_reply(out, req, True)
+            out.end()
         elif verb == P.V_FRAME:
             self._arity(req, 0, 0)
             renderer = self.renderer

@@ -8,7 +8,8 @@
 #   deal  press: commit every pending count now; with none pending, pass the deal on;
 #         hold NEW_GAME_MS: new game (same target and players)
 # A pending count commits by itself COMMIT_MS after its player's last press, or at once when
-# another player starts a count or the deal button is pressed.
+# another player starts a count or the deal button is pressed. A preview a host shows (`pend`)
+# is left to the host: the buttons commit only counts they entered.
 #
 # Buttons are passed in (name -> Button); names: "A+", "A-", "B+", "B-", "C+", "C-", "deal".
 # A board may have fewer (a two-player board has no C buttons).
@@ -42,6 +43,9 @@ class Panel:
         for name in buttons:
             self._names[buttons[name]] = name.encode()
         self._last_touch = [0, 0, 0]
+        # The pending count this panel entered, per player: a preview a host set (or changed)
+        # is the host's to commit, never the buttons'.
+        self._entered = [0, 0, 0]
         self._new_game_fired = False
 
     def update(self, now):
@@ -57,7 +61,7 @@ class Panel:
         if self._deal is not None:
             self._on_deal(self._deal, self._deal.update(now), now)
         for p in range(board.players):
-            if board.pending[p] and ticks_diff(now, self._last_touch[p]) >= self.COMMIT_MS \
+            if self._mine(p) and ticks_diff(now, self._last_touch[p]) >= self.COMMIT_MS \
                     and not self._held(p):
                 self._commit(p)
 
@@ -84,10 +88,10 @@ class Panel:
         board = self.board
         pending = board.pending[p]
         if event == B.TAP and pending:
-            board.set_pending(p, pending - 1)
+            self._set(p, pending - 1)
         elif event == B.LONG:
             if pending:
-                board.set_pending(p, 0)  # a mistaken count, cancelled
+                self._set(p, 0)  # a mistaken count, cancelled
             else:
                 self._try(board.undo)
 
@@ -108,17 +112,27 @@ class Panel:
     # --- helpers -------------------------------------------------------------------------------
 
     def _add(self, p, points):
-        board = self.board
-        count = board.pending[p] + points
+        count = self.board.pending[p] + points
         if count > MAX_POINTS:
             count = MAX_POINTS
-        self._try(board.set_pending, p, count)
+        self._set(p, count)
+
+    def _set(self, p, count):
+        if self._try(self.board.set_pending, p, count):
+            self._entered[p] = count
+
+    def _mine(self, p):
+        pending = self.board.pending[p]
+        return pending != 0 and pending == self._entered[p]
 
     def _commit(self, p):
-        points = self.board.pending[p]
-        if points:
-            if not self._try(self.board.peg, p, points):
-                self.board.set_pending(p, 0)
+        if not self._mine(p):
+            return False
+        points = self._entered[p]
+        self._entered[p] = 0
+        if not self._try(self.board.peg, p, points):
+            self.board.set_pending(p, 0)
+        return True
 
     def _commit_others(self, p):
         for other in range(self.board.players):
@@ -128,8 +142,7 @@ class Panel:
     def _commit_all(self):
         committed = False
         for p in range(self.board.players):
-            if self.board.pending[p]:
-                self._commit(p)
+            if self._commit(p):
                 committed = True
         return committed
 

@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from cribboard import __version__
 from cribboard.api import Board
+from cribboard.bridge import cli as bridge_cli
 from cribboard.cliparse import OneLineParser
 from cribboard.errors import CribboardError, NoBoardFound
 from cribboard.rules import count_cli
@@ -92,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--json", action="store_true", help="one JSON object per event")
     deploy = sub.add_parser("deploy", help="copy the firmware to a board (mpremote)")
     deploy.add_argument("--no-reset", action="store_true", help="do not reset the board after")
+    deploy.add_argument("--source", action="store_true", help="copy .py source instead of "
+                        "compiling to .mpy (for a board whose MicroPython is older than 1.22)")
     deploy.add_argument("--firmware", type=Path, help="firmware tree to deploy (default: the "
                         "one in this package)")
     sub.add_parser("sim", help="run the virtual board (see `cribboard sim --help`)",
@@ -112,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "shows one in progress")
     play.add_argument("--seed", type=int, help="random seed for the deals")
     count_cli.add_parser(sub)
+    bridge_cli.add_parser(sub)
     return parser
 
 
@@ -191,7 +195,8 @@ def _run_command(args: argparse.Namespace) -> int:
 
         if args.firmware is not None and not (args.firmware / "main.py").is_file():
             raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
-        deploy(resolve_port(args.port), root=args.firmware, reset=not args.no_reset)
+        deploy(resolve_port(args.port), root=args.firmware, compiled=not args.source,
+               reset=not args.no_reset)
         return 0
     if command == "demo":
         from cribboard.demo import run_demo
@@ -199,6 +204,8 @@ def _run_command(args: argparse.Namespace) -> int:
         return run_demo(delay=args.delay, seed=args.seed, color=color)
     if command == "count":
         return count_cli.run(args)
+    if command == "serve":
+        return bridge_cli.run(args)
     if command == "keep":
         from cribboard.play.scorekeeper import run_scorekeeper
 

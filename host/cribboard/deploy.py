@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from cribboard.errors import CribboardError
-from cribboard.paths import firmware_dir
+from cribboard.firmware_build import built_files
 
 # Lists every file on the board's flash with its SHA-256, one "path hash" line each.
 _REMOTE_HASHES = """
@@ -35,23 +35,8 @@ def walk(d):
 walk('')
 """
 
-SKIP_DIRS = {"sim", "__pycache__"}
-
-
 class DeployError(CribboardError):
     """mpremote could not talk to the board or copy a file."""
-
-
-def firmware_files(root: Path | None = None) -> dict[str, Path]:
-    """The files that make up the firmware, by their path on the board."""
-    root = root or firmware_dir()
-    files = {}
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root)
-        if SKIP_DIRS.intersection(relative.parts[:-1]):
-            continue
-        files[relative.as_posix()] = path
-    return files
 
 
 def _mpremote(port: str, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -77,22 +62,40 @@ def remote_hashes(port: str, timeout: float = 30.0) -> dict[str, str]:
     return hashes
 
 
-def plan(port: str, root: Path | None = None) -> list[tuple[str, Path]]:
-    """(board path, local file) of each firmware file that is missing or differs on the board."""
+class Plan:
+    """What a deploy does: files to copy (board path, local file) and stale files to remove
+    (a module's other form: a leftover `x.py` would shadow a new `x.mpy`)."""
+
+    def __init__(self, copy: list[tuple[str, Path]], remove: list[str]) -> None:
+        self.copy = copy
+        self.remove = remove
+
+
+def plan(port: str, root: Path | None = None, compiled: bool = True) -> Plan:
+    """Compare the built firmware with the board's flash."""
     remote = remote_hashes(port)
-    changed = []
-    for board_path, local in firmware_files(root).items():
-        if remote.get(board_path) != hashlib.sha256(local.read_bytes()).hexdigest():
-            changed.append((board_path, local))
-    return changed
+    local = built_files(root, compiled)
+    copy = []
+    for board_path, path in local.items():
+        if remote.get(board_path) != hashlib.sha256(path.read_bytes()).hexdigest():
+            copy.append((board_path, path))
+    remove = []
+    for board_path in local:
+        stem, dot, extension = board_path.rpartition(".")
+        other = stem + (".py" if extension == "mpy" else ".mpy")
+        if other in remote and other not in local:
+            remove.append(other)
+    return Plan(copy, remove)
 
 
-def deploy(port: str, *, root: Path | None = None, reset: bool = True,
+def deploy(port: str, *, root: Path | None = None, compiled: bool = True, reset: bool = True,
            progress: Callable[[str], None] = print, timeout: float = 120.0) -> list[str]:
-    """Copy changed firmware files to the board on `port`, then reset it (unless `reset` is
-    False) so the new firmware runs. Returns the board paths copied."""
-    changed = plan(port, root)
-    if not changed:
+    """Copy changed firmware files to the board on `port` (compiled to .mpy unless `compiled`
+    is False), remove stale counterparts, then reset the board (unless `reset` is False) so
+    the new firmware runs. Returns the board paths copied."""
+    todo = plan(port, root, compiled)
+    changed = todo.copy
+    if not changed and not todo.remove:
         progress("the board's firmware is up to date")
         return []
     total = len(changed)
@@ -102,6 +105,8 @@ def deploy(port: str, *, root: Path | None = None, reset: bool = True,
         # Make the folders the files go in (those that already exist are left alone).
         args += ["exec", "import os\nfor d in %r:\n try: os.mkdir(d)\n except OSError: pass"
                  % (dirs,), "+"]
+    for board_path in todo.remove:
+        args += ["fs", "rm", ":" + board_path, "+"]
     for board_path, local in changed:
         args += ["fs", "cp", str(local), ":" + board_path, "+"]
     done = 0
@@ -110,6 +115,8 @@ def deploy(port: str, *, root: Path | None = None, reset: bool = True,
         if line.startswith("cp ") and " :" in line:
             done += 1
             progress(f"[{done}/{total}] {line.rsplit(' :', 1)[1]}")
+    for board_path in todo.remove:
+        progress(f"removed {board_path}")
     progress(f"copied {total} file{'s' if total != 1 else ''}")
     if reset:
         # A hard reset runs main.py: the new firmware starts as it will at power-on.

@@ -196,3 +196,15 @@ def test_actions_are_reported():
     rig.taps("A+", 1)
     rig.press("deal", ms=Button.LONG_MS + 50)
     assert (b"A+", b"tap") in rig.actions and (b"deal", b"hold") in rig.actions
+
+
+def test_a_hosts_preview_is_not_committed_by_the_buttons():
+    rig = Rig()
+    rig.board.set_pending(1, 6)  # a host previews a count
+    rig.wait(Panel.COMMIT_MS * 2)
+    rig.press("deal")
+    assert rig.board.pending[1] == 6 and rig.board.front[1] == 0
+    rig.taps("B+", 1)  # a player adds to it: now it is the panel's count
+    assert rig.board.pending[1] == 7
+    rig.wait(Panel.COMMIT_MS)
+    assert rig.board.front[1] == 7

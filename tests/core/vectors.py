@@ -17,7 +17,7 @@ from cribfw.version import FIRMWARE_VERSION
 
 FW = FIRMWARE_VERSION.encode()
 HELLO_FIELDS = (b"proto=1.0 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
-                b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame")
+                b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test")
 # What the board pushes on every link when the app starts (Dispatcher.announce()).
 HELLO_EVENT = b"! hello " + HELLO_FIELDS + b"\n"
 # The frame of a fresh board: 120 dark track holes, the win hole dim blue; brightness 128
@@ -46,6 +46,9 @@ VECTORS = [
     (b"#4 frame\n", [
         b"#4 ok " + FRESH_FRAME + b"\n",
     ]),
+    # the wiring self-test: the LEDs walk the chain, the game is untouched (no event)
+    (b"#5 test\n", [b"#5 ok\n"]),
+    (b"test 1\n", [b"err bad_arg wrong number of arguments\n"]),
     # score: reply with the new rev, then the state event
     (b"#7 peg 0 12\n", [
         b"#7 ok r=1\n",

@@ -33,12 +33,6 @@ INTERACTIVE_ENV = "CRIBBOARD_HIL_INTERACTIVE"
 ALLOW_VIRTUAL_ENV = "CRIBBOARD_HIL_ALLOW_VIRTUAL"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("cribboard").addoption(
-        "--hil-port", default=None, metavar="PORT",
-        help=f"serial port of a real board for the hardware-in-the-loop tests (or {PORT_ENV})")
-
-
 @pytest.fixture(scope="session")
 def hil_port(request: pytest.FixtureRequest) -> str:
     port = request.config.getoption("--hil-port", default=None) or os.environ.get(PORT_ENV)
@@ -57,8 +51,8 @@ def interactive() -> None:
 
 
 class LineTap(Transport):
-    """A serial transport that also keeps every line the board sends, as raw bytes, for tests
-    that look at lines the client decodes only in part (`! btn NAME ACTION`)."""
+    """A serial transport that also keeps every line the board sends, as raw bytes, so tests
+    can check the exact bytes and their order."""
 
     def __init__(self, port: str, lines: list[bytes], arrived: asyncio.Event) -> None:
         self._inner = SerialTransport(port)

@@ -105,7 +105,7 @@ async def test_self_test_lights_every_hole_in_chain_order(board: Board, lines: A
 async def test_buttons_report_presses_and_change_the_state(board: Board, lines: Any,
                                                            person: Any,
                                                            interactive: None) -> None:
-    """A person presses each two-player button when asked: the board reports `! btn NAME tap`
+    """A person presses each two-player button when asked: the board reports `! btn n=NAME a=tap`
     to the host, and the press changes the state (`! st`)."""
     await board.new_game(121, 2)
     await asyncio.sleep(0.2)
@@ -113,7 +113,7 @@ async def test_buttons_report_presses_and_change_the_state(board: Board, lines: 
     async def press(name: str) -> int:
         mark = lines.mark()
         person.say(f"Press and release {name} (within {BUTTON_S:g} s).")
-        await lines.expect(rf"^! btn {name.replace('+', '[+]')} tap$", BUTTON_S, mark)
+        await lines.expect(rf"^! btn n={name.replace('+', '[+]')} a=tap$", BUTTON_S, mark)
         return mark
 
     # "+" counts one on the press (the count pending, its hole blinking); "-" takes it back if

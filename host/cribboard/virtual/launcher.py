@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from ..firmware_build import build
 from ..paths import firmware_dir
 from .errors import VirtualBoardError
 from .interpreter import check_heap_size, find_micropython
@@ -188,7 +189,8 @@ class VirtualBoard:
             self._flash_path = self._open_flash()
             side_env = {
                 "CRIBBOARD_SIM_FLASH": str(self._flash_path.resolve()),
-                "CRIBBOARD_SIM_FIRMWARE": str(self._firmware.resolve()),
+                # What a fresh flash gets: the firmware as deploy puts it on a board.
+                "CRIBBOARD_SIM_FIRMWARE": str(build(self._firmware.resolve())),
             }
             relay = _Relay(
                 executable, self._heap, sim_dir, side_env, self._directory, self._on_frame

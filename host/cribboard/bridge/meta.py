@@ -1,0 +1,53 @@
+"""The board's fixed data as JSON for the web page and other clients, generated from the one
+source (`cribcore`): the hole layout (GET /layout.json) and the protocol's constants
+(GET /protocol.json, which the page's JavaScript codec reads instead of keeping a copy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cribboard.terminal import PLAYER_NAMES
+from cribcore import layout, protocol, render
+
+
+def _hex(rgb: tuple[int, int, int]) -> str:
+    return "#%02x%02x%02x" % rgb
+
+
+def layout_json() -> dict[str, Any]:
+    """Every hole with its centre in millimetres (origin: the board's top-left corner), its row,
+    column and LED; the tracks; the players' colours."""
+    holes = []
+    for hole in range(layout.HOLES):
+        x, y = layout.hole_xy_mm(hole)
+        holes.append({"id": hole, "x": x, "y": y, "row": layout.hole_row(hole),
+                      "col": layout.hole_col(hole), "led": layout.LED_OF_HOLE[hole]})
+    return {
+        "layout": "crib121",
+        "width_mm": layout.BOARD_WIDTH_MM,
+        "height_mm": layout.BOARD_HEIGHT_MM,
+        "hole_diameter_mm": layout.LED_HOLE_DIAMETER_MM,
+        "holes": holes,
+        "win_hole": layout.WIN_HOLE,
+        "targets": list(layout.TARGETS),
+        # tracks[players][player]: hole ids of track positions 1, 2, ... (one lap)
+        "tracks": {str(n): [list(layout.track(n, p)) for p in range(n)] for n in (2, 3)},
+        "skunk_lines": {str(t): list(layout.skunk_lines(t)) for t in layout.TARGETS},
+        "players": [{"name": PLAYER_NAMES[p], "color": _hex(render.FRONT_RGB[p])}
+                    for p in range(layout.MAX_PLAYERS)],
+    }
+
+
+def protocol_json() -> dict[str, Any]:
+    """What a codec needs to know besides its algorithm (docs/protocol.md)."""
+    return {
+        "major": protocol.PROTOCOL_MAJOR,
+        "minor": protocol.PROTOCOL_MINOR,
+        "max_line": protocol.MAX_LINE,
+        "max_id": protocol.MAX_ID,
+        "verbs": [v.decode() for v in protocol.VERBS],
+        "state_keys": dict(protocol.STATE_KEYS),
+        "list_keys": list(protocol.LIST_KEYS),
+        "result_names": list(protocol.RESULT_NAMES),
+        "error_codes": list(protocol.ERROR_CODES),
+    }

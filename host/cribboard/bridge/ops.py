@@ -1,0 +1,182 @@
+"""The bridge's operations: one table that the HTTP server routes, validates and runs, and that
+the OpenAPI document is generated from. They mirror the library (cribboard.api.Board)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cribboard.api import Board
+from cribboard.errors import BoardRejected, CribboardError, LinkError
+from cribboard.terminal import PLAYER_NAMES
+from cribboard.bridge.registry import frame_json
+
+PLAYER_WORDS = {name: i for i, name in enumerate(PLAYER_NAMES)}
+PLAYER_WORDS.update({"a": 0, "b": 1, "c": 2})
+_INT_LIMIT = 999_999  # the protocol's numbers have at most 6 digits
+
+
+class ApiError(Exception):
+    """A request the bridge answers with an error: HTTP status, stable code, text for people."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+    def body(self) -> dict[str, str]:
+        return {"error": self.code, "message": self.message}
+
+
+# Board error codes (docs/protocol.md, section 8) -> HTTP status. The board changed nothing.
+_CONFLICT = {"game_over", "nothing_to_undo"}
+_STATUS_OF_BOARD_CODE = {"denied": 403, "busy": 503}
+
+
+def board_error(err: CribboardError) -> ApiError:
+    if isinstance(err, BoardRejected):
+        status = 409 if err.code in _CONFLICT else _STATUS_OF_BOARD_CODE.get(err.code, 400)
+        return ApiError(status, err.code, err.text)
+    if isinstance(err, LinkError):
+        return ApiError(503, "board_unavailable", str(err))
+    return ApiError(400, "bad_request", str(err))
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "player" (0..2 or a name) or "int"
+    required: bool
+    description: str
+    example: int | str | None = None
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str  # the path's last segment
+    method: str  # GET or POST
+    summary: str
+    description: str
+    params: tuple[Param, ...]
+    run: Callable[[Board, dict[str, int]], Awaitable[dict[str, Any]]]
+    result: str  # the component schema of the 200 reply
+
+
+_PLAYER = Param("player", "player", True, "0, 1, 2 or blue, orange, purple (a, b, c)", 0)
+
+
+async def _with_state(board: Board, **extra: Any) -> dict[str, Any]:
+    state = (await board.state()).to_json()
+    return {**extra, "rev": state["rev"], "state": state}
+
+
+async def _state(board: Board, args: dict[str, int]) -> dict[str, Any]:
+    return (await board.state()).to_json()
+
+
+async def _frame(board: Board, args: dict[str, int]) -> dict[str, Any]:
+    return frame_json(await board.frame())
+
+
+async def _peg(board: Board, args: dict[str, int]) -> dict[str, Any]:
+    await board.peg(args["player"], args["points"])
+    return await _with_state(board)
+
+
+async def _set(board: Board, args: dict[str, int]) -> dict[str, Any]:
+    await board.set_pegs(args["player"], args["front"], args.get("back"))
+    return await _with_state(board)
+
+
+async def _undo(board: Board, args: dict[str, int]) -> dict[str, Any]:
+    await board.undo()
+    return await _with_state(board)
+
+
+async def _new(board: Board, args: dict[str, int]) -> dict[str, Any]:
+    await board.new_game(args.get("target"), args.get("players"))
+    return await _with_state(board)
+
+
+async def _dealer(board: Board, args: dict[str, int]) -> dict[str, Any]:
+    dealer = await board.set_dealer(args.get("player"))
+    return await _with_state(board, dealer=dealer)
+
+
+async def _preview(board: Board, args: dict[str, int]) -> dict[str, Any]:
+    await board.preview(args["player"], args["points"])
+    return await _with_state(board)
+
+
+OPS: tuple[Op, ...] = (
+    Op("state", "GET", "The board's state",
+       "The game the board shows: pegs, dealer, winner, games won, pending counts.",
+       (), _state, "State"),
+    Op("frame", "GET", "What the LEDs show",
+       "The board's current LED frame: `rgb` is 6 hex digits (RRGGBB) per hole in hole order "
+       "(the ids of /layout.json), before brightness; `scale` (of 256) is the brightness and "
+       "current limiter applied on the strip, `milliamps` the estimated draw.",
+       (), _frame, "Frame"),
+    Op("peg", "POST", "Score points for a player",
+       "The back peg leapfrogs to front + points. Clears the player's pending count.",
+       (_PLAYER, Param("points", "int", True, "1..29", 5)), _peg, "Change"),
+    Op("set", "POST", "Place a player's pegs (a correction)",
+       "Needs 0 <= back <= front <= target, back < target, and the pegs less than a lap apart "
+       "(unless back is 0). Undoable.",
+       (_PLAYER, Param("front", "int", True, "the front peg (the score)", 30),
+        Param("back", "int", False, "the back peg; absent: where it is", 20)), _set, "Change"),
+    Op("undo", "POST", "Take back the last change",
+       "Reverses the last peg, set, dealer change or new game.", (), _undo, "Change"),
+    Op("new", "POST", "Start a new game",
+       "Absent fields keep the current setting. Games won carry over unless the player count "
+       "changes.",
+       (Param("target", "int", False, "61 or 121", 121),
+        Param("players", "int", False, "2 (or two partnerships) or 3", 2)), _new, "Change"),
+    Op("dealer", "POST", "Set the dealer, or pass the deal on",
+       "With a player: that player deals (has the crib). Without: the deal passes on.",
+       (Param("player", "player", False, "the new dealer; absent: the next player", 1),),
+       _dealer, "DealerChange"),
+    Op("preview", "POST", "Preview a count before it is scored",
+       "The board blinks the hole the player's peg would reach; 0 clears it. Not undoable.",
+       (_PLAYER, Param("points", "int", True, "0..29 (0 clears)", 6)), _preview, "Change"),
+)
+OPS_BY_NAME = {op.name: op for op in OPS}
+
+
+def _int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ApiError(400, "bad_request", f"{name} must be a whole number")
+    if not -_INT_LIMIT <= value <= _INT_LIMIT:
+        raise ApiError(400, "bad_request", f"{name} is out of range")
+    return value
+
+
+def parse_args(op: Op, body: object) -> dict[str, int]:
+    """Check a request's JSON body against the operation; the board checks the ranges."""
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        raise ApiError(400, "bad_request", "the body must be a JSON object")
+    known = {p.name for p in op.params}
+    unknown = sorted(set(body) - known)
+    if unknown:
+        allowed = ", ".join(sorted(known)) or "none"
+        raise ApiError(400, "bad_request", f"unknown field {unknown[0]!r} (fields: {allowed})")
+    args: dict[str, int] = {}
+    for param in op.params:
+        value = body.get(param.name)
+        if value is None:
+            if param.required:
+                raise ApiError(400, "bad_request", f"missing field {param.name!r}")
+            continue
+        if param.kind == "player" and isinstance(value, str):
+            word = value.strip().lower()
+            if word not in PLAYER_WORDS:
+                raise ApiError(400, "bad_player",
+                               f"unknown player {value!r}: use 0, 1, 2 or blue, orange, purple")
+            args[param.name] = PLAYER_WORDS[word]
+        else:
+            args[param.name] = _int(param.name, value)
+    return args

@@ -1,0 +1,286 @@
+"""The boards the bridge holds, each addressed by an id (b1, b2, ...).
+
+Each board has a keeper task that opens it, follows its events and, when the link is gone for
+good (the client's own reconnect gave up, or the board was never there), opens it again, for as
+long as the bridge runs. Every board event becomes a bridge message for the hub (see
+docs/bridge.md, "WebSocket"); the registry also keeps the last state, settings and frame of each
+board, so a new subscriber starts from a snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from cribboard.api import Board, BoardState, Frame
+from cribboard.client import Event, Hello
+from cribboard.errors import CribboardError
+from cribboard.bridge.hub import Hub
+
+log = logging.getLogger(__name__)
+
+Opener = Callable[[str], Awaitable[Board]]
+
+RETRY_S = 1.0  # between attempts to open a board that is not there
+FRAME_POLL_S = 0.25  # frame refresh while the board animates (a blinking preview, the winner)
+DISCOVERY_S = 3.0  # between scans for newly plugged-in boards
+
+
+def frame_json(frame: Frame) -> dict[str, Any]:
+    return {"scale": frame.scale, "milliamps": frame.milliamps, "rgb": frame.rgb.hex()}
+
+
+class BoardEntry:
+    """One board: where it is, whether it is connected, and what it last said."""
+
+    def __init__(self, board_id: str, port: str, kind: str) -> None:
+        self.id = board_id
+        self.port = port
+        self.kind = kind  # usb (a serial port or pyserial URL), virtual
+        self.board: Board | None = None
+        self.connected = False
+        self.problem = ""
+        self.hello: Hello | None = None
+        self.fields: dict[str, str] = {}
+        self.cfg: dict[str, int] = {}
+        self.frame: dict[str, Any] | None = None
+        self.frame_dirty = False
+        self.frame_task: asyncio.Task[None] | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    def info(self) -> dict[str, Any]:
+        hello = self.hello
+        return {
+            "id": self.id, "port": self.port, "kind": self.kind, "connected": self.connected,
+            "problem": self.problem or None,
+            "board": hello.board if hello else None,
+            "firmware": hello.firmware if hello else None,
+            "protocol": f"{hello.protocol[0]}.{hello.protocol[1]}" if hello else None,
+            "layout": hello.layout if hello else None,
+        }
+
+    def state_json(self) -> dict[str, Any] | None:
+        try:
+            return BoardState.from_fields(self.fields).to_json() if self.fields else None
+        except (CribboardError, ValueError):
+            return None
+
+    def animating(self) -> bool:
+        pending = self.fields.get("q", "")
+        return self.fields.get("w", "-1") != "-1" or any(
+            p not in ("", "0") for p in pending.split(","))
+
+    def merge_state(self, fields: dict[str, str]) -> bool:
+        """Merge state fields over what we have; False when they are older (a lower rev)."""
+        try:
+            if self.fields and int(fields.get("r", "0")) < int(self.fields.get("r", "0")):
+                return False
+        except ValueError:
+            return False
+        self.fields = {**self.fields, **fields}
+        return True
+
+
+async def _open_serial(port: str) -> Board:
+    return await Board.open(port, timeout=2.0)
+
+
+class Registry:
+    def __init__(self, hub: Hub, *, opener: Opener = _open_serial, retry_s: float = RETRY_S,
+                 frame_poll_s: float = FRAME_POLL_S) -> None:
+        self.hub = hub
+        self.entries: dict[str, BoardEntry] = {}
+        self._opener = opener
+        self._retry_s = retry_s
+        self._frame_poll_s = frame_poll_s
+        self._discovery: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()
+
+    # --- boards ------------------------------------------------------------------------------
+
+    def add(self, port: str, kind: str = "usb") -> BoardEntry:
+        entry = BoardEntry(f"b{len(self.entries) + 1}", port, kind)
+        self.entries[entry.id] = entry
+        entry.task = asyncio.create_task(self._keep(entry), name=f"cribboard-bridge-{entry.id}")
+        self._boards_changed()
+        return entry
+
+    def get(self, board_id: str | None) -> BoardEntry | None:
+        """The board with this id; None: the first board. None when there is no such board."""
+        if board_id is None:
+            return next(iter(self.entries.values()), None)
+        return self.entries.get(board_id)
+
+    def boards_json(self) -> list[dict[str, Any]]:
+        return [entry.info() for entry in self.entries.values()]
+
+    async def wait_connected(self, timeout: float = 10.0) -> None:
+        """Wait until every board is connected (tests, the command line's first message)."""
+        async def all_up() -> None:
+            while not (self.entries and all(e.connected and e.fields
+                                            for e in self.entries.values())):
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(all_up(), timeout)
+
+    def start_discovery(self, interval_s: float = DISCOVERY_S) -> None:
+        """Add boards found on USB (supported ids, answering hello), now and as they appear."""
+        if self._discovery is None:
+            self._discovery = asyncio.create_task(self._discover(interval_s))
+
+    async def close(self) -> None:
+        tasks = [t for t in [self._discovery] + [e.task for e in self.entries.values()]
+                 + [e.frame_task for e in self.entries.values()] if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for entry in self.entries.values():
+            board, entry.board = entry.board, None
+            entry.connected = False
+            if board is not None:
+                with contextlib.suppress(Exception):
+                    await board.close()
+
+    # --- keeping a board ---------------------------------------------------------------------
+
+    async def _keep(self, entry: BoardEntry) -> None:
+        while True:
+            try:
+                board = await self._opener(entry.port)
+            except (CribboardError, OSError) as err:
+                if entry.problem != str(err):
+                    entry.problem = str(err)
+                    log.info("%s (%s): %s", entry.id, entry.port, err)
+                    self._boards_changed()
+                await asyncio.sleep(self._retry_s)
+                continue
+            gone = asyncio.Event()
+            unsubscribe = board.client.subscribe(
+                lambda event: self._on_event(entry, event, gone))
+            entry.board = board
+            entry.hello = board.hello
+            entry.connected = True
+            entry.problem = ""
+            entry.fields = {}
+            try:
+                await self._resync(entry, board)
+                await gone.wait()
+            finally:
+                unsubscribe()
+                entry.board = None
+                entry.connected = False
+                with contextlib.suppress(Exception):
+                    await board.close()
+            entry.problem = "link gone: reopening"
+            self.hub.publish({"type": "link", "board": entry.id, "state": "gone"})
+            self._boards_changed()
+            await asyncio.sleep(self._retry_s)
+
+    async def _resync(self, entry: BoardEntry, board: Board) -> None:
+        try:
+            state = (await board.client.request("st")).fields
+            cfg = (await board.client.request("bright")).fields
+        except CribboardError as err:
+            log.info("%s: resync failed: %s", entry.id, err)
+            return
+        self._boards_changed()
+        self._on_state(entry, state)
+        self._on_cfg(entry, cfg)
+
+    def _on_event(self, entry: BoardEntry, event: Event, gone: asyncio.Event) -> None:
+        name, fields = event.name, event.fields
+        if name == "st":
+            self._on_state(entry, fields)
+        elif name == "cfg":
+            self._on_cfg(entry, fields)
+        elif name == "btn":
+            self.hub.publish({"type": "button", "board": entry.id, "name": fields.get("n", ""),
+                              "action": fields.get("a", "")})
+        elif name == "hello":
+            # The board restarted: its revisions start again from 0.
+            entry.fields = {}
+            with contextlib.suppress(CribboardError):
+                entry.hello = Hello.from_fields(fields)
+            self.hub.publish({"type": "hello", "board": entry.id, "fields": fields})
+            self._boards_changed()
+        elif name == "link":
+            link_state = fields.get("state", "")
+            if link_state == "gone":
+                gone.set()
+                return
+            entry.connected = link_state != "lost"
+            if link_state == "back":
+                entry.fields = {}
+            self.hub.publish({"type": "link", "board": entry.id, "state": link_state})
+            self._boards_changed()
+        else:
+            self.hub.publish({"type": "event", "board": entry.id, "name": name,
+                              "fields": fields})
+
+    def _on_state(self, entry: BoardEntry, fields: dict[str, str]) -> None:
+        if not entry.merge_state(fields):
+            return
+        state = entry.state_json()
+        if state is not None:
+            self.hub.publish({"type": "state", "board": entry.id, "state": state})
+        self.want_frame(entry)
+
+    def _on_cfg(self, entry: BoardEntry, fields: dict[str, str]) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            entry.cfg = {"bright": int(fields["bright"]), "budget": int(fields["budget"])}
+            self.hub.publish({"type": "cfg", "board": entry.id, **entry.cfg})
+        self.want_frame(entry)
+
+    def _boards_changed(self) -> None:
+        self._changed.set()
+        self.hub.publish({"type": "boards", "boards": self.boards_json()})
+
+    # --- frames ------------------------------------------------------------------------------
+
+    def want_frame(self, entry: BoardEntry) -> None:
+        """Read the board's frame and push it, if some subscriber mirrors the LEDs; keep reading
+        it while the board animates."""
+        if not self.hub.wants_frames(entry.id):
+            entry.frame = None  # nobody watches: do not keep a stale copy
+            return
+        entry.frame_dirty = True
+        if entry.frame_task is None or entry.frame_task.done():
+            entry.frame_task = asyncio.create_task(self._frame_loop(entry))
+
+    async def _frame_loop(self, entry: BoardEntry) -> None:
+        while entry.frame_dirty:
+            entry.frame_dirty = False
+            board = entry.board
+            if board is None or not entry.connected:
+                return
+            try:
+                frame = frame_json(await board.frame())
+            except CribboardError as err:
+                log.debug("%s: frame: %s", entry.id, err)
+                return
+            entry.frame = frame
+            self.hub.publish({"type": "frame", "board": entry.id, **frame})
+            if entry.animating() and self.hub.wants_frames(entry.id) and not entry.frame_dirty:
+                await asyncio.sleep(self._frame_poll_s)
+                entry.frame_dirty = True
+
+    # --- discovery ---------------------------------------------------------------------------
+
+    async def _discover(self, interval_s: float) -> None:
+        from cribboard.discovery import candidate_ports, find_boards
+
+        while True:
+            known = {entry.port for entry in self.entries.values()}
+            try:
+                ports = [p for p in await asyncio.to_thread(candidate_ports) if p[0] not in known]
+                for found in await find_boards(ports) if ports else []:
+                    if found.hello is not None and found.port not in known:
+                        self.add(found.port, "usb")
+            except Exception as err:  # a scan failing must not stop the bridge
+                log.info("discovery: %s", err)
+            await asyncio.sleep(interval_s)

@@ -1,0 +1,369 @@
+"""The bridge's HTTP and WebSocket server (aiohttp on asyncio).
+
+Security: bound to a loopback address the bridge answers anyone on this computer, but refuses
+requests made by web pages of other origins (a page on the internet must not drive the board)
+and requests whose Host is not a loopback name (DNS rebinding). Bound to any other address it
+needs a token, and every request must carry it: `Authorization: Bearer TOKEN`, `?token=TOKEN`,
+or the cookie the page sets when it is opened with `?token=`. With a token, pages of other
+origins may call the API (CORS) if they send the token themselves (not the cookie).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import socket
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import WSMsgType, web
+
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, meta
+from cribboard.bridge.hub import Hub, Subscriber
+from cribboard.bridge.openapi import openapi_document
+from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
+from cribboard.bridge.registry import Opener, Registry
+from cribboard.errors import CribboardError
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+COOKIE = "cribboard_token"
+MAX_BODY = 16 * 1024
+_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 413: "too_large"}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+REGISTRY: web.AppKey[Registry] = web.AppKey("registry", Registry)
+HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
+SOCKETS: web.AppKey[set[web.WebSocketResponse]] = web.AppKey("sockets", set)
+
+
+class BridgeConfigError(CribboardError):
+    """The bridge cannot start as asked (an address without a token, a port in use)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address is this computer only."""
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(host_header: str) -> str:
+    """The name in a Host header, without the port."""
+    if host_header.startswith("["):
+        return host_header[1:].partition("]")[0]
+    return host_header.rpartition(":")[0] if host_header.count(":") == 1 else host_header
+
+
+def _supplied_token(request: web.Request, cross_origin: bool) -> str | None:
+    auth = request.headers.get("Authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    if "token" in request.query:
+        return request.query["token"]
+    if not cross_origin:
+        return request.cookies.get(COOKIE)
+    return None
+
+
+def _cors(response: web.StreamResponse, origin: str) -> None:
+    response.headers["Access-Control-Allow-Origin"] = origin
+    response.headers["Vary"] = "Origin"
+
+
+def _guard(token: str | None, loopback: bool) -> Callable[[web.Request, Handler],
+                                                          Awaitable[web.StreamResponse]]:
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        origin = request.headers.get("Origin")
+        cross = origin is not None and urlsplit(origin).netloc != request.host
+        if request.method == "OPTIONS" and origin is not None and token is not None:
+            # CORS preflight: a page of another origin may call the API with the token.
+            response = web.Response(status=204)
+            _cors(response, origin)
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST"
+            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
+            response.headers["Access-Control-Max-Age"] = "600"
+            return response
+        if token is None:
+            if cross:
+                raise ApiError(403, "cross_origin", "requests from web pages of other origins "
+                               "are refused: start the bridge with a token to allow them")
+            if loopback and not is_loopback(_host_name(request.host)):
+                raise ApiError(403, "bad_host", f"this bridge serves localhost only, not "
+                               f"{request.host!r}")
+        else:
+            supplied = _supplied_token(request, cross)
+            if supplied is None or not hmac.compare_digest(supplied.encode(), token.encode()):
+                raise ApiError(401, "unauthorized", "this bridge needs its token: send "
+                               "'Authorization: Bearer TOKEN' or add ?token=TOKEN")
+        response = await handler(request)
+        if token is not None and cross and origin is not None and not response.prepared:
+            _cors(response, origin)
+        if token is not None and not cross and "token" in request.query \
+                and request.path == "/" and not response.prepared:
+            # The page was opened with ?token=: its scripts, API calls and WebSocket carry the
+            # token as a cookie from now on (same site only: SameSite=Strict).
+            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict",
+                                max_age=30 * 24 * 3600)
+        return response
+
+    return guard
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every error as a JSON body: {"error": CODE, "message": TEXT}."""
+    try:
+        return await handler(request)
+    except ApiError as err:
+        return web.json_response(err.body(), status=err.status)
+    except web.HTTPException as err:
+        if err.status < 400:
+            raise
+        body = {"error": _HTTP_CODES.get(err.status, "http_error"), "message": err.reason}
+        response = web.json_response(body, status=err.status)
+        if "Allow" in err.headers:
+            response.headers["Allow"] = err.headers["Allow"]
+        return response
+
+
+def _no_cache(response: web.StreamResponse) -> web.StreamResponse:
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+def create_app(registry: Registry, hub: Hub, *, token: str | None = None,
+               loopback: bool = True) -> web.Application:
+    """The bridge's web application over a registry of boards."""
+    app = web.Application(middlewares=[_errors, _guard(token, loopback)],
+                          client_max_size=MAX_BODY)
+    app[REGISTRY] = registry
+    app[HUB] = hub
+    app[SOCKETS] = set()
+    layout = meta.layout_json()
+    protocol = meta.protocol_json()
+    document = openapi_document()
+
+    async def index(request: web.Request) -> web.StreamResponse:
+        return _no_cache(web.FileResponse(STATIC_DIR / "index.html"))
+
+    def constant(data: dict[str, Any]) -> Handler:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return web.json_response(data)
+        return handler
+
+    async def boards(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"boards": registry.boards_json()})
+
+    def operation(op: Op) -> Handler:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return await _run_op(registry, op, request)
+        return handler
+
+    async def websocket(request: web.Request) -> web.StreamResponse:
+        return await _websocket(app, request)
+
+    async def close_sockets(app: web.Application) -> None:
+        for ws in list(app[SOCKETS]):
+            await ws.close(code=1001, message=b"bridge shutting down")
+
+    app.on_shutdown.append(close_sockets)
+    router = app.router
+    router.add_get("/", index)
+    router.add_static("/static/", STATIC_DIR)
+    router.add_get("/layout.json", constant(layout))
+    router.add_get("/protocol.json", constant(protocol))
+    router.add_get("/openapi.json", constant(document))
+    router.add_get("/api/boards", boards)
+    router.add_get("/api/ws", websocket)
+    for op in OPS:
+        handler = operation(op)
+        for path in (f"/api/{op.name}", f"/api/boards/{{board}}/{op.name}"):
+            router.add_route(op.method, path, handler)
+    return app
+
+
+async def _run_op(registry: Registry, op: Op, request: web.Request) -> web.StreamResponse:
+    board_id = request.match_info.get("board")
+    entry = registry.get(board_id)
+    if entry is None:
+        if board_id is not None:
+            raise ApiError(404, "no_board", f"no board {board_id!r} (GET /api/boards lists them)")
+        raise ApiError(503, "no_board", "no board yet: plug one in, or start the bridge with "
+                       "--virtual or --port")
+    body: object = None
+    if op.method == "POST":
+        raw = await request.read()
+        if raw.strip():
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                raise ApiError(400, "bad_json", "the body is not valid JSON") from None
+    args = parse_args(op, body)
+    board = entry.board
+    if board is None or not entry.connected:
+        raise ApiError(503, "board_unavailable", f"board {entry.id} ({entry.port}) is not "
+                       f"connected" + (f": {entry.problem}" if entry.problem else ""))
+    try:
+        result = await op.run(board, args)
+    except CribboardError as err:
+        raise board_error(err) from None
+    return web.json_response(result)
+
+
+async def _websocket(app: web.Application, request: web.Request) -> web.StreamResponse:
+    registry, hub = app[REGISTRY], app[HUB]
+    board_id = request.query.get("board") or None
+    if board_id is not None and registry.get(board_id) is None:
+        raise ApiError(404, "no_board", f"no board {board_id!r}")
+    frames = request.query.get("frames", "0").lower() in ("1", "true", "yes")
+    ws = web.WebSocketResponse(heartbeat=30.0)
+    await ws.prepare(request)
+    sub = hub.subscribe(board_id, frames)
+    # The snapshot first (no await in between: nothing published can overtake it).
+    Hub.send_to(sub, {"type": "boards", "boards": registry.boards_json()})
+    for entry in registry.entries.values():
+        if board_id is not None and entry.id != board_id:
+            continue
+        state = entry.state_json()
+        if state is not None:
+            Hub.send_to(sub, {"type": "state", "board": entry.id, "state": state})
+        if entry.cfg:
+            Hub.send_to(sub, {"type": "cfg", "board": entry.id, **entry.cfg})
+        if frames:
+            if entry.frame is not None:
+                Hub.send_to(sub, {"type": "frame", "board": entry.id, **entry.frame})
+            else:
+                registry.want_frame(entry)
+    app[SOCKETS].add(ws)
+    writer = asyncio.create_task(_write(ws, sub))
+    try:
+        async for message in ws:
+            if message.type == WSMsgType.ERROR:
+                break  # subscribers only listen; whatever else they send is ignored
+    finally:
+        hub.unsubscribe(sub)
+        app[SOCKETS].discard(ws)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await writer
+    return ws
+
+
+async def _write(ws: web.WebSocketResponse, sub: Subscriber) -> None:
+    while True:
+        text = await sub.queue.get()
+        if text is None:
+            await ws.close(code=1013, message=b"too slow: messages were piling up")
+            return
+        try:
+            await ws.send_str(text)
+        except (ConnectionError, RuntimeError):
+            return
+
+
+class Bridge:
+    """The running bridge: boards, server and virtual boards; an async context manager.
+
+        async with Bridge(ports=["/dev/ttyACM0"]) as bridge:
+            print(bridge.url)
+            await bridge.wait_closed()
+    """
+
+    def __init__(self, ports: Iterable[str] = (), *, virtual: int = 0, discover: bool = False,
+                 host: str = DEFAULT_HOST, http_port: int = DEFAULT_HTTP_PORT,
+                 token: str | None = None, opener: Opener | None = None) -> None:
+        self.ports = list(ports)
+        self.virtual = virtual
+        self.discover = discover
+        self.host = host
+        self.http_port = http_port
+        self.token = token or None
+        self.loopback = is_loopback(host)
+        if not self.loopback and self.token is None:
+            raise BridgeConfigError(
+                f"binding to {host} lets other computers reach the board: it needs a token "
+                "(--token or $CRIBBOARD_TOKEN)")
+        self.hub = Hub()
+        self.registry = (Registry(self.hub, opener=opener) if opener is not None
+                         else Registry(self.hub))
+        self._virtual_boards: list[Any] = []
+        self._runner: web.AppRunner | None = None
+        self._stopped = asyncio.Event()
+        self.bound_port = 0
+
+    @property
+    def url(self) -> str:
+        host = self.host if self.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.bound_port}/"
+
+    async def start(self) -> Bridge:
+        try:
+            for _ in range(self.virtual):
+                from cribboard.virtual import VirtualBoard
+
+                board = await asyncio.to_thread(VirtualBoard().start)
+                self._virtual_boards.append(board)
+                self.registry.add(board.port, "virtual")
+            for port in self.ports:
+                self.registry.add(port, "usb")
+            if self.discover:
+                self.registry.start_discovery()
+            app = create_app(self.registry, self.hub, token=self.token, loopback=self.loopback)
+            self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, self.host, self.http_port)
+            try:
+                await site.start()
+            except OSError as err:
+                raise BridgeConfigError(f"cannot listen on {self.host}:{self.http_port}: "
+                                        f"{err.strerror or err}") from None
+            self.bound_port = int(self._runner.addresses[0][1])
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        await self.registry.close()
+        for board in self._virtual_boards:
+            await asyncio.to_thread(board.stop)
+        self._virtual_boards.clear()
+        self._stopped.set()
+
+    async def wait_closed(self) -> None:
+        await self._stopped.wait()
+
+    async def __aenter__(self) -> Bridge:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+def lan_address() -> str | None:
+    """This computer's address on the local network, as a phone would reach it (best effort;
+    no packet is sent)."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("10.254.254.254", 1))
+        address = str(s.getsockname()[0])
+        return None if address.startswith("127.") else address
+    return None

@@ -1,0 +1,226 @@
+// The page's two ways to a board, with one interface:
+//   BridgeLink: the bridge's HTTP API and WebSocket (cribboard serve).
+//   BleLink: a board straight over Web Bluetooth (Nordic UART Service), speaking the line
+//            protocol with codec.js; no bridge needed (Chrome on Android, desktop Chrome).
+// Both emit: "boards" {boards}, "state" {board, state}, "frame" {board, rgb (hex)},
+// "button" {board, name, action}, "cfg" {...}, "status" {text, live}.
+
+class Emitter {
+  constructor() { this.handlers = {}; }
+  on(type, fn) { (this.handlers[type] ||= []).push(fn); return this; }
+  emit(type, data) { for (const fn of this.handlers[type] || []) fn(data); }
+}
+
+export class BridgeLink extends Emitter {
+  constructor(base = "") {
+    super();
+    this.base = base;
+    this.board = null; // the board id the controls act on
+    this.closed = false;
+    this.retry = 250;
+  }
+
+  async start() {
+    const boards = await this.get("api/boards");
+    this.emit("boards", boards);
+    this.connect();
+    return boards;
+  }
+
+  async get(path) {
+    const r = await fetch(this.base + path, { credentials: "same-origin" });
+    if (!r.ok) throw new Error((await r.json().catch(() => ({}))).message || r.statusText);
+    return r.json();
+  }
+
+  async call(op, body = {}) {
+    const where = this.board ? `api/boards/${encodeURIComponent(this.board)}/${op}` : `api/${op}`;
+    const r = await fetch(this.base + where, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    });
+    const reply = await r.json().catch(() => ({ message: r.statusText }));
+    if (!r.ok) throw new Error(reply.message || reply.error || r.statusText);
+    return reply;
+  }
+
+  peg(player, points) { return this.call("peg", { player, points }); }
+  undo() { return this.call("undo"); }
+  newGame(target, players) { return this.call("new", { target, players }); }
+  deal() { return this.call("dealer"); }
+
+  connect() {
+    const url = new URL(this.base + "api/ws?frames=1", location.href);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(url);
+    this.ws = ws;
+    ws.onopen = () => { this.retry = 250; this.emit("status", { text: "live", live: true }); };
+    ws.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      if (m.type === "link") {
+        this.emit("status", { text: m.state === "back" ? "live" : "board " + m.state + ": reconnecting",
+                              live: m.state === "back" });
+      }
+      this.emit(m.type, m);
+    };
+    ws.onclose = () => {
+      if (this.closed) return;
+      this.emit("status", { text: "bridge lost: reconnecting", live: false });
+      setTimeout(() => this.connect(), this.retry);
+      this.retry = Math.min(this.retry * 2, 4000);
+    };
+  }
+
+  close() { this.closed = true; if (this.ws) this.ws.close(); }
+}
+
+// Nordic UART Service. The board notifies on one characteristic and the central writes to the
+// other; which is which is found by their properties (names differ between sources).
+export const NUS_SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e";
+const PACKET = 20; // bytes per write at BLE's default ATT MTU (23)
+const TIMEOUT_MS = 3000;
+const FRAME_POLL_MS = 500; // frame refresh while the board animates
+
+export class BleLink extends Emitter {
+  constructor(codec, bluetooth = navigator.bluetooth) {
+    super();
+    this.codec = codec;
+    this.bluetooth = bluetooth;
+    this.board = "ble";
+    this.buffer = "";
+    this.pending = new Map();
+    this.nextId = Math.floor(Math.random() * 36 ** 4);
+    this.writing = Promise.resolve();
+    this.fields = {};
+    this.frameBusy = false;
+    this.frameAgain = false;
+  }
+
+  async start() {
+    this.device = await this.bluetooth.requestDevice({
+      filters: [{ services: [NUS_SERVICE] }], optionalServices: [NUS_SERVICE],
+    });
+    this.device.addEventListener("gattserverdisconnected", () =>
+      this.emit("status", { text: "Bluetooth link lost", live: false }));
+    const server = await this.device.gatt.connect();
+    const service = await server.getPrimaryService(NUS_SERVICE);
+    const chars = await service.getCharacteristics();
+    this.rx = chars.find((c) => c.properties.write || c.properties.writeWithoutResponse);
+    this.tx = chars.find((c) => c.properties.notify);
+    if (!this.rx || !this.tx) throw new Error("not a cribboard: no UART characteristics");
+    this.tx.addEventListener("characteristicvaluechanged", (e) => this.received(e.target.value));
+    await this.tx.startNotifications();
+    await this.write("\n"); // end whatever partial line an earlier host left
+    const hello = (await this.request("hello")).fields;
+    const major = parseInt((hello.proto || "").split(".")[0], 10);
+    if (major !== this.codec.major) {
+      throw new Error(`the board speaks protocol ${hello.proto}; this page speaks ${this.codec.major}.x`);
+    }
+    this.hello = hello;
+    const name = this.device.name || "board";
+    const boards = { boards: [{ id: "ble", port: "Bluetooth: " + name, kind: "ble", connected: true,
+                                board: hello.board, firmware: hello.fw, protocol: hello.proto }] };
+    this.emit("boards", boards);
+    this.emit("status", { text: "Bluetooth: " + name, live: true });
+    this.onState((await this.request("st")).fields);
+    return boards;
+  }
+
+  write(text) {
+    const bytes = new TextEncoder().encode(text);
+    const rx = this.rx;
+    const send = async () => {
+      for (let i = 0; i < bytes.length; i += PACKET) {
+        const chunk = bytes.slice(i, i + PACKET);
+        if (rx.properties.writeWithoutResponse && rx.writeValueWithoutResponse) {
+          await rx.writeValueWithoutResponse(chunk);
+        } else if (rx.writeValueWithResponse) {
+          await rx.writeValueWithResponse(chunk);
+        } else {
+          await rx.writeValue(chunk);
+        }
+      }
+    };
+    // One line at a time: the packets of two requests must not interleave.
+    this.writing = this.writing.then(send, send);
+    return this.writing;
+  }
+
+  request(verb, ...args) {
+    this.nextId = (this.nextId + 1) % 36 ** 6;
+    const id = this.nextId.toString(36);
+    const line = this.codec.encodeRequest(verb, args, id);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`no reply to ${verb} from the board`));
+      }, TIMEOUT_MS);
+      this.pending.set(id, (reply) => {
+        clearTimeout(timer);
+        if (reply.kind === "err") reject(new Error(`${reply.text} (${reply.code})`));
+        else resolve(reply);
+      });
+      this.write(line).catch((err) => { clearTimeout(timer); this.pending.delete(id); reject(err); });
+    });
+  }
+
+  received(view) {
+    this.buffer += new TextDecoder().decode(view);
+    let end;
+    while ((end = this.buffer.indexOf("\n")) >= 0) {
+      const text = this.buffer.slice(0, end);
+      this.buffer = this.buffer.slice(end + 1);
+      let line;
+      try { line = this.codec.decodeLine(text); } catch { continue; } // not protocol: skip
+      if (line.kind === "event") this.onEvent(line);
+      else if (line.requestId !== null && this.pending.has(line.requestId)) {
+        const done = this.pending.get(line.requestId);
+        this.pending.delete(line.requestId);
+        done(line);
+      }
+    }
+  }
+
+  onEvent(line) {
+    const f = line.fields;
+    if (line.name === "st") this.onState(f);
+    else if (line.name === "cfg") { this.emit("cfg", { board: "ble", bright: +f.bright, budget: +f.budget }); this.refreshFrame(); }
+    else if (line.name === "btn") this.emit("button", { board: "ble", name: f.n, action: f.a });
+    else if (line.name === "hello") { this.fields = {}; this.request("st").then((r) => this.onState(r.fields), () => {}); }
+  }
+
+  onState(f) {
+    if (this.fields.r !== undefined && f.r !== undefined && +f.r < +this.fields.r) return;
+    this.fields = { ...this.fields, ...f };
+    try {
+      const state = this.codec.stateJson(this.codec.decodeState(this.fields));
+      this.state = state;
+      this.emit("state", { board: "ble", state });
+    } catch { /* partial state: wait for more */ }
+    this.refreshFrame();
+  }
+
+  async refreshFrame() {
+    if (this.frameBusy) { this.frameAgain = true; return; }
+    this.frameBusy = true;
+    try {
+      do {
+        this.frameAgain = false;
+        const f = (await this.request("frame")).fields;
+        this.emit("frame", { board: "ble", rgb: f.rgb, scale: +f.scale, milliamps: +f.ma });
+        const s = this.state;
+        if (s && (s.winner !== null || s.pending.some((p) => p > 0)) && !this.frameAgain) {
+          await new Promise((r) => setTimeout(r, FRAME_POLL_MS));
+          this.frameAgain = true;
+        }
+      } while (this.frameAgain);
+    } catch { /* the link is gone; the status says so */ }
+    this.frameBusy = false;
+  }
+
+  async peg(player, points) { return this.request("peg", player, points); }
+  async undo() { return this.request("undo"); }
+  async newGame(target, players) { return this.request("new", target, players); }
+  async deal() { return this.request("deal"); }
+  close() { if (this.device && this.device.gatt.connected) this.device.gatt.disconnect(); }
+}

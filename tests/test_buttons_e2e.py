@@ -1,0 +1,184 @@
+"""Playing at the table with the board's buttons alone: the firmware on the virtual board, presses
+through the simulator's side channel, a host watching the events."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from cribboard.api import Board, BoardState
+from cribboard.virtual import SimControl, VirtualBoard
+from cribcore.profiles import PROFILES
+from cribfw.buttons import Button
+from cribfw.panel import Panel
+
+PINS = PROFILES["sim"].buttons
+HOLD_MS = Button.LONG_MS + 100  # a hold: long enough for the long-press action
+TAP_MS = 60
+GAP_S = 0.08
+
+
+@pytest.fixture
+def vboard() -> Iterator[VirtualBoard]:
+    with VirtualBoard() as board:
+        yield board
+
+
+@pytest.fixture
+def sim(vboard: VirtualBoard) -> Iterator[SimControl]:
+    with SimControl(vboard.control) as control:
+        yield control
+
+
+@pytest.fixture
+async def host(vboard: VirtualBoard) -> AsyncIterator[Board]:
+    board = await Board.open(vboard.port, timeout=3.0)
+    try:
+        yield board
+    finally:
+        await board.close()
+
+
+class Presser:
+    """Presses the virtual board's buttons in real time, as fingers would."""
+
+    def __init__(self, sim: SimControl) -> None:
+        self.sim = sim
+
+    async def tap(self, name: str, times: int = 1) -> None:
+        for _ in range(times):
+            self.sim.press(str(PINS[name]), ms=TAP_MS)
+            await asyncio.sleep(TAP_MS / 1000 + GAP_S)
+
+    async def hold(self, name: str, ms: int = HOLD_MS) -> None:
+        self.sim.press(str(PINS[name]), ms=ms)
+        await asyncio.sleep(ms / 1000 + GAP_S)
+
+    async def count(self, name: str, points: int) -> None:
+        """Enter `points` on a player's "+": holds for the fives, taps for the rest."""
+        fives, ones = divmod(points, 5)
+        if fives:
+            # held: 5 at LONG_MS, then 5 more every REPEAT_MS
+            ms = Button.DEBOUNCE_MS + Button.LONG_MS + (fives - 1) * Button.REPEAT_MS + 100
+            await self.hold(name, ms)
+        await self.tap(name, ones)
+
+
+async def wait_state(host: Board, check: object, timeout: float = 5.0) -> BoardState:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = await host.state()
+        if callable(check) and check(state):
+            return state
+        if time.monotonic() > deadline:
+            raise AssertionError(f"state never matched: {state}")
+        await asyncio.sleep(0.05)
+
+
+async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: SimControl) -> None:
+    events: list[tuple[str, dict[str, str]]] = []
+    host.client.subscribe(lambda e: events.append((e.name, dict(e.fields))))
+    fingers = Presser(sim)
+    await fingers.tap("A+", 3)
+    state = await wait_state(host, lambda s: s.pending == [3, 0])
+    assert state.front == [0, 0]
+    await fingers.tap("deal")  # confirm at once
+    state = await wait_state(host, lambda s: s.front == [3, 0])
+    assert state.pending == [0, 0] and state.undo == 1
+    assert ("btn", {"n": "A+", "a": "tap"}) in events
+    assert ("btn", {"n": "deal", "a": "tap"}) in events
+    previews = [f for name, f in events if name == "st" and f.get("q") not in (None, "0,0")]
+    assert [p["q"] for p in previews][:3] == ["1,0", "2,0", "3,0"]  # each press previewed
+
+
+async def test_counts_commit_by_themselves_after_a_pause(host: Board, sim: SimControl) -> None:
+    fingers = Presser(sim)
+    await fingers.count("B+", 12)
+    state = await wait_state(host, lambda s: s.pending == [0, 12])
+    assert state.front == [0, 0]
+    state = await wait_state(host, lambda s: s.front == [0, 12],
+                             timeout=Panel.COMMIT_MS / 1000 + 2)
+    assert state.back == [0, 0]
+
+
+async def test_cancel_undo_and_dealer_with_buttons(host: Board, sim: SimControl) -> None:
+    fingers = Presser(sim)
+    await host.peg(0, 7)
+    await fingers.tap("A+", 4)
+    await fingers.tap("A-")
+    await wait_state(host, lambda s: s.pending == [3, 0])
+    await fingers.hold("A-")  # a mistaken count, cancelled
+    await wait_state(host, lambda s: s.pending == [0, 0])
+    await fingers.hold("A-")  # nothing pending: undo the host's peg
+    state = await wait_state(host, lambda s: s.front == [0, 0])
+    assert state.undo == 0
+    assert state.dealer == 0
+    await fingers.tap("deal")
+    await wait_state(host, lambda s: s.dealer == 1)
+
+
+async def test_new_game_needs_a_long_hold(host: Board, sim: SimControl) -> None:
+    fingers = Presser(sim)
+    await host.peg(1, 9)
+    await fingers.hold("deal", 1500)  # not long enough
+    await asyncio.sleep(0.2)
+    assert (await host.state()).front == [0, 9]
+    await fingers.hold("deal", Panel.NEW_GAME_MS + 300)
+    state = await wait_state(host, lambda s: s.front == [0, 0])
+    assert state.undo == 2  # the new game itself can be undone
+
+
+async def test_a_whole_game_with_the_buttons_alone(host: Board, sim: SimControl) -> None:
+    """A 61 game pegged, corrected and finished on the board's buttons; the host only reads."""
+    await host.new_game(61)
+    fingers = Presser(sim)
+    moves = [("A+", 29), ("B+", 14), ("A+", 20), ("B+", 8)]
+    for name, points in moves:
+        await fingers.count(name, points)
+        await fingers.tap("deal")
+    state = await wait_state(host, lambda s: s.front == [49, 22])
+    assert state.back == [29, 14]
+    # a wrong count: orange enters 6, takes it back with a hold of "-" after it committed
+    await fingers.count("B+", 6)
+    await fingers.tap("deal")
+    await wait_state(host, lambda s: s.front == [49, 28])
+    await fingers.hold("B-")
+    await wait_state(host, lambda s: s.front == [49, 22])
+    await fingers.count("A+", 12)
+    await fingers.tap("deal")
+    state = await wait_state(host, lambda s: s.winner == 0)
+    assert state.front == [61, 22] and state.result == "skunk" and state.games == [1, 0]
+    # after the end "+" does nothing; a long hold of deal starts the next game
+    await fingers.tap("B+", 2)
+    await asyncio.sleep(0.3)
+    assert (await host.state()).pending == [0, 0]
+    await fingers.hold("deal", Panel.NEW_GAME_MS + 300)
+    state = await wait_state(host, lambda s: s.winner is None)
+    assert state.front == [0, 0] and state.games == [1, 0] and state.target == 61
+
+
+async def test_the_self_test_walks_the_chain_and_leaves_the_game(host: Board,
+                                                               sim: SimControl) -> None:
+    def lit_leds(rgb: bytes) -> list[int]:
+        return [i for i in range(len(rgb) // 3) if any(rgb[3 * i: 3 * i + 3])]
+
+    await host.peg(0, 5)
+    before = await host.state()
+    game_frame = sim.wait_frame(lambda rgb: len(lit_leds(rgb)) == 2)  # the peg, the dealer lamp
+    await host.client.request("test")
+    lit: list[int] = []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        rgb = sim.wait_frame(timeout=5)
+        on = lit_leds(rgb)
+        if len(on) == 1 and (not lit or lit[-1] != on[0]):
+            lit.append(on[0])
+        if rgb == game_frame and lit:
+            break
+        await asyncio.sleep(0.005)
+    assert lit == sorted(lit) and len(lit) > 40 and lit[0] < 5 and lit[-1] > 115
+    assert sim.frame() == game_frame
+    assert await host.state() == before
