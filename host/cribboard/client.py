@@ -77,6 +77,9 @@ class Client:
         self.reconnect = reconnect
         self.reconnect_for = reconnect_for
         self.hello: Hello | None = None
+        # True once this link's own hello was answered: a board's `! hello` before that is its
+        # boot announcement crossing our connect, not a restart to resynchronise from.
+        self._greeted = False
         self.name = ""
         self._transport: Transport | None = None
         self._buffer = bytearray()
@@ -112,6 +115,7 @@ class Client:
         self.name = transport.name
         self._buffer.clear()
         self._link_lost = asyncio.get_running_loop().create_future()
+        self._greeted = False
         await transport.open(self._on_data, self._on_lost)
         self._transport = transport
         self._connected.set()
@@ -131,6 +135,7 @@ class Client:
             await transport.close()
             raise
         self.hello = hello
+        self._greeted = True
 
     async def _hello_with_retries(self) -> protocol.Line:
         # A board that is just resetting (after `mpremote reset`, a plug-in) may swallow the
@@ -263,7 +268,7 @@ class Client:
             return
         if line.kind == "event":
             self._emit(line)
-            if line.name == "hello" and self._connected.is_set():
+            if line.name == "hello" and self._greeted:
                 # The board restarted behind an open link (a reset, a power blip on a
                 # self-powered board): read its state again so subscribers resynchronise.
                 self._spawn(self._resync())
