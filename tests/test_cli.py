@@ -53,6 +53,8 @@ def test_a_game_pegged_from_the_command_line(vboard: VirtualBoard,
     assert "game to 61" in out and "blue      0" in out
     assert main([*port, "bright", "77"]) == 0
     assert capsys.readouterr().out.strip() == "77"
+    assert main([*port, "test"]) == 0
+    assert "self-test running" in capsys.readouterr().out
 
 
 def test_status_draws_the_board(vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]) -> None:

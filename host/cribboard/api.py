@@ -131,6 +131,10 @@ class Board:
     async def ping(self) -> None:
         await self.client.request("ping")
 
+    async def self_test(self) -> None:
+        """Light every LED in chain order, one at a time (the wiring check); the game stays."""
+        await self.client.request("test")
+
     # --- changing ------------------------------------------------------------------------------
 
     async def peg(self, player: int, points: int) -> int:

@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     deal.add_argument("player", type=player_arg, nargs="?")
     bright = sub.add_parser("bright", help="show or set the LED brightness (0..255)")
     bright.add_argument("value", type=_int_in(0, 255, "brightness"), nargs="?")
+    sub.add_parser("test", help="the wiring self-test: every hole lights in chain order")
     watch = sub.add_parser("watch", help="print the board's events as they come")
     watch.add_argument("--json", action="store_true", help="one JSON object per event")
     deploy = sub.add_parser("deploy", help="copy the firmware to a board (mpremote)")
@@ -226,6 +227,7 @@ def _run_command(args: argparse.Namespace) -> int:
         "deal": lambda b: _change(b, b.set_dealer(args.player), color),
         "bright": lambda b: _print_value(b.brightness(args.value)),
         "watch": lambda b: _watch(b, args.json),
+        "test": _self_test,
     }
     return asyncio.run(_with_board(resolve_port(args.port), args, actions[command]))
 
@@ -233,6 +235,12 @@ def _run_command(args: argparse.Namespace) -> int:
 async def _change(board: Board, change: Awaitable[int], color: bool) -> int:
     await change
     return await _after_change(board, color)
+
+
+async def _self_test(board: Board) -> int:
+    await board.self_test()
+    print("self-test running: the LEDs light one by one in wiring order (about 3 s)")
+    return 0
 
 
 async def _print_value(value: Awaitable[int]) -> int:
