@@ -326,8 +326,13 @@ async def library_round_trips(port: str, count: int, echo_link: RawLink, echo_li
     return pings, scores, echoes, pipelined
 
 
-def mp_env() -> dict[str, str]:
-    path = f"{ROOT / 'firmware'}:{ROOT / 'tests' / 'core'}:.frozen"
+def mp_env(tree: Path | None = None) -> dict[str, str]:
+    """MicroPython's path: the firmware as a board's flash holds it (.mpy bytecode, from the
+    same build deploy uses) unless `tree` names another (the .py sources)."""
+    from cribboard.firmware_build import build
+
+    firmware = tree or build()
+    path = f"{firmware}:{ROOT / 'tests' / 'core'}:.frozen"
     return dict(os.environ, MICROPYPATH=path)
 
 
@@ -350,13 +355,13 @@ def heap_probe(exe: Path) -> list[int]:
     sys.exit(f"heap probe failed (exit {result.returncode}):\n{result.stdout}{result.stderr}")
 
 
-def import_floor(exe: Path) -> int | None:
-    """Smallest -X heapsize (in wK, steps of 4) in which `import asyncio, cribfw.app` from the
-    .py sources succeeds, as main.py does on a board whose flash holds .py files."""
-    for wk in range(32, 129, 4):
+def import_floor(exe: Path, tree: Path | None = None) -> int | None:
+    """Smallest -X heapsize (in wK, steps of 4) in which `import asyncio, cribfw.app` succeeds
+    with the firmware as deployed (.mpy), or from `tree` (the .py sources)."""
+    for wk in range(16, 129, 4):
         result = subprocess.run([str(exe), "-X", f"heapsize={wk}wK", "-c",
                                  "import asyncio, cribfw.app; print('imported')"],
-                                capture_output=True, text=True, env=mp_env(),
+                                capture_output=True, text=True, env=mp_env(tree),
                                 timeout=PROBE_TIMEOUT, cwd=ROOT)
         if result.returncode == 0 and "imported" in result.stdout:
             return wk
@@ -450,6 +455,7 @@ def report(default_switch: float) -> None:
         small_error = f"{type(err).__name__}: {err}"
     probe = heap_probe(exe)
     floor = import_floor(exe)
+    source_floor = import_floor(exe, ROOT / "firmware")
 
     # -- print --------------------------------------------------------------------------------
     print(f"\n1. Round trip, request written -> reply read ({ROUND_TRIPS} each, after "
@@ -506,15 +512,16 @@ def report(default_switch: float) -> None:
               f"{'yes' if not failed else 'NO'}  (ping, peg/undo, st, frame one at a time; "
               f"{PIPELINED} pipelined)")
     m0, m1, m2, m3, m4, m5, total = probe
-    print(f"   smallest heap for `import asyncio, cribfw.app` from .py (steps of 4wK): "
-          f"{f'{floor}wK' if floor else 'over 128wK'}  (compiling needs more than the "
-          f"modules keep)")
+    print(f"   smallest heap for `import asyncio, cribfw.app` (steps of 4wK): "
+          f"{f'{floor}wK' if floor else 'over 128wK'} as deployed (.mpy), "
+          f"{f'{source_floor}wK' if source_floor else 'over 128wK'} from .py sources "
+          f"(compiling needs more than the modules keep)")
     print(f"   heap in use (gc.collect(); gc.mem_alloc()), app built as cribfw.app.main() does "
           f"with FakePixels:")
     print(f"   {'interpreter base':<30}{m0:>7} bytes  (at script start)")
     print(f"   {'import asyncio':<30}{m2 - m1:>7} bytes")
-    print(f"   {'import cribfw.app (+cribcore)':<30}{m3 - m2:>7} bytes  (compiled from .py, "
-          f"as the flash holds them)")
+    print(f"   {'import cribfw.app (+cribcore)':<30}{m3 - m2:>7} bytes  (.mpy bytecode, "
+          f"as deploy puts them on the flash)")
     print(f"   {'app objects: App()':<30}{m4 - m3:>7} bytes  (Board, Renderer, Dispatcher, "
           f"UsbLink, {HOLES * 3}-byte pixel buffer)")
     print(f"   {'running tasks, 100 ms':<30}{m5 - m4:>7} bytes")
