@@ -55,8 +55,8 @@
 # directory of their own, not in the root: the root's metadata pair is the superblock, which
 # wore twice as fast in bench/flash_bench.py (204 vs 103 erases of the worst block in 30 games).
 #
-# The module is kept small on purpose (few globals, functions and classes): on a board it is
-# compiled from source at boot, late, in a fragmented heap (see test_board_is_usable_in_a_64k_heap).
+# The module is kept small on purpose (few globals, functions and classes): its bytecode lives in
+# the board's RAM next to everything else (see test_board_is_usable_in_a_64k_heap).
 #
 # Never during LED output: the save is one synchronous call, with no await inside, in the same
 # asyncio loop as the render task, whose LED write is synchronous too (rp2's bitstream even runs
