@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -31,3 +31,17 @@ hardware: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache
+
+# Debian's headless Chromium and curl, for the bridge's browser and example tests
+# (tests/test_bridge_browser.py, tests/test_bridge_examples.py). Installed with apt-get when
+# missing and the user is root; otherwise it says what to install (those tests skip, saying so).
+.PHONY: browser
+browser:
+	@if [ ! -x /usr/bin/chromium ] || ! command -v curl >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium curl; \
+	  else \
+	    echo "make browser: the browser tests need Debian's chromium and curl:" \
+	      "sudo apt-get install chromium curl"; \
+	  fi; \
+	fi

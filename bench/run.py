@@ -181,6 +181,8 @@ def main() -> None:
 
     from flash_bench import main as flash_bench  # bench/flash_bench.py: the store on flash
     flash_bench()
+    from bridge_bench import main as bridge_bench  # bench/bridge_bench.py: cribboard serve
+    bridge_bench()
 
 
 if __name__ == "__main__":

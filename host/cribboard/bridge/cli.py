@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -52,8 +53,12 @@ def run(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         async with bridge:
+            if bridge.registry.entries:  # the boards named: give them a moment to answer
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await bridge.registry.wait_connected(5.0)
             for entry in bridge.registry.entries.values():
-                print(f"board {entry.id}: {entry.port} ({entry.kind})", flush=True)
+                problem = "" if entry.connected else f"; not connected yet: {entry.problem}"
+                print(f"board {entry.id}: {entry.port} ({entry.kind}{problem})", flush=True)
             if bridge.discover:
                 print("boards: every board found on USB, as it is plugged in (none yet?: "
                       "--virtual starts a virtual board)", flush=True)

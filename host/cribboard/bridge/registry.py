@@ -126,6 +126,19 @@ class Registry:
 
         await asyncio.wait_for(all_up(), timeout)
 
+    async def wait_board(self, entry: BoardEntry, timeout: float) -> bool:
+        """Wait (up to `timeout` s) for a board that is being opened or reopened."""
+        async def up() -> None:
+            while not (entry.connected and entry.board is not None):
+                self._changed.clear()
+                await self._changed.wait()
+
+        try:
+            await asyncio.wait_for(up(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
     def start_discovery(self, interval_s: float = DISCOVERY_S) -> None:
         """Add boards found on USB (supported ids, answering hello), now and as they appear."""
         if self._discovery is None:

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import WSMsgType, web
+from aiohttp.typedefs import Middleware
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, meta
 from cribboard.bridge.hub import Hub, Subscriber
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 COOKIE = "cribboard_token"
 MAX_BODY = 16 * 1024
+WAIT_FOR_BOARD_S = 2.0  # a request for a board that is reconnecting waits this long for it
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 413: "too_large"}
 
@@ -43,7 +45,6 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 REGISTRY: web.AppKey[Registry] = web.AppKey("registry", Registry)
 HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
-SOCKETS: web.AppKey[set[web.WebSocketResponse]] = web.AppKey("sockets", set)
 
 
 class BridgeConfigError(CribboardError):
@@ -84,20 +85,19 @@ def _cors(response: web.StreamResponse, origin: str) -> None:
     response.headers["Vary"] = "Origin"
 
 
-def _guard(token: str | None, loopback: bool) -> Callable[[web.Request, Handler],
-                                                          Awaitable[web.StreamResponse]]:
+def _guard(token: str | None, loopback: bool) -> Middleware:
     @web.middleware
     async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         origin = request.headers.get("Origin")
         cross = origin is not None and urlsplit(origin).netloc != request.host
         if request.method == "OPTIONS" and origin is not None and token is not None:
             # CORS preflight: a page of another origin may call the API with the token.
-            response = web.Response(status=204)
-            _cors(response, origin)
-            response.headers["Access-Control-Allow-Methods"] = "GET, POST"
-            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
-            response.headers["Access-Control-Max-Age"] = "600"
-            return response
+            preflight = web.Response(status=204)
+            _cors(preflight, origin)
+            preflight.headers["Access-Control-Allow-Methods"] = "GET, POST"
+            preflight.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
+            preflight.headers["Access-Control-Max-Age"] = "600"
+            return preflight
         if token is None:
             if cross:
                 raise ApiError(403, "cross_origin", "requests from web pages of other origins "
@@ -153,7 +153,7 @@ def create_app(registry: Registry, hub: Hub, *, token: str | None = None,
                           client_max_size=MAX_BODY)
     app[REGISTRY] = registry
     app[HUB] = hub
-    app[SOCKETS] = set()
+    sockets: set[web.WebSocketResponse] = set()
     layout = meta.layout_json()
     protocol = meta.protocol_json()
     document = openapi_document()
@@ -175,10 +175,10 @@ def create_app(registry: Registry, hub: Hub, *, token: str | None = None,
         return handler
 
     async def websocket(request: web.Request) -> web.StreamResponse:
-        return await _websocket(app, request)
+        return await _websocket(app, sockets, request)
 
     async def close_sockets(app: web.Application) -> None:
-        for ws in list(app[SOCKETS]):
+        for ws in list(sockets):
             await ws.close(code=1001, message=b"bridge shutting down")
 
     app.on_shutdown.append(close_sockets)
@@ -214,6 +214,9 @@ async def _run_op(registry: Registry, op: Op, request: web.Request) -> web.Strea
             except ValueError:
                 raise ApiError(400, "bad_json", "the body is not valid JSON") from None
     args = parse_args(op, body)
+    if not (entry.connected and entry.board is not None):
+        # Being opened or reopened (a restart, a replug): give it a moment before refusing.
+        await registry.wait_board(entry, WAIT_FOR_BOARD_S)
     board = entry.board
     if board is None or not entry.connected:
         raise ApiError(503, "board_unavailable", f"board {entry.id} ({entry.port}) is not "
@@ -225,7 +228,8 @@ async def _run_op(registry: Registry, op: Op, request: web.Request) -> web.Strea
     return web.json_response(result)
 
 
-async def _websocket(app: web.Application, request: web.Request) -> web.StreamResponse:
+async def _websocket(app: web.Application, sockets: set[web.WebSocketResponse],
+                     request: web.Request) -> web.StreamResponse:
     registry, hub = app[REGISTRY], app[HUB]
     board_id = request.query.get("board") or None
     if board_id is not None and registry.get(board_id) is None:
@@ -249,7 +253,7 @@ async def _websocket(app: web.Application, request: web.Request) -> web.StreamRe
                 Hub.send_to(sub, {"type": "frame", "board": entry.id, **entry.frame})
             else:
                 registry.want_frame(entry)
-    app[SOCKETS].add(ws)
+    sockets.add(ws)
     writer = asyncio.create_task(_write(ws, sub))
     try:
         async for message in ws:
@@ -257,7 +261,7 @@ async def _websocket(app: web.Application, request: web.Request) -> web.StreamRe
                 break  # subscribers only listen; whatever else they send is ignored
     finally:
         hub.unsubscribe(sub)
-        app[SOCKETS].discard(ws)
+        sockets.discard(ws)
         writer.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await writer

@@ -45,7 +45,9 @@ async function act(what) {
   try {
     await what();
   } catch (err) {
-    log(err.message, true);
+    log(err.code === "denied"
+      ? "the board asks who this is: tap its deal button (its win hole blinks) to let this device score"
+      : err.message, true);
   }
 }
 

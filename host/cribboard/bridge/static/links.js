@@ -40,7 +40,8 @@ export class BridgeLink extends Emitter {
       headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
     });
     const reply = await r.json().catch(() => ({ message: r.statusText }));
-    if (!r.ok) throw new Error(reply.message || reply.error || r.statusText);
+    if (!r.ok) throw Object.assign(new Error(reply.message || reply.error || r.statusText),
+                                   { code: reply.error });
     return reply;
   }
 
@@ -157,7 +158,9 @@ export class BleLink extends Emitter {
       }, TIMEOUT_MS);
       this.pending.set(id, (reply) => {
         clearTimeout(timer);
-        if (reply.kind === "err") reject(new Error(`${reply.text} (${reply.code})`));
+        if (reply.kind === "err") {
+          reject(Object.assign(new Error(`${reply.text} (${reply.code})`), { code: reply.code }));
+        }
         else resolve(reply);
       });
       this.write(line).catch((err) => { clearTimeout(timer); this.pending.delete(id); reject(err); });

@@ -1,0 +1,39 @@
+"""Write the web page as a static site, for the Web Bluetooth mode without a bridge: any HTTPS
+host (or `http://localhost`) can serve it, and Chrome on a phone drives the board directly.
+
+    python -m cribboard.bridge.export DIR
+
+DIR gets index.html, static/ and the generated layout.json and protocol.json."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from cribboard.bridge import meta
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+
+def export(target: Path) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(STATIC_DIR, target / "static", dirs_exist_ok=True)
+    shutil.copy(STATIC_DIR / "index.html", target / "index.html")
+    (target / "layout.json").write_text(json.dumps(meta.layout_json()) + "\n")
+    (target / "protocol.json").write_text(json.dumps(meta.protocol_json()) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m cribboard.bridge.export DIR", file=sys.stderr)
+        return 2
+    export(Path(args[0]))
+    print(f"the page is in {args[0]}: serve it over HTTPS (Web Bluetooth needs a secure page)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

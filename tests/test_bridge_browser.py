@@ -1,0 +1,378 @@
+"""The bridge's web page in headless Chromium (Debian's /usr/bin/chromium, driven by Playwright;
+`make browser` installs it): the page draws the board, a click pegs on the virtual board, a
+button pressed on the virtual board shows on the page, it fits a phone; the page's JavaScript
+protocol codec agrees with the Python codec on the shared vectors; the Web Bluetooth mode drives
+a virtual board through a stand-in for navigator.bluetooth."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from cribboard.bridge.export import export
+from cribboard.bridge.server import Bridge
+from cribboard.transport import SerialTransport
+from cribboard.virtual import SimControl, VirtualBoard
+from cribcore import layout, protocol
+from cribcore.profiles import PROFILES
+from test_bridge import running_bridge
+
+import vectors  # tests/core/vectors.py: the protocol's literal vectors
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+A_PLUS = PROFILES["sim"].buttons["A+"]
+PACKET = 20  # BLE bytes per write / notification at the default ATT MTU
+DOC = Path(__file__).resolve().parents[1] / "docs" / "bridge.md"
+
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+                       reason=f"no {CHROMIUM}: `make browser` installs Debian's chromium"),
+]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser() -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+
+    with tempfile.TemporaryDirectory(prefix="cribboard-chromium-") as profile:
+        async with async_playwright() as p:
+            context = await p.chromium.launch_persistent_context(
+                profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+                viewport={"width": 1280, "height": 800})
+            yield context
+            await context.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def page(browser: Any) -> AsyncIterator[Any]:
+    page = await browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.set_default_timeout(8000)
+    yield page
+    await page.close()
+    assert not errors, errors
+
+
+@pytest.fixture
+def vboard() -> Iterator[VirtualBoard]:
+    with VirtualBoard() as board:
+        yield board
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def bridge(vboard: VirtualBoard) -> AsyncIterator[Bridge]:
+    async with running_bridge(vboard.port) as b:
+        yield b
+
+
+async def board_state(bridge: Bridge) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as session:
+        async with session.get(bridge.url + "api/state") as response:
+            return await response.json()  # type: ignore[no-any-return]
+
+
+async def wait_state(bridge: Bridge, key: str, value: Any, timeout: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while (state := await board_state(bridge))[key] != value:
+        assert loop.time() < deadline, f"the board's {key} is {state[key]}, not {value}"
+        await asyncio.sleep(0.05)
+
+
+async def open_page(page: Any, url: str) -> None:
+    await page.goto(url)
+    await page.wait_for_function("document.querySelectorAll('#board circle.hole').length == 121")
+    await page.wait_for_selector("#score-0")
+
+
+def hole_lit(hole: int) -> str:
+    return f"document.querySelector('#board [data-hole=\"{hole}\"]').classList.contains('lit')"
+
+
+# --- the page through the bridge -------------------------------------------------------------
+
+
+async def test_page_shows_the_board(bridge: Bridge, page: Any) -> None:
+    await open_page(page, bridge.url)
+    await page.wait_for_function(hole_lit(layout.WIN_HOLE))  # the dealer's glow
+    assert await page.inner_text("#score-0") == "0"
+    assert await page.inner_text("#score-1") == "0"
+    assert await page.locator(".player").count() == 2
+    assert "live" in await page.inner_text("#status")
+    drawn = await page.evaluate("""() => [...document.querySelectorAll('#board circle.hole')]
+        .map(c => [+c.dataset.hole, +c.getAttribute('cx'), +c.getAttribute('cy')])""")
+    assert drawn == [[h, *layout.hole_xy_mm(h)] for h in range(layout.HOLES)]
+
+
+async def test_clicks_drive_the_board(bridge: Bridge, page: Any) -> None:
+    await open_page(page, bridge.url)
+    await page.click('button[data-player="0"][data-points="3"]')
+    await wait_state(bridge, "front", [3, 0])
+    await page.wait_for_function("document.querySelector('#score-0').textContent == '3'")
+    await page.wait_for_function(hole_lit(layout.hole_for_score(2, 0, 3, 121)))  # the LEDs
+    await page.fill('.player[data-player="1"] input', "12")
+    await page.click('.player[data-player="1"] .more button')
+    await wait_state(bridge, "front", [3, 12])
+    await page.wait_for_function("document.querySelector('#score-1').textContent == '12'")
+    await page.click("#undo")
+    await wait_state(bridge, "front", [3, 0])
+    await page.click("#deal")
+    await wait_state(bridge, "dealer", 1)
+    await page.wait_for_function("!document.querySelector('.player[data-player=\"1\"] .crib')"
+                                 ".hidden")
+    await page.select_option("#target", "61")
+    await page.select_option("#player-count", "3")
+    await page.click("#new")
+    await wait_state(bridge, "players", 3)
+    assert (await board_state(bridge))["target"] == 61
+    await page.wait_for_function("document.querySelectorAll('.player').length == 3")
+    # 30 is more than the box allows (the browser says so, nothing is sent); past the box's
+    # own check, the board refuses it and the page says why.
+    box = '.player[data-player="0"] input'
+    await page.fill(box, "30")
+    await page.click('.player[data-player="0"] .more button')
+    await page.evaluate(f"document.querySelector('{box}').removeAttribute('max')")
+    await page.click('.player[data-player="0"] .more button')
+    await page.wait_for_function("document.querySelector('#log .error')")
+    assert "1..29" in await page.inner_text("#log .error")
+    assert (await board_state(bridge))["front"] == [0, 0, 0]
+
+
+async def test_a_button_on_the_board_shows_on_the_page(bridge: Bridge, vboard: VirtualBoard,
+                                                       page: Any) -> None:
+    await open_page(page, bridge.url)
+    with SimControl(vboard.control) as sim:
+        sim.press(A_PLUS)
+    await page.wait_for_function("document.querySelector('#log').textContent"
+                                 ".includes('button A+: tap')")
+    pending = page.locator('.player[data-player="0"] .pending')
+    await pending.wait_for(state="visible")
+    assert await pending.inner_text() == "+1 being counted"
+    # The count commits by itself on the board; the page follows.
+    await page.wait_for_function("document.querySelector('#score-0').textContent == '1'",
+                                 timeout=10000)
+
+
+async def test_fits_a_phone(bridge: Bridge, page: Any) -> None:
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await open_page(page, bridge.url)
+    assert await page.evaluate("document.querySelector('#board').classList.contains('portrait')")
+    assert await page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    board = await page.locator("#board").bounding_box()
+    assert board["height"] > 2.5 * board["width"]  # standing up
+    peg = await page.locator('button[data-player="1"][data-points="6"]').bounding_box()
+    assert peg["height"] >= 40 and peg["width"] >= 40  # a finger's worth
+    assert peg["x"] + peg["width"] <= 390
+    await page.click('button[data-player="1"][data-points="6"]')
+    await wait_state(bridge, "front", [0, 6])
+
+
+async def test_the_page_with_a_token(vboard: VirtualBoard, page: Any) -> None:
+    """Opened once with ?token=, the page's scripts, API calls and WebSocket carry the token."""
+    async with running_bridge(vboard.port, token="page-t0ken") as bridge:
+        response = await page.goto(bridge.url)
+        assert response.status == 401
+        await open_page(page, bridge.url + "?token=page-t0ken")
+        assert "live" in await page.inner_text("#status")
+        await page.click('button[data-player="1"][data-points="4"]')
+        await page.wait_for_function("document.querySelector('#score-1').textContent == '4'")
+
+
+async def test_websocket_snippet_of_the_docs(bridge: Bridge, page: Any) -> None:
+    import re
+
+    snippet = re.search(r"<!-- tested: browser -->\n```js\n(.*?)```", DOC.read_text(), re.S)
+    assert snippet
+    code = snippet.group(1).replace("ws://127.0.0.1:8321/", bridge.url.replace("http", "ws"))
+    await open_page(page, bridge.url)
+    logged: list[Any] = []
+
+    async def on_console(message: Any) -> None:
+        if message.args:
+            logged.append(await message.args[0].json_value())
+
+    page.on("console", on_console)
+    await page.evaluate(f"() => {{ {code} }}")
+    for _ in range(100):
+        if any(m.get("type") == "state" for m in logged if isinstance(m, dict)):
+            break
+        await asyncio.sleep(0.05)
+    assert logged[0]["type"] == "boards"
+    assert [m for m in logged if m.get("type") == "state"][0]["state"]["front"] == [0, 0]
+
+
+# --- the JavaScript codec against the Python codec's vectors ---------------------------------
+
+
+def _text(data: bytes) -> str:
+    return data.decode("latin-1")
+
+
+async def test_javascript_codec_matches_the_vectors(bridge: Bridge, page: Any) -> None:
+    encode = [[list(args[0:1]) + [list(args[1]) if len(args) > 1 else [],
+                                  args[2] if len(args) > 2 else None], _text(line)]
+              for args, line in vectors.ENCODE_VECTORS]
+    rejects = [[a[0], list(a[1]), a[2]] for a in vectors.ENCODE_REJECTS]
+    lines = [_text(line) for line, _, _ in vectors.DECODE_VECTORS]
+    lines += [_text(out) for _, outs in vectors.VECTORS for out in outs]
+    lines += [_text(out) for step in vectors.TWO_LINKS for out in step[2] + step[3]]
+    bad = [_text(line) for line in vectors.DECODE_REJECTS]
+    await open_page(page, bridge.url)
+    result = await page.evaluate("""async ([encode, rejects, lines, bad]) => {
+        const { makeCodec } = await import('/static/codec.js');
+        const codec = makeCodec(await (await fetch('/protocol.json')).json());
+        const tryIt = (f) => { try { return f(); } catch (e) { return {error: e.message}; } };
+        return {
+          encoded: encode.map(([[verb, args, id]]) => tryIt(() => codec.encodeRequest(verb, args, id))),
+          rejected: rejects.map(([verb, args, id]) => tryIt(() => codec.encodeRequest(verb, args, id))),
+          decoded: lines.map((l) => tryIt(() => {
+            const d = codec.decodeLine(l);
+            const state = d.kind === 'err' ? {} : codec.decodeState(d.fields);
+            const frame = d.fields.rgb !== undefined ? Array.from(codec.decodeFrame(d.fields.rgb)) : null;
+            return [[d.kind, d.requestId, d.name, d.fields, d.code, d.text], state, frame];
+          })),
+          refused: bad.map((l) => tryIt(() => codec.decodeLine(l))),
+        };
+    }""", [encode, rejects, lines, bad])
+    assert result["encoded"] == [line for _, line in encode]
+    assert all(set(r) == {"error"} for r in result["rejected"]), result["rejected"]
+    expected = []
+    for line in lines:
+        d = protocol.decode_line(line.encode("latin-1"))
+        state = {} if d.kind == "err" else protocol.decode_state(d.fields)
+        frame = list(protocol.decode_frame(d.fields["rgb"])) if "rgb" in d.fields else None
+        expected.append([[d.kind, d.request_id, d.name, d.fields, d.code, d.text], state, frame])
+    assert result["decoded"] == expected
+    for (line, want, want_state), (got, got_state, _) in zip(vectors.DECODE_VECTORS,
+                                                             result["decoded"]):
+        assert (tuple(got), got_state) == (want, want_state), line
+    assert all(set(r) == {"error"} for r in result["refused"]), result["refused"]
+
+
+# --- Web Bluetooth: the page drives a board directly -----------------------------------------
+
+# A stand-in for navigator.bluetooth: one device with the Nordic UART Service. Writes go to the
+# test (window.__bleWrite), which relays them to the virtual board; the test hands the board's
+# bytes back as notifications (window.__bleNotify), in packets of at most 20 bytes.
+FAKE_BLUETOOTH = """
+(() => {
+  const NUS = '6e400001-b5a3-f393-e0a9-e50e24dcca9e';
+  const listeners = [];
+  const write = async (data) => {
+    const bytes = new Uint8Array(data.buffer ? data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) : data);
+    await window.__bleWrite(Array.from(bytes));
+  };
+  // The board notifies on 6e400003 and is written on 6e400002 (found by their properties).
+  const tx = { uuid: '6e400003-b5a3-f393-e0a9-e50e24dcca9e',
+               properties: { notify: true, write: false, writeWithoutResponse: false },
+               addEventListener: (type, fn) => listeners.push(fn),
+               startNotifications: async () => tx };
+  const rx = { uuid: '6e400002-b5a3-f393-e0a9-e50e24dcca9e',
+               properties: { notify: false, write: true, writeWithoutResponse: true },
+               writeValueWithoutResponse: write, writeValueWithResponse: write, writeValue: write };
+  const service = { uuid: NUS, getCharacteristics: async () => [tx, rx] };
+  const server = { connected: true, getPrimaryService: async (uuid) => {
+    if (uuid !== NUS) throw new Error('no such service');
+    return service; } };
+  const device = { id: 'fake', name: 'cribboard-sim', addEventListener: () => {},
+                   gatt: { connected: false, connect: async () => { device.gatt.connected = true; return server; },
+                           disconnect: () => { device.gatt.connected = false; } } };
+  window.__bleRequests = [];
+  window.__bleNotify = (bytes) => {
+    const view = new DataView(new Uint8Array(bytes).buffer);
+    for (const fn of listeners) fn({ target: { value: view } });
+  };
+  Object.defineProperty(navigator, 'bluetooth', { configurable: true, value: {
+    getAvailability: async () => true,
+    requestDevice: async (options) => { window.__bleRequests.push(options); return device; },
+  } });
+})();
+"""
+
+
+async def serve_exported_page(directory: Path) -> web.AppRunner:
+    """The page as a plain static site: no bridge behind it."""
+    export(directory)
+    app = web.Application()
+
+    async def index(request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(directory / "index.html")
+
+    app.router.add_get("/", index)
+    app.router.add_static("/", directory)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return runner
+
+
+async def test_web_bluetooth_mode(vboard: VirtualBoard, page: Any, tmp_path: Path) -> None:
+    writes: list[int] = []
+    to_page: asyncio.Queue[bytes] = asyncio.Queue()
+    transport = SerialTransport(vboard.port)
+    await transport.open(to_page.put_nowait, lambda err: None)
+
+    async def ble_write(data: list[int]) -> None:
+        writes.append(len(data))
+        await transport.write(bytes(data))
+
+    async def notify() -> None:
+        while True:
+            data = await to_page.get()
+            for i in range(0, len(data), PACKET):
+                await page.evaluate("(b) => window.__bleNotify(b)", list(data[i:i + PACKET]))
+
+    runner = await serve_exported_page(tmp_path / "site")
+    pump = asyncio.create_task(notify())
+    try:
+        await page.add_init_script(FAKE_BLUETOOTH)
+        await page.expose_function("__bleWrite", ble_write)
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}/"
+        await page.goto(url)  # no bridge here: the page says so and offers Bluetooth
+        await page.wait_for_function("document.querySelector('#status').textContent"
+                                     ".includes('no bridge here')")
+        await page.click("#ble")
+        await page.wait_for_function("document.querySelector('#status').textContent"
+                                     ".includes('Bluetooth: cribboard-sim')")
+        requests = await page.evaluate("window.__bleRequests")
+        assert requests[0]["filters"] == [{"services": ["6e400001-b5a3-f393-e0a9-e50e24dcca9e"]}]
+        await page.wait_for_selector("#score-0")
+        await page.wait_for_function(hole_lit(layout.WIN_HOLE))  # the LEDs, from `frame`
+
+        await page.click('button[data-player="0"][data-points="2"]')
+        await page.wait_for_function("document.querySelector('#score-0').textContent == '2'")
+        led = layout.LED_OF_HOLE[layout.hole_for_score(2, 0, 2, 121)]
+
+        def blue_peg_at_2() -> bytes:
+            with SimControl(vboard.control) as sim:  # the LEDs the board really lit
+                return sim.wait_frame(lambda rgb: rgb[3 * led + 2] > rgb[3 * led] + 20, 5)
+
+        await asyncio.to_thread(blue_peg_at_2)
+        await page.wait_for_function(hole_lit(layout.hole_for_score(2, 0, 2, 121)))
+
+        with SimControl(vboard.control) as sim:  # a button on the board reaches the page
+            sim.press(PROFILES["sim"].buttons["B+"])
+        await page.wait_for_function("document.querySelector('#log').textContent"
+                                     ".includes('button B+: tap')")
+        await page.click("#undo")
+        await page.wait_for_function("document.querySelector('#score-0').textContent == '0'")
+        assert writes and max(writes) <= PACKET, writes
+    finally:
+        pump.cancel()
+        await transport.close()
+        await runner.cleanup()
