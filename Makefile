@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: $(STAMP) browser
+test: $(STAMP) browser dbus
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -43,5 +43,18 @@ browser:
 	  else \
 	    echo "make browser: the browser tests need Debian's chromium and curl:" \
 	      "sudo apt-get install chromium curl"; \
+	  fi; \
+	fi
+
+# Debian's dbus (dbus-daemon), for the Bluetooth LE tests: a private bus with a fake BlueZ that
+# unmodified bleak reaches (tests/test_ble*.py). Installed with apt-get when missing and the user
+# is root; otherwise it says what to install (those tests skip, saying so).
+.PHONY: dbus
+dbus:
+	@if ! command -v dbus-daemon >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dbus; \
+	  else \
+	    echo "make dbus: the Bluetooth LE tests need Debian's dbus: sudo apt-get install dbus"; \
 	  fi; \
 	fi

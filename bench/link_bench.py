@@ -435,7 +435,7 @@ def report(default_switch: float) -> None:
     # -- the firmware in a small heap ---------------------------------------------------------
     served, failed, small_error = 0, 0, ""
     try:
-        with VirtualBoard(heap=SMALL_HEAP) as vb:
+        with VirtualBoard(heap=SMALL_HEAP, ble=False) as vb:  # a board without Bluetooth
             link = RawLink(vb.port)
             try:
                 for i in range(ROUND_TRIPS // 2):

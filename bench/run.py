@@ -183,6 +183,8 @@ def main() -> None:
     flash_bench()
     from bridge_bench import main as bridge_bench  # bench/bridge_bench.py: cribboard serve
     bridge_bench()
+    from ble_bench import main as ble_bench  # bench/ble_bench.py: the board over Bluetooth LE
+    ble_bench()
 
 
 if __name__ == "__main__":

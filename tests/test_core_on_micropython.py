@@ -10,7 +10,7 @@ from cribboard.virtual.interpreter import find_micropython
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE_TESTS = ["test_layout", "test_state", "test_render", "mp_no_alloc", "test_protocol",
-              "mp_dispatch_no_alloc", "test_panel", "test_store"]
+              "mp_dispatch_no_alloc", "test_panel", "test_store", "test_blelink"]
 
 
 def run_on_micropython(modules: list[str], heap: str | None = None) -> subprocess.CompletedProcess[str]:

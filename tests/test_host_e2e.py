@@ -330,8 +330,9 @@ async def test_protocol_major_mismatch_is_refused(vboard: VirtualBoard,
 
 
 def test_board_is_usable_in_a_64k_heap() -> None:
-    """The running firmware serves a whole game in a 64 KB heap (a 32-bit board's)."""
-    with VirtualBoard(heap="64wK") as small:
+    """The running firmware serves a whole game in a 64 KB heap (a 32-bit board's, without
+    Bluetooth; with it, see tests/test_ble.py)."""
+    with VirtualBoard(heap="64wK", ble=False) as small:
         lines = [b"#h%d peg %d %d\n" % (i, i % 2, 1 + i % 9) for i in range(40)]
         replies = [r for r in raw_exchange(small.port, lines) if not r.startswith(b"!")]
         assert all(b" ok " in r for r in replies), replies

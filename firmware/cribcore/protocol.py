@@ -25,7 +25,7 @@ except ImportError:  # CPython
 from array import array
 
 PROTOCOL_MAJOR = const(1)  # bumped when a change breaks older hosts
-PROTOCOL_MINOR = const(0)  # bumped when something is added
+PROTOCOL_MINOR = const(1)  # bumped when something is added (1.1: admit, ! admit, denied)
 MAX_LINE = const(64)  # request bytes including the newline
 MAX_ID = const(8)  # characters in a request id
 MAX_ARGS = const(3)
@@ -45,16 +45,23 @@ V_BRIGHT = const(10)
 V_BUDGET = const(11)
 V_FRAME = const(12)
 V_TEST = const(13)
+V_ADMIT = const(14)  # since 1.1
 VERBS = (b"hello", b"ping", b"st", b"peg", b"set", b"undo", b"new", b"deal", b"pend", b"games",
-         b"bright", b"budget", b"frame", b"test")
+         b"bright", b"budget", b"frame", b"test", b"admit")
 # Verbs that change the board: their replies are remembered so a resent request is not applied
 # twice.
-CHANGING_VERBS = (V_PEG, V_SET, V_UNDO, V_NEW, V_DEAL, V_PEND, V_GAMES, V_BRIGHT, V_BUDGET)
+CHANGING_VERBS = (V_PEG, V_SET, V_UNDO, V_NEW, V_DEAL, V_PEND, V_GAMES, V_BRIGHT, V_BUDGET,
+                  V_ADMIT)
+# Verbs that only read, whoever asks (a central not admitted may use them). games, bright,
+# budget and admit read too when they have no arguments.
+READING_VERBS = (V_HELLO, V_PING, V_STATE, V_FRAME)
+READING_BARE_VERBS = (V_GAMES, V_BRIGHT, V_BUDGET, V_ADMIT)
 
 # Words an argument may be instead of a number.
 W_CLEAR = const(0)
 W_X2 = const(1)
-WORDS = (b"clear", b"x2")
+W_OPEN = const(2)  # since 1.1
+WORDS = (b"clear", b"x2", b"open")
 
 ARG_INT = const(0)
 ARG_WORD = const(1)

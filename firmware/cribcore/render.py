@@ -12,6 +12,8 @@
 #   pending count the hole the front peg would reach blinks white (the win hole if it would win)
 #   win hole      before the game ends: the dealer's colour, faint (who owns the crib);
 #                 at the end: pulses in the winner's colour
+#   calling       a Bluetooth device asks to be admitted (cribfw/admission.py): the win hole
+#                 double-blinks white, twice a second-and-a-half, until the deal button is tapped
 # Palette: blue, orange and reddish purple (Okabe-Ito hues), safe for the common colour-vision
 # deficiencies; front and back pegs also differ by brightness, which every eye sees.
 #
@@ -50,6 +52,9 @@ PREVIEW_RGB = (200, 200, 200)
 BLINK_MS = const(250)  # pending preview: on/off half period
 PULSE_MS = const(1200)  # win hole pulse period
 PULSE_MIN = const(128)  # of 256
+CALL_MS = const(1500)  # admission call: two 150 ms flashes of the win hole per period
+CALL_FLASH_MS = const(150)
+CALL_RGB = (255, 255, 255)
 
 
 def _scaled(rgb, level):
@@ -72,6 +77,7 @@ PALETTE = tuple(
 LINE = bytes(LINE_RGB)
 _DARK = bytes(3 * HOLES)
 PREVIEW = bytes(PREVIEW_RGB)
+CALL = bytes(CALL_RGB)
 
 # Current estimate, as in WLED's limiter: mA = sum of channel values * mA per LED / (3 * 255)
 # + an idle draw per LED. Defaults fit a 500 mA USB port with the controller's own draw removed.
@@ -94,6 +100,7 @@ class Renderer:
         self.scale = 0  # of 256, applied to the last frame (brightness and limiter)
         self.estimated_ma = 0  # the last frame's estimated draw
         self.animating = False  # the last frame changes with time (blink, pulse)
+        self.calling = False  # a Bluetooth device waits to be admitted: the win hole calls
         self._buf = getattr(pixels, "buf", None)
         self._bpp = getattr(pixels, "bpp", 3)
         order = getattr(pixels, "ORDER", (1, 0, 2, 3))  # NeoPixel's default: GRB
@@ -131,6 +138,14 @@ class Renderer:
             self.animating = True
         elif self._get_sum(WIN_HOLE) == 0:
             self._put(WIN_HOLE, PALETTE[board.dealer], GLOW)
+        if self.calling:
+            # Two short white flashes, then a pause: unlike any game pattern.
+            self.animating = True
+            phase = t_ms % CALL_MS
+            if phase < CALL_FLASH_MS or 2 * CALL_FLASH_MS <= phase < 3 * CALL_FLASH_MS:
+                self._put(WIN_HOLE, CALL, 0)
+            else:
+                self._put(WIN_HOLE, _DARK, 0)
 
     def _draw_player(self, board, p, leader, t_ms):
         players = board.players

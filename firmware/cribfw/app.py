@@ -31,9 +31,22 @@ class App:
         self.dispatcher.add_link(self.usb)
         self.tasks = [render_task]
         self.panel = None
+        self.ble = None  # the Bluetooth link (cribfw.blelink.BleLink) once add_ble() made it
         if buttons:
-            self.panel = Panel(self.board, buttons, self.dispatcher.announce_button)
+            self.panel = Panel(self.board, buttons, self.dispatcher.announce_button,
+                               self.dispatcher.admission)
             self.tasks.append(buttons_task)
+
+    def add_ble(self, ble, pad=None):
+        """Serve the protocol over Bluetooth LE too: `ble` is a bluetooth.BLE(); `pad` the Pad
+        whose virtual pins the buttons read (a phone's control pad)."""
+        from cribfw.blelink import BleLink
+
+        link = BleLink(ble, self.dispatcher, pad)
+        link.start()
+        self.ble = link
+        self.tasks.append(link.run)
+        return link
 
     async def run(self):
         import asyncio
@@ -52,13 +65,19 @@ async def render_task(app):
     board = app.board
     renderer = app.renderer
     dispatcher = app.dispatcher
+    admission = dispatcher.admission
     start = time.ticks_ms()
     shown_rev = -1
     shown_settings = -1
     selftest_from = -1
     while True:
-        t_ms = time.ticks_diff(time.ticks_ms(), start)
+        now = time.ticks_ms()
+        t_ms = time.ticks_diff(now, start)
         dispatcher.t_ms = t_ms
+        calling = admission.calling(now)
+        if calling != renderer.calling:
+            renderer.calling = calling  # a refused Bluetooth device waits for a tap of deal
+            shown_rev = -1
         if dispatcher.selftest_requested:
             dispatcher.selftest_requested = False
             selftest_from = t_ms
@@ -102,16 +121,35 @@ def main():
 
     profile = detect()
     pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)
+    ble = _bluetooth()
+    pad = None
+    if ble is not None:
+        from cribfw.pad import Pad
+
+        pad = Pad()  # a phone's control pad presses the same buttons
     # Buttons close to ground: inputs with the internal pull-ups, pressed = 0.
     buttons = {}
     for name in profile.buttons:
         pin = machine.Pin(profile.buttons[name], machine.Pin.IN, machine.Pin.PULL_UP)
-        buttons[name] = Button(pin)
+        buttons[name] = Button(pin if pad is None else pad.either(pin, name))
+    if pad is not None:
+        for name in pad.pins:
+            if name not in buttons:
+                buttons[name] = Button(pad.pins[name])
     app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons)
     store.attach(app, "/", profile.name == "sim")  # the saved game, shown from the first frame
+    if ble is not None:
+        app.dispatcher.admission.load("/" + store.STATE_DIR + "/admitted.dat")
+        try:
+            app.add_ble(ble, pad)
+        except OSError:
+            pass  # the radio did not come up: the board works over USB alone
     deal = buttons.get("deal")
     if deal is not None and deal.pressed_now():
         app.dispatcher.selftest_requested = True  # deal held at power-on: the wiring self-test
+    import gc
+
+    gc.threshold(-1)  # loaded (see main.py): collect only when the heap runs out again
     status = None
     if profile.status_led is not None:
         status = machine.Pin(profile.status_led, machine.Pin.OUT)
@@ -121,3 +159,15 @@ def main():
     finally:
         if status is not None:
             status.value(0)
+
+
+def _bluetooth():
+    """The board's BLE object, or None on a build without Bluetooth."""
+    try:
+        import bluetooth
+    except ImportError:
+        return None
+    try:
+        return bluetooth.BLE()
+    except (OSError, AttributeError):
+        return None

@@ -2,8 +2,9 @@
 # renderer's settings), writes exactly one reply to the asking link and pushes every change as an
 # event to all links. Handling a score command allocates nothing.
 #
-# A link is any object with `send(buf, n)` (write buf[:n], a whole line) and `recent`, a
-# RecentReplies for that link.
+# A link is any object with `send(buf, n)` (write buf[:n], a whole line), `recent`, a
+# RecentReplies for that link, `trusted` (it may change the board: USB always, a Bluetooth central
+# once admitted) and `address` (None for USB; a central's 7 address bytes). See cribfw/admission.py.
 
 try:
     from micropython import const
@@ -17,10 +18,12 @@ from cribcore import protocol as P
 from cribcore.layout import HOLES
 from cribcore.render import MAX_BUDGET_MA
 from cribcore.state import BoardError
+from cribfw.admission import Admission
 
 RECENT = const(8)  # replies remembered per link for resent requests
 RECENT_REPLY = const(96)  # longest reply remembered (state-changing replies are short)
 OUT_SIZE = 6 * HOLES + 64  # room for the frame reply in hex
+DENIED = b"tap the deal button on the board to admit this device"
 
 
 class RecentReplies:
@@ -68,13 +71,14 @@ class RecentReplies:
 
 
 class Dispatcher:
-    def __init__(self, board, renderer, profile_name, firmware_version):
+    def __init__(self, board, renderer, profile_name, firmware_version, admission=None):
         self.board = board
         self.renderer = renderer
         # Kept as bytes so writing the hello allocates nothing.
         self.profile_name = profile_name.encode()
         self.firmware_version = firmware_version.encode()
         self.links = []
+        self._link = None  # the link whose request is being handled
         self.req = P.Request()
         self.out = P.LineWriter(OUT_SIZE)
         self.event = P.LineWriter(200)
@@ -84,6 +88,9 @@ class Dispatcher:
         self.t_ms = 0  # animation time for frame replies, kept by the app
         self.selftest_requested = False  # set by `test`, taken up by the render task
         self.store = b""  # where the state came from at boot (cribfw.store), set by the app
+        self.ble_name = b""  # the name the board advertises over Bluetooth, set by the BLE link
+        self.admission = admission if admission is not None else Admission()
+        self._published_admission = self.admission.rev
 
     def add_link(self, link):
         self.links.append(link)
@@ -98,6 +105,7 @@ class Dispatcher:
         """Handle one request line (line[:n], newline removed) from `link`."""
         req = self.req
         req.line = line
+        self._link = link
         code = P.parse_request(req, n)
         out = self.out
         if code == P.E_EMPTY:
@@ -110,12 +118,36 @@ class Dispatcher:
             slot = link.recent.find(req) if changing and req.has_id() else -1
             if slot >= 0:
                 link.recent.replay(slot, out)  # a resend: same reply, nothing applied again
+            elif not self._allowed(link, req):
+                # Not remembered: nothing was applied, so once admitted the same request (same
+                # id) may be sent again and is applied then.
+                P.write_error(out, req, b"denied", DENIED)
+                self.admission.request(link)
             else:
                 self._execute(req, out)
                 if changing and req.has_id():
                     link.recent.remember(req, out)
         link.send(out.buf, out.n)
         self.publish_if_changed()
+
+    def _allowed(self, link, req):
+        if link.trusted or self.admission.open:
+            return True
+        verb = req.verb
+        return verb in P.READING_VERBS or (verb in P.READING_BARE_VERBS and req.argc == 0)
+
+    def deny(self, link):
+        """`link` tried to change the board without a request line (a phone's control pad):
+        the same refusal as a request gets, without an id."""
+        self.send_error(link, b"denied", DENIED)
+        self.admission.request(link)
+
+    def send_error(self, link, code, text):
+        """An error reply without an id to `link` (for input that is not a request line)."""
+        req = self.req
+        req.id_start = req.id_end = 0
+        P.write_error(self.out, req, code, text)
+        link.send(self.out.buf, self.out.n)
 
     def line_too_long(self, link, line, n):
         """A link discarded an over-long line (line[:n] is its start): tell the sender."""
@@ -219,6 +251,8 @@ class Dispatcher:
             self.selftest_requested = True  # the render task runs it; the game is untouched
             P.begin_reply(out, req, True)
             out.end()
+        elif verb == P.V_ADMIT:
+            self._admit(req, out)
         elif verb == P.V_FRAME:
             self._arity(req, 0, 0)
             renderer = self.renderer
@@ -253,6 +287,33 @@ class Dispatcher:
         out.key(b"x2")
         out.number(1 if board.skunk_double else 0)
         out.end()
+
+    def _admit(self, req, out):
+        admission = self.admission
+        word = req.word_arg(0)
+        if req.argc == 0:
+            pass
+        elif word == P.W_OPEN and req.argc == 2:
+            value = self._arg(req, 1, 0)
+            if value not in (0, 1):
+                raise BoardError("bad_value", "open takes 0 or 1")
+            admission.set_open(value)
+        elif word == P.W_CLEAR and req.argc == 1:
+            admission.clear(self.links)
+        else:
+            raise BoardError("bad_arg", "admit [open 0|1 | clear]")
+        P.begin_reply(out, req, True)
+        self._admission_fields(out, self._link)
+        out.end()
+
+    def _admission_fields(self, out, link):
+        admission = self.admission
+        out.key(b"open")
+        out.number(1 if admission.open else 0)
+        out.key(b"you")
+        out.number(1 if link is not None and link.trusted else 0)
+        out.key(b"admitted")
+        out.number(admission.count)
 
     def _ok_rev(self, req, out):
         P.begin_reply(out, req, True)
@@ -294,6 +355,9 @@ class Dispatcher:
         if self.store:
             out.key(b"store")
             out.text(self.store)
+        if self.ble_name:
+            out.key(b"ble")
+            out.text(self.ble_name)
 
     # --- events ----------------------------------------------------------------------------
 
@@ -313,6 +377,15 @@ class Dispatcher:
             self._settings_fields(ev)
             ev.end()
             self.broadcast(ev)
+        if self.admission.rev != self._published_admission:
+            self._published_admission = self.admission.rev
+            ev = self.event
+            for link in self.links:  # `you` differs per link
+                ev.reset()
+                ev.text(b"! admit")
+                self._admission_fields(ev, link)
+                ev.end()
+                link.send(ev.buf, ev.n)
 
     def announce_button(self, name, action):
         """'! btn n=NAME a=ACTION' on every link: a button on the board was tapped or held."""

@@ -13,6 +13,9 @@
 #
 # Buttons are passed in (name -> Button); names: "A+", "A-", "B+", "B-", "C+", "C-", "deal".
 # A board may have fewer (a two-player board has no C buttons).
+#
+# Admission (cribfw/admission.py): while a Bluetooth device that was refused waits, a tap of deal
+# admits it instead of doing its usual action; the panel asks `admission.take_tap(now)` first.
 
 from cribcore.state import MAX_POINTS, BoardError
 from cribfw import buttons as B
@@ -33,9 +36,10 @@ class Panel:
     COMMIT_MS = 2500
     NEW_GAME_MS = 3000
 
-    def __init__(self, board, buttons, on_action=None):
+    def __init__(self, board, buttons, on_action=None, admission=None):
         self.board = board
         self.on_action = on_action  # on_action(name_bytes, action_bytes): report to hosts
+        self.admission = admission  # asked first on a tap of deal (None: no admission)
         self._plus = [buttons.get(k + "+") for k in PLAYER_KEYS]
         self._minus = [buttons.get(k + "-") for k in PLAYER_KEYS]
         self._deal = buttons.get("deal")
@@ -103,6 +107,8 @@ class Panel:
         if event == B.PRESS:
             self._new_game_fired = False
         elif event == B.TAP:
+            if self.admission is not None and self.admission.take_tap(now):
+                return  # the tap admitted a Bluetooth device: nothing else
             if not self._commit_all():
                 board.next_dealer()
         elif not self._new_game_fired and button.held_ms(now) >= self.NEW_GAME_MS:

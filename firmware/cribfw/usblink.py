@@ -15,6 +15,8 @@ class UsbLink:
         self._stdout = stdout
         self._dispatcher = dispatcher
         self.recent = RecentReplies()
+        self.trusted = True  # physical access: a USB host may always change the board
+        self.address = None
         self._one = bytearray(1)
         self._poll = select.poll()
         self._poll.register(stdin, select.POLLIN)

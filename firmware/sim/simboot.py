@@ -22,6 +22,9 @@ def _cribboard_boot():
     import neopixel
     import simflash
 
+    if os.getenv("CRIBBOARD_SIM_BLE") != "0":
+        import bluetooth  # the simulated radio; without it, a board without Bluetooth
+
     main_globals = globals()
     keep_modules = tuple(sys.modules)
 

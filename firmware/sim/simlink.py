@@ -9,13 +9,16 @@
 #                     b"R" hard reset request     b"S" soft reset request
 # launcher -> board:  b"D <pin> <ms>" press pin for ms (-1: hold until released)
 #                     b"U <pin>" release pin
+# Bluetooth LE (the simulated radio): messages starting with b"b", both ways; see bluetooth.py.
 import os
+import select
 import socket
 import struct
 import sys
 import time
 
 _HELD = -1
+_MAX_MESSAGE = 520  # the longest from the launcher: a BLE write of 512 bytes and its header
 
 
 def _sockaddr(path):
@@ -32,7 +35,9 @@ class Link:
     def __init__(self, launcher_path, board_path):
         self._sock = None
         self._launcher = None
-        self._rx = bytearray(96)
+        self.ble = None  # the simulated bluetooth.BLE, once the firmware made one
+        self._unsent = []  # (key, message): control messages waiting for room in the socket
+        self._polling = False
         self._pending_ms = {}  # pin name -> press length, not yet seen by the firmware
         self._down_until = {}  # pin name -> ticks deadline, or _HELD
         self._unsent_frame = None
@@ -52,6 +57,10 @@ class Link:
             print("simlink: side channel unavailable:", err)
             return
         self._sock = sock
+        # One recv() per datagram: a stream read (readinto) would run several datagrams
+        # together. The poll says whether one is waiting, without raising EAGAIN every time.
+        self._poller = select.poll()
+        self._poller.register(sock, select.POLLIN)
         self._launcher = _sockaddr(launcher_path)
         self.send(b"H")
 
@@ -65,6 +74,15 @@ class Link:
         except OSError:
             return False
 
+    def send_control(self, message, key):
+        """Send a message that must arrive (advertising, the GATT table): when the socket is
+        full it is retried at the next poll, in order; a newer message with the same `key`
+        replaces a waiting one."""
+        if key is not None:
+            self._unsent = [m for m in self._unsent if m[0] != key]
+        if self._unsent or not self.send(message):
+            self._unsent.append((key, message))
+
     def send_frame(self, message):
         # A frame the launcher's queue could not take is retried at the next poll, so the
         # latest picture always arrives even after a burst.
@@ -76,20 +94,35 @@ class Link:
     def poll(self):
         """Take in button messages; cheap (at most one syscall per millisecond)."""
         now = time.ticks_ms()
-        if now == self._last_poll or self._sock is None:
+        if now == self._last_poll or self._sock is None or self._polling:
             return
         self._last_poll = now
-        if self._unsent_frame is not None:
-            self.send_frame(self._unsent_frame)
-        while True:
-            n = self._sock.readinto(self._rx)
-            if not n:
-                break
-            self._handle(bytes(self._rx[:n]))
-        for pin in self._irq_pins:
-            pin._check_irq()
+        self._polling = True  # an IRQ handler run from here must not poll again
+        try:
+            while self._unsent and self.send(self._unsent[0][1]):
+                self._unsent.pop(0)
+            if self._unsent_frame is not None:
+                self.send_frame(self._unsent_frame)
+            while self._waiting():
+                message = self._sock.recv(_MAX_MESSAGE)
+                if not message:
+                    break
+                self._handle(message)
+            for pin in self._irq_pins:
+                pin._check_irq()
+        finally:
+            self._polling = False
+
+    def _waiting(self):
+        for _ in self._poller.ipoll(0):
+            return True
+        return False
 
     def _handle(self, message):
+        if message[:1] == b"b":
+            if self.ble is not None:
+                self.ble._radio(message)  # the simulated radio's IRQs, as the scheduler runs them
+            return
         parts = message.decode().split()
         if len(parts) == 3 and parts[0] == "D":
             ms = int(parts[2])

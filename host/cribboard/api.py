@@ -6,6 +6,9 @@
 
     with SyncBoard.open("/dev/ttyACM0") as board:
         board.peg(1, 4)
+
+    async with await Board.open_ble("Cribboard-71A3") as board:   # Bluetooth LE (bleak)
+        ...
 """
 
 from __future__ import annotations
@@ -64,6 +67,25 @@ class BoardState:
 
 
 @dataclass(frozen=True)
+class Admission:
+    """Who may change the board (docs/protocol.md, section 11): `open` mode lets every link;
+    `you`: this link is USB or an admitted Bluetooth device; `admitted`: devices remembered."""
+
+    open: bool
+    you: bool
+    admitted: int
+
+    @property
+    def may_change(self) -> bool:
+        return self.open or self.you
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, str]) -> Admission:
+        return cls(fields.get("open") == "1", fields.get("you") == "1",
+                   int(fields.get("admitted", "0")))
+
+
+@dataclass(frozen=True)
 class Frame:
     """The LEDs as the board drew them: `rgb` has 3 bytes per hole in hole order (see
     cribcore.layout), before brightness; `scale` (of 256) is the brightness and current limiter
@@ -79,7 +101,7 @@ class Frame:
 
 
 class Board:
-    """An open connection to one board (USB, the virtual board, later BLE)."""
+    """An open connection to one board (USB, the virtual board, Bluetooth LE)."""
 
     def __init__(self, client: Client, on_close: Callable[[], Awaitable[None]] | None = None):
         self.client = client
@@ -90,6 +112,26 @@ class Board:
         """Connect to a board on a serial port or pyserial URL."""
         return await cls.open_transport(lambda: SerialTransport(port), timeout=timeout,
                                         reconnect=reconnect)
+
+    @classmethod
+    async def open_ble(cls, target: str | None = None, *, timeout: float = 2.0,
+                       reconnect: bool = True, scan_timeout: float = 5.0,
+                       adapter: str | None = None) -> Board:
+        """Connect to a board over Bluetooth LE: `target` is its advertised name
+        (``Cribboard-71A3``) or address, or None for the only board advertising. Reconnects
+        find it again by address. A board changes only for an admitted device (see
+        :meth:`admission`)."""
+        from cribboard.ble import BleTransport, find
+
+        found = await find(target, scan_timeout, adapter=adapter)
+        first = [found]
+
+        def transport() -> Transport:
+            if first:  # the first connection uses the device just found
+                return BleTransport(first.pop(), adapter=adapter, scan_timeout=scan_timeout)
+            return BleTransport(found.address, adapter=adapter, scan_timeout=scan_timeout)
+
+        return await cls.open_transport(transport, timeout=timeout, reconnect=reconnect)
 
     @classmethod
     async def open_transport(cls, factory: Callable[[], Transport], *, timeout: float = 2.0,
@@ -183,6 +225,22 @@ class Board:
         args = () if milliamps is None else (milliamps,)
         return int((await self.client.request("budget", *args)).fields["budget"])
 
+    # --- who may change the board -------------------------------------------------------------
+
+    async def admission(self) -> Admission:
+        """Whether this link may change the board (a Bluetooth device must be admitted by a tap
+        of the board's deal button), open mode, and how many devices are admitted."""
+        return Admission.from_fields((await self.client.request("admit")).fields)
+
+    async def set_open(self, on: bool) -> Admission:
+        """Open mode: every Bluetooth device may change the board (from a link that may)."""
+        return Admission.from_fields((await self.client.request("admit", "open",
+                                                                1 if on else 0)).fields)
+
+    async def clear_admitted(self) -> Admission:
+        """Forget every admitted Bluetooth device (from a link that may change the board)."""
+        return Admission.from_fields((await self.client.request("admit", "clear")).fields)
+
     # --- watching ------------------------------------------------------------------------------
 
     async def events(self) -> AsyncIterator[Event]:
@@ -214,12 +272,20 @@ class SyncBoard:
 
     @classmethod
     def open(cls, port: str, *, timeout: float = 2.0) -> SyncBoard:
+        return cls._start(lambda: Board.open(port, timeout=timeout))
+
+    @classmethod
+    def open_ble(cls, target: str | None = None, *, timeout: float = 2.0) -> SyncBoard:
+        """A board over Bluetooth LE (see Board.open_ble)."""
+        return cls._start(lambda: Board.open_ble(target, timeout=timeout))
+
+    @classmethod
+    def _start(cls, opener: Callable[[], Coroutine[Any, Any, Board]]) -> SyncBoard:
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="cribboard", daemon=True)
         thread.start()
         try:
-            board = asyncio.run_coroutine_threadsafe(
-                Board.open(port, timeout=timeout), loop).result()
+            board = asyncio.run_coroutine_threadsafe(opener(), loop).result()
         except BaseException:
             loop.call_soon_threadsafe(loop.stop)
             thread.join()

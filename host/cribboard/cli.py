@@ -21,6 +21,7 @@ from cribboard.terminal import PLAYER_NAMES, describe_state, draw_frame
 
 PROG = "cribboard"
 PORT_ENV = "CRIBBOARD_PORT"
+BLE_LIST_SCAN = 2.0  # seconds `list` scans for Bluetooth boards
 _PLAYER_WORDS = {name: i for i, name in enumerate(PLAYER_NAMES)}
 _PLAYER_WORDS.update({"a": 0, "b": 1, "c": 2})
 
@@ -66,11 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--port", help=f"the board's serial port or pyserial URL (default: "
                         f"${PORT_ENV}, else the only board found)")
+    parser.add_argument("--ble", nargs="?", const="", default=None, metavar="NAME_OR_ADDRESS",
+                        help="reach the board over Bluetooth LE: its name (Cribboard-XXXX) or "
+                        "address, or alone for the only board advertising")
     parser.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for a reply")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
     sub.required = True
 
-    sub.add_parser("list", help="list boards on serial ports")
+    sub.add_parser("list", help="list boards on serial ports and Bluetooth LE")
     status = sub.add_parser("status", help="show the board")
     status.add_argument("--json", action="store_true", help="print the state as JSON")
     status.add_argument("--no-color", action="store_true", help="plain characters")
@@ -90,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     bright = sub.add_parser("bright", help="show or set the LED brightness (0..255)")
     bright.add_argument("value", type=_int_in(0, 255, "brightness"), nargs="?")
     sub.add_parser("test", help="the wiring self-test: every hole lights in chain order")
+    admit = sub.add_parser("admit", help="who may change the board over Bluetooth: show, or "
+                           "switch open mode, or forget the admitted devices")
+    mode = admit.add_mutually_exclusive_group()
+    mode.add_argument("--open", action="store_true", help="every Bluetooth device may change "
+                      "the board")
+    mode.add_argument("--closed", action="store_true", help="only admitted devices (a tap of "
+                      "the board's deal button admits one)")
+    mode.add_argument("--clear", action="store_true", help="forget every admitted device")
     watch = sub.add_parser("watch", help="print the board's events as they come")
     watch.add_argument("--json", action="store_true", help="one JSON object per event")
     deploy = sub.add_parser("deploy", help="copy the firmware to a board (mpremote)")
@@ -141,9 +153,13 @@ def resolve_port(port: str | None) -> str:
                        "): choose one with --port")
 
 
-async def _with_board(port: str, args: argparse.Namespace,
+async def _with_board(port: str | None, args: argparse.Namespace,
                       action: Callable[[Board], Awaitable[int]]) -> int:
-    board = await Board.open(port, timeout=args.timeout, reconnect=False)
+    if args.ble is not None:  # --ble [NAME_OR_ADDRESS]
+        board = await Board.open_ble(args.ble or None, timeout=args.timeout, reconnect=False)
+    else:
+        board = await Board.open(port or resolve_port(None), timeout=args.timeout,
+                                 reconnect=False)
     try:
         return await action(board)
     finally:
@@ -191,6 +207,8 @@ def _run_command(args: argparse.Namespace) -> int:
         not getattr(args, "no_color", False)
     if command == "list":
         return _list()
+    if args.ble is not None and command in ("deploy", "keep", "play", "serve"):
+        raise UsageError(f"{command} needs a USB link: leave out --ble")
     if command == "deploy":
         from cribboard.deploy import deploy
 
@@ -228,8 +246,23 @@ def _run_command(args: argparse.Namespace) -> int:
         "bright": lambda b: _print_value(b.brightness(args.value)),
         "watch": lambda b: _watch(b, args.json),
         "test": _self_test,
+        "admit": lambda b: _admit(b, args),
     }
-    return asyncio.run(_with_board(resolve_port(args.port), args, actions[command]))
+    port = None if args.ble is not None else resolve_port(args.port)
+    return asyncio.run(_with_board(port, args, actions[command]))
+
+
+async def _admit(board: Board, args: argparse.Namespace) -> int:
+    if args.open or args.closed:
+        admission = await board.set_open(args.open)
+    elif args.clear:
+        admission = await board.clear_admitted()
+    else:
+        admission = await board.admission()
+    print(f"open mode: {'on' if admission.open else 'off'}; this link may change the board: "
+          f"{'yes' if admission.may_change else 'no (tap deal on the board to admit it)'}; "
+          f"admitted devices: {admission.admitted}")
+    return 0
 
 
 async def _change(board: Board, change: Awaitable[int], color: bool) -> int:
@@ -259,9 +292,48 @@ def _list() -> int:
                   f"{h.protocol[0]}.{h.protocol[1]}")
         else:
             print(f"{found.port}  {found.description}  (not answering: {found.problem})")
-    if not boards:
+    found_ble = _list_ble()
+    if not boards and not found_ble:
         print(f"no boards found; the virtual board: `{PROG} sim`", file=sys.stderr)
     return 0
+
+
+def _list_ble() -> int:
+    """Boards advertising over Bluetooth LE (a short scan); one line if Bluetooth is
+    unavailable. Returns how many were found."""
+    try:
+        from cribboard.ble import BluetoothUnavailable, scan
+
+        boards = asyncio.run(scan(BLE_LIST_SCAN))
+    except ImportError as err:
+        print(f"Bluetooth: not available ({err})")
+        return 0
+    except BluetoothUnavailable as err:
+        print(f"Bluetooth: not available ({err.reason})")
+        return 0
+    except CribboardError as err:
+        print(f"Bluetooth: scan failed ({err})")
+        return 0
+    for found in boards:
+        rssi = f", {found.rssi} dBm" if found.rssi is not None else ""
+        print(f"{found.address}  {found.name}  (Bluetooth LE{rssi}; --ble {found.name})")
+    return len(boards)
+
+
+def _ble_before_command(argv: list[str]) -> list[str]:
+    """`--ble status`: argparse would take the command for --ble's optional value, so a
+    command name right after --ble is the command (a board named like one: --ble=NAME)."""
+    if "--ble" not in argv:
+        return list(argv)
+    commands: set[str] = set()
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            commands.update(action.choices)
+    out = list(argv)
+    for i, word in enumerate(out[:-1]):
+        if word == "--ble" and out[i + 1] in commands:
+            out[i] = "--ble="
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -270,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cribboard.virtual.cli import main as sim_main
 
         return sim_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_ble_before_command(argv))
     try:
         return _run_command(args)
     except CribboardError as err:

@@ -170,8 +170,14 @@ def test_vectors_cover_every_verb_and_error_code():
         assert verb in verbs, verb
     for code in codes:
         assert code in P.ERROR_CODES, code
+    for _sender, _data, lines0, lines1 in V.ADMISSION:
+        for line in lines0 + lines1:
+            decoded = P.decode_line(line)
+            if decoded.kind == "err":
+                codes.add(decoded.code)
     for code in P.ERROR_CODES:
-        assert code in codes or code in ("denied", "busy"), code  # those two are reserved
+        # busy: flow control, sent only by a BLE link whose input overflowed
+        assert code in codes or code == "busy", code
 
 
 def test_exactly_one_reply_per_request_with_its_id():
@@ -233,25 +239,47 @@ def test_malformed_lines_leave_the_state_unchanged():
         s.close()
 
 
-def test_events_reach_every_link_and_ids_are_per_link():
+def _run_two_links(steps, address=None):
+    """Run TWO_LINKS-style steps; with `address`, link 1 is a Bluetooth central that is not
+    admitted (trusted False, that address)."""
     s = Session()
     try:
         send1, out1 = s.add_link()
+        if address is not None:
+            link1 = s.dispatcher.links[-1]
+            link1.trusted = False
+            link1.address = address
         sends = (s.feed, send1)
-        for sender, data, lines0, lines1 in V.TWO_LINKS:
+        for sender, data, lines0, lines1 in steps:
+            before = snapshot(s.board, s.renderer)
             if sender == "button":
                 s.board.peg(data[0], data[1])
                 s.dispatcher.publish_if_changed()
             elif sender == "start":
                 s.dispatcher.announce()
+            elif sender == "tap":
+                s.dispatcher.admission.take_tap()
+                s.dispatcher.publish_if_changed()
             else:
                 sends[sender](data)
             got0 = s.out.take()
             got1 = out1.take()
             assert got0 == lines0, (sender, data, got0)
             assert got1 == lines1, (sender, data, got1)
+            for line in lines0 + lines1:
+                if line.startswith(b"#") or line.startswith(b"ok") or line.startswith(b"err"):
+                    if P.decode_line(line).code == "denied":  # refused: nothing changed
+                        assert snapshot(s.board, s.renderer) == before, (sender, data)
     finally:
         s.close()
+
+
+def test_events_reach_every_link_and_ids_are_per_link():
+    _run_two_links(V.TWO_LINKS)
+
+
+def test_a_central_changes_the_board_only_once_admitted():
+    _run_two_links(V.ADMISSION, V.ADMISSION_ADDRESS)
 
 
 # --- the host side of the codec ----------------------------------------------------------
@@ -400,7 +428,7 @@ def test_document_examples_are_real_bytes():
         known.add(data)
         for line in lines:
             known.add(line)
-    for step in V.TWO_LINKS:
+    for step in V.TWO_LINKS + V.ADMISSION:
         if isinstance(step[1], bytes):
             known.add(step[1])
         for line in step[2] + step[3]:

@@ -16,8 +16,9 @@
 from cribfw.version import FIRMWARE_VERSION
 
 FW = FIRMWARE_VERSION.encode()
-HELLO_FIELDS = (b"proto=1.0 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
-                b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test")
+HELLO_FIELDS = (b"proto=1.1 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
+                b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,"
+                b"admit")
 # What the board pushes on every link when the app starts (Dispatcher.announce()).
 HELLO_EVENT = b"! hello " + HELLO_FIELDS + b"\n"
 # The frame of a fresh board: 120 dark track holes, the win hole dim blue; brightness 128
@@ -367,6 +368,26 @@ VECTORS = [
         b"ok bright=100 budget=150\n",
         b"! cfg bright=100 budget=150\n",
     ]),
+    # admission (who may change the board over Bluetooth): this link is USB, always trusted
+    (b"admit\n", [b"ok open=0 you=1 admitted=0\n"]),
+    (b"#o1 admit open 1\n", [
+        b"#o1 ok open=1 you=1 admitted=0\n",
+        b"! admit open=1 you=1 admitted=0\n",
+    ]),
+    (b"admit open 0\n", [
+        b"ok open=0 you=1 admitted=0\n",
+        b"! admit open=0 you=1 admitted=0\n",
+    ]),
+    (b"admit clear\n", [
+        b"ok open=0 you=1 admitted=0\n",
+        b"! admit open=0 you=1 admitted=0\n",
+    ]),
+    (b"admit open 2\n", [b"err bad_value open takes 0 or 1\n"]),
+    (b"admit open\n", [b"err bad_arg admit [open 0|1 | clear]\n"]),
+    (b"admit x2 1\n", [b"err bad_arg admit [open 0|1 | clear]\n"]),
+    (b"admit 1\n", [b"err bad_arg admit [open 0|1 | clear]\n"]),
+    (b"admit clear 1 2 3\n", [b"err bad_arg bad argument\n"]),
+    (b"peg 0 open\n", [b"err bad_arg expected a number\n"]),
     # after all that, the state
     (b"#end st\n", [
         b"#end ok r=44 t=121 n=2 d=1 w=-1 x=0 f=7,0 b=0,0 g=2,0 q=0,0 u=17 x2=1\n",
@@ -403,6 +424,56 @@ TWO_LINKS = [
     ("start", None, [HELLO_EVENT], [HELLO_EVENT]),
 ]
 
+# Admission: link 0 is USB (always trusted), link 1 a Bluetooth central that is not admitted
+# (address type 1, C0:11:22:33:44:55). Steps as in TWO_LINKS, plus "tap": the deal button is
+# tapped (Admission.take_tap, as the panel asks it first; then Dispatcher.publish_if_changed(), as
+# the button task does).
+DENIED = b"err denied tap the deal button on the board to admit this device\n"
+ADMISSION = [
+    # a central that is not admitted reads and watches...
+    (1, b"#h1 hello\n", [], [b"#h1 ok " + HELLO_FIELDS + b"\n"]),
+    (1, b"st\n", [], [b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"]),
+    (1, b"games\n", [], [b"ok g=0,0 x2=0\n"]),
+    (1, b"bright\n", [], [b"ok bright=128 budget=400\n"]),
+    (1, b"admit\n", [], [b"ok open=0 you=0 admitted=0\n"]),
+    (0, b"#u1 peg 0 12\n",
+     [b"#u1 ok r=1\n", b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+     [b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"]),
+    # ...but every change is refused, and the board calls for a tap of deal
+    (1, b"#p1 peg 1 5\n", [], [b"#p1 " + DENIED]),
+    (1, b"deal\n", [], [DENIED]),
+    (1, b"games clear\n", [], [DENIED]),
+    (1, b"bright 10\n", [], [DENIED]),
+    (1, b"test\n", [], [DENIED]),
+    (1, b"admit open 1\n", [], [DENIED]),
+    # the tap admits it: every link hears of it
+    ("tap", None, [b"! admit open=0 you=1 admitted=1\n"], [b"! admit open=0 you=1 admitted=1\n"]),
+    # a refused request was not remembered: the same id is applied now
+    (1, b"#p1 peg 1 5\n",
+     [b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"],
+     [b"#p1 ok r=2\n", b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"]),
+    (1, b"admit\n", [], [b"ok open=0 you=1 admitted=1\n"]),
+    # no central waits: a tap admits nobody (the panel does the tap's usual action)
+    ("tap", None, [], []),
+    # the owner forgets every admitted device: the central is refused again
+    (0, b"admit clear\n",
+     [b"ok open=0 you=1 admitted=0\n", b"! admit open=0 you=1 admitted=0\n"],
+     [b"! admit open=0 you=0 admitted=0\n"]),
+    (1, b"undo\n", [], [DENIED]),
+    # open mode: anyone may change the board
+    (0, b"#o2 admit open 1\n",
+     [b"#o2 ok open=1 you=1 admitted=0\n", b"! admit open=1 you=1 admitted=0\n"],
+     [b"! admit open=1 you=0 admitted=0\n"]),
+    (1, b"undo\n",
+     [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+     [b"ok r=3\n", b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"]),
+    (0, b"admit open 0\n",
+     [b"ok open=0 you=1 admitted=0\n", b"! admit open=0 you=1 admitted=0\n"],
+     [b"! admit open=0 you=0 admitted=0\n"]),
+    (1, b"#p2 peg 0 1\n", [], [b"#p2 " + DENIED]),
+]
+ADMISSION_ADDRESS = b"\x01\xc0\x11\x22\x33\x44\x55"
+
 ENCODE_VECTORS = [
     (("peg", (0, 12), "7"), b"#7 peg 0 12\n"),
     (("peg", (0, 12), "a1b2"), b"#a1b2 peg 0 12\n"),
@@ -428,6 +499,9 @@ ENCODE_VECTORS = [
     (("bright", (100,), "b1"), b"#b1 bright 100\n"),
     (("budget", (500,)), b"budget 500\n"),
     (("frame", (), "4"), b"#4 frame\n"),
+    (("admit",), b"admit\n"),
+    (("admit", ("open", 1), "o1"), b"#o1 admit open 1\n"),
+    (("admit", ("clear",)), b"admit clear\n"),
 ]
 
 ENCODE_REJECTS = [
@@ -486,6 +560,12 @@ DECODE_VECTORS = [
     (b"err bad_line not a request line\n",
      ("err", None, "", {}, "bad_line", "not a request line"), {}),
     (b"err too_long line too long\n", ("err", None, "", {}, "too_long", "line too long"), {}),
+    (b"#p1 err denied tap the deal button on the board to admit this device\n",
+     ("err", "p1", "", {}, "denied", "tap the deal button on the board to admit this device"), {}),
+    (b"ok open=0 you=1 admitted=1\n",
+     ("ok", None, "", {"open": "0", "you": "1", "admitted": "1"}, "", ""), {}),
+    (b"! admit open=1 you=0 admitted=0\n",
+     ("event", None, "admit", {"open": "1", "you": "0", "admitted": "0"}, "", ""), {}),
     # What a newer board might send: unknown fields, words and event kinds are ignored.
     (b"#5 ok r=7 zz=1 shiny\n", ("ok", "5", "", {"r": "7", "zz": "1"}, "", ""), {"rev": 7}),
     (b"! st r=9 f=3,4 zz=5\n", ("event", None, "st", {"r": "9", "f": "3,4", "zz": "5"}, "", ""),

@@ -15,6 +15,7 @@ request                     reply
                             new one
 ``info``                    ``info boots=N booted=yes|no mode=friendly|raw pid=PID port=PATH``
 ``reset``                   ``ok`` (hard reset)
+``ble-*``                   the board's Bluetooth radio: see :mod:`cribboard.virtual.radio`
 ==========================  =========================================================
 
 Errors are ``error CODE text``. PIN is the firmware's pin id as ``str(id)``: ``15``, ``GP15``.
@@ -96,6 +97,15 @@ class SimControl:
         words = reply.split()
         if not words or words[0] != "info":
             raise SimControlError(f"unexpected reply: {reply}")
+        return dict(word.partition("=")[::2] for word in words[1:])
+
+    def ble_info(self) -> dict[str, str]:
+        """The board's Bluetooth radio (cribboard.virtual.radio): addr, adv, resp, mtu, gatt,
+        conns, notifications, longest."""
+        reply = self._request("ble-info")
+        words = reply.split()
+        if not words or words[0] != "ble-info":
+            raise _error_from(reply)
         return dict(word.partition("=")[::2] for word in words[1:])
 
     def frame(self) -> bytes:

@@ -38,7 +38,7 @@ from ..firmware_build import build
 from ..paths import firmware_dir
 from .errors import VirtualBoardError
 from .interpreter import check_heap_size, find_micropython
-from .sidechannel import ENV_BOARD, ENV_LINK, FrameCallback, SideChannel
+from .sidechannel import ENV_BLE_ADDR, ENV_BOARD, ENV_LINK, FrameCallback, SideChannel
 
 _log = logging.getLogger("cribboard.virtual")
 
@@ -145,6 +145,8 @@ class VirtualBoard:
             package's firmware/ directory).
         on_frame: called on the relay thread with each new LED frame (RGB, 3 bytes per LED);
             it must return quickly.
+        ble: whether the board has Bluetooth LE (the simulated radio, cribboard.virtual.radio);
+            False: a board without it, as a Pico 2 without wireless.
         start_timeout: seconds to wait for the first boot.
     """
 
@@ -158,6 +160,7 @@ class VirtualBoard:
         firmware: str | os.PathLike[str] | None = None,
         on_frame: FrameCallback | None = None,
         start_timeout: float = 10.0,
+        ble: bool = True,
     ) -> None:
         if flash_size <= 0 or flash_size % _BLOCK_SIZE:
             raise ValueError(f"flash_size must be a positive multiple of {_BLOCK_SIZE}")
@@ -168,6 +171,7 @@ class VirtualBoard:
         self._firmware = Path(firmware) if firmware is not None else firmware_dir()
         self._on_frame = on_frame
         self._start_timeout = start_timeout
+        self._ble = ble
         self._directory: Path | None = None
         self._flash_lock: int | None = None
         self._flash_path: Path | None = None
@@ -191,6 +195,7 @@ class VirtualBoard:
                 "CRIBBOARD_SIM_FLASH": str(self._flash_path.resolve()),
                 # What a fresh flash gets: the firmware as deploy puts it on a board.
                 "CRIBBOARD_SIM_FIRMWARE": str(build(self._firmware.resolve())),
+                "CRIBBOARD_SIM_BLE": "1" if self._ble else "0",
             }
             relay = _Relay(
                 executable, self._heap, sim_dir, side_env, self._directory, self._on_frame
@@ -260,6 +265,11 @@ class VirtualBoard:
         return self._flash_path
 
     @property
+    def ble_address(self) -> str:
+        """The board's Bluetooth address (random static), the same across restarts."""
+        return self._running().side.radio.address
+
+    @property
     def boots(self) -> int:
         """How many times the firmware side has come up (first boot and every restart)."""
         return self._running().side.boots
@@ -311,6 +321,7 @@ class _Relay:
         self._env.update(extra_env)
         self._env[ENV_LINK] = str(self.side.link_path)
         self._env[ENV_BOARD] = str(self.side.board_path)
+        self._env[ENV_BLE_ADDR] = self.side.radio.address  # the same across restarts
 
         # pty A: the interpreter's console. pty B: what hosts open.
         self._board_master, self._board_slave = os.openpty()

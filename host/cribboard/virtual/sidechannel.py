@@ -5,7 +5,8 @@ Two sockets in the launcher's private directory:
 * ``launcher.sock`` (datagrams) talks to the simulated hardware modules in MicroPython
   (``firmware/sim/simlink.py``): LED frames and reset requests come in, button presses go out.
 * ``control.sock`` (stream, one request per line) serves tests and demos; see
-  ``docs/virtual-board.md`` and :class:`cribboard.virtual.control.SimControl`.
+  ``docs/virtual-board.md`` and :class:`cribboard.virtual.control.SimControl`. Its ``ble-*``
+  requests are the board's Bluetooth radio (:mod:`cribboard.virtual.radio`).
 
 Everything here runs on the launcher's relay thread; nothing blocks.
 """
@@ -19,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .radio import SimRadio
+
 _log = logging.getLogger("cribboard.virtual")
 
 FrameCallback = Callable[[bytes], None]
@@ -26,6 +29,7 @@ FrameCallback = Callable[[bytes], None]
 
 ENV_LINK = "CRIBBOARD_SIM_LINK"
 ENV_BOARD = "CRIBBOARD_SIM_BOARD"
+ENV_BLE_ADDR = "CRIBBOARD_SIM_BLE_ADDR"
 
 PIN_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,32}")
 DEFAULT_PRESS_MS = 80
@@ -52,6 +56,7 @@ class _Client:
     inbox: bytearray = field(default_factory=bytearray)
     outbox: bytearray = field(default_factory=bytearray)
     subscribed: bool = False
+    ble_subscribed: bool = False
 
 
 class SideChannel:
@@ -78,6 +83,7 @@ class SideChannel:
         self._held: set[str] = set()
         self._queued: list[bytes] = []  # presses sent while the board was not listening
         self._clients: dict[int, _Client] = {}
+        self.radio = SimRadio(self._send_board, self._push_ble)
 
         self._link = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._link.bind(str(self.link_path))
@@ -119,6 +125,7 @@ class SideChannel:
     def board_starting(self) -> None:
         """A new interpreter is about to start: forget the old one's socket."""
         self.linked = self.booted = False
+        self.radio.board_starting()
         try:
             self.board_path.unlink()
         except FileNotFoundError:
@@ -186,6 +193,8 @@ class SideChannel:
                 self._send_board(press)
         elif kind in (b"R", b"S"):
             self._on_reset_request(kind == b"R")
+        elif kind == b"b":
+            self.radio.from_board(message[1:])
         else:
             _log.debug("unknown board message %r", message[:16])
 
@@ -201,6 +210,11 @@ class SideChannel:
                 self._on_frame(rgb)
             except Exception:
                 _log.exception("on_frame callback failed")
+
+    def _push_ble(self, line: bytes) -> None:
+        for client in list(self._clients.values()):
+            if client.ble_subscribed:
+                self._queue(client, line)
 
     def _frame_line(self) -> bytes:
         assert self.frame is not None
@@ -270,6 +284,11 @@ class SideChannel:
             fields = {"boots": str(self.boots), "booted": "yes" if self.booted else "no"}
             fields.update(self._describe())
             return ("info " + " ".join(f"{k}={v}" for k, v in fields.items()) + "\n").encode()
+        if command == "ble-subscribe" and not args:
+            client.ble_subscribed = True
+            return b"ok\n"
+        if command.startswith("ble-"):
+            return self.radio.answer(command, args)
         if command == "reset" and not args:
             self._on_reset_request(True)
             return b"ok\n"

@@ -1,0 +1,239 @@
+"""`make bench`, Bluetooth LE part: the board over BLE without radios.
+
+Runs the real firmware on a VirtualBoard (the simulated `bluetooth` module), the fake BlueZ on a
+private dbus-daemon (cribboard.virtual.fakebluez) and unmodified bleak. Prints figures only.
+
+1. Bytes per typical request, reply and event, and the packets each takes at the default ATT MTU
+   (20 bytes per write or notification), counted from what the board really sent.
+2. Round trip through bleak, D-Bus, the fake BlueZ, the launcher's radio and the firmware's BLE
+   link: a raw NUS write -> notification, and the library's Board.ping() / Board.peg(), median
+   and p99; the same for the 757-byte frame reply at MTU 23 and after an exchange to 185.
+   (The fake radio has no connection interval: a real link adds 7.5-50 ms per exchange.)
+
+    .venv/bin/python bench/ble_bench.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+try:
+    from cribboard.api import Board
+    from cribboard.ble import NUS_RX, NUS_SERVICE, NUS_TX
+    from cribboard.virtual import SimControl, VirtualBoard
+    from cribboard.virtual.fakebluez import fake_bluetooth
+except ImportError:  # not installed into this Python: use the source tree
+    sys.path.insert(0, str(ROOT / "host"))
+    sys.path.insert(0, str(ROOT / "firmware"))
+    from cribboard.api import Board
+    from cribboard.ble import NUS_RX, NUS_SERVICE, NUS_TX
+    from cribboard.virtual import SimControl, VirtualBoard
+    from cribboard.virtual.fakebluez import fake_bluetooth
+
+ROUND_TRIPS = 300
+WARM_UP = 20
+PACKET = 20  # bytes per write or notification at ATT MTU 23
+
+# (what, request line, events it causes): sent in this order on a board in open mode.
+TYPICAL = [
+    ("ping", b"#a1b0 ping\n", 0),
+    ("peg (reply + ! st)", b"#a1b1 peg 0 12\n", 1),
+    ("peg, 8-char id", b"#12345678 peg 1 29\n", 1),
+    ("set", b"#a1b2 set 0 120 110\n", 1),
+    ("pend", b"#a1b3 pend 1 29\n", 1),
+    ("undo", b"#a1b4 undo\n", 1),
+    ("deal", b"#a1b5 deal\n", 1),
+    ("games x2", b"#a1b6 games x2 1\n", 1),
+    ("bright (reply + ! cfg)", b"#a1b7 bright 120\n", 1),
+    ("st", b"#a1b8 st\n", 0),
+    ("admit", b"#a1b9 admit\n", 0),
+    ("new (3 players)", b"#a1c0 new 121 3\n", 1),
+    ("hello", b"#a1c1 hello\n", 0),
+    ("frame", b"#a1c2 frame\n", 0),
+]
+
+
+def board_name(vboard: VirtualBoard) -> str:
+    return "Cribboard-" + vboard.ble_address.replace(":", "")[-4:]
+
+
+def packets(n: int, size: int = PACKET) -> int:
+    return max(1, -(-n // size))
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
+
+
+class Raw:
+    """A bare NUS client on bleak: writes a request, waits for whole lines."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.arrived = asyncio.Event()
+        self.client: object = None
+
+    async def connect(self, name: str) -> None:
+        from bleak import BleakClient, BleakScanner
+
+        device = await BleakScanner.find_device_by_filter(
+            lambda d, a: a.local_name == name and NUS_SERVICE in a.service_uuids, timeout=5)
+        assert device is not None
+        client = BleakClient(device)
+        await client.connect()
+        await client.start_notify(NUS_TX, self._notified)
+        self.client = client
+
+    def _notified(self, _char: object, data: bytearray) -> None:
+        self.data += data
+        self.arrived.set()
+
+    async def exchange(self, line: bytes, lines: int = 1) -> bytes:
+        from bleak import BleakClient
+
+        assert isinstance(self.client, BleakClient)
+        self.data.clear()
+        for start in range(0, len(line), PACKET):
+            await self.client.write_gatt_char(NUS_RX, line[start:start + PACKET], response=False)
+        while self.data.count(b"\n") < lines:
+            self.arrived.clear()
+            try:
+                await asyncio.wait_for(self.arrived.wait(), 5)
+            except asyncio.TimeoutError:
+                raise RuntimeError(f"no answer to {line!r}: {bytes(self.data)!r}") from None
+        return bytes(self.data)
+
+    async def close(self) -> None:
+        from bleak import BleakClient
+
+        if isinstance(self.client, BleakClient):
+            await self.client.disconnect()
+
+
+async def sizes(vboard: VirtualBoard, sim: SimControl) -> list[tuple[str, int, int, int, int]]:
+    """(what, request bytes, request packets, answer bytes, notifications) per typical line."""
+    raw = Raw()
+    await raw.connect(board_name(vboard))
+    rows = []
+    try:
+        for what, line, events in TYPICAL:
+            before = int(sim.ble_info()["notifications"])
+            answer = await raw.exchange(line, 1 + events)
+            await asyncio.sleep(0.02)  # let the radio's count catch up
+            sent = int(sim.ble_info()["notifications"]) - before
+            rows.append((what, len(line), packets(len(line)), len(answer), sent))
+    finally:
+        await raw.close()
+    return rows
+
+
+async def round_trips(vboard: VirtualBoard) -> dict[str, list[float]]:
+    name = board_name(vboard)
+    raw = Raw()
+    await raw.connect(name)
+    times: dict[str, list[float]] = {"raw ping (write -> notify)": []}
+    try:
+        for i in range(WARM_UP + ROUND_TRIPS):
+            start = time.perf_counter()
+            await raw.exchange(b"#%x ping\n" % i)
+            if i >= WARM_UP:
+                times["raw ping (write -> notify)"].append(time.perf_counter() - start)
+        key = "raw frame, MTU 23 (757 B)"
+        times[key] = []
+        for i in range(50):
+            start = time.perf_counter()
+            await raw.exchange(b"#f%x frame\n" % i)
+            times[key].append(time.perf_counter() - start)
+    finally:
+        await raw.close()
+    board = await Board.open_ble(name, timeout=5.0)
+    try:
+        for key in ("Board.ping()", "Board.peg()/undo()"):
+            times[key] = []
+        for i in range(WARM_UP + ROUND_TRIPS):
+            start = time.perf_counter()
+            await board.ping()
+            if i >= WARM_UP:
+                times["Board.ping()"].append(time.perf_counter() - start)
+        for i in range(ROUND_TRIPS):
+            start = time.perf_counter()
+            if i % 2:
+                await board.undo()
+            else:
+                await board.peg(0, 5)
+            times["Board.peg()/undo()"].append(time.perf_counter() - start)
+    finally:
+        await board.close()
+    return times
+
+
+async def big_mtu(vboard: VirtualBoard) -> list[float]:
+    raw = Raw()
+    await raw.connect(board_name(vboard))
+    out = []
+    try:
+        for i in range(50):
+            start = time.perf_counter()
+            await raw.exchange(b"#g%x frame\n" % i)
+            out.append(time.perf_counter() - start)
+    finally:
+        await raw.close()
+    return out
+
+
+def main() -> None:
+    print("\nBluetooth LE: the virtual board through bleak and the fake BlueZ")
+    if shutil.which("dbus-daemon") is None:
+        print("   skipped: dbus-daemon not installed (Debian package dbus: make dbus)")
+        return
+    started = time.monotonic()
+    with fake_bluetooth() as bt, VirtualBoard() as vboard, SimControl(vboard.control) as sim:
+        bt.bluez.add_board(vboard.control)
+        open_mode(vboard.port)
+        rows = asyncio.run(sizes(vboard, sim))
+        times = asyncio.run(round_trips(vboard))
+        bt.bluez.mtu = 185
+        times["raw frame, MTU 185 (757 B)"] = asyncio.run(big_mtu(vboard))
+
+    print(f"\n1. Bytes per line and packets of {PACKET} bytes (ATT MTU 23), as the board sent them")
+    print(f"   {'request':<24}{'bytes':>6}{'writes':>8}{'   reply+events bytes':>22}"
+          f"{'notifications':>15}")
+    for what, req, req_packets, answer, sent in rows:
+        mark = "" if req_packets == 1 else "  (more than one write)"
+        print(f"   {what:<24}{req:>6}{req_packets:>8}{answer:>22}{sent:>15}{mark}")
+    pad = b"!B11:"
+    print(f"   {'control pad packet':<24}{len(pad):>6}{packets(len(pad)):>8}")
+    for event in (b"! st r=12 t=121 n=2 d=0 w=-1 x=0 f=20,5 b=12,0 g=0,0 q=0,0 u=3 x2=0\n",
+                  b"! cfg bright=100 budget=400\n", b"! admit open=0 you=1 admitted=1\n",
+                  b"! btn n=A+ a=tap\n"):
+        name = event.split()[1].decode()
+        print(f"   {'! ' + name + ' event':<24}{len(event):>6}{'':>8}{'':>22}"
+              f"{packets(len(event)):>15}")
+
+    print(f"\n2. Round trip through bleak + D-Bus + fake BlueZ + radio + firmware "
+          f"({ROUND_TRIPS} each)")
+    print(f"   {'':<30}{'median':>10}{'p99':>10}")
+    for key, values in times.items():
+        print(f"   {key:<30}{1000 * percentile(values, 0.5):>8.2f}ms"
+              f"{1000 * percentile(values, 0.99):>8.2f}ms")
+    print(f"\n(BLE benchmark took {time.monotonic() - started:.1f} s)")
+
+
+def open_mode(port: str) -> None:
+    """The owner, on USB, lets every Bluetooth device change the board."""
+    import serial
+
+    with serial.Serial(port, timeout=3) as link:
+        link.write(b"#o admit open 1\n")
+        while not link.readline().startswith(b"#o "):
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,429 @@
+# The Bluetooth LE link: the board as a peripheral with the Nordic UART Service (NUS), speaking the
+# same line protocol as USB. Built on MicroPython's low-level `bluetooth` module; the BLE object is
+# passed in (app.main() makes it), nothing here touches the radio at import.
+#
+# Service 6E400001-B5A3-F393-E0A9-E50E24DCCA9E: the central writes requests to 6E400002 (RX: write
+# and write-without-response), the board notifies replies and events on 6E400003 (TX: notify,
+# read). Centrals find the characteristics by these UUIDs (and by their properties).
+#
+# Advertising (31 bytes each): the advertising data carries the flags and the complete 128-bit
+# service UUID (3 + 18 bytes), so a scanner filtering on the service finds the board without a scan
+# request, plus as much of the name as fits (a shortened name); the scan response carries the whole
+# name, "Cribboard-XXXX" (the last two bytes of the board's address). Advertising runs whenever a
+# connection slot is free: the stack stops it when a central connects, so it is restarted after
+# every connect and disconnect.
+#
+# Receiving: each connected central is a link of its own (Central: send/recent/trusted/address for
+# the dispatcher) with its own LineAssembler, so lines arrive in writes of any size, split or
+# several to a write. The RX value buffer is enlarged (gatts_set_buffer, append mode) and read in
+# the IRQ handler, which only copies the bytes into that central's ring and wakes the task: the
+# value is one for all connections, so it is read at once to know whose bytes they are. All
+# protocol handling runs in the asyncio task (service()).
+#
+# Sending: the dispatcher's lines are queued per central (whole lines: a line that does not fit in
+# the queue is dropped whole) and the task notifies them in pieces of the connection's ATT MTU
+# minus 3: 20 bytes until the central exchanges a larger MTU (_IRQ_MTU_EXCHANGED); the board never
+# starts an exchange itself. A notification the stack cannot take now (OSError) is retried.
+#
+# Bluefruit Connect's control pad packets (cribfw/pad.py) are read out of the same byte stream: a
+# "!" at the start of a line begins a packet of the length its kind byte gives (no newline); a bad
+# checksum is answered `err bad_line bad checksum`. Pad presses count only from a central that
+# may change the board (cribfw/admission.py); otherwise they are refused like a request.
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
+
+from cribfw.admission import ADDR_LEN
+from cribfw.dispatch import RecentReplies
+from cribfw.linebuffer import LineAssembler
+from cribfw.pad import PACKET_LENGTHS, checksum
+
+_IRQ_CENTRAL_CONNECT = const(1)
+_IRQ_CENTRAL_DISCONNECT = const(2)
+_IRQ_GATTS_WRITE = const(3)
+_IRQ_MTU_EXCHANGED = const(21)
+_FLAG_READ = const(0x0002)
+_FLAG_WRITE_NO_RESPONSE = const(0x0004)
+_FLAG_WRITE = const(0x0008)
+_FLAG_NOTIFY = const(0x0010)
+
+NUS_SERVICE = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
+NUS_RX = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"  # the central writes, the board reads
+NUS_TX = "6E400003-B5A3-F393-E0A9-E50E24DCCA9E"  # the board notifies
+# The service UUID as advertised: 16 bytes, least significant first.
+NUS_ADV = b"\x9e\xca\xdc\x24\x0e\xe5\xa9\xe0\x93\xf3\xa3\xb5\x01\x00\x40\x6e"
+NAME_PREFIX = "Cribboard-"
+
+MAX_CENTRALS = const(2)  # connected at once (besides USB)
+DEFAULT_MTU = const(23)  # ATT MTU before any exchange: 20 bytes per notification
+PREFERRED_MTU = const(247)  # offered when a central starts an MTU exchange
+RX_BUFFER = const(256)  # the RX value: bytes appended between two reads
+RX_RING = const(256)  # per central: received bytes not yet handled
+OUT_SIZE = const(1024)  # per central: lines waiting to be notified (the frame reply is 757)
+ADV_INTERVAL_US = const(100000)
+RETRY_MS = const(10)  # after the stack refused a notification
+MAX_STALLS = const(300)  # refused this many times in a row (3 s): the central's queue is dropped
+
+_PACKET_MAX = const(19)
+_BANG = const(33)
+
+
+def advertising_payloads(name):
+    """(advertising data, scan response) for `name` (bytes, at most 29)."""
+    adv = bytearray(b"\x02\x01\x06")  # flags: LE general discoverable, no BR/EDR
+    adv += bytes((1 + len(NUS_ADV), 0x07)) + NUS_ADV  # complete list of 128-bit services
+    room = 31 - len(adv) - 2
+    if room > 0:
+        short = name[:room]
+        adv += bytes((1 + len(short), 0x09 if len(short) == len(name) else 0x08)) + short
+    resp = bytes((1 + len(name), 0x09)) + name  # complete local name
+    return bytes(adv), resp
+
+
+def board_name(mac):
+    """The name a board advertises: the prefix and the last two bytes of its address."""
+    return NAME_PREFIX + "%02X%02X" % (mac[-2], mac[-1])
+
+
+class Central:
+    """One connected central: a link for the dispatcher. Fields the IRQ handler writes are
+    marked; everything else belongs to the task."""
+
+    def __init__(self, owner):
+        self._owner = owner
+        self.busy = False  # IRQ: the slot holds a connection (the task frees it)
+        self.conn = -1  # IRQ
+        self.address = bytearray(ADDR_LEN)  # IRQ: address type + 6 bytes
+        self.mtu = DEFAULT_MTU  # IRQ
+        self.joined = False  # IRQ: connected, not yet taken up by the task
+        self.left = False  # IRQ: disconnected, not yet taken up by the task
+        self.rx = bytearray(RX_RING)
+        self.rx_head = 0  # task
+        self.rx_tail = 0  # IRQ
+        self.rx_lost = 0  # IRQ: bytes dropped because the ring was full
+        self.live = False  # a link of the dispatcher
+        self.trusted = False
+        self.pressed = False  # it pressed a pad button
+        self.recent = RecentReplies()
+        self.lines = LineAssembler(self._line, self._too_long)
+        self.packet = bytearray(_PACKET_MAX)
+        self.packet_n = 0  # bytes of a Bluefruit packet read so far (0: not in one)
+        self.packet_len = 0
+        self.out = bytearray(OUT_SIZE)
+        self.out_view = memoryview(self.out)
+        self.out_start = 0
+        self.out_end = 0
+        self.dropped = 0  # lines that did not fit in the queue (or were dropped, stalled)
+        self.stalls = 0  # notifications refused in a row
+
+    def reset(self):
+        self.recent.clear()
+        self.lines.n = 0
+        self.lines.discarding = False
+        self.packet_n = 0
+        self.packet_len = 0
+        self.out_start = self.out_end = 0
+        self.pressed = False  # (the IRQ emptied the input ring when the central connected)
+
+    # --- the dispatcher's side ---------------------------------------------------------------
+
+    def send(self, buf, n):
+        """Queue one line (buf[:n]) to be notified; dropped whole when there is no room."""
+        if not self.live:
+            return
+        end = self.out_end
+        if end + n > OUT_SIZE:
+            self._compact()
+            end = self.out_end
+            if end + n > OUT_SIZE:
+                self.dropped += 1
+                return
+        out = self.out
+        for i in range(n):
+            out[end + i] = buf[i]
+        self.out_end = end + n
+        self._owner.wake()
+
+    def _compact(self):
+        out = self.out
+        start = self.out_start
+        n = self.out_end - start
+        for i in range(n):
+            out[i] = out[start + i]
+        self.out_start = 0
+        self.out_end = n
+
+    def _line(self, line, n):
+        self._owner.dispatcher.handle_line(self, line, n)
+
+    def _too_long(self, line, n):
+        self._owner.dispatcher.line_too_long(self, line, n)
+
+    # --- bytes in ------------------------------------------------------------------------------
+
+    def take(self, c):
+        """One received byte: part of a Bluefruit packet, or of a protocol line."""
+        if self.packet_n:
+            self.packet[self.packet_n] = c
+            self.packet_n += 1
+            if self.packet_n == 2:
+                length = PACKET_LENGTHS.get(c)
+                if length is None:  # "!" and something else: an ordinary (bad) line
+                    self.packet_n = 0
+                    self.lines.feed_byte(_BANG)
+                    self.lines.feed_byte(c)
+                    return
+                self.packet_len = length
+            elif self.packet_n == self.packet_len:
+                n = self.packet_n
+                self.packet_n = 0
+                self._owner.packet(self, self.packet, n)
+            return
+        if c == _BANG and self.lines.n == 0 and not self.lines.discarding:
+            self.packet[0] = c  # requests never start with "!": a Bluefruit packet
+            self.packet_n = 1
+            return
+        self.lines.feed_byte(c)
+
+
+class BleLink:
+    """The NUS peripheral and its connected centrals.
+
+    ble: a `bluetooth.BLE()` (or anything with its methods); dispatcher: the board's Dispatcher;
+    pad: the Pad whose virtual pins the panel reads (None: pad packets do nothing); uuid: the
+    UUID class (default `bluetooth.UUID`)."""
+
+    def __init__(self, ble, dispatcher, pad=None, uuid=None):
+        self.ble = ble
+        self.dispatcher = dispatcher
+        self.pad = pad
+        self._uuid = uuid
+        self.centrals = [Central(self) for _ in range(MAX_CENTRALS)]
+        self.name = b""
+        self._tx = -1
+        self._rx = -1
+        self._adv = b""
+        self._resp = b""
+        self._reject = -1  # IRQ: a connection beyond MAX_CENTRALS, to be closed
+        self._advertise_due = False
+        self._flag = None  # asyncio.ThreadSafeFlag once run() started
+        self.advertising = False
+
+    def start(self):
+        """Switch the radio on, register the service and advertise; returns the name."""
+        ble = self.ble
+        uuid = self._uuid
+        if uuid is None:
+            import bluetooth
+
+            uuid = bluetooth.UUID
+        ble.active(True)
+        try:
+            ble.config(mtu=PREFERRED_MTU)
+        except (ValueError, OSError):
+            pass  # a stack without the setting keeps its own
+        name = board_name(ble.config("mac")[1])
+        try:
+            ble.config(gap_name=name)
+        except (ValueError, OSError):
+            pass
+        self.name = name.encode()
+        self.dispatcher.ble_name = self.name
+        service = (uuid(NUS_SERVICE), (
+            (uuid(NUS_TX), _FLAG_READ | _FLAG_NOTIFY),
+            (uuid(NUS_RX), _FLAG_WRITE | _FLAG_WRITE_NO_RESPONSE),
+        ))
+        ((self._tx, self._rx),) = ble.gatts_register_services((service,))
+        ble.gatts_set_buffer(self._rx, RX_BUFFER, True)
+        self._adv, self._resp = advertising_payloads(self.name)
+        ble.irq(self._irq)
+        self._advertise()
+        return name
+
+    # --- IRQ: copy and wake, nothing else ----------------------------------------------------
+
+    def _irq(self, event, data):
+        if event == _IRQ_GATTS_WRITE:
+            conn, handle = data
+            if handle == self._rx:
+                value = self.ble.gatts_read(handle)  # append mode: read clears it
+                central = self._central(conn)
+                if central is not None:
+                    ring = central.rx
+                    tail = central.rx_tail
+                    for c in value:
+                        nxt = (tail + 1) % RX_RING
+                        if nxt == central.rx_head:
+                            central.rx_lost += 1
+                            break
+                        ring[tail] = c
+                        tail = nxt
+                    central.rx_tail = tail
+        elif event == _IRQ_CENTRAL_CONNECT:
+            conn, addr_type, addr = data
+            for central in self.centrals:
+                if not central.busy:
+                    central.conn = conn
+                    central.address[0] = addr_type
+                    for i in range(6):
+                        central.address[1 + i] = addr[i]
+                    central.mtu = DEFAULT_MTU
+                    central.rx_head = central.rx_tail = 0  # the slot is free: the task is done
+                    central.left = False
+                    central.joined = True
+                    central.busy = True
+                    break
+            else:
+                self._reject = conn
+            self._advertise_due = True  # the stack stopped advertising for this connection
+        elif event == _IRQ_CENTRAL_DISCONNECT:
+            central = self._central(data[0])
+            if central is not None:
+                central.left = True
+            self._advertise_due = True
+        elif event == _IRQ_MTU_EXCHANGED:
+            central = self._central(data[0])
+            if central is not None:
+                central.mtu = data[1]
+        self.wake()
+
+    def _central(self, conn):
+        for central in self.centrals:
+            if central.busy and central.conn == conn:
+                return central
+        return None
+
+    def wake(self):
+        if self._flag is not None:
+            self._flag.set()
+
+    # --- the task --------------------------------------------------------------------------
+
+    async def run(self, app=None):
+        """The BLE task (for App.tasks)."""
+        import asyncio
+
+        self._flag = asyncio.ThreadSafeFlag()
+        self._flag.set()
+        while True:
+            await self._flag.wait()
+            if not self.service():
+                await asyncio.sleep_ms(RETRY_MS)  # the stack's queue was full
+                self._flag.set()
+
+    def service(self):
+        """Everything the IRQs and the dispatcher left to do; False if a notification has to
+        wait for the stack."""
+        done = True
+        if self._reject >= 0:
+            conn = self._reject
+            self._reject = -1
+            self.ble.gap_disconnect(conn)
+        for central in self.centrals:
+            if central.joined:
+                central.joined = False
+                self._join(central)
+            if central.left:
+                central.left = False
+                self._leave(central)
+                continue
+            if central.live:
+                self._receive(central)
+                if not self._flush(central):
+                    done = False
+        if self._advertise_due:
+            self._advertise_due = False
+            self._advertise()
+        return done
+
+    def _join(self, central):
+        central.reset()
+        dispatcher = self.dispatcher
+        central.trusted = dispatcher.admission.knows(central.address)
+        central.live = True
+        dispatcher.add_link(central)
+
+    def _leave(self, central):
+        dispatcher = self.dispatcher
+        central.live = False
+        dispatcher.remove_link(central)
+        dispatcher.admission.forget(central)
+        if central.pressed and self.pad is not None:
+            self.pad.release_all()
+        central.trusted = False
+        central.out_start = central.out_end = 0
+        central.busy = False  # last: the IRQ may now reuse the slot
+
+    def _receive(self, central):
+        ring = central.rx
+        head = central.rx_head
+        while head != central.rx_tail:
+            c = ring[head]
+            head = (head + 1) % RX_RING
+            central.rx_head = head
+            central.take(c)
+        if central.rx_lost:
+            central.rx_lost = 0
+            self.dispatcher.send_error(central, b"busy", b"input overflow: lines lost")
+
+    def _flush(self, central):
+        size = central.mtu - 3
+        while central.out_start < central.out_end:
+            start = central.out_start
+            n = central.out_end - start
+            if n > size:
+                n = size
+            try:
+                self.ble.gatts_notify(central.conn, self._tx, central.out_view[start:start + n])
+            except OSError:
+                central.stalls += 1
+                if central.stalls < MAX_STALLS:
+                    return False
+                central.dropped += 1  # the stack will not take it: give up on what waits
+                break
+            central.stalls = 0
+            central.out_start = start + n
+        central.out_start = central.out_end = 0
+        central.stalls = 0
+        return True
+
+    def _advertise(self):
+        free = False
+        for central in self.centrals:
+            if not central.busy:
+                free = True
+        try:
+            if free:
+                self.ble.gap_advertise(ADV_INTERVAL_US, adv_data=self._adv,
+                                       resp_data=self._resp)
+            else:
+                self.ble.gap_advertise(None)
+            self.advertising = free
+        except OSError:
+            self._advertise_due = True  # the stack is busy: next time round
+
+    # --- Bluefruit Connect packets ------------------------------------------------------------
+
+    def packet(self, central, data, n):
+        dispatcher = self.dispatcher
+        if checksum(data, n - 1) != data[n - 1]:
+            dispatcher.send_error(central, b"bad_line", b"bad checksum")
+            return
+        if data[1] != 66:  # not "B": colour picker, sensor streams: nothing to do
+            return
+        state = data[3]
+        if state != 48 and state != 49:
+            dispatcher.send_error(central, b"bad_line", b"bad button packet")
+            return
+        pressed = state == 49
+        if not dispatcher.admission.may_change(central):
+            if pressed:
+                dispatcher.deny(central)
+            return
+        if self.pad is not None and self.pad.set(data[2] - 48, pressed):
+            central.pressed = True

@@ -1,0 +1,494 @@
+# The Bluetooth LE link, the admission of centrals and the phone's control pad, against a fake BLE
+# object that behaves as MicroPython's bluetooth.BLE documents it (IRQ events, append-mode value
+# buffer, notifications): run under CPython (pytest) and MicroPython (mprun.py).
+import time
+
+from checks import FakePixels
+from cribcore import protocol as P
+from cribcore.layout import HOLES
+from cribcore.profiles import PROFILES
+from cribfw import buttons as B
+from cribfw.admission import Admission
+from cribfw.app import App
+from cribfw.blelink import MAX_CENTRALS, MAX_STALLS, NUS_ADV, BleLink, advertising_payloads
+from cribfw.buttons import Button
+from cribfw.pad import LATCH_MS, EitherPin, Pad, VirtualPin, checksum
+from cribfw.panel import Panel
+
+try:
+    from time import sleep_ms, ticks_ms
+except ImportError:  # CPython
+
+    def sleep_ms(ms):
+        time.sleep(ms / 1000)
+
+    def ticks_ms():
+        return int(time.monotonic() * 1000)
+
+
+_CONNECT = 1
+_DISCONNECT = 2
+_WRITE = 3
+_MTU = 21
+MAC = b"\xc2\x00\x00\x00\x71\xa3"
+PHONE = b"\x4a\x11\x22\x33\x44\x55"
+LAPTOP = b"\x00\x1a\x7d\xda\x71\x13"
+DENIED = b"err denied tap the deal button on the board to admit this device\n"
+
+
+class FakeUUID:
+    def __init__(self, value):
+        self.value = value
+
+
+class FakeBLE:
+    """bluetooth.BLE as the documentation describes it, plus the radio's side (connect, write,
+    mtu, drop) to drive it."""
+
+    TX = 11
+    RX = 13
+
+    def __init__(self):
+        self.handler = None
+        self.values = {}
+        self.buffers = {}
+        self.adv = None
+        self.notified = []  # (conn, bytes)
+        self.closed = []
+        self.full = False
+        self.services = None
+
+    # the API the firmware uses
+    def active(self, on=None):
+        return True
+
+    def config(self, *names, **settings):
+        if names:
+            return {"mac": (0, MAC), "mtu": 247}[names[0]]
+        return None
+
+    def irq(self, handler):
+        self.handler = handler
+
+    def gatts_register_services(self, services):
+        self.services = services
+        return ((self.TX, self.RX),)
+
+    def gatts_set_buffer(self, handle, size, append=False):
+        self.buffers[handle] = (size, append)
+
+    def gatts_read(self, handle):
+        value = self.values.get(handle, b"")
+        if self.buffers.get(handle, (0, False))[1]:
+            self.values[handle] = b""
+        return value
+
+    def gatts_notify(self, conn, handle, data=None):
+        if self.full:
+            raise OSError(12)
+        assert handle == self.TX
+        self.notified.append((conn, bytes(data)))
+
+    def gap_advertise(self, interval_us, adv_data=None, resp_data=None, connectable=True):
+        self.adv = None if interval_us is None else (adv_data, resp_data)
+
+    def gap_disconnect(self, conn):
+        self.closed.append(conn)
+        return True
+
+    # the radio
+    def connect(self, conn, addr, addr_type=1):
+        self.adv = None  # a peripheral stops advertising when a central connects
+        self.handler(_CONNECT, (conn, addr_type, memoryview(addr)))
+
+    def drop(self, conn, addr, addr_type=1):
+        self.handler(_DISCONNECT, (conn, addr_type, memoryview(addr)))
+
+    def write(self, conn, data):
+        size, append = self.buffers[self.RX]
+        old = self.values.get(self.RX, b"") if append else b""
+        self.values[self.RX] = (old + data)[:size]
+        self.handler(_WRITE, (conn, self.RX))
+
+    def mtu(self, conn, mtu):
+        self.handler(_MTU, (conn, mtu))
+
+    def take(self, conn):
+        """Notifications to `conn` since last time, as (packets, lines)."""
+        packets = [d for c, d in self.notified if c == conn]
+        self.notified = [(c, d) for c, d in self.notified if c != conn]
+        data = b"".join(packets)
+        lines = [line + b"\n" for line in data.split(b"\n")[:-1]]
+        return packets, lines
+
+
+class Out:
+    def __init__(self):
+        self.lines = []
+
+    def write(self, buf, off, n):
+        self.lines.append(bytes(buf[off:off + n]))
+
+
+class Rig:
+    def __init__(self, pad=None):
+        self.usb_out = Out()
+        self._stdin = open("/dev/null", "rb")
+        self.app = App(FakePixels(HOLES), self._stdin, self.usb_out, PROFILES["sim"])
+        self.ble = FakeBLE()
+        self.pad = pad
+        self.link = BleLink(self.ble, self.app.dispatcher, pad, uuid=FakeUUID)
+        self.name = self.link.start()
+
+    def send(self, conn, data, pieces=1):
+        step = max(1, (len(data) + pieces - 1) // pieces)
+        for i in range(0, len(data), step):
+            self.ble.write(conn, data[i:i + step])
+        assert self.link.service()
+        return self.ble.take(conn)[1]
+
+    def close(self):
+        self._stdin.close()
+
+
+def pad_packet(button, pressed):
+    data = bytearray(b"!B" + str(button).encode() + (b"1" if pressed else b"0"))
+    data.append(checksum(data, 4))
+    return bytes(data)
+
+
+# --- advertising -------------------------------------------------------------------------------
+
+
+def test_advertising_carries_the_service_and_the_name():
+    rig = Rig()
+    try:
+        assert rig.name == "Cribboard-71A3"
+        adv, resp = rig.ble.adv
+        assert len(adv) <= 31 and len(resp) <= 31
+        assert adv[:3] == b"\x02\x01\x06"
+        assert adv[3:5] == b"\x11\x07" and adv[5:21] == NUS_ADV
+        assert adv[21:23] == b"\x09\x08" and adv[23:31] == b"Cribboar"  # the start of the name
+        assert resp == b"\x0f\x09Cribboard-71A3"
+        service = rig.ble.services[0]
+        assert service[0].value == "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
+        assert [c[0].value[:8] for c in service[1]] == ["6E400003", "6E400002"]
+        assert rig.ble.buffers[FakeBLE.RX] == (256, True)  # enlarged, appending
+        assert advertising_payloads(b"Crib")[0][21:] == b"\x05\x09Crib"  # a short name fits whole
+    finally:
+        rig.close()
+
+
+def test_advertising_resumes_after_a_disconnect_and_stops_when_full():
+    rig = Rig()
+    try:
+        for conn in range(1, MAX_CENTRALS + 1):
+            rig.ble.connect(conn, PHONE[:5] + bytes((conn,)))
+            rig.link.service()
+            assert (rig.ble.adv is not None) == (conn < MAX_CENTRALS), conn
+        rig.ble.connect(9, LAPTOP)  # one too many: closed at once
+        rig.link.service()
+        assert rig.ble.closed == [9] and rig.ble.adv is None
+        rig.ble.drop(2, PHONE[:5] + b"\x02")
+        rig.link.service()
+        assert rig.ble.adv is not None  # a slot is free again: found again
+        assert len(rig.app.dispatcher.links) == 1 + MAX_CENTRALS - 1
+    finally:
+        rig.close()
+
+
+# --- lines in, notifications out ------------------------------------------------------------
+
+
+def test_lines_arrive_in_writes_of_any_size_and_replies_are_split_to_20_bytes():
+    rig = Rig()
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        lines = rig.send(1, b"#1 hello\n#2 ping\n", pieces=7)
+        assert lines[0].startswith(b"#1 ok proto=1.1 ") and b" ble=Cribboard-71A3" in lines[0]
+        assert lines[1] == b"#2 ok\n"
+        rig.ble.write(1, b"#3 st\r\n")
+        rig.link.service()
+        packets, lines = rig.ble.take(1)
+        assert lines == [b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"]
+        assert max(len(p) for p in packets) == 20 and len(packets) == 4
+        lines = rig.send(1, b"#4 frame\n")
+        assert len(lines[0]) > 700
+        assert rig.send(1, b"x" * 100 + b"\n", pieces=9) == [b"err too_long line too long\n"]
+    finally:
+        rig.close()
+
+
+def test_notifications_follow_the_exchanged_mtu():
+    rig = Rig()
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.ble.mtu(1, 100)
+        rig.link.service()
+        rig.ble.write(1, b"#1 hello\n")
+        rig.link.service()
+        packets, lines = rig.ble.take(1)
+        assert [len(p) for p in packets[:-1]] == [97] * (len(packets) - 1)
+        assert lines[0].startswith(b"#1 ok proto=")
+    finally:
+        rig.close()
+
+
+def test_a_central_whose_notifications_the_stack_never_takes_loses_its_queue():
+    rig = Rig()
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        rig.ble.full = True
+        rig.ble.write(1, b"#1 ping\n")
+        stalled = 0
+        while not rig.link.service():
+            stalled += 1
+        assert stalled == MAX_STALLS - 1 and rig.link.centrals[0].dropped == 1
+        rig.ble.full = False
+        assert rig.send(1, b"#2 ping\n") == [b"#2 ok\n"]  # the link works again
+    finally:
+        rig.close()
+
+
+def test_a_notification_the_stack_cannot_take_is_sent_later():
+    rig = Rig()
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        rig.ble.full = True
+        rig.ble.write(1, b"#1 ping\n")
+        assert not rig.link.service()  # the task sleeps a little and tries again
+        rig.ble.full = False
+        assert rig.link.service()
+        assert rig.ble.take(1)[1] == [b"#1 ok\n"]
+    finally:
+        rig.close()
+
+
+def test_every_change_reaches_usb_and_every_central():
+    rig = Rig()
+    try:
+        rig.app.dispatcher.admission.set_open(True)
+        rig.ble.connect(1, PHONE)
+        rig.ble.connect(2, LAPTOP)
+        rig.link.service()
+        rig.app.dispatcher.publish_if_changed()
+        rig.link.service()
+        rig.ble.notified = []
+        rig.usb_out.lines = []
+        event = b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=5,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"
+        assert rig.send(1, b"#a peg 0 5\n") == [b"#a ok r=1\n", event]
+        assert rig.ble.take(2)[1] == [event]
+        assert rig.usb_out.lines == [event]
+    finally:
+        rig.close()
+
+
+# --- admission ------------------------------------------------------------------------------
+
+
+def test_a_central_is_refused_until_a_tap_of_deal_admits_it_and_then_remembered():
+    rig = Rig()
+    try:
+        admission = rig.app.dispatcher.admission
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        assert rig.send(1, b"#r st\n")[0].startswith(b"#r ok r=0 ")
+        assert rig.send(1, b"#p peg 0 5\n") == [b"#p " + DENIED]
+        assert rig.app.board.front[0] == 0 and admission.calling()
+        assert admission.take_tap()  # the deal button
+        rig.app.dispatcher.publish_if_changed()
+        rig.link.service()
+        assert rig.ble.take(1)[1] == [b"! admit open=0 you=1 admitted=1\n"]
+        assert rig.send(1, b"#p peg 0 5\n")[0] == b"#p ok r=1\n"
+        rig.ble.drop(1, PHONE)
+        rig.link.service()
+        rig.ble.connect(4, PHONE)  # the same device again: admitted at once
+        rig.ble.connect(5, LAPTOP)  # another one: not
+        rig.link.service()
+        assert rig.send(4, b"admit\n") == [b"ok open=0 you=1 admitted=1\n"]
+        assert rig.send(5, b"admit\n") == [b"ok open=0 you=0 admitted=1\n"]
+        assert rig.send(5, b"undo\n") == [DENIED]
+        rig.ble.drop(5, LAPTOP)  # the refused central leaves: a tap admits nobody
+        rig.link.service()
+        assert not admission.calling() and not admission.take_tap()
+    finally:
+        rig.close()
+
+
+def test_admitted_devices_and_open_mode_survive_a_restart(tmp=None):
+    path = _temp_dir() + "/cribboard-admit-%d.dat" % ticks_ms()
+
+    class Link:
+        trusted = False
+        address = b"\x01" + PHONE
+
+    try:
+        first = Admission()
+        assert not first.load(path)  # nothing saved yet
+        first.admit(Link())
+        first.set_open(True)
+        again = Admission()
+        assert again.load(path) and again.open and again.knows(b"\x01" + PHONE)
+        assert not again.knows(b"\x00" + PHONE)  # another address type: another device
+        for i in range(10):  # at most 8 remembered: the oldest go first
+            link = Link()
+            link.address = b"\x00\x00\x00\x00\x00\x00" + bytes((i,))
+            again.admit(link)
+        assert again.count == 8 and not again.knows(b"\x01" + PHONE)
+        with open(path, "r+b") as f:  # a damaged file: nobody admitted, closed
+            f.seek(9)
+            f.write(b"\xff")
+        third = Admission()
+        assert not third.load(path) and third.count == 0 and not third.open
+    finally:
+        import os
+
+        for name in (path, path + ".tmp"):
+            try:
+                os.remove(name)
+            except OSError:
+                pass
+
+
+def _temp_dir():
+    try:
+        import tempfile
+    except ImportError:  # MicroPython
+        return "/tmp"
+    return tempfile.gettempdir()
+
+
+# --- the phone's control pad ----------------------------------------------------------------
+
+
+def test_bluefruit_packets_press_pad_buttons_and_bad_checksums_are_refused():
+    pad = Pad()
+    rig = Rig(pad)
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        assert pad_packet(1, True) == b"!B11:" and pad_packet(7, False) == b"!B705"
+        assert rig.send(1, pad_packet(1, True)) == [DENIED]  # not admitted: nothing pressed
+        assert pad.pin("A+").value() == 1
+        assert rig.send(1, pad_packet(1, False)) == []  # a release is not refused again
+        rig.app.dispatcher.admission.take_tap()
+        rig.app.dispatcher.publish_if_changed()
+        rig.link.service()
+        assert rig.ble.take(1)[1] == [b"! admit open=0 you=1 admitted=1\n"]
+        assert rig.send(1, pad_packet(3, True)) == []
+        assert pad.pin("B+").value() == 0 and pad.pin("A+").value() == 1
+        assert rig.send(1, b"!B31" + b"\x00") == [b"err bad_line bad checksum\n"]
+        assert rig.send(1, b"!B3x" + bytes((checksum(b"!B3x", 4),))) == \
+            [b"err bad_line bad button packet\n"]
+        colour = bytearray(b"!C\x10\x20\x30")
+        colour.append(checksum(colour, 5))
+        # packets and lines mixed in one write; the checksum may be a newline
+        assert rig.send(1, bytes(colour) + b"#1 ping\n" + pad_packet(8, True), pieces=3) == \
+            [b"#1 ok\n"]
+        assert pad.pin("deal").value() == 0
+        assert rig.send(1, b"!x\n") == [b"err unknown unknown command\n"]
+        assert rig.send(1, b"ping !B\n") == [b"err bad_arg bad argument\n"]  # not at a line start
+        rig.ble.drop(1, PHONE)  # a central that leaves lets go of what it pressed
+        rig.link.service()
+        sleep_ms(LATCH_MS + 5)
+        assert pad.pin("B+").value() == 1 and pad.pin("deal").value() == 1
+    finally:
+        rig.close()
+
+
+def test_a_pad_tap_shorter_than_the_debounce_is_not_lost():
+    pin = VirtualPin()
+    button = Button(EitherPin(VirtualPin(), pin))
+    pin.press()
+    pin.release()  # the release arrives in the same connection event
+    events = []
+    start = ticks_ms()
+    while ticks_ms() - start < LATCH_MS + 60:
+        event = button.update(ticks_ms())
+        if event != B.NONE:
+            events.append(event)
+        sleep_ms(5)
+    assert events == [B.PRESS, B.TAP]
+
+
+def test_the_pad_maps_to_the_panel_buttons():
+    pad = Pad()
+    for button, name in ((1, "A+"), (2, "A-"), (3, "B+"), (4, "B-"), (5, "C+"), (6, "C-"),
+                         (7, "deal"), (8, "deal")):
+        assert pad.set(button, True)
+        assert pad.pin(name).value() == 0, (button, name)
+        pad.pins[name]._down = False
+    assert not pad.set(9, True) and not pad.set(0, True)
+
+
+def test_a_tap_of_deal_admits_instead_of_its_usual_action():
+    class Link:
+        trusted = False
+        address = b"\x01" + PHONE
+
+    class Pin:
+        level = 1
+
+        def value(self):
+            return self.level
+
+    admission = Admission()
+    deal = Pin()
+    from cribcore.state import Board
+
+    board = Board()
+    panel = Panel(board, {"deal": Button(deal)}, None, admission)
+    link = Link()
+    now = 1000
+    admission.request(link, now)
+
+    def tap(now):
+        deal.level = 0
+        for _ in range(20):
+            now += 5
+            panel.update(now)
+        deal.level = 1
+        for _ in range(20):
+            now += 5
+            panel.update(now)
+        return now
+
+    now = tap(now)
+    assert link.trusted and board.dealer == 0  # admitted; the deal did not pass
+    now = tap(now)
+    assert board.dealer == 1  # nobody waits: the usual action
+    admission.request(Link(), now)
+    now = tap(now + 31000)  # the window has closed
+    assert board.dealer == 0
+
+
+def test_the_win_hole_calls_while_a_device_waits_and_drawing_allocates_nothing():
+    import sys
+
+    from cribcore.layout import WIN_HOLE
+    from cribcore.render import CALL_FLASH_MS, Renderer
+    from cribcore.state import Board
+
+    board = Board()
+    renderer = Renderer(FakePixels(HOLES))
+    renderer.calling = True
+    at = 3 * WIN_HOLE
+    renderer.draw(board, 0)
+    assert bytes(renderer.frame[at:at + 3]) == b"\xff\xff\xff" and renderer.animating
+    renderer.draw(board, CALL_FLASH_MS + 10)  # between the two flashes: dark
+    assert bytes(renderer.frame[at:at + 3]) == b"\x00\x00\x00"
+    renderer.draw(board, 2 * CALL_FLASH_MS + 10)
+    assert bytes(renderer.frame[at:at + 3]) == b"\xff\xff\xff"
+    if sys.implementation.name == "micropython":
+        import micropython
+
+        renderer.render(board, 5)
+        micropython.heap_lock()
+        try:
+            for t in range(0, 3000, 50):
+                renderer.render(board, t)
+        finally:
+            micropython.heap_unlock()

@@ -1,0 +1,323 @@
+"""Bluetooth LE end to end, without radios: unmodified bleak talks to the fake BlueZ on a private
+D-Bus, which reaches the firmware's BLE code on the virtual board through its simulated radio.
+The library, phone-app traffic (plain lines, Bluefruit control pad packets), admission by a press
+of the board's deal button, and a USB host alongside."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+from blesupport import Nus, board_name, bluetooth, needs_dbus, nus, pad_packet, vboard
+
+from cribboard.api import Board, BoardState
+from cribboard.ble import scan
+from cribboard.client import Event
+from cribboard.errors import BoardRejected
+from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual.fakebluez import FakeBluetooth
+from cribcore.layout import LED_OF_HOLE, WIN_HOLE
+from cribcore.profiles import PROFILES
+
+__all__ = ["bluetooth", "vboard", "nus"]  # fixtures from blesupport
+pytestmark = needs_dbus
+PINS = PROFILES["sim"].buttons
+DENIED = b"err denied tap the deal button on the board to admit this device\n"
+
+
+@pytest.fixture
+async def usb(vboard: VirtualBoard) -> AsyncIterator[Board]:
+    board = await Board.open(vboard.port, timeout=3.0)
+    try:
+        yield board
+    finally:
+        await board.close()
+
+
+@pytest.fixture
+async def ble(vboard: VirtualBoard, usb: Board) -> AsyncIterator[Board]:
+    """A BLE host on a board in open mode (the owner let every device change it)."""
+    await usb.set_open(True)
+    board = await Board.open_ble(board_name(vboard), timeout=3.0)
+    try:
+        yield board
+    finally:
+        await board.close()
+
+
+class Events:
+    """Collects a host's events; wait() for one that matches."""
+
+    def __init__(self, board: Board) -> None:
+        self.seen: list[Event] = []
+        self._changed = asyncio.Event()
+        board.client.subscribe(self._add)
+
+    def _add(self, event: Event) -> None:
+        self.seen.append(event)
+        self._changed.set()
+
+    async def wait(self, match: Callable[[Event], bool], timeout: float = 5.0) -> Event:
+        async def scan_events() -> Event:
+            while True:
+                for event in self.seen:
+                    if match(event):
+                        self.seen.remove(event)
+                        return event
+                self._changed.clear()
+                await self._changed.wait()
+
+        return await asyncio.wait_for(scan_events(), timeout)
+
+
+def state_event(check: Callable[[BoardState], bool]) -> Callable[[Event], bool]:
+    return lambda e: e.name == "st" and check(BoardState.from_fields(e.fields))
+
+
+async def wait_state(board: Board, check: Callable[[BoardState], bool],
+                     timeout: float = 5.0) -> BoardState:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = await board.state()
+        if check(state):
+            return state
+        assert time.monotonic() < deadline, f"state never matched: {state}"
+        await asyncio.sleep(0.05)
+
+
+# --- finding and connecting ------------------------------------------------------------------
+
+
+async def test_a_scan_by_service_uuid_finds_the_virtual_board(vboard: VirtualBoard) -> None:
+    boards = await scan(3.0, settle=0.2)
+    assert [(b.address, b.name, b.rssi) for b in boards] == \
+        [(vboard.ble_address, board_name(vboard), -52)]
+    with SimControl(vboard.control) as sim:
+        info = sim.ble_info()
+    adv, resp = bytes.fromhex(info["adv"]), bytes.fromhex(info["resp"])
+    assert len(adv) <= 31 and len(resp) <= 31  # the 128-bit UUID and the name: split in two
+    assert bytes.fromhex("9ecadc240ee5a9e093f3a3b50100406e") in adv
+    assert board_name(vboard).encode() in resp
+
+
+async def test_every_command_over_ble(ble: Board, vboard: VirtualBoard) -> None:
+    assert ble.client.name == f"ble:{vboard.ble_address}"
+    assert ble.hello.board == "sim" and ble.hello.fields["ble"] == board_name(vboard)
+    assert "admit" in ble.hello.capabilities
+    await ble.ping()
+    await ble.peg(0, 12)
+    await ble.peg(1, 29)
+    await ble.undo()
+    await ble.set_pegs(1, 100, 90)
+    state = await ble.state()
+    assert (state.front, state.back) == ([12, 100], [0, 90])
+    assert await ble.set_dealer(1) == 1
+    assert await ble.set_dealer() == 0
+    await ble.preview(0, 6)
+    assert (await ble.state()).pending == [6, 0]
+    await ble.set_skunk_double(True)
+    await ble.set_pegs(0, 115, 100)
+    await ble.set_pegs(1, 80, 70)
+    await ble.peg(0, 8)
+    state = await ble.state()
+    assert state.winner == 0 and state.result == "skunk" and state.games == [2, 0]
+    with pytest.raises(BoardRejected) as refused:
+        await ble.peg(1, 2)
+    assert refused.value.code == "game_over"
+    await ble.clear_games()
+    assert await ble.games() == [0, 0]
+    await ble.new_game(61, 3)
+    state = await ble.state()
+    assert (state.target, state.players, state.front) == (61, 3, [0, 0, 0])
+    assert await ble.brightness(40) == 40
+    assert await ble.budget(900) == 900
+    frame = await ble.frame()  # a 757-byte reply, in 20-byte notifications
+    assert len(frame.rgb) == 3 * 121
+    admission = await ble.admission()
+    assert admission.open and not admission.you and admission.may_change
+
+
+async def test_a_reply_longer_than_20_bytes_is_split_to_the_mtu(
+        nus: Nus, vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
+    await nus.write(b"#1 hello\n")
+    (hello,) = await nus.lines(1)
+    assert hello.startswith(b"#1 ok proto=1.1 ") and len(hello) > 150
+    assert max(len(p) for p in nus.packets) == 20 and len(nus.packets) >= len(hello) // 20
+    await nus.write(b"#2 frame\n")
+    (frame,) = await nus.lines(1)
+    assert frame.startswith(b"#2 ok scale=") and len(frame) > 750
+    assert max(len(p) for p in nus.packets) == 20
+    with SimControl(vboard.control) as sim:
+        assert sim.ble_info()["longest"] == "20"
+    # a central that exchanges a larger MTU gets fewer, longer notifications
+    await nus.close()
+    bluetooth.bluez.mtu = 185
+    big = await Nus.connect(board_name(vboard))
+    try:
+        await big.write(b"#3 frame\n")
+        (frame,) = await big.lines(1)
+        assert len(frame) > 750 and max(len(p) for p in big.packets) == 182
+    finally:
+        await big.close()
+
+
+async def test_plain_lines_from_a_uart_terminal_in_pieces_of_any_size(nus: Nus) -> None:
+    for i in range(0, 14, 3):  # "peg 0 5\r\n#7 st\n" three bytes at a time, with response
+        await nus.write(b"#5 ping\r\n#7 st\n"[i:i + 3], response=True)
+    assert await nus.lines(2) == [
+        b"#5 ok\n", b"#7 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"]
+    await nus.write(b"admit\npeg 0 5\r\n")  # two lines in one write
+    assert await nus.lines(2) == [b"ok open=0 you=0 admitted=0\n", DENIED]
+
+
+# --- several hosts, disconnecting, reconnecting -------------------------------------------------
+
+
+async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
+        usb: Board, ble: Board, vboard: VirtualBoard) -> None:
+    at_usb, at_ble = Events(usb), Events(ble)
+    await usb.peg(0, 7)
+    await at_ble.wait(state_event(lambda s: s.front == [7, 0]))
+    await ble.peg(1, 9)
+    await at_usb.wait(state_event(lambda s: s.front == [7, 9]))
+    with SimControl(vboard.control) as sim:  # a button on the board: both hear it
+        sim.press(PINS["A+"], 60)
+        await asyncio.sleep(0.15)
+        sim.press(PINS["deal"], 60)
+    for events in (at_usb, at_ble):
+        await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "deal", "a": "tap"})
+        await events.wait(state_event(lambda s: s.front == [8, 9]))
+
+
+async def test_disconnect_and_reconnect(ble: Board, vboard: VirtualBoard) -> None:
+    await ble.peg(0, 5)
+    events = Events(ble)
+    vboard.reset()  # the board restarts: the link drops, the client reconnects and resyncs
+    await events.wait(lambda e: e.name == "link" and e.fields == {"state": "lost"})
+    await events.wait(lambda e: e.name == "link" and e.fields == {"state": "back"}, timeout=10)
+    await events.wait(lambda e: e.name == "st")  # resynchronised
+    assert ble.client.connected
+    state = await wait_state(ble, lambda s: s.rev >= 0)
+    assert state.front == [0, 0] or state.front == [5, 0]  # the store may not have saved yet
+    await ble.close()
+    # the board advertises again once the central is gone, and takes a new connection
+    boards = await scan(3.0, settle=0.1)
+    assert [b.address for b in boards] == [vboard.ble_address]
+    again = await Board.open_ble(vboard.ble_address, timeout=3.0)
+    try:
+        await again.peg(1, 3)
+        assert (await again.state()).front[1] == 3
+    finally:
+        await again.close()
+
+
+# --- who may change the board ---------------------------------------------------------------
+
+
+def _calling(rgb: bytes) -> bool:
+    """The win hole double-blinks white while the board calls for a tap of deal."""
+    led = LED_OF_HOLE[WIN_HOLE]
+    r, g, b = rgb[3 * led:3 * led + 3]
+    return r == g == b and r > 100
+
+
+async def test_a_central_is_refused_until_the_deal_button_admits_it(
+        usb: Board, vboard: VirtualBoard) -> None:
+    name = board_name(vboard)
+    phone = await Board.open_ble(name, timeout=3.0, adapter="hci0")
+    at_usb, at_phone = Events(usb), Events(phone)
+    try:
+        assert await phone.state()  # reading is allowed
+        assert not (await phone.admission()).may_change
+        with pytest.raises(BoardRejected) as refused:
+            await phone.peg(0, 5)
+        assert refused.value.code == "denied" and "deal button" in refused.value.text
+        with SimControl(vboard.control) as sim:
+            sim.wait_frame(_calling, timeout=3)  # the board calls for a decision
+            sim.press(PINS["deal"], 60)
+        await at_phone.wait(lambda e: e.name == "admit" and e.fields["you"] == "1")
+        event = await at_usb.wait(lambda e: e.name == "admit")
+        assert event.fields == {"open": "0", "you": "1", "admitted": "1"}
+        await phone.peg(0, 5)
+        state = await usb.state()
+        assert state.front == [5, 0] and state.dealer == 0  # the tap did not pass the deal
+    finally:
+        await phone.close()
+    # the same device again: admitted at once; another device (adapter hci1): not
+    again = await Board.open_ble(name, timeout=3.0, adapter="hci0")
+    other = await Board.open_ble(name, timeout=3.0, adapter="hci1")
+    try:
+        assert (await again.admission()).you
+        assert not (await other.admission()).you
+        with pytest.raises(BoardRejected):
+            await other.undo()
+        # the owner forgets the admitted devices: refused again
+        cleared = Events(again)
+        assert (await usb.clear_admitted()).admitted == 0
+        await cleared.wait(lambda e: e.name == "admit" and e.fields["you"] == "0")
+        with pytest.raises(BoardRejected):
+            await again.peg(0, 1)
+    finally:
+        await again.close()
+        await other.close()
+
+
+async def test_bluefruit_control_pad(nus: Nus, usb: Board) -> None:
+    events = Events(usb)
+    await nus.write(pad_packet(1, True))  # not admitted: refused, nothing pressed
+    assert await nus.lines(1) == [DENIED]
+    await usb.set_open(True)
+    await nus.lines(1)  # ! admit open=1 ...
+    # a press and its release in one write: still a tap of A+ (+1 pending for player 0)
+    await nus.write(pad_packet(1, True) + pad_packet(1, False))
+    await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "A+", "a": "tap"})
+    await wait_state(usb, lambda s: s.pending == [1, 0])
+    await nus.write(pad_packet(3, True))  # B+ pressed, released a moment later
+    await asyncio.sleep(0.08)
+    await nus.write(pad_packet(3, False))
+    await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "B+", "a": "tap"})
+    await nus.write(pad_packet(7, True) + pad_packet(7, False))  # left: deal commits
+    state = await wait_state(usb, lambda s: s.front != [0, 0])
+    assert state.front == [1, 1] or state.front == [1, 0]  # B+ started a count: A's committed
+    await wait_state(usb, lambda s: s.front == [1, 1] and s.pending == [0, 0], timeout=4)
+    bad = pad_packet(2, True)[:4] + b"\x00"
+    await nus.write(bad)
+    lines = await nus.lines(1)
+    while lines[0].startswith(b"!"):
+        lines = await nus.lines(1)
+    assert lines == [b"err bad_line bad checksum\n"]
+    assert (await usb.state()).front == [1, 1]  # nothing was pressed
+
+
+# --- memory ------------------------------------------------------------------------------------
+
+
+def test_a_board_with_bluetooth_serves_a_game_in_an_80k_heap(bluetooth: FakeBluetooth) -> None:
+    """With Bluetooth (the link, two centrals' buffers, and the simulated radio's own module,
+    about 4 KB of a 32-bit board's heap that a board's built-in `bluetooth` does not take)
+    the firmware serves a game over USB and Bluetooth in an 80 KB heap (a 32-bit board's;
+    without Bluetooth: 64 KB, tests/test_host_e2e.py)."""
+    from test_host_e2e import raw_exchange
+
+    async def over_ble(name: str) -> list[int]:
+        board = await Board.open_ble(name, timeout=3.0)
+        try:
+            await board.peg(1, 3)
+            await board.frame()
+            return (await board.state()).front
+        finally:
+            await board.close()
+
+    with VirtualBoard(heap="80wK") as small:
+        bluetooth.bluez.add_board(small.control)
+        try:
+            lines = [b"#h%d peg %d %d\n" % (i, i % 2, 1 + i % 9) for i in range(30)]
+            replies = [r for r in raw_exchange(small.port, lines) if not r.startswith(b"!")]
+            assert all(b" ok " in r for r in replies), replies
+            raw_exchange(small.port, [b"admit open 1\n"])
+            front = asyncio.run(over_ble(board_name(small)))
+            assert front[1] > 0
+        finally:
+            bluetooth.bluez.remove_board(small.control)
