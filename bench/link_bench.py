@@ -36,6 +36,7 @@ import serial
 ROOT = Path(__file__).resolve().parents[1]
 try:
     from cribboard.api import Board
+    from cribboard.client import base36
     from cribboard.virtual import VirtualBoard
     from cribboard.virtual.interpreter import find_micropython
     from cribcore.layout import HOLES
@@ -43,6 +44,7 @@ except ImportError:  # not installed into this Python: use the source tree
     sys.path.insert(0, str(ROOT / "host"))
     sys.path.insert(0, str(ROOT / "firmware"))
     from cribboard.api import Board
+    from cribboard.client import base36
     from cribboard.virtual import VirtualBoard
     from cribboard.virtual.interpreter import find_micropython
     from cribcore.layout import HOLES
@@ -123,16 +125,6 @@ asyncio.run(probe())
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-        if not n:
-            return out
 
 
 class Ids:

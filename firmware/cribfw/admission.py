@@ -25,16 +25,7 @@ except ImportError:  # CPython
         return value
 
 
-try:
-    from time import ticks_diff, ticks_ms
-except ImportError:  # CPython: plain milliseconds
-    import time as _time
-
-    def ticks_ms():
-        return int(_time.monotonic() * 1000)
-
-    def ticks_diff(a, b):
-        return a - b
+from cribfw.clock import ticks_add, ticks_diff, ticks_ms
 
 
 WINDOW_MS = const(30000)  # how long a tap of deal admits the central that was refused
@@ -77,7 +68,7 @@ class Admission:
         if now is None:
             now = ticks_ms()
         self.candidate = link
-        self._until = now + WINDOW_MS
+        self._until = ticks_add(now, WINDOW_MS)  # ticks wrap: never plain +
 
     def take_tap(self, now=None):
         """A tap of deal: admit the waiting central and return True (the tap's usual action is

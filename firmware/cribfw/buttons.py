@@ -10,13 +10,7 @@ except ImportError:  # CPython
         return value
 
 
-try:
-    from time import ticks_diff
-except ImportError:  # CPython: plain integers that never wrap
-
-    def ticks_diff(a, b):  # type: ignore[misc]
-        return a - b
-
+from cribfw.clock import ticks_diff
 
 NONE = const(0)
 PRESS = const(1)  # went down (debounced)

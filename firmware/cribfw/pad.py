@@ -18,16 +18,7 @@ except ImportError:  # CPython
         return value
 
 
-try:
-    from time import ticks_diff, ticks_ms
-except ImportError:  # CPython: plain milliseconds
-    import time as _time
-
-    def ticks_ms():
-        return int(_time.monotonic() * 1000)
-
-    def ticks_diff(a, b):
-        return a - b
+from cribfw.clock import ticks_diff, ticks_ms
 
 
 LATCH_MS = const(60)  # a pad press reads as pressed at least this long (debounce is 20 ms)

@@ -19,14 +19,7 @@
 
 from cribcore.state import MAX_POINTS, BoardError
 from cribfw import buttons as B
-
-try:
-    from time import ticks_diff
-except ImportError:  # CPython
-
-    def ticks_diff(a, b):  # type: ignore[misc]
-        return a - b
-
+from cribfw.clock import ticks_diff
 
 PLAYER_KEYS = ("A", "B", "C")
 ACTION_NAMES = {B.TAP: b"tap", B.LONG: b"hold"}

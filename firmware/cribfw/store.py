@@ -82,16 +82,7 @@ except ImportError:  # a MicroPython build without binascii.crc32
 from cribcore.layout import TARGETS
 from cribcore.render import MAX_BUDGET_MA
 
-try:
-    from time import ticks_diff, ticks_ms
-except ImportError:  # CPython: plain milliseconds
-    import time as _time
-
-    def ticks_ms():
-        return int(_time.monotonic() * 1000)
-
-    def ticks_diff(a, b):
-        return a - b
+from cribfw.clock import ticks_diff, ticks_ms
 
 
 QUIET_MS = const(1000)

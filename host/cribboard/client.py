@@ -49,7 +49,8 @@ EventCallback = Callable[[Event], None]
 TransportFactory = Callable[[], Transport]
 
 
-def _base36(n: int) -> str:
+def base36(n: int) -> str:
+    """`n` in base 36 (lower case): how request ids are written."""
     digits = "0123456789abcdefghijklmnopqrstuvwxyz"
     out = ""
     while True:
@@ -171,7 +172,7 @@ class Client:
 
     def _new_id(self) -> str:
         self._next_id = (self._next_id + 1) % _ID_SPACE
-        return _base36(self._next_id)
+        return base36(self._next_id)
 
     async def request(self, verb: str, *args: int | str,
                       timeout: float | None = None) -> protocol.Line:
