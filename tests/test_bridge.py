@@ -43,12 +43,6 @@ async def running_bridge(*ports: str, **options: Any) -> AsyncIterator[Bridge]:
 
 
 @pytest.fixture
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
-
-
-@pytest.fixture
 async def bridge(vboard: VirtualBoard) -> AsyncIterator[Bridge]:
     async with running_bridge(vboard.port) as b:
         yield b

@@ -68,12 +68,6 @@ async def page(browser: Any) -> AsyncIterator[Any]:
     assert not errors, errors
 
 
-@pytest.fixture
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
-
-
 @pytest_asyncio.fixture(loop_scope="module")
 async def bridge(vboard: VirtualBoard) -> AsyncIterator[Bridge]:
     async with running_bridge(vboard.port) as b:

@@ -30,12 +30,6 @@ needs_node = pytest.mark.skipif(NODE is None, reason="no node (Node.js 18 or lat
 
 
 @pytest.fixture
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
-
-
-@pytest.fixture
 async def bridge(vboard: VirtualBoard) -> AsyncIterator[Bridge]:
     async with running_bridge(vboard.port) as b:
         yield b

@@ -22,12 +22,6 @@ GAP_S = 0.08
 
 
 @pytest.fixture
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
-
-
-@pytest.fixture
 def sim(vboard: VirtualBoard) -> Iterator[SimControl]:
     with SimControl(vboard.control) as control:
         yield control

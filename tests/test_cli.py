@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,6 @@ from cribboard.cli import main
 from cribboard.virtual import SimControl, VirtualBoard
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
-
-
-@pytest.fixture
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
 
 
 def run(*args: str, env: dict[str, str] | None = None,

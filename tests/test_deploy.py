@@ -6,10 +6,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import serial
 
 from cribboard.api import SyncBoard
@@ -17,12 +15,6 @@ from cribboard.deploy import plan
 from cribboard.firmware_build import built_files, source_files
 from cribboard.paths import firmware_dir
 from cribboard.virtual import VirtualBoard
-
-
-@pytest.fixture
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
 
 
 def changed_firmware(tmp_path: Path, version: str) -> Path:

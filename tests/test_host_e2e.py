@@ -24,12 +24,6 @@ from cribfw.store import QUIET_MS as STORE_QUIET_MS
 
 
 @pytest.fixture
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
-
-
-@pytest.fixture
 async def board(vboard: VirtualBoard) -> AsyncIterator[Board]:
     b = await Board.open(vboard.port, timeout=3.0)
     try:
