@@ -50,14 +50,7 @@ from cribcore.layout import HOLES  # noqa: E402  (after the import figures)
 from cribcore.render import Renderer  # noqa: E402
 from cribcore.state import NO_WINNER, Board  # noqa: E402
 from checks import FakePixels  # noqa: E402
-
-
-def busy_board():
-    b = Board()
-    b.set_pegs(0, 100, 90)  # second lap: the whole track glows, both skunk lines showing
-    b.set_pegs(1, 50, 45)
-    b.set_pending(1, 7)  # blinking preview
-    return b
+from mp_no_alloc import busy_board  # noqa: E402
 
 
 def measure_objects():

@@ -275,20 +275,9 @@ def test_bom_has_what_the_board_needs() -> None:
 # --- power ---------------------------------------------------------------------------------------
 
 
-class _Pixels:
-    ORDER = (1, 0, 2, 3)
-
-    def __init__(self) -> None:
-        self.buf = bytearray(3 * L.HOLES)
-        self.bpp = 3
-
-    def write(self) -> None:
-        pass
-
-
 def test_the_limiter_keeps_any_frame_within_the_budget() -> None:
     rng = random.Random(6)
-    renderer = Renderer(_Pixels(), brightness=255)
+    renderer = Renderer(hw.NullPixels(), brightness=255)
     for _ in range(300):
         lit = rng.randint(0, L.HOLES)
         frame = bytearray(3 * L.HOLES)

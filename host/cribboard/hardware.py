@@ -587,8 +587,8 @@ def wiring_svg(profile: Profile) -> str:
 # --- the power budget --------------------------------------------------------------------------
 
 
-class _Pixels:
-    """Just enough of neopixel.NeoPixel for the renderer."""
+class NullPixels:
+    """Just enough of neopixel.NeoPixel for the renderer (writes go nowhere)."""
 
     ORDER = (1, 0, 2, 3)
 
@@ -653,7 +653,7 @@ def _states() -> Iterator[tuple[Board, int, str]]:
 def power_figures() -> PowerFigures:
     """The power budget, computed with the firmware's own renderer and limiter."""
     budget = PROFILES["pico2w"].budget_ma
-    renderer = R.Renderer(_Pixels(), budget_ma=budget)
+    renderer = R.Renderer(NullPixels(), budget_ma=budget)
     best_sum, best_board, best_t, best_text = -1, Board(), 0, ""
     for board, t, text in _states():
         renderer.draw(board, t)
@@ -669,7 +669,7 @@ def power_figures() -> PowerFigures:
                     best_board.set_pending(p, board.pending[p])
 
     def shown(brightness: int, budget_ma: int) -> tuple[int, int]:
-        r = R.Renderer(_Pixels(), budget_ma=budget_ma, brightness=brightness)
+        r = R.Renderer(NullPixels(), budget_ma=budget_ma, brightness=brightness)
         r.draw(best_board, best_t)
         r.show()
         return int(r.estimated_ma), int(r.scale)
@@ -677,7 +677,7 @@ def power_figures() -> PowerFigures:
     default_ma, default_scale = shown(R.DEFAULT_BRIGHTNESS, budget)
     full_natural, _ = shown(255, R.MAX_BUDGET_MA)
     full_ma, full_scale = shown(255, budget)
-    white = R.Renderer(_Pixels(), budget_ma=budget, brightness=255)
+    white = R.Renderer(NullPixels(), budget_ma=budget, brightness=255)
     white.frame[:] = bytes([255] * (3 * L.HOLES))
     white.show()
     idle = R.DEFAULT_IDLE_MA * L.HOLES
@@ -826,7 +826,7 @@ def board_png(path: Path) -> None:
     draw.rounded_rectangle((*px(0, 0), *px(W, H)), radius=4 * s, outline=(70, 46, 30),
                            width=int(0.8 * s))
     # The LEDs, lit by the firmware's renderer.
-    renderer = R.Renderer(_Pixels())
+    renderer = R.Renderer(NullPixels())
     renderer.draw(sample_game(), 0)
     frame = renderer.frame
     glow = Image.new("RGB", size, (0, 0, 0))
