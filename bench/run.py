@@ -1,7 +1,8 @@
 """`make bench`: run the core benchmark on the real MicroPython interpreter and print a report.
 
 Runs bench/core_bench.py on MicroPython's unix port (MICROPYPATH = firmware, tests/core), then
-finds the smallest `-X heapsize` in which the core's MicroPython tests still pass. Prints figures
+finds the smallest `-X heapsize` in which the core's MicroPython tests still pass, with the core
+compiled to .mpy as `cribboard deploy` puts it on a board and from source. Prints figures
 only: nothing here asserts speed (the unix port on a desktop is far faster than a board's MCU).
 """
 
@@ -32,16 +33,16 @@ HEAP_STEPS = list(range(8, 65, 4))  # in wK: K words, scaled to 32-bit words (1w
 Figures = dict[str, list[list[str]]]
 
 
-def mp_env() -> dict[str, str]:
-    path = f"{ROOT / 'firmware'}:{ROOT / 'tests' / 'core'}:.frozen"
+def mp_env(firmware: Path) -> dict[str, str]:
+    path = f"{firmware}:{ROOT / 'tests' / 'core'}:.frozen"
     return dict(os.environ, MICROPYPATH=path)
 
 
-def run_mp(exe: Path, args: list[str], heap_wk: int | None = None,
-           timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_mp(exe: Path, args: list[str], heap_wk: int | None = None, timeout: float = 60,
+           firmware: Path = ROOT / "firmware") -> subprocess.CompletedProcess[str]:
     opts = ["-X", f"heapsize={heap_wk}wK"] if heap_wk else []
     return subprocess.run([str(exe), *opts, *args], capture_output=True, text=True,
-                          env=mp_env(), timeout=timeout, cwd=ROOT)
+                          env=mp_env(firmware), timeout=timeout, cwd=ROOT)
 
 
 def run_bench(exe: Path) -> Figures:
@@ -56,9 +57,10 @@ def run_bench(exe: Path) -> Figures:
     return figures
 
 
-def tests_pass(exe: Path, heap_wk: int) -> tuple[bool, str]:
-    """Run the core tests in a heap of `heap_wk`; (passed, why not)."""
-    result = run_mp(exe, [str(ROOT / "tests" / "core" / "mprun.py"), *CORE_TESTS], heap_wk)
+def tests_pass(exe: Path, heap_wk: int, firmware: Path) -> tuple[bool, str]:
+    """Run the core tests in a heap of `heap_wk`, the core from `firmware`; (passed, why not)."""
+    result = run_mp(exe, [str(ROOT / "tests" / "core" / "mprun.py"), *CORE_TESTS], heap_wk,
+                    firmware=firmware)
     out = result.stdout + result.stderr
     passed = result.returncode == 0 and "FAIL" not in result.stdout
     if passed:
@@ -76,7 +78,8 @@ def heap_bytes(exe: Path, heap_wk: int) -> int:
     return int(result.stdout.strip())
 
 
-def find_heap_floor(exe: Path) -> tuple[dict[int, bool], int | None, int | None, str]:
+def find_heap_floor(exe: Path, firmware: Path
+                    ) -> tuple[dict[int, bool], int | None, int | None, str]:
     """Coarse scan of HEAP_STEPS, then 1wK steps below the smallest passing step.
 
     Returns (coarse results, smallest coarse step from which all larger steps pass,
@@ -84,7 +87,7 @@ def find_heap_floor(exe: Path) -> tuple[dict[int, bool], int | None, int | None,
     coarse: dict[int, bool] = {}
     reasons: dict[int, str] = {}
     for wk in HEAP_STEPS:
-        coarse[wk], reasons[wk] = tests_pass(exe, wk)
+        coarse[wk], reasons[wk] = tests_pass(exe, wk, firmware)
     floor = None
     for wk in reversed(HEAP_STEPS):
         if not coarse[wk]:
@@ -95,7 +98,7 @@ def find_heap_floor(exe: Path) -> tuple[dict[int, bool], int | None, int | None,
     exact = floor
     why = reasons.get(floor - 4, "")
     for wk in range(floor - 1, max(floor - 4, 0), -1):
-        ok, reason = tests_pass(exe, wk)
+        ok, reason = tests_pass(exe, wk, firmware)
         if not ok:
             why = reason
             break
@@ -161,17 +164,22 @@ def main() -> None:
           f"(whole interpreter + bench)")
 
     print(f"\n5. Smallest heap for the core's MicroPython tests ({' '.join(CORE_TESTS)})")
-    coarse, floor, exact, why = find_heap_floor(exe)
-    print("   " + "  ".join(f"{wk}wK:{'ok' if ok else 'FAIL'}" for wk, ok in coarse.items()))
-    if floor is None or exact is None:
-        print(f"   no size up to {HEAP_STEPS[-1]}wK passes: {why}")
-    else:
-        print(f"   smallest in steps of 4wK: {floor}wK; in steps of 1wK: {exact}wK "
+    from cribboard import firmware_build
+
+    for label, firmware in (("core as .mpy (as deployed)", firmware_build.build()),
+                            ("core from source", ROOT / "firmware")):
+        coarse, floor, exact, why = find_heap_floor(exe, firmware)
+        print(f"   {label}:")
+        print("     " + "  ".join(f"{wk}wK:{'ok' if ok else 'FAIL'}" for wk, ok in coarse.items()))
+        if floor is None or exact is None:
+            print(f"     no size up to {HEAP_STEPS[-1]}wK passes: {why}")
+            continue
+        print(f"     smallest in steps of 4wK: {floor}wK; in steps of 1wK: {exact}wK "
               f"= {exact} KB on a 32-bit board ({heap_bytes(exe, exact)} bytes of heap here)")
         if why:
-            print(f"   at {exact - 1}wK: {why}")
-    if floor is not None and any(coarse[wk] for wk in HEAP_STEPS if wk < floor):
-        print("   note: a smaller size passed too: passing is not monotonic (fragmentation)")
+            print(f"     at {exact - 1}wK: {why}")
+        if any(coarse[wk] for wk in HEAP_STEPS if wk < floor):
+            print("     note: a smaller size passed too: passing is not monotonic (fragmentation)")
 
     print(f"\n(benchmark took {time.monotonic() - started:.1f} s)")
 

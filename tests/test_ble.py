@@ -321,3 +321,23 @@ def test_a_board_with_bluetooth_serves_a_game_in_an_80k_heap(bluetooth: FakeBlue
             assert front[1] > 0
         finally:
             bluetooth.bluez.remove_board(small.control)
+
+
+async def test_fake_bluez_radio_requests_survive_a_cancelled_one(vboard: VirtualBoard) -> None:
+    """A discovery loop cancelled mid-request leaves its reply in the stream: the next request
+    must get its own reply, not the cancelled ble-info's."""
+    from cribboard.virtual.fakebluez import _Radio
+
+    radio = _Radio(vboard.control, lambda _radio, _words: None)
+    await radio.open()
+    try:
+        cancelled = asyncio.create_task(radio.request("ble-info"))
+        await asyncio.sleep(0)  # it holds the lock and has written its request
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        words = await radio.request("ble-disconnect 999")
+        assert words[:2] == ["error", "not-connected"]
+        assert (await radio.info()).address == vboard.ble_address
+    finally:
+        await radio.close()

@@ -180,6 +180,7 @@ class _Radio:
         self.control = control
         self._on_event = on_event
         self._lock = asyncio.Lock()
+        self._owed = 0  # replies still to come for requests already written
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._events: asyncio.Task[None] | None = None
@@ -214,8 +215,15 @@ class _Radio:
             if self._writer is None or self._reader is None or self.closed:
                 raise _BlueZError("org.bluez.Error.NotReady", "the board is gone")
             try:
+                # Replies come in order: first drop those owed to requests whose caller gave
+                # up (a discovery loop cancelled mid-request), or this one would read theirs.
+                while self._owed:
+                    await asyncio.wait_for(self._reader.readline(), 5.0)
+                    self._owed -= 1
                 self._writer.write(line.encode() + b"\n")
+                self._owed += 1
                 reply = await asyncio.wait_for(self._reader.readline(), 5.0)
+                self._owed -= 1
             except (OSError, asyncio.TimeoutError) as err:
                 raise _BlueZError("org.bluez.Error.Failed", f"radio: {err}") from err
             if not reply:
