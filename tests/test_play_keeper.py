@@ -14,6 +14,7 @@ import pytest
 from cribboard.api import Board, BoardState
 from cribboard.cli import main
 from cribboard.play.scorekeeper import Scorekeeper
+from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, THREE_PLAYER
 from cribboard.rules import count_hand, parse_card, parse_cards
 from cribboard.virtual import VirtualBoard
 
@@ -175,7 +176,7 @@ def test_make_run_starts_the_scorekeeper_on_the_virtual_board() -> None:
 
 async def test_three_players_count_round_from_the_pone(vboard: VirtualBoard) -> None:
     async with await Board.open(vboard.port) as board:
-        keeper = Scorekeeper(board, output=lambda text: None, players=3)
+        keeper = Scorekeeper(board, output=lambda text: None, game=THREE_PLAYER)
         await keeper.start()
         state = await typed(keeper, "d p")  # purple deals: blue, orange, purple, the crib
         assert state.players == 3 and state.dealer == 2
@@ -184,3 +185,68 @@ async def test_three_players_count_round_from_the_pone(vboard: VirtualBoard) -> 
         state = await typed(keeper, "p3", "4", "6", "8", "2")
         assert state.front[:3] == [4, 6, 13] and state.dealer == 0
         assert keeper.whose() == "orange's hand"
+
+
+async def test_four_players_in_partnerships_peg_for_their_side(vboard: VirtualBoard) -> None:
+    async with await Board.open(vboard.port) as board:
+        await board.new_game(121, 3)  # another game on the board: four players start anew
+        keeper = Scorekeeper(board, output=lambda text: None, game=FOUR_PLAYER)
+        await keeper.start()
+        state = await keeper.board.state()
+        assert state.players == 2 and "game of four, in partnerships" in keeper.messages[0]
+        state = await typed(keeper, "d o1")  # orange 1 won the cut
+        assert state.dealer == 1
+        assert [keeper.whose(step) for step in range(5)] == [
+            "blue 2's hand", "orange 2's hand", "blue 1's hand", "orange 1's hand",
+            "orange 1's crib"]
+        state = await typed(keeper, "b2", "o3")  # the play: by side
+        assert state.front[:2] == [2, 3] and keeper.messages == ["orange pegs 3"]
+        state = await typed(keeper, "6", "4", "8", "2 5H 5S 5C JD 5D")
+        # blue 2 6, orange 2 4, blue 1 8, orange 1 claims 2 of a 29: muggins for blue
+        assert state.front[:2] == [16, 9]
+        assert any("MUGGINS!" in m and "m: blue takes them" in m for m in keeper.messages)
+        state = await typed(keeper, "m")
+        assert state.front[:2] == [16 + 27, 9]
+        state = await typed(keeper, "5")  # orange 1's crib; the deal passes to blue 2
+        assert state.front[:2] == [43, 14] and state.dealer == 0
+        assert keeper.name(keeper.turn.dealer) == "blue 2"
+        assert keeper.whose() == "orange 2's hand"
+        state = await typed(keeper, "j")  # his heels: blue 2's side
+        assert state.front[:2] == [45, 14]
+        state = await typed(keeper, "u", "u")  # heels, then the crib and the deal
+        assert state.dealer == 1 and keeper.whose() == "orange 1's crib"
+        assert await keeper.handle("d x1") and "the players are b/o" in keeper.messages[0]
+
+
+async def test_five_card_game_pone_bonus_and_three_card_hands(vboard: VirtualBoard) -> None:
+    async with await Board.open(vboard.port) as board:
+        keeper = Scorekeeper(board, output=lambda text: None, game=FIVE_CARD)
+        await keeper.start(new=True)
+        state = await keeper.board.state()
+        assert state.target == 61 and state.front[:2] == [0, 0]
+        assert "five-card game to 61" in keeper.messages[0] and keeper.turn.bonus_due
+        state = await typed(keeper, "d o")  # orange deals: the bonus waits for the deal
+        assert state.front[:2] == [0, 0] and state.dealer == 1
+        assert "blue pegs 3 with the first entry" in keeper.status()[1]
+        state = await typed(keeper, "o2")  # the first entry: blue, the pone, gets 3 first
+        assert state.front[:2] == [3, 2] and not keeper.turn.bonus_due
+        assert keeper.messages[0] == "blue, the pone, pegs 3 for the first deal"
+        state = await typed(keeper, "u")  # one undo takes both back; the bonus is due again
+        assert state.front[:2] == [0, 0] and keeper.turn.bonus_due
+        state = await typed(keeper, "o2", "17")  # no three-card hand counts 17
+        assert keeper.messages == ["no hand counts 17"] and state.front[:2] == [3, 2]
+        state = await typed(keeper, "c 5H 5S JD 5D")  # blue's hand: 3 cards and the starter
+        assert state.front[:2] == [3 + 15, 2]
+        assert any("= 15" in m for m in keeper.messages)
+        assert await keeper.handle("c 2H 3H 4H 6D 9S") and "three cards, then the starter" in \
+            keeper.messages[0]
+        state = await typed(keeper, "c 2H 3H 4H")  # orange's hand with the starter 5D
+        assert state.front[1] == 2 + count_hand(parse_cards("2H 3H 4H"), parse_card("5D")).total
+        state = await typed(keeper, "c 2C 7C 8C 9C")  # the crib has four cards
+        assert state.dealer == 0 and not keeper.turn.bonus_due  # once per game
+
+
+def test_keep_rejects_a_five_card_game_for_three(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keep", "--virtual", "--players", "3", "--five-card"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["cribboard: the five-card game is for two players"]

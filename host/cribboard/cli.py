@@ -123,7 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
                            "if a board is plugged in")
         table.add_argument("--target", type=int, choices=(61, 121), help="points to play to "
                            "(default: keep: the board's game; play: 121)")
-    keep.add_argument("--players", type=int, choices=(2, 3), default=2)
+    keep.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
+                      help="2, 3, or 4 in two partnerships (partners opposite; default 2)")
+    keep.add_argument("--five-card", action="store_true", help="the five-card game: two "
+                      "players, three-card hands, the pone's 3 at the start, to 61")
     keep.add_argument("--new", action="store_true", help="start a new game even if the board "
                       "shows one in progress")
     play.add_argument("--seed", type=int, help="random seed for the deals")
@@ -226,11 +229,14 @@ def _run_command(args: argparse.Namespace) -> int:
     if command == "serve":
         return bridge_cli.run(args)
     if command == "keep":
-        from cribboard.play.scorekeeper import run_scorekeeper
+        from cribboard.play.scorekeeper import run_scorekeeper, table_game
 
+        try:
+            game = table_game(args.players, args.five_card)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
         return run_scorekeeper(port=args.port, virtual=args.virtual, target=args.target,
-                               players=args.players, new=args.new, color=color,
-                               timeout=args.timeout)
+                               game=game, new=args.new, color=color, timeout=args.timeout)
     if command == "play":
         from cribboard.play.driver import run_play
 
@@ -345,6 +351,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(_ble_before_command(argv))
     try:
         return _run_command(args)
+    except UsageError as err:  # as argparse's own: one line, exit status 2
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 2
     except CribboardError as err:
         print(f"{PROG}: {err}", file=sys.stderr)
         return 1

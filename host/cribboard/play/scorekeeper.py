@@ -7,6 +7,10 @@ play are a colour letter and the points. Cards can be typed in to be counted, an
 claimed with its cards is checked: points overlooked can be taken by the opponent (muggins).
 After each change the board is drawn again, as its LEDs show it.
 
+Two or three players, four in two partnerships (blue 1 and blue 2 against orange 1 and orange 2,
+partners opposite: the board shows the two sides), and the five-card game (three-card hands, the
+pone's 3 once at the start, to 61).
+
     12          the next hand in the show counts 12 (0 for nothing; 19 means nothing too)
     b5  o7      blue / orange pegs 5 / 7 in the play (b alone: 1, for a go or the last card)
     j           his heels: the dealer pegs 2
@@ -40,6 +44,7 @@ from cribboard.play.screen import CLEAR, terminal_input, terminal_output
 from cribboard.rules.cards import Card, format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.show import HandCount, count_hand
+from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
 from cribboard.terminal import PLAYER_NAMES, describe_state, draw_frame
 
 KEYS = """\
@@ -56,7 +61,9 @@ KEYS = """\
   ?  help     q  quit"""
 
 IMPOSSIBLE = (19, 25, 26, 27)
-"""Counts no hand or crib can make (19 is the table's word for nothing)."""
+"""Counts no four-card hand or crib can make (19 is the table's word for nothing)."""
+IMPOSSIBLE_THREE = (16, 17, 18, 19, 21, 22, 23, 24, 25, 26, 27, 28, 29)
+"""Counts no three-card hand (five-card game) can make with its starter: 0-15 and 20 can."""
 _PEG = re.compile(r"^(?P<who>[a-z]+)\s*(?P<points>\d*)$")
 _ALIASES = {"count": "c", "starter": "s", "heels": "j", "nibs": "j", "muggins": "m",
             "deal": "d", "new": "n"}
@@ -78,7 +85,9 @@ class Turn:
     seen: tuple[tuple[Card, str], ...] = ()
     """Cards typed in this deal, and whose they were (to catch a card typed twice)."""
     overlooked: tuple[int, int] | None = None
-    """After a short claim: (who may take the points, how many)."""
+    """After a short claim: (the side that may take the points, how many)."""
+    bonus_due: bool = False
+    """Five-card game: the pone's 3 not pegged yet (it goes on once the deal is settled)."""
 
 
 @dataclass(frozen=True)
@@ -92,18 +101,22 @@ class _Entry:
 
 class Scorekeeper:
     """The table app on an open board. `input` and `output` default to the terminal; tests pass
-    their own. `where` says which board this is."""
+    their own. `where` says which board this is. `game` is the form of cribbage at the table
+    (see `table_game`); `target` None keeps the board's target (the five-card game: 61)."""
 
     def __init__(self, board: Board, *, input: Callable[[str], str] | None = None,
                  output: Callable[[str], None] | None = None, color: bool = False,
-                 where: str = "", target: int | None = None, players: int = 2) -> None:
+                 where: str = "", target: int | None = None,
+                 game: Variant = STANDARD) -> None:
         self.board = board
         self._input = input or terminal_input
         self._output = output or terminal_output
         self.color = color
         self.where = where
-        self.target = target
-        self.players = players
+        self.game = game
+        self.target = target or (game.target if game.pone_bonus else None)
+        self.players = game.sides
+        """How many pegs the board moves: the players, or the two partnerships."""
         self.turn = Turn(dealer=0)
         self.state: BoardState | None = None
         self.history: list[_Entry] = []
@@ -114,17 +127,24 @@ class Scorekeeper:
     # --- names and order ---------------------------------------------------------------------
 
     @property
-    def n(self) -> int:
-        return self.state.players if self.state else self.players
+    def seats(self) -> int:
+        """How many people play (the turn's dealer and the show order count seats)."""
+        return self.game.players
 
-    def name(self, player: int) -> str:
-        return PLAYER_NAMES[player]
+    def side(self, seat: int) -> int:
+        """The board's player a seat pegs for: itself, or its partnership."""
+        return self.game.side_of(seat)
+
+    def name(self, seat: int) -> str:
+        if self.game.partnerships:
+            return f"{PLAYER_NAMES[self.side(seat)]} {seat // 2 + 1}"
+        return PLAYER_NAMES[seat]
 
     def show_order(self, dealer: int | None = None) -> list[tuple[int, bool]]:
-        """(player, is the crib) in counting order: from the pone round to the dealer, then the
+        """(seat, is the crib) in counting order: from the pone round to the dealer, then the
         dealer's crib."""
         dealer = self.turn.dealer if dealer is None else dealer
-        n = self.n
+        n = self.seats
         return [((dealer + 1 + i) % n, False) for i in range(n)] + [(dealer, True)]
 
     def whose(self, step: int | None = None) -> str:
@@ -133,7 +153,15 @@ class Scorekeeper:
 
     @property
     def pone(self) -> int:
-        return (self.turn.dealer + 1) % self.n
+        return (self.turn.dealer + 1) % self.seats
+
+    def _seat_dealing(self, side: int, after: int) -> int:
+        """The first seat from `after` on (round the table) that pegs for `side`."""
+        for step in range(self.seats):
+            seat = (after + step) % self.seats
+            if self.side(seat) == side:
+                return seat
+        raise Problem(f"no seat plays for {PLAYER_NAMES[side]}")
 
     # --- the board -----------------------------------------------------------------------------
 
@@ -145,12 +173,18 @@ class Scorekeeper:
         await self.board.peg(player, points)
         self._changes += 1
 
-    async def _deal_to(self, player: int | None) -> int:
+    async def _deal_to(self, seat: int) -> int:
+        """The deal goes to `seat`; the board's dealer lamp shows its side."""
         before = self.state.dealer if self.state else -1
-        dealer = await self.board.set_dealer(player)
+        dealer = await self.board.set_dealer(self.side(seat))
         if dealer != before:
             self._changes += 1
-        return dealer
+        return seat
+
+    def _fresh_turn(self, dealer_side: int) -> Turn:
+        """Deal 1 of a new game: the side the board says deals, its first seat."""
+        return Turn(dealer=self._seat_dealing(dealer_side, 0),
+                    bonus_due=self.game.pone_bonus > 0)
 
     async def start(self, new: bool = False) -> None:
         """Read the board: go on with a game in progress (unless `new`, or another target or
@@ -163,18 +197,35 @@ class Scorekeeper:
             await self.board.new_game(target, self.players)
             state = await self._read()
             fresh = True
-        self.turn = Turn(dealer=state.dealer)
         if fresh:
-            other = PLAYER_NAMES[(state.dealer + 1) % state.players][0]
-            self.messages = [f"new game to {state.target}. Cut for the deal: "
-                             f"{self.name(state.dealer)} deals (d {other} if "
-                             f"{self.name((state.dealer + 1) % state.players)} does)."]
+            self.turn = self._fresh_turn(state.dealer)
+            self.messages = [f"new {self._game_words()}to {state.target}. " + self._cut_text()]
         else:
-            scores = ", ".join(f"{self.name(p)} {state.front[p]}" for p in range(state.players))
+            self.turn = Turn(dealer=self._seat_dealing(state.dealer, 0))
+            scores = ", ".join(f"{PLAYER_NAMES[p]} {state.front[p]}"
+                               for p in range(state.players))
             self.messages = [f"going on with the game on the board: {scores}; "
-                             f"{self.name(state.dealer)} deals (u takes back the board's "
+                             f"{self.name(self.turn.dealer)} deals (u takes back the board's "
                              "last change)"]
         self._rev = state.rev
+
+    def _game_words(self) -> str:
+        if self.game.pone_bonus:
+            return "five-card game "
+        return "game of four, in partnerships, " if self.game.partnerships else "game "
+
+    def _cut_text(self) -> str:
+        dealer = self.turn.dealer
+        other = (dealer + 1) % self.seats
+        text = (f"Cut for the deal: {self.name(dealer)} deals (d {self._letter(other)} if "
+                f"{self.name(other)} does).")
+        if self.turn.bonus_due:
+            text += f" The pone pegs {self.game.pone_bonus} once the deal is settled."
+        return text
+
+    def _letter(self, seat: int) -> str:
+        letter = PLAYER_NAMES[self.side(seat)][0]
+        return f"{letter}{seat // 2 + 1}" if self.game.partnerships else letter
 
     # --- one line of input ---------------------------------------------------------------------
 
@@ -228,8 +279,9 @@ class Scorekeeper:
         state = await self._read()
         if self._rev >= 0 and state.rev != self._rev:
             self.history.clear()  # our undo steps no longer line up with the board's
-            if state.dealer != self.turn.dealer:
-                self.turn = Turn(dealer=state.dealer, deal_no=self.turn.deal_no + 1)
+            if state.dealer != self.side(self.turn.dealer):
+                self.turn = Turn(dealer=self._seat_dealing(state.dealer, self.turn.dealer + 1),
+                                 deal_no=self.turn.deal_no + 1)
             self.messages.append("the board was changed on the board itself")
         self._rev = state.rev
 
@@ -237,6 +289,8 @@ class Scorekeeper:
         word = text.lower()
         words = word.split()
         head = _ALIASES.get(words[0], words[0])
+        if self.turn.bonus_due and head not in ("d", "n"):
+            await self._pone_bonus()
         if head.isdigit():
             return await self._count(int(head), words[1:])
         if head == "c":
@@ -261,11 +315,28 @@ class Scorekeeper:
         return await self._count(None, [str(card) for card in cards])
 
     def _player(self, word: str) -> int:
-        for i in range(self.n):
+        """The board's player (a side) named by a colour or its first letter."""
+        for i in range(self.players):
             if word in (PLAYER_NAMES[i], PLAYER_NAMES[i][0]):
                 return i
-        letters = "/".join(PLAYER_NAMES[i][0] for i in range(self.n))
+        letters = "/".join(PLAYER_NAMES[i][0] for i in range(self.players))
         raise Problem(f"{word!r}? the players are {letters}; ? shows the keys")
+
+    def _dealer_seat(self, word: str) -> int:
+        """The seat named after d: a colour (the next seat of that side), or with four
+        players also the seat's number (o2)."""
+        if self.game.partnerships and word[-1:] in ("1", "2"):
+            side, number = self._player(word[:-1]), int(word[-1])
+            return side + 2 * (number - 1)
+        return self._seat_dealing(self._player(word), self.turn.dealer + 1)
+
+    async def _pone_bonus(self) -> None:
+        """Five-card game: the pone pegs 3 at the start of the game's first deal, once."""
+        self._game_over()
+        pone, points = self.pone, self.game.pone_bonus
+        await self._peg(self.side(pone), points)
+        self.turn = dataclasses.replace(self.turn, bonus_due=False)
+        self.messages.append(f"{self.name(pone)}, the pone, pegs {points} for the first deal")
 
     async def _pegging(self, who: str, points_text: str) -> str:
         player = self._player(who)
@@ -273,8 +344,8 @@ class Scorekeeper:
         if not 1 <= points <= 29:
             raise Problem("pegging points are 1..29")
         await self._peg(player, points)
-        self.messages.append(f"{self.name(player)} pegs {points}")
-        return f"{self.name(player)} {points}"
+        self.messages.append(f"{PLAYER_NAMES[player]} pegs {points}")
+        return f"{PLAYER_NAMES[player]} {points}"
 
     def _game_over(self) -> None:
         if self.state is not None and self.state.winner is not None:
@@ -291,8 +362,9 @@ class Scorekeeper:
         if card_words:
             counted = self._count_cards(card_words, crib, whose)
         elif claim is None:
-            raise Problem("c needs the cards: c 5H 5S 5C JD 5D (the starter last)")
-        if claim in IMPOSSIBLE and counted is None:
+            raise Problem(f"c needs the cards: c {self._example()} (the starter last)")
+        impossible = IMPOSSIBLE if crib or self.game.kept == 4 else IMPOSSIBLE_THREE
+        if claim in impossible and counted is None:
             if claim != 19:
                 raise Problem(f"no hand counts {claim}")
             self.messages.append("nineteen: nothing, then")
@@ -310,31 +382,38 @@ class Scorekeeper:
                 points = actual
                 self.messages.append(f"{whose} has {actual}, not {claim}: pegged {actual}")
             else:
-                taker = (player + 1) % self.n
+                taker = (self.side(player) + 1) % self.players
                 overlooked = (taker, actual - claim)
                 self.messages.append(
                     f"MUGGINS! {whose} has {actual}, not {claim}: {actual - claim} overlooked. "
-                    f"m: {self.name(taker)} takes them; or u, then type the count again")
+                    f"m: {PLAYER_NAMES[taker]} takes them; or u, then type the count again")
         if points:
-            await self._peg(player, points)
+            await self._peg(self.side(player), points)
         if counted is None or points != counted.total:
             self.messages.append(f"{whose}: {points}" if points else f"{whose}: nothing")
         await self._next_step(overlooked)
         return f"{whose} {points}"
 
+    def _example(self) -> str:
+        return "5H 5S JD 5D" if self.game.kept == 3 else "5H 5S 5C JD 5D"
+
     def _count_cards(self, words: list[str], crib: bool, whose: str) -> HandCount:
         cards = parse_cards(words)
-        if len(cards) == 5:
-            hand, starter = cards[:4], cards[4]
+        size = 4 if crib else self.game.kept
+        if len(cards) == size + 1:
+            hand, starter = cards[:size], cards[size]
             if self.turn.starter is not None and starter != self.turn.starter:
                 self.messages.append(f"(the starter was {self.turn.starter}; counted with "
                                      f"{starter})")
-        elif len(cards) == 4:
+        elif len(cards) == size:
             if self.turn.starter is None:
-                raise Problem("and the starter? type it last (c 5H 5S 5C JD 5D), or s 5D first")
+                raise Problem(f"and the starter? type it last (c {self._example()}), or s 5D "
+                              "first")
             hand, starter = cards, self.turn.starter
         else:
-            raise Problem(f"{whose}: four cards, then the starter, not {len(cards)} cards")
+            words_for = {3: "three", 4: "four"}
+            raise Problem(f"{whose}: {words_for[size]} cards, then the starter, not "
+                          f"{len(cards)} cards")
         for card in hand:
             if card == starter:
                 raise Problem(f"{card} is the starter, it cannot be in {whose} too")
@@ -357,7 +436,7 @@ class Scorekeeper:
         if self.state is not None and self.state.winner is not None:
             self.turn = dataclasses.replace(self.turn, step=step - 1, overlooked=overlooked)
             return
-        dealer = await self._deal_to(None)
+        dealer = await self._deal_to((self.turn.dealer + 1) % self.seats)
         self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no + 1, overlooked=overlooked)
         self.messages.append(f"the deal passes to {self.name(dealer)}")
 
@@ -372,13 +451,13 @@ class Scorekeeper:
         self.messages.append(f"starter {card}")
         if card.rank == 11:
             self._game_over()
-            await self._peg(self.turn.dealer, 2)
+            await self._peg(self.side(self.turn.dealer), 2)
             self.messages.append(f"his heels: {self.name(self.turn.dealer)} pegs 2")
         return f"starter {card}"
 
     async def _heels(self) -> str:
         self._game_over()
-        await self._peg(self.turn.dealer, 2)
+        await self._peg(self.side(self.turn.dealer), 2)
         self.messages.append(f"his heels: {self.name(self.turn.dealer)} pegs 2")
         return "his heels"
 
@@ -392,18 +471,20 @@ class Scorekeeper:
         self._game_over()
         await self._peg(taker, points)
         self.turn = dataclasses.replace(self.turn, overlooked=None)
-        self.messages.append(f"muggins: {self.name(taker)} takes {points}")
-        return f"muggins {self.name(taker)} {points}"
+        self.messages.append(f"muggins: {PLAYER_NAMES[taker]} takes {points}")
+        return f"muggins {PLAYER_NAMES[taker]} {points}"
 
     async def _deal(self, words: list[str]) -> str:
         if len(words) > 1:
             raise Problem("d, or d and a player: d o")
         if words:
-            dealer = await self._deal_to(self._player(words[0]))
-            self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no)
+            dealer = await self._deal_to(self._dealer_seat(words[0]))
+            self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no,
+                             bonus_due=self.turn.bonus_due)
         else:
-            dealer = await self._deal_to(None)
-            self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no + 1)
+            dealer = await self._deal_to((self.turn.dealer + 1) % self.seats)
+            self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no + 1,
+                             bonus_due=self.turn.bonus_due)
         self.messages.append(f"{self.name(dealer)} deals, {self.name(self.pone)} counts first")
         return f"{self.name(dealer)} deals"
 
@@ -413,13 +494,11 @@ class Scorekeeper:
             if words[0] not in ("61", "121") or len(words) > 1:
                 raise Problem("n, or n 61 / n 121")
             target = int(words[0])
-        await self.board.new_game(target, self.n)
+        await self.board.new_game(target, self.players)
         self._changes += 1
         state = await self._read()
-        self.turn = Turn(dealer=state.dealer)
-        other = (state.dealer + 1) % state.players
-        self.messages.append(f"new game to {state.target}: {self.name(state.dealer)} deals "
-                             f"(d {PLAYER_NAMES[other][0]} if {self.name(other)} does)")
+        self.turn = self._fresh_turn(state.dealer)
+        self.messages.append(f"new {self._game_words()}to {state.target}. " + self._cut_text())
         return "new game"
 
     async def _undo(self) -> None:
@@ -430,7 +509,8 @@ class Scorekeeper:
                 self.messages.append("nothing to undo")
                 return
             state = await self._read()
-            self.turn = Turn(dealer=state.dealer, deal_no=self.turn.deal_no)
+            self.turn = Turn(dealer=self._seat_dealing(state.dealer, self.turn.dealer),
+                             deal_no=self.turn.deal_no)
             self._rev = state.rev
             self.messages.append("undone: the board's last change")
             return
@@ -458,9 +538,12 @@ class Scorekeeper:
         show = f"show: 12⏎ counts {rest[0]}" + (f", then {', '.join(rest[1:])}"
                                                   if rest[1:] else "")
         if turn.step == 0:
-            letters = " / ".join(f"{PLAYER_NAMES[p][0]}2" for p in range(self.n))
+            letters = " / ".join(f"{PLAYER_NAMES[p][0]}2" for p in range(self.players))
             show = f"play: {letters} pegs 2 (letter alone: 1) · {show}"
-        return [line, show, "c 5H 5S 5C JD 5D counts cards · u undo · ? keys · q quit"]
+        if turn.bonus_due:
+            show = (f"{self.name(self.pone)} pegs {self.game.pone_bonus} with the first entry "
+                    f"(d first if another deals) · {show}")
+        return [line, show, f"c {self._example()} counts cards · u undo · ? keys · q quit"]
 
     async def draw(self) -> None:
         """Show the board, the scores, the last messages and the status."""
@@ -496,8 +579,21 @@ def _breakdown(count: HandCount, whose: str) -> str:
     return f"{whose} {format_cards(count.hand)} + {count.starter}: {what} = {count.total}"
 
 
+def table_game(players: int = 2, five_card: bool = False) -> Variant:
+    """The form of the game for `cribboard keep --players N [--five-card]`: two, three, or four
+    players in partnerships; the five-card game is for two. Raises ValueError otherwise."""
+    if five_card:
+        if players != 2:
+            raise ValueError("the five-card game is for two players")
+        return FIVE_CARD
+    games = {2: STANDARD, 3: THREE_PLAYER, 4: FOUR_PLAYER}
+    if players not in games:
+        raise ValueError(f"2, 3 or 4 players, not {players}")
+    return games[players]
+
+
 def run_scorekeeper(*, port: str | None = None, virtual: bool = False,
-                    target: int | None = None, players: int = 2, new: bool = False,
+                    target: int | None = None, game: Variant = STANDARD, new: bool = False,
                     color: bool = False, timeout: float = 2.0) -> int:
     """`cribboard keep`: find a board (or start the virtual one), say which, keep the score."""
 
@@ -507,7 +603,7 @@ def run_scorekeeper(*, port: str | None = None, virtual: bool = False,
             builtins.print(f"playing on {chosen.description}", flush=True)
             async with await Board.open(chosen.port, timeout=timeout) as board:
                 keeper = Scorekeeper(board, color=color, where=chosen.description,
-                                     target=target, players=players)
+                                     target=target, game=game)
                 return await keeper.run(new)
 
     try:
