@@ -65,7 +65,7 @@ def test_list_without_a_bluetooth_stack_says_so_in_one_line(
 
 
 def test_commands_that_need_usb_refuse_ble(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--ble", "deploy"]) == 1
+    assert main(["--ble", "deploy"]) == 2  # a usage error, as argparse exits
     assert "deploy needs a USB link" in capsys.readouterr().err
 
 
