@@ -18,7 +18,7 @@ pone's 3 once at the start, to 61).
     c 5H 5S 5C JD [5D]      count these cards for the next hand in the show
     12 5H 5S 5C JD [5D]     a claimed count with its cards: checked
     m           muggins: the opponent takes the points just overlooked
-    d   d o     pass the deal on / orange deals
+    d   d o     pass the deal on / orange deals (four players: d o2, the seat)
     u           undo the last entry
     n   n 61    a new game (to 121 or 61)
     ?           help
@@ -55,7 +55,7 @@ KEYS = """\
   c 5H 5S 5C JD [5D]    count these cards for the next hand (starter last, or set by s)
   12 5H 5S 5C JD [5D]   a claimed count with its cards: checked, muggins if short
   m             muggins: the opponent takes the points just overlooked
-  d   d o       pass the deal on / orange deals
+  d   d o       pass the deal on / orange deals (four players: d o2)
   u             undo the last entry
   n   n 61      new game (to 121, or 61)
   ?  help     q  quit"""
