@@ -114,7 +114,8 @@ class Scorekeeper:
         self.color = color
         self.where = where
         self.game = game
-        self.target = target or (game.target if game.pone_bonus else None)
+        # A form with a target of its own (five-card: 61) plays to it; else the board's game.
+        self.target = target or (game.target if game.target != STANDARD.target else None)
         self.players = game.sides
         """How many pegs the board moves: the players, or the two partnerships."""
         self.turn = Turn(dealer=0)
