@@ -21,12 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-try:
-    from cribboard.rules import allhands
-except ImportError:  # not installed into this Python: use the source tree
-    sys.path.insert(0, str(ROOT / "host"))
-    from cribboard.rules import allhands
+from cribboard.rules import allhands
 from cribboard.rules.cards import deck
 from cribboard.rules.show import count_hand
 

@@ -17,23 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-try:
-    from cribboard.api import Board
-    from cribboard.ble import NUS_RX, NUS_SERVICE, NUS_TX
-    from cribboard.virtual import SimControl, VirtualBoard
-    from cribboard.virtual.fakebluez import fake_bluetooth
-except ImportError:  # not installed into this Python: use the source tree
-    sys.path.insert(0, str(ROOT / "host"))
-    sys.path.insert(0, str(ROOT / "firmware"))
-    from cribboard.api import Board
-    from cribboard.ble import NUS_RX, NUS_SERVICE, NUS_TX
-    from cribboard.virtual import SimControl, VirtualBoard
-    from cribboard.virtual.fakebluez import fake_bluetooth
+from cribboard.api import Board
+from cribboard.ble import NUS_RX, NUS_SERVICE, NUS_TX
+from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual.fakebluez import fake_bluetooth
 
 ROUND_TRIPS = 300
 WARM_UP = 20

@@ -20,22 +20,12 @@ import asyncio
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-try:
-    import aiohttp
+import aiohttp
 
-    from cribboard.bridge.server import Bridge
-    from cribboard.virtual import VirtualBoard
-except ImportError:  # not installed into this Python: use the source tree
-    sys.path.insert(0, str(ROOT / "host"))
-    sys.path.insert(0, str(ROOT / "firmware"))
-    import aiohttp
-
-    from cribboard.bridge.server import Bridge
-    from cribboard.virtual import VirtualBoard
+from cribboard.bridge.server import Bridge
+from cribboard.virtual import VirtualBoard
 
 BOARD_EVENTS = 1000
 IN_FLIGHT = 8

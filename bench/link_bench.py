@@ -34,20 +34,11 @@ from pathlib import Path
 import serial
 
 ROOT = Path(__file__).resolve().parents[1]
-try:
-    from cribboard.api import Board
-    from cribboard.client import base36
-    from cribboard.virtual import VirtualBoard
-    from cribboard.virtual.interpreter import find_micropython
-    from cribcore.layout import HOLES
-except ImportError:  # not installed into this Python: use the source tree
-    sys.path.insert(0, str(ROOT / "host"))
-    sys.path.insert(0, str(ROOT / "firmware"))
-    from cribboard.api import Board
-    from cribboard.client import base36
-    from cribboard.virtual import VirtualBoard
-    from cribboard.virtual.interpreter import find_micropython
-    from cribcore.layout import HOLES
+from cribboard.api import Board
+from cribboard.client import base36
+from cribboard.virtual import VirtualBoard
+from cribboard.virtual.interpreter import find_micropython
+from cribcore.layout import HOLES
 
 ROUND_TRIPS = 2000  # a p99 of 1000 samples is the 10th worst: too noisy to compare
 WARM_UP = 50

@@ -8,18 +8,14 @@ only: nothing here asserts speed (the unix port on a desktop is far faster than 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-try:
-    from cribboard.virtual.interpreter import find_micropython
-except ImportError:  # not installed into this Python: use the source tree
-    sys.path.insert(0, str(ROOT / "host"))
-    from cribboard.virtual.interpreter import find_micropython
+from cribboard.virtual.interpreter import find_micropython
+from link_bench import mp_env  # bench/link_bench.py
 
 FRAMES = 2000
 SCORES = 5000
@@ -31,11 +27,6 @@ CORE_TESTS = ["test_layout", "test_state", "test_render", "mp_no_alloc"]
 HEAP_STEPS = list(range(8, 65, 4))  # in wK: K words, scaled to 32-bit words (1wK = 4 KB there)
 
 Figures = dict[str, list[list[str]]]
-
-
-def mp_env(firmware: Path) -> dict[str, str]:
-    path = f"{firmware}:{ROOT / 'tests' / 'core'}:.frozen"
-    return dict(os.environ, MICROPYPATH=path)
 
 
 def run_mp(exe: Path, args: list[str], heap_wk: int | None = None, timeout: float = 60,
