@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench typecheck hardware clean
+.PHONY: run test lint bench typecheck hardware clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: $(STAMP) browser dbus
+test: lint browser dbus
 	$(BIN)/python -m pytest
+
+# The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
+lint: $(STAMP)
+	$(BIN)/ruff format --check --quiet host firmware tests bench
+	$(BIN)/ruff check --quiet host firmware tests bench
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

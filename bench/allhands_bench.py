@@ -47,8 +47,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs of the fast table")
     args = parser.parse_args()
     n = allhands.COMBINATIONS
-    print(f"all four-card hands x starters: {n:,} combinations"
-          f"{' (counted as cribs)' if args.crib else ''}")
+    print(
+        f"all four-card hands x starters: {n:,} combinations"
+        f"{' (counted as cribs)' if args.crib else ''}"
+    )
 
     times = []
     for _ in range(args.runs):
@@ -56,16 +58,19 @@ def main() -> int:
         fast = allhands.all_hands_table(crib=args.crib)
         times.append(time.perf_counter() - started)
     assert sum(fast) == n
-    print(f"fast table, in process: best {min(times):.3f} s, median "
-          f"{sorted(times)[len(times) // 2]:.3f} s of {args.runs} runs")
+    print(
+        f"fast table, in process: best {min(times):.3f} s, median "
+        f"{sorted(times)[len(times) // 2]:.3f} s of {args.runs} runs"
+    )
     command = [str(Path(sys.executable).parent / "cribboard"), "count", "--all-hands"]
     if args.crib:
         command.append("--crib")
     started = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     wall = time.perf_counter() - started
-    printed = {int(a): int(b) for a, b, *_ in (line.split() for line in out.splitlines())
-               if a.isdigit()}
+    printed = {
+        int(a): int(b) for a, b, *_ in (line.split() for line in out.splitlines()) if a.isdigit()
+    }
     assert printed == dict(enumerate(fast)), "the command's table differs"
     print(f"`{' '.join(command[-3:])}` wall clock, process start to exit: {wall:.3f} s")
 
@@ -75,8 +80,10 @@ def main() -> int:
             parts = list(pool.map(starter_table, [(i, args.crib) for i in range(52)]))
         slow_time = time.perf_counter() - started
         slow = [sum(column) for column in zip(*parts)]
-        print(f"straightforward, all {n:,} counted with count_hand on {args.jobs} process(es): "
-              f"{slow_time:.1f} s wall")
+        print(
+            f"straightforward, all {n:,} counted with count_hand on {args.jobs} process(es): "
+            f"{slow_time:.1f} s wall"
+        )
         print("tables equal exactly" if slow == fast else "TABLES DIFFER")
         for score, (a, b) in enumerate(zip(fast, slow)):
             if a != b:
@@ -85,19 +92,28 @@ def main() -> int:
 
     rng = random.Random(args.seed)
     started = time.perf_counter()
-    sampled = allhands.straightforward_table(allhands.random_combinations(args.sample, rng),
-                                             crib=args.crib)
+    sampled = allhands.straightforward_table(
+        allhands.random_combinations(args.sample, rng), crib=args.crib
+    )
     slow_time = time.perf_counter() - started
     estimate = slow_time / args.sample * n
-    print(f"straightforward on a random sample of {args.sample:,}: {slow_time:.1f} s, "
-          f"{1e6 * slow_time / args.sample:.1f} us each")
-    print(f"   extrapolated to all {n:,}: {estimate:.0f} s (~{estimate / 60:.1f} min), an "
-          "estimate, not a run (--full runs it)")
-    print(f"speed-up: {estimate / min(times):,.0f}x in process, {estimate / wall:,.0f}x against "
-          "the whole command")
+    print(
+        f"straightforward on a random sample of {args.sample:,}: {slow_time:.1f} s, "
+        f"{1e6 * slow_time / args.sample:.1f} us each"
+    )
+    print(
+        f"   extrapolated to all {n:,}: {estimate:.0f} s (~{estimate / 60:.1f} min), an "
+        "estimate, not a run (--full runs it)"
+    )
+    print(
+        f"speed-up: {estimate / min(times):,.0f}x in process, {estimate / wall:,.0f}x against "
+        "the whole command"
+    )
     worst = max(abs(sampled[s] / args.sample - fast[s] / n) for s in range(len(fast)))
-    print(f"sample agrees with the exact table: largest difference in a score's share "
-          f"{100 * worst:.3f} percentage points")
+    print(
+        f"sample agrees with the exact table: largest difference in a score's share "
+        f"{100 * worst:.3f} percentage points"
+    )
     return 0
 
 

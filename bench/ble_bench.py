@@ -72,7 +72,8 @@ class Raw:
         from bleak import BleakClient, BleakScanner
 
         device = await BleakScanner.find_device_by_filter(
-            lambda d, a: a.local_name == name and NUS_SERVICE in a.service_uuids, timeout=5)
+            lambda d, a: a.local_name == name and NUS_SERVICE in a.service_uuids, timeout=5
+        )
         assert device is not None
         client = BleakClient(device)
         await client.connect()
@@ -89,12 +90,12 @@ class Raw:
         assert isinstance(self.client, BleakClient)
         self.data.clear()
         for start in range(0, len(line), PACKET):
-            await self.client.write_gatt_char(NUS_RX, line[start:start + PACKET], response=False)
+            await self.client.write_gatt_char(NUS_RX, line[start : start + PACKET], response=False)
         while self.data.count(b"\n") < lines:
             self.arrived.clear()
             try:
                 await asyncio.wait_for(self.arrived.wait(), 5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise RuntimeError(f"no answer to {line!r}: {bytes(self.data)!r}") from None
         return bytes(self.data)
 
@@ -191,26 +192,37 @@ def main() -> None:
         times["raw frame, MTU 185 (757 B)"] = asyncio.run(big_mtu(vboard))
 
     print(f"\n1. Bytes per line and packets of {PACKET} bytes (ATT MTU 23), as the board sent them")
-    print(f"   {'request':<24}{'bytes':>6}{'writes':>8}{'   reply+events bytes':>22}"
-          f"{'notifications':>15}")
+    print(
+        f"   {'request':<24}{'bytes':>6}{'writes':>8}{'   reply+events bytes':>22}"
+        f"{'notifications':>15}"
+    )
     for what, req, req_packets, answer, sent in rows:
         mark = "" if req_packets == 1 else "  (more than one write)"
         print(f"   {what:<24}{req:>6}{req_packets:>8}{answer:>22}{sent:>15}{mark}")
     pad = b"!B11:"
     print(f"   {'control pad packet':<24}{len(pad):>6}{packets(len(pad)):>8}")
-    for event in (b"! st r=12 t=121 n=2 d=0 w=-1 x=0 f=20,5 b=12,0 g=0,0 q=0,0 u=3 x2=0\n",
-                  b"! cfg bright=100 budget=400\n", b"! admit open=0 you=1 admitted=1\n",
-                  b"! btn n=A+ a=tap\n"):
+    for event in (
+        b"! st r=12 t=121 n=2 d=0 w=-1 x=0 f=20,5 b=12,0 g=0,0 q=0,0 u=3 x2=0\n",
+        b"! cfg bright=100 budget=400\n",
+        b"! admit open=0 you=1 admitted=1\n",
+        b"! btn n=A+ a=tap\n",
+    ):
         name = event.split()[1].decode()
-        print(f"   {'! ' + name + ' event':<24}{len(event):>6}{'':>8}{'':>22}"
-              f"{packets(len(event)):>15}")
+        print(
+            f"   {'! ' + name + ' event':<24}{len(event):>6}{'':>8}{'':>22}"
+            f"{packets(len(event)):>15}"
+        )
 
-    print(f"\n2. Round trip through bleak + D-Bus + fake BlueZ + radio + firmware "
-          f"({ROUND_TRIPS} each)")
+    print(
+        f"\n2. Round trip through bleak + D-Bus + fake BlueZ + radio + firmware "
+        f"({ROUND_TRIPS} each)"
+    )
     print(f"   {'':<30}{'median':>10}{'p99':>10}")
     for key, values in times.items():
-        print(f"   {key:<30}{1000 * percentile(values, 0.5):>8.2f}ms"
-              f"{1000 * percentile(values, 0.99):>8.2f}ms")
+        print(
+            f"   {key:<30}{1000 * percentile(values, 0.5):>8.2f}ms"
+            f"{1000 * percentile(values, 0.99):>8.2f}ms"
+        )
     print(f"\n(BLE benchmark took {time.monotonic() - started:.1f} s)")
 
 

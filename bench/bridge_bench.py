@@ -66,6 +66,7 @@ class Subscriber:
             while self.count < count:
                 self.changed.clear()
                 await self.changed.wait()
+
         await asyncio.wait_for(reach(), timeout)
         return time.perf_counter()
 
@@ -79,8 +80,9 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def board_events(bridge: Bridge, session: aiohttp.ClientSession,
-                       subs: list[Subscriber]) -> tuple[float, float]:
+async def board_events(
+    bridge: Bridge, session: aiohttp.ClientSession, subs: list[Subscriber]
+) -> tuple[float, float]:
     url = bridge.url
     base = [s.count for s in subs]
     sent = 0
@@ -103,23 +105,35 @@ async def board_events(bridge: Bridge, session: aiohttp.ClientSession,
 
 
 async def fanout_events(bridge: Bridge, subs: list[Subscriber]) -> float:
-    state: dict[str, Any] = {"rev": 0, "target": 121, "players": 2, "dealer": 0,
-                             "winner": None, "result": "playing", "front": [0, 0],
-                             "back": [0, 0], "games": [0, 0], "pending": [0, 0], "undo": 0,
-                             "skunk_double": False}
+    state: dict[str, Any] = {
+        "rev": 0,
+        "target": 121,
+        "players": 2,
+        "dealer": 0,
+        "winner": None,
+        "result": "playing",
+        "front": [0, 0],
+        "back": [0, 0],
+        "games": [0, 0],
+        "pending": [0, 0],
+        "undo": 0,
+        "skunk_double": False,
+    }
     base = [s.count for s in subs]
     started = time.perf_counter()
     for i in range(FANOUT_EVENTS):
-        bridge.hub.publish({"type": "state", "board": "bench",
-                            "state": {**state, "rev": 10**6 + i}})
+        bridge.hub.publish(
+            {"type": "state", "board": "bench", "state": {**state, "rev": 10**6 + i}}
+        )
         if i % 200 == 199:
             await asyncio.sleep(0)  # let the writers and readers run
     ends = [await s.wait_count(b + FANOUT_EVENTS) for s, b in zip(subs, base)]
     return FANOUT_EVENTS / (max(ends) - started)
 
 
-async def latency(bridge: Bridge, session: aiohttp.ClientSession,
-                  sub: Subscriber) -> tuple[list[float], list[float]]:
+async def latency(
+    bridge: Bridge, session: aiohttp.ClientSession, sub: Subscriber
+) -> tuple[list[float], list[float]]:
     to_event: list[float] = []
     round_trip: list[float] = []
     for i in range(WARM_UP + LATENCY_SAMPLES):
@@ -153,18 +167,28 @@ async def run() -> None:
                 for sub in subs:
                     await sub.stop()
 
-    print("\nbridge benchmark (cribboard serve on 127.0.0.1, the virtual board, two WebSocket "
-          "subscribers in this process)")
-    print(f"1. from the board: {from_board:,.0f} events/s reach both subscribers "
-          f"({BOARD_EVENTS} changes over HTTP, {IN_FLIGHT} in flight: "
-          f"{http_rate:,.0f} requests/s; each is a board round trip plus a state read)")
-    print(f"2. fan-out alone:  {fanout:,.0f} events/s to both subscribers "
-          f"({FANOUT_EVENTS} state messages published into the hub)")
-    print(f"3. HTTP peg -> its state event at a subscriber, {LATENCY_SAMPLES} one at a time: "
-          f"median {statistics.median(to_event):.2f} ms, p90 {pct(to_event, 0.9):.2f} ms, "
-          f"p99 {pct(to_event, 0.99):.2f} ms, worst {max(to_event):.2f} ms")
-    print(f"   (the HTTP round trip itself: median {statistics.median(round_trip):.2f} ms, "
-          f"p99 {pct(round_trip, 0.99):.2f} ms)")
+    print(
+        "\nbridge benchmark (cribboard serve on 127.0.0.1, the virtual board, two WebSocket "
+        "subscribers in this process)"
+    )
+    print(
+        f"1. from the board: {from_board:,.0f} events/s reach both subscribers "
+        f"({BOARD_EVENTS} changes over HTTP, {IN_FLIGHT} in flight: "
+        f"{http_rate:,.0f} requests/s; each is a board round trip plus a state read)"
+    )
+    print(
+        f"2. fan-out alone:  {fanout:,.0f} events/s to both subscribers "
+        f"({FANOUT_EVENTS} state messages published into the hub)"
+    )
+    print(
+        f"3. HTTP peg -> its state event at a subscriber, {LATENCY_SAMPLES} one at a time: "
+        f"median {statistics.median(to_event):.2f} ms, p90 {pct(to_event, 0.9):.2f} ms, "
+        f"p99 {pct(to_event, 0.99):.2f} ms, worst {max(to_event):.2f} ms"
+    )
+    print(
+        f"   (the HTTP round trip itself: median {statistics.median(round_trip):.2f} ms, "
+        f"p99 {pct(round_trip, 0.99):.2f} ms)"
+    )
 
 
 def main() -> None:

@@ -33,6 +33,7 @@ def emit(key, *values):
 
 # --- 4. heap used by the core: measured first, before anything else is imported -------------
 
+
 def measure_imports():
     base = heap()
     last = base
@@ -46,11 +47,12 @@ def measure_imports():
 
 measure_imports()
 
+from checks import FakePixels  # noqa: E402
+from mp_no_alloc import busy_board  # noqa: E402
+
 from cribcore.layout import HOLES  # noqa: E402  (after the import figures)
 from cribcore.render import Renderer  # noqa: E402
 from cribcore.state import NO_WINNER, Board  # noqa: E402
-from checks import FakePixels  # noqa: E402
-from mp_no_alloc import busy_board  # noqa: E402
 
 
 def measure_objects():
@@ -67,6 +69,7 @@ def measure_objects():
 
 
 # --- timing helpers ---------------------------------------------------------------------------
+
 
 def samples(n):
     return array("I", bytes(4 * n))
@@ -86,6 +89,7 @@ def measure_timer_overhead(n):
 
 
 # --- 1. time per frame --------------------------------------------------------------------------
+
 
 def measure_frames(board, renderer, n):
     render = renderer.render
@@ -113,11 +117,14 @@ def measure_frames(board, renderer, n):
     report("render", t_render, n)
     report("draw", t_draw, n)
     report("show", t_show, n)
-    emit("frame_lit", sum(1 for h in range(HOLES) if renderer.frame[3 * h : 3 * h + 3] != b"\0\0\0"))
+    emit(
+        "frame_lit", sum(1 for h in range(HOLES) if renderer.frame[3 * h : 3 * h + 3] != b"\0\0\0")
+    )
     emit("frame_estimated_ma", renderer.estimated_ma, renderer.scale)
 
 
 # --- 2. time per score ------------------------------------------------------------------------
+
 
 def measure_scores(n):
     board = Board()
@@ -145,13 +152,14 @@ def measure_scores(n):
 
 # --- 3. allocation per operation (gc disabled, mem_alloc before/after) ------------------------
 
+
 def alloc_loop_baseline(n):
     board = Board()
     gc.collect()
     gc.disable()
     a = mem_alloc()
     for i in range(n):
-        t = i * FRAME_STEP_MS
+        _t = i * FRAME_STEP_MS
         if board.winner != NO_WINNER:
             pass
     b = mem_alloc()
@@ -190,8 +198,12 @@ def measure_alloc_scores(n):
 
 
 def main():
-    emit("version", sys.implementation.version[0], sys.implementation.version[1],
-         sys.implementation.version[2])
+    emit(
+        "version",
+        sys.implementation.version[0],
+        sys.implementation.version[1],
+        sys.implementation.version[2],
+    )
     emit("word_bytes", 8 if sys.maxsize > 2**32 else 4)
     board, renderer = measure_objects()
     measure_timer_overhead(1000)

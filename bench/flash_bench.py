@@ -27,6 +27,7 @@ PICOW_BLOCKS = 212  # Pico W: 848 KiB littlefs (the smallest supported board)
 
 # --- the MicroPython part ------------------------------------------------------------------------
 
+
 class CountingFlash:
     """A NOR-like RAM block device (extended protocol): counts erases per block and programs."""
 
@@ -38,21 +39,21 @@ class CountingFlash:
         self.data = bytearray(blocks * block_size)
         self.erased = b"\xff" * block_size
         for block in range(blocks):  # as shipped: erased
-            self.data[block * block_size:(block + 1) * block_size] = self.erased
+            self.data[block * block_size : (block + 1) * block_size] = self.erased
         self.erases = array("I", [0] * blocks)
         self.programs = 0
         self.program_bytes = 0
 
     def readblocks(self, block, buf, offset=0):
         at = block * self.block_size + offset
-        buf[:] = memoryview(self.data)[at:at + len(buf)]
+        buf[:] = memoryview(self.data)[at : at + len(buf)]
 
     def writeblocks(self, block, buf, offset=None):
         if offset is None:  # the simple protocol: erase, then program the whole block
             self.ioctl(6, block)
             offset = 0
         at = block * self.block_size + offset
-        self.data[at:at + len(buf)] = buf
+        self.data[at : at + len(buf)] = buf
         self.programs += 1
         self.program_bytes += len(buf)
 
@@ -63,7 +64,7 @@ class CountingFlash:
             return self.block_size
         if op == 6:  # erase
             at = arg * self.block_size
-            self.data[at:at + self.block_size] = self.erased
+            self.data[at : at + self.block_size] = self.erased
             self.erases[arg] += 1
         return 0
 
@@ -124,8 +125,11 @@ def play_game(table, rand, buttons):
                 break
             table.wait(rand.between(3000, 6000))
             score(table, (pone, b.dealer)[i % 2], rand.between(1, 2), buttons)
-        shows = ((pone, rand.between(0, 10)), (b.dealer, rand.between(0, 10)),
-                 (b.dealer, rand.between(0, 8)))  # hands about 5 points, the crib about 4
+        shows = (
+            (pone, rand.between(0, 10)),
+            (b.dealer, rand.between(0, 10)),
+            (b.dealer, rand.between(0, 8)),
+        )  # hands about 5 points, the crib about 4
         for k in range(3):
             player, points = shows[k]
             if b.winner >= 0 or not points:
@@ -174,6 +178,7 @@ def mp_main(firmware):
     import gc
     import os
     import time
+
     import vfs
 
     from cribfw.store import MAX_MS, QUIET_MS, STATE_DIR, Store
@@ -200,9 +205,21 @@ def mp_main(firmware):
             deals += play_game(table, rand, style != "host")
         wear = [flash.erases[i] - base[i] for i in range(flash.blocks)]
         wear.sort()
-        print("style", style, games, deals, table.changes, store.saves, sum(wear),
-              flash.program_bytes - base_bytes, wear[-1], wear[len(wear) // 2],
-              sum(1 for n in wear if n), free, table.now // 1000)
+        print(
+            "style",
+            style,
+            games,
+            deals,
+            table.changes,
+            store.saves,
+            sum(wear),
+            flash.program_bytes - base_bytes,
+            wear[-1],
+            wear[len(wear) // 2],
+            sum(1 for n in wear if n),
+            free,
+            table.now // 1000,
+        )
         # Boot: reading the saved game back (on this desktop; a board's MCU is slower).
         t = time.ticks_us()
         Store(root).load(table.board.__class__(), table.settings)
@@ -215,6 +232,7 @@ def mp_main(firmware):
 
 # --- the CPython part ----------------------------------------------------------------------------
 
+
 def run_on_micropython():
     import os
     import subprocess
@@ -225,17 +243,29 @@ def run_on_micropython():
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, MICROPYPATH="%s:.frozen" % (root / "firmware"))
     result = subprocess.run(
-        [str(find_micropython()), "-X", "heapsize=2048wK", str(root / "bench" / "flash_bench.py"),
-         str(root / "firmware")],
-        capture_output=True, text=True, env=env, timeout=600, cwd=root)
+        [
+            str(find_micropython()),
+            "-X",
+            "heapsize=2048wK",
+            str(root / "bench" / "flash_bench.py"),
+            str(root / "firmware"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=root,
+    )
     lines = {}
     for line in result.stdout.splitlines():
         words = line.split()
         if words:
             lines.setdefault(words[0], []).append(words[1:])
     if result.returncode != 0 or "done" not in lines:
-        raise SystemExit("flash_bench.py on MicroPython failed (exit %d):\n%s%s"
-                         % (result.returncode, result.stdout, result.stderr))
+        raise SystemExit(
+            "flash_bench.py on MicroPython failed (exit %d):\n%s%s"
+            % (result.returncode, result.stdout, result.stderr)
+        )
     return lines
 
 
@@ -271,8 +301,11 @@ def time_to_restored_frame(repeats=15):
 
     with tempfile.TemporaryDirectory() as tmp:
         image = Path(tmp) / "flash.img"
-        with VirtualBoard(flash=image, on_frame=on_frame) as vb, \
-                SimControl(vb.control) as sim, serial.Serial(vb.port, timeout=5) as link:
+        with (
+            VirtualBoard(flash=image, on_frame=on_frame) as vb,
+            SimControl(vb.control) as sim,
+            serial.Serial(vb.port, timeout=5) as link,
+        ):
             for i in range(40):  # mid-game: 40 moves, a 40-step undo history
                 exchange(link, b"peg %d %d" % (i % 2, 1 + i % 5))
             exchange(link, b"deal")
@@ -293,11 +326,15 @@ def time_to_restored_frame(repeats=15):
         for _ in range(3):
             frames.clear()
             t0 = time.monotonic()
-            with VirtualBoard(flash=image, on_frame=on_frame) as vb, \
-                    SimControl(vb.control) as sim:
+            with VirtualBoard(flash=image, on_frame=on_frame) as vb, SimControl(vb.control) as sim:
                 starts.append(first_after(t0, saved, sim))
-    return statistics.median(resets), min(resets), max(resets), statistics.median(starts), \
-        store_field
+    return (
+        statistics.median(resets),
+        min(resets),
+        max(resets),
+        statistics.median(starts),
+        store_field,
+    )
 
 
 def main():
@@ -307,59 +344,119 @@ def main():
     print("cribboard flash benchmark")
     fig = run_on_micropython()
     quiet, max_ms, blocks, block = (int(v) for v in fig["config"][0])
-    print("\n1. The store's writes and wear (littlefs2 set up as MicroPython's rp2 port does: "
-          "%d x %d KiB blocks as on a Pico 2 W, progsize 256, block_cycles 100; the firmware "
-          "tree on it)" % (blocks, block // 1024))
+    print(
+        "\n1. The store's writes and wear (littlefs2 set up as MicroPython's rp2 port does: "
+        "%d x %d KiB blocks as on a Pico 2 W, progsize 256, block_cycles 100; the firmware "
+        "tree on it)" % (blocks, block // 1024)
+    )
     minutes = [int(v[-1]) / int(v[1]) / 60 for v in fig["style"]]
-    print("   save %d ms after the last change, at most %d ms after the first; scripted "
-          "121-point games, %.0f-%.0f minutes of play each" % (
-              quiet, max_ms, min(minutes), max(minutes)))
-    print("   %-22s %6s %6s %8s %7s %8s %9s   %s" % (
-        "per game", "games", "deals", "changes", "saves", "erases", "KiB prog", "run: blocks "
-        "erased, erases of the median / most erased block"))
-    names = {"host": "host pegs each score", "buttons": "+1 button presses",
-             "nodebounce": "presses, no debounce"}
+    print(
+        "   save %d ms after the last change, at most %d ms after the first; scripted "
+        "121-point games, %.0f-%.0f minutes of play each"
+        % (quiet, max_ms, min(minutes), max(minutes))
+    )
+    print(
+        "   %-22s %6s %6s %8s %7s %8s %9s   %s"
+        % (
+            "per game",
+            "games",
+            "deals",
+            "changes",
+            "saves",
+            "erases",
+            "KiB prog",
+            "run: blocks erased, erases of the median / most erased block",
+        )
+    )
+    names = {
+        "host": "host pegs each score",
+        "buttons": "+1 button presses",
+        "nodebounce": "presses, no debounce",
+    }
     per_game = {}
     for values in fig["style"]:
         style = values[0]
         g, deals, changes, saves, erases, prog, worst, median, worn, free, _ = (
-            int(v) for v in values[1:])
+            int(v) for v in values[1:]
+        )
         per_game[style] = (g, saves / g, erases / g, worst, median, free)
-        print("   %-22s %6d %6.1f %8.1f %7.1f %8.1f %9.1f   %d of %d, %d / %d" % (
-            names[style], g, deals / g, changes / g, saves / g, erases / g, prog / g / 1024,
-            worn, blocks, median, worst))
-    print("\n   Wear per year of nightly play: %d games a night, %d a year; NOR flash lasts "
-          "about %dk erase cycles per block" % (GAMES_PER_YEAR // 365, GAMES_PER_YEAR,
-                                                 ENDURANCE // 1000))
+        print(
+            "   %-22s %6d %6.1f %8.1f %7.1f %8.1f %9.1f   %d of %d, %d / %d"
+            % (
+                names[style],
+                g,
+                deals / g,
+                changes / g,
+                saves / g,
+                erases / g,
+                prog / g / 1024,
+                worn,
+                blocks,
+                median,
+                worst,
+            )
+        )
+    print(
+        "\n   Wear per year of nightly play: %d games a night, %d a year; NOR flash lasts "
+        "about %dk erase cycles per block"
+        % (GAMES_PER_YEAR // 365, GAMES_PER_YEAR, ENDURANCE // 1000)
+    )
     for style in ("host", "buttons", "nodebounce"):
         g, saves, erases, worst, median, free = per_game[style]
         year = erases * GAMES_PER_YEAR
         spread = year / free
         picow_free = free - (PICO2W_BLOCKS - PICOW_BLOCKS)
         worst_year = worst * GAMES_PER_YEAR / g
-        print("   %-22s %6.0f saves, %6.0f erases a year; spread over %d free blocks: %4.0f "
-              "cycles/block/year (%.0f years to %dk)" % (
-                  names[style], saves * GAMES_PER_YEAR, year, free, spread, ENDURANCE / spread,
-                  ENDURANCE // 1000))
-        print("   %-22s most erased block at that rate: %4.0f cycles/year (%.0f years); on a Pico "
-              "W (848 KiB, %d free blocks) spread: %4.0f (%.0f years)" % (
-                  "", worst_year, ENDURANCE / worst_year, picow_free, year / picow_free,
-                  ENDURANCE * picow_free / year))
+        print(
+            "   %-22s %6.0f saves, %6.0f erases a year; spread over %d free blocks: %4.0f "
+            "cycles/block/year (%.0f years to %dk)"
+            % (
+                names[style],
+                saves * GAMES_PER_YEAR,
+                year,
+                free,
+                spread,
+                ENDURANCE / spread,
+                ENDURANCE // 1000,
+            )
+        )
+        print(
+            "   %-22s most erased block at that rate: %4.0f cycles/year (%.0f years); on a Pico "
+            "W (848 KiB, %d free blocks) spread: %4.0f (%.0f years)"
+            % (
+                "",
+                worst_year,
+                ENDURANCE / worst_year,
+                picow_free,
+                year / picow_free,
+                ENDURANCE * picow_free / year,
+            )
+        )
     for style, us in fig["load_us"]:
         if style == "host":
-            print("   reading the saved game at boot (Store.load, unix port on this desktop): "
-                  "%.2f ms" % (int(us) / 1000))
+            print(
+                "   reading the saved game at boot (Store.load, unix port on this desktop): "
+                "%.2f ms" % (int(us) / 1000)
+            )
 
     median, fastest, slowest, start, source = time_to_restored_frame()
-    print("\n2. Power-on to the restored board on the LEDs (virtual board; a 40-move game with "
-          "its undo history)")
-    print("   hard reset (SIGKILL + new interpreter) -> first frame: median %.0f ms "
-          "(%.0f..%.0f ms, 15 resets); hello says store=%s" % (
-              median * 1000, fastest * 1000, slowest * 1000, source))
-    print("   launcher start (VirtualBoard(flash=...)) -> first frame: median %.0f ms (3 starts)"
-          % (start * 1000))
-    print("   the first frame after each restart is the restored game itself (compared byte for "
-          "byte with the frame shown when it was saved)")
+    print(
+        "\n2. Power-on to the restored board on the LEDs (virtual board; a 40-move game with "
+        "its undo history)"
+    )
+    print(
+        "   hard reset (SIGKILL + new interpreter) -> first frame: median %.0f ms "
+        "(%.0f..%.0f ms, 15 resets); hello says store=%s"
+        % (median * 1000, fastest * 1000, slowest * 1000, source)
+    )
+    print(
+        "   launcher start (VirtualBoard(flash=...)) -> first frame: median %.0f ms (3 starts)"
+        % (start * 1000)
+    )
+    print(
+        "   the first frame after each restart is the restored game itself (compared byte for "
+        "byte with the frame shown when it was saved)"
+    )
     print("\n(flash benchmark took %.1f s)" % (time.monotonic() - started))
 
 

@@ -224,8 +224,12 @@ def bare_pty_echo(exe: Path, line: bytes, count: int) -> list[int]:
     with tempfile.TemporaryDirectory(prefix="cribboard-echo-") as tmp:
         master, slave = os.openpty()
         tty.setraw(slave)
-        proc = subprocess.Popen([str(exe), str(Path(write_echo(tmp)) / "main.py")],
-                                stdin=slave, stdout=slave, stderr=slave)
+        proc = subprocess.Popen(
+            [str(exe), str(Path(write_echo(tmp)) / "main.py")],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+        )
         try:
             times = []
             for i in range(WARM_UP + count):
@@ -275,8 +279,9 @@ def raw_pipelined(link: RawLink, ids: Ids, count: int) -> tuple[float, int]:
     return seconds, bad
 
 
-async def library_round_trips(port: str, count: int, echo_link: RawLink, echo_line: bytes
-                              ) -> tuple[list[int], list[int], list[int], float]:
+async def library_round_trips(
+    port: str, count: int, echo_link: RawLink, echo_line: bytes
+) -> tuple[list[int], list[int], list[int], float]:
     """Board.ping(), then Board.peg()/Board.undo(), one at a time, each followed by a raw echo
     round trip (blocking the loop, outside the timing); then `count` pegs/undos gathered at once.
     Returns (ping ns, score ns, echo ns, pipelined seconds)."""
@@ -301,8 +306,9 @@ async def library_round_trips(port: str, count: int, echo_link: RawLink, echo_li
                 await board.undo()
             scores.append(clock() - t0)
         t = time.perf_counter()
-        await asyncio.gather(*((board.peg(0, 5) if i % 2 == 0 else board.undo())
-                               for i in range(PIPELINED)))
+        await asyncio.gather(
+            *((board.peg(0, 5) if i % 2 == 0 else board.undo()) for i in range(PIPELINED))
+        )
         pipelined = time.perf_counter() - t
     finally:
         await board.close()
@@ -326,9 +332,15 @@ def heap_probe(exe: Path) -> list[int]:
         script.write_text(HEAP_PROBE)
         read_end, write_end = os.pipe()
         try:
-            result = subprocess.run([str(exe), "-X", f"heapsize={SMALL_HEAP}", str(script)],
-                                    stdin=read_end, capture_output=True, text=True,
-                                    env=mp_env(), timeout=PROBE_TIMEOUT, cwd=ROOT)
+            result = subprocess.run(
+                [str(exe), "-X", f"heapsize={SMALL_HEAP}", str(script)],
+                stdin=read_end,
+                capture_output=True,
+                text=True,
+                env=mp_env(),
+                timeout=PROBE_TIMEOUT,
+                cwd=ROOT,
+            )
         finally:
             os.close(read_end)
             os.close(write_end)
@@ -342,10 +354,20 @@ def import_floor(exe: Path, tree: Path | None = None) -> int | None:
     """Smallest -X heapsize (in wK, steps of 4) in which `import asyncio, cribfw.app` succeeds
     with the firmware as deployed (.mpy), or from `tree` (the .py sources)."""
     for wk in range(16, 129, 4):
-        result = subprocess.run([str(exe), "-X", f"heapsize={wk}wK", "-c",
-                                 "import asyncio, cribfw.app; print('imported')"],
-                                capture_output=True, text=True, env=mp_env(tree),
-                                timeout=PROBE_TIMEOUT, cwd=ROOT)
+        result = subprocess.run(
+            [
+                str(exe),
+                "-X",
+                f"heapsize={wk}wK",
+                "-c",
+                "import asyncio, cribfw.app; print('imported')",
+            ],
+            capture_output=True,
+            text=True,
+            env=mp_env(tree),
+            timeout=PROBE_TIMEOUT,
+            cwd=ROOT,
+        )
         if result.returncode == 0 and "imported" in result.stdout:
             return wk
     return None
@@ -373,10 +395,14 @@ def report(default_switch: float) -> None:
     exe = Path(find_micropython())
     ids = Ids()
     print("cribboard link benchmark")
-    print(f"   host -> pyserial -> pty -> relay thread -> pty -> MicroPython unix port "
-          f"({exe.name}); {os.cpu_count()} CPUs")
-    print(f"   (the relay thread runs in this process: CPython switch interval "
-          f"{SWITCH_INTERVAL * 1000:g} ms here, default {default_switch * 1000:g} ms)")
+    print(
+        f"   host -> pyserial -> pty -> relay thread -> pty -> MicroPython unix port "
+        f"({exe.name}); {os.cpu_count()} CPUs"
+    )
+    print(
+        f"   (the relay thread runs in this process: CPython switch interval "
+        f"{SWITCH_INTERVAL * 1000:g} ms here, default {default_switch * 1000:g} ms)"
+    )
 
     # -- the firmware and the echo baseline, side by side: requests alternate between them so
     # that whatever else the machine does hits both alike ------------------------------------
@@ -384,8 +410,11 @@ def report(default_switch: float) -> None:
     fw_score: list[int] = []
     echo_ping: list[int] = []  # echo round trips taken alternately with the pings
     echo_score: list[int] = []  # ... with the pegs/undos
-    with tempfile.TemporaryDirectory(prefix="cribboard-echo-") as tmp, \
-            VirtualBoard() as vb, VirtualBoard(firmware=write_echo(tmp)) as echo_vb:
+    with (
+        tempfile.TemporaryDirectory(prefix="cribboard-echo-") as tmp,
+        VirtualBoard() as vb,
+        VirtualBoard(firmware=write_echo(tmp)) as echo_vb,
+    ):
         link = RawLink(vb.port)
         echo_link = RawLink(echo_vb.port)
         try:
@@ -402,14 +431,20 @@ def report(default_switch: float) -> None:
                 echo_score.append(raw_echo(echo_link, echo_line))
             pipe_s, pipe_bad = raw_pipelined(link, ids, PIPELINED)
             wire = []
-            for verb, replies in (("peg 0 12", 2), ("set 0 30 20", 2), ("undo", 2), ("st", 1),
-                                  ("ping", 1)):
+            for verb, replies in (
+                ("peg 0 12", 2),
+                ("set 0 30 20", 2),
+                ("undo", 2),
+                ("st", 1),
+                ("ping", 1),
+            ):
                 rid = ids()
                 line = f"#{rid} {verb}\n".encode()
                 _, got = link.request(line, replies)
                 wire.append((line, got[0], got[1] if replies == 2 else None))
             lib_ping, lib_score, echo_lib, lib_pipe_s = asyncio.run(
-                library_round_trips(vb.port, ROUND_TRIPS, echo_link, echo_line))
+                library_round_trips(vb.port, ROUND_TRIPS, echo_link, echo_line)
+            )
         finally:
             link.close()
             echo_link.close()
@@ -441,75 +476,108 @@ def report(default_switch: float) -> None:
     source_floor = import_floor(exe, ROOT / "firmware")
 
     # -- print --------------------------------------------------------------------------------
-    print(f"\n1. Round trip, request written -> reply read ({ROUND_TRIPS} each, after "
-          f"{WARM_UP} warm-up)")
+    print(
+        f"\n1. Round trip, request written -> reply read ({ROUND_TRIPS} each, after "
+        f"{WARM_UP} warm-up)"
+    )
     print(f"   {'':<30}{'median':>12}{'p99':>12}{'worst':>12}")
     print(rt_row("raw ping", fw_ping))
     print(rt_row("raw peg/undo (+ ! st event)", fw_score))
     print(rt_row("Board.ping()", lib_ping))
     print(rt_row("Board.peg()/undo()", lib_score))
 
-    print("\n2. Baseline: bare MicroPython echo loop (poll stdin, read the ready bytes, write "
-          "each line back)")
+    print(
+        "\n2. Baseline: bare MicroPython echo loop (poll stdin, read the ready bytes, write "
+        "each line back)"
+    )
     print(f"   {'':<30}{'median':>12}{'p99':>12}{'worst':>12}")
     print(rt_row(f"echo, {len(echo_line)}-byte line", echo_ping + echo_score + echo_lib))
     print(rt_row("echo on a bare pty, no relay", bare))
     print("   firmware / echo, each against the echoes taken alternately with it:")
-    for name, ns, echo in (("raw ping", fw_ping, echo_ping),
-                           ("raw peg/undo", fw_score, echo_score),  # 2 lines back, not 1
-                           ("Board.ping()", lib_ping, echo_lib)):
+    for name, ns, echo in (
+        ("raw ping", fw_ping, echo_ping),
+        ("raw peg/undo", fw_score, echo_score),  # 2 lines back, not 1
+        ("Board.ping()", lib_ping, echo_lib),
+    ):
         median, p99, _ = stats(ns)
         echo_median, echo_p99, _ = stats(echo)
         verdict = "within" if p99 <= 2 * echo_p99 else "OVER"
-        print(f"   {name:<13} p99 {p99 / echo_p99:.2f}x ({p99:.0f} / {echo_p99:.0f} us, "
-              f"{verdict} the 2x target), median {median / echo_median:.2f}x "
-              f"(+{median - echo_median:.0f} us)")
+        print(
+            f"   {name:<13} p99 {p99 / echo_p99:.2f}x ({p99:.0f} / {echo_p99:.0f} us, "
+            f"{verdict} the 2x target), median {median / echo_median:.2f}x "
+            f"(+{median - echo_median:.0f} us)"
+        )
     print("   (medians are steady from run to run; p99 follows the host's scheduling noise)")
 
     print("\n3. Sustained score commands (peg 0 5 / undo alternating)")
-    print(f"   pipelined, raw:     {PIPELINED / pipe_s:>7.0f} /s   ({PIPELINED} requests sent "
-          f"at once, {2 * PIPELINED} lines read, {pipe_s * 1000:.0f} ms, {pipe_bad} not ok)")
-    print(f"   pipelined, library: {PIPELINED / lib_pipe_s:>7.0f} /s   ({PIPELINED} "
-          f"Board.peg/undo gathered, {lib_pipe_s * 1000:.0f} ms)")
+    print(
+        f"   pipelined, raw:     {PIPELINED / pipe_s:>7.0f} /s   ({PIPELINED} requests sent "
+        f"at once, {2 * PIPELINED} lines read, {pipe_s * 1000:.0f} ms, {pipe_bad} not ok)"
+    )
+    print(
+        f"   pipelined, library: {PIPELINED / lib_pipe_s:>7.0f} /s   ({PIPELINED} "
+        f"Board.peg/undo gathered, {lib_pipe_s * 1000:.0f} ms)"
+    )
     for name, ns in (("one at a time, raw", fw_score), ("one at a time, lib", lib_score)):
         print(f"   {name + ':':<21}{len(ns) / (sum(ns) / 1e9):>7.0f} /s")
 
-    print(f"\n4. Bytes on the wire (line end included; ids of 6 characters as the library "
-          f"sends; BLE packet {BLE_PACKET} bytes)")
-    print(f"   {'request':<24}{'bytes':>6}  {'1 packet':<9}{'reply':>6}{'pkts':>5}"
-          f"{'event':>7}{'pkts':>5}")
+    print(
+        f"\n4. Bytes on the wire (line end included; ids of 6 characters as the library "
+        f"sends; BLE packet {BLE_PACKET} bytes)"
+    )
+    print(
+        f"   {'request':<24}{'bytes':>6}  {'1 packet':<9}{'reply':>6}{'pkts':>5}"
+        f"{'event':>7}{'pkts':>5}"
+    )
     for line, reply, event in wire:
         text = line.decode().rstrip("\n")
         fits = "yes" if len(line) <= BLE_PACKET else "NO"
-        ev = f"{len(event):>7}{math.ceil(len(event) / BLE_PACKET):>5}" if event else \
-            f"{'-':>7}{'-':>5}"
-        print(f"   {text:<24}{len(line):>6}  {fits:<9}{len(reply):>6}"
-              f"{math.ceil(len(reply) / BLE_PACKET):>5}{ev}")
+        ev = (
+            f"{len(event):>7}{math.ceil(len(event) / BLE_PACKET):>5}"
+            if event
+            else f"{'-':>7}{'-':>5}"
+        )
+        print(
+            f"   {text:<24}{len(line):>6}  {fits:<9}{len(reply):>6}"
+            f"{math.ceil(len(reply) / BLE_PACKET):>5}{ev}"
+        )
     print(f"   e.g. {wire[0][0]!r} -> {wire[0][1]!r} {wire[0][2]!r}")
 
     print(f"\n5. Heap (MicroPython, -X heapsize={SMALL_HEAP}: 64 KB on a 32-bit board)")
     if small_error:
         print(f"   firmware serves requests in {SMALL_HEAP}: NO after {served} ({small_error})")
     else:
-        print(f"   firmware serves {served} requests in {SMALL_HEAP}: "
-              f"{'yes' if not failed else 'NO'}  (ping, peg/undo, st, frame one at a time; "
-              f"{PIPELINED} pipelined)")
+        print(
+            f"   firmware serves {served} requests in {SMALL_HEAP}: "
+            f"{'yes' if not failed else 'NO'}  (ping, peg/undo, st, frame one at a time; "
+            f"{PIPELINED} pipelined)"
+        )
     m0, m1, m2, m3, m4, m5, total = probe
-    print(f"   smallest heap for `import asyncio, cribfw.app` (steps of 4wK): "
-          f"{f'{floor}wK' if floor else 'over 128wK'} as deployed (.mpy), "
-          f"{f'{source_floor}wK' if source_floor else 'over 128wK'} from .py sources "
-          f"(compiling needs more than the modules keep)")
-    print(f"   heap in use (gc.collect(); gc.mem_alloc()), app built as cribfw.app.main() does "
-          f"with FakePixels:")
+    print(
+        f"   smallest heap for `import asyncio, cribfw.app` (steps of 4wK): "
+        f"{f'{floor}wK' if floor else 'over 128wK'} as deployed (.mpy), "
+        f"{f'{source_floor}wK' if source_floor else 'over 128wK'} from .py sources "
+        f"(compiling needs more than the modules keep)"
+    )
+    print(
+        "   heap in use (gc.collect(); gc.mem_alloc()), app built as cribfw.app.main() does "
+        "with FakePixels:"
+    )
     print(f"   {'interpreter base':<30}{m0:>7} bytes  (at script start)")
     print(f"   {'import asyncio':<30}{m2 - m1:>7} bytes")
-    print(f"   {'import cribfw.app (+cribcore)':<30}{m3 - m2:>7} bytes  (.mpy bytecode, "
-          f"as deploy puts them on the flash)")
-    print(f"   {'app objects: App()':<30}{m4 - m3:>7} bytes  (Board, Renderer, Dispatcher, "
-          f"UsbLink, {HOLES * 3}-byte pixel buffer)")
+    print(
+        f"   {'import cribfw.app (+cribcore)':<30}{m3 - m2:>7} bytes  (.mpy bytecode, "
+        f"as deploy puts them on the flash)"
+    )
+    print(
+        f"   {'app objects: App()':<30}{m4 - m3:>7} bytes  (Board, Renderer, Dispatcher, "
+        f"UsbLink, {HOLES * 3}-byte pixel buffer)"
+    )
     print(f"   {'running tasks, 100 ms':<30}{m5 - m4:>7} bytes")
-    print(f"   {'heap in use by the app':<30}{m5 - m1:>7} bytes  ({m5} with the base, of "
-          f"{total} bytes of heap: {100 * m5 / total:.0f}%; 8-byte words on this port)")
+    print(
+        f"   {'heap in use by the app':<30}{m5 - m1:>7} bytes  ({m5} with the base, of "
+        f"{total} bytes of heap: {100 * m5 / total:.0f}%; 8-byte words on this port)"
+    )
 
     print(f"\n(link benchmark took {time.monotonic() - started:.1f} s)")
 

@@ -29,11 +29,22 @@ HEAP_STEPS = list(range(8, 65, 4))  # in wK: K words, scaled to 32-bit words (1w
 Figures = dict[str, list[list[str]]]
 
 
-def run_mp(exe: Path, args: list[str], heap_wk: int | None = None, timeout: float = 60,
-           firmware: Path = ROOT / "firmware") -> subprocess.CompletedProcess[str]:
+def run_mp(
+    exe: Path,
+    args: list[str],
+    heap_wk: int | None = None,
+    timeout: float = 60,
+    firmware: Path = ROOT / "firmware",
+) -> subprocess.CompletedProcess[str]:
     opts = ["-X", f"heapsize={heap_wk}wK"] if heap_wk else []
-    return subprocess.run([str(exe), *opts, *args], capture_output=True, text=True,
-                          env=mp_env(firmware), timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [str(exe), *opts, *args],
+        capture_output=True,
+        text=True,
+        env=mp_env(firmware),
+        timeout=timeout,
+        cwd=ROOT,
+    )
 
 
 def run_bench(exe: Path) -> Figures:
@@ -43,15 +54,17 @@ def run_bench(exe: Path) -> Figures:
         key, *values = line.split()
         figures.setdefault(key, []).append(values)
     if result.returncode != 0 or "done" not in figures:
-        sys.exit(f"core_bench.py failed (exit {result.returncode}):\n"
-                 f"{result.stdout}{result.stderr}")
+        sys.exit(
+            f"core_bench.py failed (exit {result.returncode}):\n{result.stdout}{result.stderr}"
+        )
     return figures
 
 
 def tests_pass(exe: Path, heap_wk: int, firmware: Path) -> tuple[bool, str]:
     """Run the core tests in a heap of `heap_wk`, the core from `firmware`; (passed, why not)."""
-    result = run_mp(exe, [str(ROOT / "tests" / "core" / "mprun.py"), *CORE_TESTS], heap_wk,
-                    firmware=firmware)
+    result = run_mp(
+        exe, [str(ROOT / "tests" / "core" / "mprun.py"), *CORE_TESTS], heap_wk, firmware=firmware
+    )
     out = result.stdout + result.stderr
     passed = result.returncode == 0 and "FAIL" not in result.stdout
     if passed:
@@ -69,8 +82,9 @@ def heap_bytes(exe: Path, heap_wk: int) -> int:
     return int(result.stdout.strip())
 
 
-def find_heap_floor(exe: Path, firmware: Path
-                    ) -> tuple[dict[int, bool], int | None, int | None, str]:
+def find_heap_floor(
+    exe: Path, firmware: Path
+) -> tuple[dict[int, bool], int | None, int | None, str]:
     """Coarse scan of HEAP_STEPS, then 1wK steps below the smallest passing step.
 
     Returns (coarse results, smallest coarse step from which all larger steps pass,
@@ -104,15 +118,18 @@ def stats_row(name: str, values: list[str]) -> str:
 
 def per_op(values: list[str], what: str) -> str:
     n, extra, base = (int(v) for v in values)
-    return (f"{extra / n:g} bytes per {what}   ({extra} bytes over {n}, loop baseline "
-            f"{base} bytes subtracted)")
+    return (
+        f"{extra / n:g} bytes per {what}   ({extra} bytes over {n}, loop baseline "
+        f"{base} bytes subtracted)"
+    )
 
 
 def main() -> None:
     started = time.monotonic()
     exe = find_micropython()
-    version = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
-                             timeout=30).stdout.strip()
+    version = subprocess.run(
+        [str(exe), "--version"], capture_output=True, text=True, timeout=30
+    ).stdout.strip()
     fig = run_bench(exe)
     word = int(fig["word_bytes"][0][0])
 
@@ -120,22 +137,32 @@ def main() -> None:
     print(f"interpreter: {version}")
     print(f"   ({exe}; {word * 8}-bit words. Times are this host's unix port, not a board's MCU)")
 
-    print(f"\n1. Frame time: busy two-player board (second lap glowing, skunk lines, blinking "
-          f"preview), {FRAMES} frames")
+    print(
+        f"\n1. Frame time: busy two-player board (second lap glowing, skunk lines, blinking "
+        f"preview), {FRAMES} frames"
+    )
     print(f"   {'':<8}{'median':>10}{'p99':>10}{'worst':>10}{'best':>10}")
     for key in ("render", "draw", "show"):
         print(stats_row(key, fig[key][0]))
     render_median = int(fig["render"][0][1])
     verdict = "within" if render_median <= TARGET_US else "OVER"
-    print(f"   target: render < {TARGET_US} us (10% of {HOLES} LEDs x {WIRE_US_PER_LED} us = "
-          f"{WIRE_US} us WS2812 wire time)")
-    print(f"   median render = {100 * render_median / TARGET_US:.0f}% of target, "
-          f"{100 * render_median / WIRE_US:.1f}% of wire time: {verdict} target on this host")
-    print(f"   timer overhead (ticks_us pair): median {fig['timer'][0][1]} us; last frame lit "
-          f"{fig['frame_lit'][0][0]} holes, est. {fig['frame_estimated_ma'][0][0]} mA")
+    print(
+        f"   target: render < {TARGET_US} us (10% of {HOLES} LEDs x {WIRE_US_PER_LED} us = "
+        f"{WIRE_US} us WS2812 wire time)"
+    )
+    print(
+        f"   median render = {100 * render_median / TARGET_US:.0f}% of target, "
+        f"{100 * render_median / WIRE_US:.1f}% of wire time: {verdict} target on this host"
+    )
+    print(
+        f"   timer overhead (ticks_us pair): median {fig['timer'][0][1]} us; last frame lit "
+        f"{fig['frame_lit'][0][0]} holes, est. {fig['frame_estimated_ma'][0][0]} mA"
+    )
 
-    print(f"\n2. Score time ({SCORES} Board.peg calls, an undo after every 8th, "
-          f"{fig['score_games'][0][0]} games finished)")
+    print(
+        f"\n2. Score time ({SCORES} Board.peg calls, an undo after every 8th, "
+        f"{fig['score_games'][0][0]} games finished)"
+    )
     print(f"   {'':<8}{'median':>10}{'p99':>10}{'worst':>10}{'best':>10}")
     for key in ("peg", "undo"):
         print(stats_row(key, fig[key][0]))
@@ -149,24 +176,32 @@ def main() -> None:
         print(f"   import {name:<18}{int(size):>7} bytes")
     print(f"   {'core total':<25}{int(fig['import_total'][0][0]):>7} bytes")
     print(f"   {'Board()':<25}{int(fig['obj_board'][0][0]):>7} bytes  (incl. the undo ring)")
-    print(f"   {'Renderer(pixels)':<25}{int(fig['obj_renderer'][0][0]):>7} bytes  "
-          f"(pixel buffer not counted)")
-    print(f"   {'heap in use after both':<25}{int(fig['heap_in_use'][0][0]):>7} bytes  "
-          f"(whole interpreter + bench)")
+    print(
+        f"   {'Renderer(pixels)':<25}{int(fig['obj_renderer'][0][0]):>7} bytes  "
+        f"(pixel buffer not counted)"
+    )
+    print(
+        f"   {'heap in use after both':<25}{int(fig['heap_in_use'][0][0]):>7} bytes  "
+        f"(whole interpreter + bench)"
+    )
 
     print(f"\n5. Smallest heap for the core's MicroPython tests ({' '.join(CORE_TESTS)})")
     from cribboard import firmware_build
 
-    for label, firmware in (("core as .mpy (as deployed)", firmware_build.build()),
-                            ("core from source", ROOT / "firmware")):
+    for label, firmware in (
+        ("core as .mpy (as deployed)", firmware_build.build()),
+        ("core from source", ROOT / "firmware"),
+    ):
         coarse, floor, exact, why = find_heap_floor(exe, firmware)
         print(f"   {label}:")
         print("     " + "  ".join(f"{wk}wK:{'ok' if ok else 'FAIL'}" for wk, ok in coarse.items()))
         if floor is None or exact is None:
             print(f"     no size up to {HEAP_STEPS[-1]}wK passes: {why}")
             continue
-        print(f"     smallest in steps of 4wK: {floor}wK; in steps of 1wK: {exact}wK "
-              f"= {exact} KB on a 32-bit board ({heap_bytes(exe, exact)} bytes of heap here)")
+        print(
+            f"     smallest in steps of 4wK: {floor}wK; in steps of 1wK: {exact}wK "
+            f"= {exact} KB on a 32-bit board ({heap_bytes(exe, exact)} bytes of heap here)"
+        )
         if why:
             print(f"     at {exact - 1}wK: {why}")
         if any(coarse[wk] for wk in HEAP_STEPS if wk < floor):
@@ -176,13 +211,17 @@ def main() -> None:
 
     print()
     from link_bench import main as link_bench  # bench/link_bench.py: host <-> virtual board
+
     link_bench()
 
     from flash_bench import main as flash_bench  # bench/flash_bench.py: the store on flash
+
     flash_bench()
     from bridge_bench import main as bridge_bench  # bench/bridge_bench.py: cribboard serve
+
     bridge_bench()
     from ble_bench import main as ble_bench  # bench/ble_bench.py: the board over Bluetooth LE
+
     ble_bench()
 
 

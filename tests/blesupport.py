@@ -12,11 +12,17 @@ import pytest
 
 from cribboard.ble import NUS_RX, NUS_SERVICE, NUS_TX
 from cribboard.virtual import VirtualBoard
-from cribboard.virtual.fakebluez import DEFAULT_ADAPTERS, SECOND_ADAPTER, FakeBluetooth, \
-    fake_bluetooth
+from cribboard.virtual.fakebluez import (
+    DEFAULT_ADAPTERS,
+    SECOND_ADAPTER,
+    FakeBluetooth,
+    fake_bluetooth,
+)
 
-needs_dbus = pytest.mark.skipif(shutil.which("dbus-daemon") is None,
-                                reason="dbus-daemon not installed (Debian package dbus: make dbus)")
+needs_dbus = pytest.mark.skipif(
+    shutil.which("dbus-daemon") is None,
+    reason="dbus-daemon not installed (Debian package dbus: make dbus)",
+)
 
 
 def board_name(vboard: VirtualBoard) -> str:
@@ -69,8 +75,8 @@ class Nus:
         nus = cls()
         args = {"bluez": {"adapter": adapter}} if adapter else {}
         device = await BleakScanner.find_device_by_filter(
-            lambda d, a: a.local_name == name and NUS_SERVICE in a.service_uuids, timeout=5,
-            **args)  # type: ignore[arg-type]
+            lambda d, a: a.local_name == name and NUS_SERVICE in a.service_uuids, timeout=5, **args
+        )  # type: ignore[arg-type]
         assert device is not None, f"{name} not found"
         client = BleakClient(device, **args)  # type: ignore[arg-type]
         await client.connect()
@@ -91,6 +97,7 @@ class Nus:
 
     async def lines(self, count: int, timeout: float = 3.0) -> list[bytes]:
         """The next `count` whole lines notified (events included)."""
+
         async def wait() -> list[bytes]:
             while self._data.count(b"\n") < count:
                 self._changed.clear()

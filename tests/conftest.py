@@ -16,9 +16,12 @@ for extra in (ROOT / "firmware", ROOT / "tests" / "core"):
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Here, not in tests/hil/: pytest reads options only from the conftests it loads at start.
     parser.getgroup("cribboard").addoption(
-        "--hil-port", default=None, metavar="PORT",
+        "--hil-port",
+        default=None,
+        metavar="PORT",
         help="serial port of a real board for the hardware-in-the-loop tests "
-             "(or CRIBBOARD_HIL_PORT)")
+        "(or CRIBBOARD_HIL_PORT)",
+    )
 
 
 @pytest.fixture

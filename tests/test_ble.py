@@ -10,8 +10,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from blesupport import Nus, board_name, bluetooth, needs_dbus, nus, pad_packet, vboard
 
+from blesupport import Nus, bluetooth, board_name, needs_dbus, nus, pad_packet, vboard
 from cribboard.api import Board, BoardState
 from cribboard.ble import scan
 from cribboard.client import Event
@@ -76,8 +76,9 @@ def state_event(check: Callable[[BoardState], bool]) -> Callable[[Event], bool]:
     return lambda e: e.name == "st" and check(BoardState.from_fields(e.fields))
 
 
-async def wait_state(board: Board, check: Callable[[BoardState], bool],
-                     timeout: float = 5.0) -> BoardState:
+async def wait_state(
+    board: Board, check: Callable[[BoardState], bool], timeout: float = 5.0
+) -> BoardState:
     deadline = time.monotonic() + timeout
     while True:
         state = await board.state()
@@ -92,8 +93,9 @@ async def wait_state(board: Board, check: Callable[[BoardState], bool],
 
 async def test_a_scan_by_service_uuid_finds_the_virtual_board(vboard: VirtualBoard) -> None:
     boards = await scan(3.0, settle=0.2)
-    assert [(b.address, b.name, b.rssi) for b in boards] == \
-        [(vboard.ble_address, board_name(vboard), -52)]
+    assert [(b.address, b.name, b.rssi) for b in boards] == [
+        (vboard.ble_address, board_name(vboard), -52)
+    ]
     with SimControl(vboard.control) as sim:
         info = sim.ble_info()
     adv, resp = bytes.fromhex(info["adv"]), bytes.fromhex(info["resp"])
@@ -140,7 +142,8 @@ async def test_every_command_over_ble(ble: Board, vboard: VirtualBoard) -> None:
 
 
 async def test_a_reply_longer_than_20_bytes_is_split_to_the_mtu(
-        nus: Nus, vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
+    nus: Nus, vboard: VirtualBoard, bluetooth: FakeBluetooth
+) -> None:
     await nus.write(b"#1 hello\n")
     (hello,) = await nus.lines(1)
     assert hello.startswith(b"#1 ok proto=1.1 ") and len(hello) > 150
@@ -165,9 +168,11 @@ async def test_a_reply_longer_than_20_bytes_is_split_to_the_mtu(
 
 async def test_plain_lines_from_a_uart_terminal_in_pieces_of_any_size(nus: Nus) -> None:
     for i in range(0, 14, 3):  # "peg 0 5\r\n#7 st\n" three bytes at a time, with response
-        await nus.write(b"#5 ping\r\n#7 st\n"[i:i + 3], response=True)
+        await nus.write(b"#5 ping\r\n#7 st\n"[i : i + 3], response=True)
     assert await nus.lines(2) == [
-        b"#5 ok\n", b"#7 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"]
+        b"#5 ok\n",
+        b"#7 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n",
+    ]
     await nus.write(b"admit\npeg 0 5\r\n")  # two lines in one write
     assert await nus.lines(2) == [b"ok open=0 you=0 admitted=0\n", DENIED]
 
@@ -176,7 +181,8 @@ async def test_plain_lines_from_a_uart_terminal_in_pieces_of_any_size(nus: Nus) 
 
 
 async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
-        usb: Board, ble: Board, vboard: VirtualBoard) -> None:
+    usb: Board, ble: Board, vboard: VirtualBoard
+) -> None:
     at_usb, at_ble = Events(usb), Events(ble)
     await usb.peg(0, 7)
     await at_ble.wait(state_event(lambda s: s.front == [7, 0]))
@@ -219,12 +225,13 @@ async def test_disconnect_and_reconnect(ble: Board, vboard: VirtualBoard) -> Non
 def _calling(rgb: bytes) -> bool:
     """The win hole double-blinks white while the board calls for a tap of deal."""
     led = LED_OF_HOLE[WIN_HOLE]
-    r, g, b = rgb[3 * led:3 * led + 3]
+    r, g, b = rgb[3 * led : 3 * led + 3]
     return r == g == b and r > 100
 
 
 async def test_a_central_is_refused_until_the_deal_button_admits_it(
-        usb: Board, vboard: VirtualBoard) -> None:
+    usb: Board, vboard: VirtualBoard
+) -> None:
     name = board_name(vboard)
     phone = await Board.open_ble(name, timeout=3.0, adapter="hci0")
     at_usb, at_phone = Events(usb), Events(phone)

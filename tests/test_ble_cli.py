@@ -11,8 +11,8 @@ import sys
 import time
 
 import pytest
-from blesupport import board_name, bluetooth, needs_dbus, vboard
 
+from blesupport import bluetooth, board_name, needs_dbus, vboard
 from cribboard.api import SyncBoard
 from cribboard.cli import main
 from cribboard.virtual import VirtualBoard
@@ -22,8 +22,9 @@ __all__ = ["bluetooth", "vboard"]  # fixtures from blesupport
 pytestmark = needs_dbus
 
 
-def test_cribboard_ble_status_and_peg(vboard: VirtualBoard,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_cribboard_ble_status_and_peg(
+    vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Not admitted yet: refused, with what to do about it.
     assert main(["--ble", "peg", "blue", "5"]) == 1
     assert "tap the deal button on the board" in capsys.readouterr().err
@@ -45,23 +46,28 @@ def test_cribboard_ble_status_and_peg(vboard: VirtualBoard,
     assert "admitted devices: 0" in capsys.readouterr().out
 
 
-def test_list_shows_boards_over_bluetooth(vboard: VirtualBoard,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_shows_boards_over_bluetooth(
+    vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert f"{vboard.ble_address}  {board_name(vboard)}  (Bluetooth LE, -52 dBm; " in out
 
 
 def test_list_without_a_bluetooth_stack_says_so_in_one_line(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/cribboard-bus")
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines() == [
-        "Bluetooth: not available (no D-Bus system bus: No such file or directory)"]
+        "Bluetooth: not available (no D-Bus system bus: No such file or directory)"
+    ]
     assert main(["--ble", "status"]) == 1
-    assert capsys.readouterr().err.strip() == \
-        "cribboard: Bluetooth is not available: no D-Bus system bus: No such file or directory"
+    assert (
+        capsys.readouterr().err.strip()
+        == "cribboard: Bluetooth is not available: no D-Bus system bus: No such file or directory"
+    )
 
 
 def test_commands_that_need_usb_refuse_ble(capsys: pytest.CaptureFixture[str]) -> None:
@@ -92,7 +98,11 @@ def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
     env = dict(os.environ, **bluetooth.environ)
     watcher = subprocess.Popen(
         [sys.executable, "-m", "cribboard.cli", "--ble", board_name(vboard), "watch", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, bufsize=0)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        bufsize=0,
+    )
     try:
         assert watcher.stderr is not None and watcher.stdout is not None
         out, err = Lines(watcher.stdout.fileno()), Lines(watcher.stderr.fileno())

@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +54,19 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
         yield session
 
 
-async def call(http: aiohttp.ClientSession, bridge: Bridge, method: str, path: str,
-               body: Any = None, raw: bytes | None = None,
-               headers: dict[str, str] | None = None) -> tuple[int, Any]:
+async def call(
+    http: aiohttp.ClientSession,
+    bridge: Bridge,
+    method: str,
+    path: str,
+    body: Any = None,
+    raw: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any]:
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    async with http.request(method, bridge.url + path.lstrip("/"), data=data,
-                            headers=headers) as response:
+    async with http.request(
+        method, bridge.url + path.lstrip("/"), data=data, headers=headers
+    ) as response:
         text = await response.text()
         return response.status, json.loads(text) if text else None
 
@@ -70,9 +77,11 @@ async def get_state(http: aiohttp.ClientSession, bridge: Bridge) -> dict[str, An
     return state  # type: ignore[no-any-return]
 
 
-async def next_message(ws: aiohttp.ClientWebSocketResponse,
-                       match: Callable[[dict[str, Any]], bool],
-                       timeout: float = 5.0) -> dict[str, Any]:
+async def next_message(
+    ws: aiohttp.ClientWebSocketResponse,
+    match: Callable[[dict[str, Any]], bool],
+    timeout: float = 5.0,
+) -> dict[str, Any]:
     async def scan() -> dict[str, Any]:
         while True:
             message = await ws.receive_json()
@@ -85,15 +94,26 @@ async def next_message(ws: aiohttp.ClientWebSocketResponse,
 # --- the API ---------------------------------------------------------------------------------
 
 
-async def test_boards_and_state(bridge: Bridge, http: aiohttp.ClientSession,
-                                vboard: VirtualBoard) -> None:
+async def test_boards_and_state(
+    bridge: Bridge, http: aiohttp.ClientSession, vboard: VirtualBoard
+) -> None:
     status, boards = await call(http, bridge, "GET", "api/boards")
     assert status == 200
-    assert boards == {"boards": [{
-        "id": "b1", "port": vboard.port, "kind": "usb", "connected": True, "problem": None,
-        "board": "sim", "firmware": boards["boards"][0]["firmware"],
-        "protocol": f"{protocol.PROTOCOL_MAJOR}.{protocol.PROTOCOL_MINOR}",
-        "layout": "crib121"}]}
+    assert boards == {
+        "boards": [
+            {
+                "id": "b1",
+                "port": vboard.port,
+                "kind": "usb",
+                "connected": True,
+                "problem": None,
+                "board": "sim",
+                "firmware": boards["boards"][0]["firmware"],
+                "protocol": f"{protocol.PROTOCOL_MAJOR}.{protocol.PROTOCOL_MINOR}",
+                "layout": "crib121",
+            }
+        ]
+    }
     state = await get_state(http, bridge)
     assert state["front"] == [0, 0] and state["target"] == 121 and state["winner"] is None
     status, same = await call(http, bridge, "GET", "api/boards/b1/state")
@@ -106,8 +126,9 @@ async def test_every_operation(bridge: Bridge, http: aiohttp.ClientSession) -> N
     assert reply["state"]["front"] == [12, 0] and reply["rev"] == reply["state"]["rev"]
     status, reply = await call(http, bridge, "POST", "api/peg", {"player": "orange", "points": 5})
     assert (status, reply["state"]["front"]) == (200, [12, 5])
-    status, reply = await call(http, bridge, "POST", "api/set",
-                               {"player": 0, "front": 30, "back": 20})
+    status, reply = await call(
+        http, bridge, "POST", "api/set", {"player": 0, "front": 30, "back": 20}
+    )
     assert (status, reply["state"]["front"], reply["state"]["back"]) == (200, [30, 5], [20, 0])
     status, reply = await call(http, bridge, "POST", "api/set", {"player": 1, "front": 7})
     assert (status, reply["state"]["front"], reply["state"]["back"]) == (200, [30, 7], [20, 0])
@@ -123,15 +144,16 @@ async def test_every_operation(bridge: Bridge, http: aiohttp.ClientSession) -> N
     assert status == 200 and len(frame["rgb"]) == 6 * layout.HOLES
     assert frame["scale"] > 0 and frame["milliamps"] > 0
     hole = layout.hole_for_score(2, 0, 30, 121)
-    assert frame["rgb"][6 * hole:6 * hole + 6] != "000000"  # blue's front peg is lit
+    assert frame["rgb"][6 * hole : 6 * hole + 6] != "000000"  # blue's front peg is lit
     status, reply = await call(http, bridge, "POST", "api/new", {"target": 61, "players": 3})
     assert status == 200
     assert reply["state"]["target"] == 61 and reply["state"]["front"] == [0, 0, 0]
     status, reply = await call(http, bridge, "POST", "api/new")
     assert (status, reply["state"]["target"], reply["state"]["players"]) == (200, 61, 3)
     # the same operations under the board's id
-    status, reply = await call(http, bridge, "POST", "api/boards/b1/peg",
-                               {"player": 2, "points": 4})
+    status, reply = await call(
+        http, bridge, "POST", "api/boards/b1/peg", {"player": 2, "points": 4}
+    )
     assert (status, reply["state"]["front"]) == (200, [0, 0, 4])
     assert (await get_state(http, bridge))["front"] == [0, 0, 4]  # the board has it
 
@@ -213,9 +235,12 @@ async def test_two_boards_by_id(http: aiohttp.ClientSession) -> None:
 
 
 async def test_two_subscribers_both_receive_every_event(
-        bridge: Bridge, http: aiohttp.ClientSession, vboard: VirtualBoard) -> None:
-    async with http.ws_connect(bridge.url + "api/ws") as one, \
-            http.ws_connect(bridge.url + "api/ws") as two:
+    bridge: Bridge, http: aiohttp.ClientSession, vboard: VirtualBoard
+) -> None:
+    async with (
+        http.ws_connect(bridge.url + "api/ws") as one,
+        http.ws_connect(bridge.url + "api/ws") as two,
+    ):
         for ws in (one, two):  # the snapshot first
             boards = await next_message(ws, lambda m: True)
             assert boards["type"] == "boards" and boards["boards"][0]["id"] == "b1"
@@ -233,9 +258,14 @@ async def test_two_subscribers_both_receive_every_event(
             sim.press(A_PLUS)
         for ws in (one, two):
             seen: list[dict[str, Any]] = []
-            await next_message(ws, lambda m: seen.append(m) is None and any(
-                m["type"] == "button" for m in seen) and any(
-                m["type"] == "state" and m["state"]["pending"] == [1, 0] for m in seen))
+            await next_message(
+                ws,
+                lambda m: (
+                    seen.append(m) is None
+                    and any(m["type"] == "button" for m in seen)
+                    and any(m["type"] == "state" and m["state"]["pending"] == [1, 0] for m in seen)
+                ),
+            )
             [button] = [m for m in seen if m["type"] == "button"]
             assert (button["board"], button["name"], button["action"]) == ("b1", "A+", "tap")
 
@@ -246,8 +276,9 @@ async def test_frames_on_request(bridge: Bridge, http: aiohttp.ClientSession) ->
         assert len(first["rgb"]) == 6 * layout.HOLES
         await call(http, bridge, "POST", "api/peg", {"player": 0, "points": 3})
         hole = layout.hole_for_score(2, 0, 3, 121)
-        frame = await next_message(ws, lambda m: m["type"] == "frame"
-                                   and m["rgb"][6 * hole:6 * hole + 6] != "000000")
+        frame = await next_message(
+            ws, lambda m: m["type"] == "frame" and m["rgb"][6 * hole : 6 * hole + 6] != "000000"
+        )
         assert frame["board"] == "b1" and frame["scale"] > 0
     async with http.ws_connect(bridge.url + "api/ws") as plain:  # no frames unless asked
         await call(http, bridge, "POST", "api/peg", {"player": 0, "points": 1})
@@ -262,8 +293,9 @@ async def test_frames_on_request(bridge: Bridge, http: aiohttp.ClientSession) ->
     assert (status, reply["error"]) == (404, "no_board")
 
 
-async def test_reconnects_after_a_board_restart(bridge: Bridge, http: aiohttp.ClientSession,
-                                                vboard: VirtualBoard) -> None:
+async def test_reconnects_after_a_board_restart(
+    bridge: Bridge, http: aiohttp.ClientSession, vboard: VirtualBoard
+) -> None:
     await call(http, bridge, "POST", "api/peg", {"player": 0, "points": 5})
     async with http.ws_connect(bridge.url + "api/ws") as ws:
         with SimControl(vboard.control) as sim:
@@ -289,8 +321,9 @@ def test_loopback_names() -> None:
         assert not is_loopback(host), host
 
 
-def test_another_address_needs_a_token(capsys: pytest.CaptureFixture[str],
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_address_needs_a_token(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("CRIBBOARD_TOKEN", raising=False)
     with pytest.raises(BridgeConfigError, match="token"):
         Bridge([], host="0.0.0.0")
@@ -300,20 +333,21 @@ def test_another_address_needs_a_token(capsys: pytest.CaptureFixture[str],
     assert err.count("\n") == 1
 
 
-async def test_token_enforced_off_localhost(vboard: VirtualBoard,
-                                            http: aiohttp.ClientSession) -> None:
+async def test_token_enforced_off_localhost(
+    vboard: VirtualBoard, http: aiohttp.ClientSession
+) -> None:
     token = "s3cret-t0ken"
     async with running_bridge(vboard.port, host="0.0.0.0", token=token) as bridge:
         bearer = {"Authorization": f"Bearer {token}"}
         peg = {"player": 0, "points": 2}
-        for path in ("api/state", "api/boards", "", "static/app.js", "openapi.json",
-                     "layout.json"):
+        for path in ("api/state", "api/boards", "", "static/app.js", "openapi.json", "layout.json"):
             status, reply = await call(http, bridge, "GET", path)
             assert (status, reply["error"]) == (401, "unauthorized"), path
         status, reply = await call(http, bridge, "POST", "api/peg", peg)
         assert (status, reply["error"]) == (401, "unauthorized")
-        status, reply = await call(http, bridge, "POST", "api/peg", peg,
-                                   headers={"Authorization": "Bearer wrong"})
+        status, reply = await call(
+            http, bridge, "POST", "api/peg", peg, headers={"Authorization": "Bearer wrong"}
+        )
         assert status == 401
         status, reply = await call(http, bridge, "POST", f"api/peg?token={token}x", peg)
         assert status == 401
@@ -342,8 +376,9 @@ async def test_token_enforced_off_localhost(vboard: VirtualBoard,
             async with browser.ws_connect(bridge.url + "api/ws") as ws:
                 assert (await next_message(ws, lambda m: True))["type"] == "boards"
             # ...but not for a request another web page makes: that needs the token itself.
-            async with browser.post(bridge.url + "api/peg", json=peg,
-                                    headers={"Origin": "http://evil.example"}) as response:
+            async with browser.post(
+                bridge.url + "api/peg", json=peg, headers={"Origin": "http://evil.example"}
+            ) as response:
                 assert response.status == 401
         assert (await call(http, bridge, "GET", "api/state", headers=bearer))[1]["front"] == [6, 0]
 
@@ -355,23 +390,36 @@ async def test_cross_origin(vboard: VirtualBoard, http: aiohttp.ClientSession) -
         status, reply = await call(http, bridge, "POST", "api/undo", headers=origin)
         assert (status, reply["error"]) == (403, "cross_origin")
         # ...and a loopback bridge answers loopback names only (DNS rebinding).
-        status, reply = await call(http, bridge, "GET", "api/state",
-                                   headers={"Host": "evil.example"})
+        status, reply = await call(
+            http, bridge, "GET", "api/state", headers={"Host": "evil.example"}
+        )
         assert (status, reply["error"]) == (403, "bad_host")
         # The page's own origin is fine.
         host = bridge.url.split("/")[2]
-        status, _ = await call(http, bridge, "GET", "api/state",
-                               headers={"Origin": f"http://{host}"})
+        status, _ = await call(
+            http, bridge, "GET", "api/state", headers={"Origin": f"http://{host}"}
+        )
         assert status == 200
     async with running_bridge(vboard.port, token="tok") as bridge:
-        async with http.options(bridge.url + "api/peg", headers={
-                **origin, "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "authorization,content-type"}) as pre:
+        async with http.options(
+            bridge.url + "api/peg",
+            headers={
+                **origin,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization,content-type",
+            },
+        ) as pre:
             assert pre.status == 204
             assert pre.headers["Access-Control-Allow-Origin"] == origin["Origin"]
             assert "Authorization" in pre.headers["Access-Control-Allow-Headers"]
-        status, reply = await call(http, bridge, "POST", "api/peg", {"player": 1, "points": 1},
-                                   headers={**origin, "Authorization": "Bearer tok"})
+        status, reply = await call(
+            http,
+            bridge,
+            "POST",
+            "api/peg",
+            {"player": 1, "points": 1},
+            headers={**origin, "Authorization": "Bearer tok"},
+        )
         assert status == 200
 
 
@@ -384,9 +432,22 @@ def test_serve_command(tmp_path: Path) -> None:
     env = dict(os.environ, CRIBBOARD_TOKEN="from-env")
     env.pop("CRIBBOARD_PORT", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "cribboard.cli", "serve", "--virtual", "--host", "0.0.0.0",
-         "--http-port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env)
+        [
+            sys.executable,
+            "-m",
+            "cribboard.cli",
+            "serve",
+            "--virtual",
+            "--host",
+            "0.0.0.0",
+            "--http-port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert process.stdout is not None
         lines = [process.stdout.readline() for _ in range(2)]
@@ -400,8 +461,11 @@ def test_serve_command(tmp_path: Path) -> None:
             async with aiohttp.ClientSession() as session:
                 async with session.get(base + "api/state") as refused:
                     assert refused.status == 401
-                async with session.post(base + "api/peg", json={"player": 0, "points": 3},
-                                        headers={"Authorization": "Bearer from-env"}) as r:
+                async with session.post(
+                    base + "api/peg",
+                    json={"player": 0, "points": 3},
+                    headers={"Authorization": "Bearer from-env"},
+                ) as r:
                     assert r.status == 200 and (await r.json())["state"]["front"] == [3, 0]
 
         asyncio.run(check())
@@ -419,8 +483,9 @@ async def test_openapi_document(bridge: Bridge, http: aiohttp.ClientSession) -> 
     assert status == 200 and served == openapi_document()
     validate_openapi(served)
     checked_in = (ROOT / "docs" / "openapi.json").read_text()
-    assert checked_in == render(), ("docs/openapi.json is out of date: "
-                                    "python -m cribboard.bridge.openapi > docs/openapi.json")
+    assert checked_in == render(), (
+        "docs/openapi.json is out of date: python -m cribboard.bridge.openapi > docs/openapi.json"
+    )
     # Replies match the document's schemas.
     schemas = served["components"]["schemas"]
 
@@ -445,8 +510,7 @@ async def test_layout_and_protocol_data(bridge: Bridge, http: aiohttp.ClientSess
     status, data = await call(http, bridge, "GET", "layout.json")
     assert status == 200 and data == meta.layout_json()
     assert len(data["holes"]) == layout.HOLES
-    assert (data["width_mm"], data["height_mm"]) == (layout.BOARD_WIDTH_MM,
-                                                     layout.BOARD_HEIGHT_MM)
+    assert (data["width_mm"], data["height_mm"]) == (layout.BOARD_WIDTH_MM, layout.BOARD_HEIGHT_MM)
     for hole in data["holes"]:
         assert (hole["x"], hole["y"]) == layout.hole_xy_mm(hole["id"])
         assert hole["led"] == layout.LED_OF_HOLE[hole["id"]]

@@ -7,16 +7,16 @@ a virtual board through a stand-in for navigator.bluetooth."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 import pytest_asyncio
+import vectors  # tests/core/vectors.py: the protocol's literal vectors
 from aiohttp import web
 
 from cribboard.bridge.export import export
@@ -27,20 +27,27 @@ from cribcore import layout, protocol
 from cribcore.profiles import PROFILES
 from test_bridge import running_bridge
 
-import vectors  # tests/core/vectors.py: the protocol's literal vectors
-
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 A_PLUS = PROFILES["sim"].buttons["A+"]
 PACKET = 20  # BLE bytes per write / notification at the default ATT MTU
 DOC = Path(__file__).resolve().parents[1] / "docs" / "bridge.md"
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
-                       reason=f"no {CHROMIUM}: `make browser` installs Debian's chromium"),
+    pytest.mark.skipif(
+        not os.access(CHROMIUM, os.X_OK),
+        reason=f"no {CHROMIUM}: `make browser` installs Debian's chromium",
+    ),
 ]
 
 
@@ -51,8 +58,12 @@ async def browser() -> AsyncIterator[Any]:
     with tempfile.TemporaryDirectory(prefix="cribboard-chromium-") as profile:
         async with async_playwright() as p:
             context = await p.chromium.launch_persistent_context(
-                profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-                viewport={"width": 1280, "height": 800})
+                profile,
+                executable_path=CHROMIUM,
+                headless=True,
+                args=CHROMIUM_ARGS,
+                viewport={"width": 1280, "height": 800},
+            )
             yield context
             await context.close()
 
@@ -127,8 +138,9 @@ async def test_clicks_drive_the_board(bridge: Bridge, page: Any) -> None:
     await wait_state(bridge, "front", [3, 0])
     await page.click("#deal")
     await wait_state(bridge, "dealer", 1)
-    await page.wait_for_function("!document.querySelector('.player[data-player=\"1\"] .crib')"
-                                 ".hidden")
+    await page.wait_for_function(
+        "!document.querySelector('.player[data-player=\"1\"] .crib').hidden"
+    )
     await page.select_option("#target", "61")
     await page.select_option("#player-count", "3")
     await page.click("#new")
@@ -147,19 +159,22 @@ async def test_clicks_drive_the_board(bridge: Bridge, page: Any) -> None:
     assert (await board_state(bridge))["front"] == [0, 0, 0]
 
 
-async def test_a_button_on_the_board_shows_on_the_page(bridge: Bridge, vboard: VirtualBoard,
-                                                       page: Any) -> None:
+async def test_a_button_on_the_board_shows_on_the_page(
+    bridge: Bridge, vboard: VirtualBoard, page: Any
+) -> None:
     await open_page(page, bridge.url)
     with SimControl(vboard.control) as sim:
         sim.press(A_PLUS)
-    await page.wait_for_function("document.querySelector('#log').textContent"
-                                 ".includes('button A+: tap')")
+    await page.wait_for_function(
+        "document.querySelector('#log').textContent.includes('button A+: tap')"
+    )
     pending = page.locator('.player[data-player="0"] .pending')
     await pending.wait_for(state="visible")
     assert await pending.inner_text() == "+1 being counted"
     # The count commits by itself on the board; the page follows.
-    await page.wait_for_function("document.querySelector('#score-0').textContent == '1'",
-                                 timeout=10000)
+    await page.wait_for_function(
+        "document.querySelector('#score-0').textContent == '1'", timeout=10000
+    )
 
 
 async def test_fits_a_phone(bridge: Bridge, page: Any) -> None:
@@ -218,16 +233,22 @@ def _text(data: bytes) -> str:
 
 
 async def test_javascript_codec_matches_the_vectors(bridge: Bridge, page: Any) -> None:
-    encode = [[list(args[0:1]) + [list(args[1]) if len(args) > 1 else [],
-                                  args[2] if len(args) > 2 else None], _text(line)]
-              for args, line in vectors.ENCODE_VECTORS]
+    encode = [
+        [
+            list(args[0:1])
+            + [list(args[1]) if len(args) > 1 else [], args[2] if len(args) > 2 else None],
+            _text(line),
+        ]
+        for args, line in vectors.ENCODE_VECTORS
+    ]
     rejects = [[a[0], list(a[1]), a[2]] for a in vectors.ENCODE_REJECTS]
     lines = [_text(line) for line, _, _ in vectors.DECODE_VECTORS]
     lines += [_text(out) for _, outs in vectors.VECTORS for out in outs]
     lines += [_text(out) for step in vectors.TWO_LINKS for out in step[2] + step[3]]
     bad = [_text(line) for line in vectors.DECODE_REJECTS]
     await open_page(page, bridge.url)
-    result = await page.evaluate("""async ([encode, rejects, lines, bad]) => {
+    result = await page.evaluate(
+        """async ([encode, rejects, lines, bad]) => {
         const { makeCodec } = await import('/static/codec.js');
         const codec = makeCodec(await (await fetch('/protocol.json')).json());
         const tryIt = (f) => { try { return f(); } catch (e) { return {error: e.message}; } };
@@ -242,7 +263,9 @@ async def test_javascript_codec_matches_the_vectors(bridge: Bridge, page: Any) -
           })),
           refused: bad.map((l) => tryIt(() => codec.decodeLine(l))),
         };
-    }""", [encode, rejects, lines, bad])
+    }""",
+        [encode, rejects, lines, bad],
+    )
     assert result["encoded"] == [line for _, line in encode]
     assert all(set(r) == {"error"} for r in result["rejected"]), result["rejected"]
     expected = []
@@ -252,8 +275,9 @@ async def test_javascript_codec_matches_the_vectors(bridge: Bridge, page: Any) -
         frame = list(protocol.decode_frame(d.fields["rgb"])) if "rgb" in d.fields else None
         expected.append([[d.kind, d.request_id, d.name, d.fields, d.code, d.text], state, frame])
     assert result["decoded"] == expected
-    for (line, want, want_state), (got, got_state, _) in zip(vectors.DECODE_VECTORS,
-                                                             result["decoded"]):
+    for (line, want, want_state), (got, got_state, _) in zip(
+        vectors.DECODE_VECTORS, result["decoded"]
+    ):
         assert (tuple(got), got_state) == (want, want_state), line
     assert all(set(r) == {"error"} for r in result["refused"]), result["refused"]
 
@@ -329,7 +353,7 @@ async def test_web_bluetooth_mode(vboard: VirtualBoard, page: Any, tmp_path: Pat
         while True:
             data = await to_page.get()
             for i in range(0, len(data), PACKET):
-                await page.evaluate("(b) => window.__bleNotify(b)", list(data[i:i + PACKET]))
+                await page.evaluate("(b) => window.__bleNotify(b)", list(data[i : i + PACKET]))
 
     runner = await serve_exported_page(tmp_path / "site")
     pump = asyncio.create_task(notify())
@@ -338,11 +362,13 @@ async def test_web_bluetooth_mode(vboard: VirtualBoard, page: Any, tmp_path: Pat
         await page.expose_function("__bleWrite", ble_write)
         url = f"http://127.0.0.1:{runner.addresses[0][1]}/"
         await page.goto(url)  # no bridge here: the page says so and offers Bluetooth
-        await page.wait_for_function("document.querySelector('#status').textContent"
-                                     ".includes('no bridge here')")
+        await page.wait_for_function(
+            "document.querySelector('#status').textContent.includes('no bridge here')"
+        )
         await page.click("#ble")
-        await page.wait_for_function("document.querySelector('#status').textContent"
-                                     ".includes('Bluetooth: cribboard-sim')")
+        await page.wait_for_function(
+            "document.querySelector('#status').textContent.includes('Bluetooth: cribboard-sim')"
+        )
         requests = await page.evaluate("window.__bleRequests")
         assert requests[0]["filters"] == [{"services": ["6e400001-b5a3-f393-e0a9-e50e24dcca9e"]}]
         await page.wait_for_selector("#score-0")
@@ -361,8 +387,9 @@ async def test_web_bluetooth_mode(vboard: VirtualBoard, page: Any, tmp_path: Pat
 
         with SimControl(vboard.control) as sim:  # a button on the board reaches the page
             sim.press(PROFILES["sim"].buttons["B+"])
-        await page.wait_for_function("document.querySelector('#log').textContent"
-                                     ".includes('button B+: tap')")
+        await page.wait_for_function(
+            "document.querySelector('#log').textContent.includes('button B+: tap')"
+        )
         await page.click("#undo")
         await page.wait_for_function("document.querySelector('#score-0').textContent == '0'")
         assert writes and max(writes) <= PACKET, writes

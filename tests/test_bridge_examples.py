@@ -8,7 +8,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -35,12 +35,17 @@ async def bridge(vboard: VirtualBoard) -> AsyncIterator[Bridge]:
         yield b
 
 
-async def run(*args: str, env: dict[str, str] | None = None, timeout: float = 20.0,
-              cwd: Path = ROOT) -> tuple[int, str, str]:
+async def run(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 20.0, cwd: Path = ROOT
+) -> tuple[int, str, str]:
     """Run a program without blocking the event loop (the bridge runs on it)."""
     process = await asyncio.create_subprocess_exec(
-        *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, **(env or {})}, cwd=cwd)
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
     out, err = await asyncio.wait_for(process.communicate(), timeout)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
@@ -48,9 +53,10 @@ async def run(*args: str, env: dict[str, str] | None = None, timeout: float = 20
 
 async def board_state(bridge: Bridge) -> dict[str, object]:
     async with aiohttp.ClientSession() as session:
-        async with session.get(bridge.url + "api/state",
-                               headers={"Authorization": f"Bearer {bridge.token}"}
-                               if bridge.token else None) as response:
+        async with session.get(
+            bridge.url + "api/state",
+            headers={"Authorization": f"Bearer {bridge.token}"} if bridge.token else None,
+        ) as response:
             assert response.status == 200
             return await response.json()  # type: ignore[no-any-return]
 
@@ -71,12 +77,20 @@ def doc_block(tag: str) -> str:
 
 @needs_curl
 async def test_curl_script(bridge: Bridge) -> None:
-    code, out, err = await run("bash", str(EXAMPLES / "curl.sh"),
-                               env={"CRIBBOARD_URL": base(bridge), "CRIBBOARD_TOKEN": ""})
+    code, out, err = await run(
+        "bash",
+        str(EXAMPLES / "curl.sh"),
+        env={"CRIBBOARD_URL": base(bridge), "CRIBBOARD_TOKEN": ""},
+    )
     assert code == 0, err
     replies = [json.loads(line) for line in out.splitlines()]
-    assert [r.get("state", r)["front"] for r in replies] == [[0, 0], [5, 0], [5, 12], [5, 0],
-                                                            [5, 0]]
+    assert [r.get("state", r)["front"] for r in replies] == [
+        [0, 0],
+        [5, 0],
+        [5, 12],
+        [5, 0],
+        [5, 0],
+    ]
     assert replies[-1]["dealer"] == 1
     state = await board_state(bridge)
     assert (state["front"], state["dealer"]) == ([5, 0], 1)
@@ -86,11 +100,13 @@ async def test_curl_script(bridge: Bridge) -> None:
 async def test_curl_script_with_a_token(vboard: VirtualBoard) -> None:
     async with running_bridge(vboard.port, host="0.0.0.0", token="tok3n") as bridge:
         url = {"CRIBBOARD_URL": base(bridge)}
-        code, out, err = await run("bash", str(EXAMPLES / "curl.sh"),
-                                   env={**url, "CRIBBOARD_TOKEN": ""})
+        code, out, err = await run(
+            "bash", str(EXAMPLES / "curl.sh"), env={**url, "CRIBBOARD_TOKEN": ""}
+        )
         assert code != 0 and "unauthorized" in out
-        code, out, err = await run("bash", str(EXAMPLES / "curl.sh"),
-                                   env={**url, "CRIBBOARD_TOKEN": "tok3n"})
+        code, out, err = await run(
+            "bash", str(EXAMPLES / "curl.sh"), env={**url, "CRIBBOARD_TOKEN": "tok3n"}
+        )
         assert code == 0, err
         assert (await board_state(bridge))["front"] == [5, 0]
 
@@ -130,14 +146,21 @@ async def test_node_watch(bridge: Bridge) -> None:
     """examples/watch.mjs prints the events a peg from elsewhere causes (its WebSocket is the
     minimal one on node:http when Node has no WebSocket of its own)."""
     process = await asyncio.create_subprocess_exec(
-        str(NODE), "examples/watch.mjs", "2", cwd=ROOT, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "CRIBBOARD_URL": base(bridge)})
+        str(NODE),
+        "examples/watch.mjs",
+        "2",
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "CRIBBOARD_URL": base(bridge)},
+    )
     assert process.stderr is not None
     assert await asyncio.wait_for(process.stderr.readline(), 10) == b"subscribed\n"
     async with aiohttp.ClientSession() as session:
         for player, points in ((0, 3), (1, 4)):
-            async with session.post(bridge.url + "api/peg",
-                                    json={"player": player, "points": points}) as response:
+            async with session.post(
+                bridge.url + "api/peg", json={"player": player, "points": points}
+            ) as response:
                 assert response.status == 200
     out, err = await asyncio.wait_for(process.communicate(), 10)
     assert process.returncode == 0, err

@@ -93,8 +93,7 @@ async def test_counts_commit_by_themselves_after_a_pause(host: Board, sim: SimCo
     await fingers.count("B+", 12)
     state = await wait_state(host, lambda s: s.pending == [0, 12])
     assert state.front == [0, 0]
-    state = await wait_state(host, lambda s: s.front == [0, 12],
-                             timeout=Panel.COMMIT_MS / 1000 + 2)
+    state = await wait_state(host, lambda s: s.front == [0, 12], timeout=Panel.COMMIT_MS / 1000 + 2)
     assert state.back == [0, 0]
 
 
@@ -154,10 +153,11 @@ async def test_a_whole_game_with_the_buttons_alone(host: Board, sim: SimControl)
     assert state.front == [0, 0] and state.games == [1, 0] and state.target == 61
 
 
-async def test_the_self_test_walks_the_chain_and_leaves_the_game(host: Board,
-                                                               sim: SimControl) -> None:
+async def test_the_self_test_walks_the_chain_and_leaves_the_game(
+    host: Board, sim: SimControl
+) -> None:
     def lit_leds(rgb: bytes) -> list[int]:
-        return [i for i in range(len(rgb) // 3) if any(rgb[3 * i: 3 * i + 3])]
+        return [i for i in range(len(rgb) // 3) if any(rgb[3 * i : 3 * i + 3])]
 
     await host.peg(0, 5)
     before = await host.state()

@@ -17,14 +17,15 @@ from cribboard.virtual import SimControl, VirtualBoard
 CLI = [sys.executable, "-m", "cribboard.cli"]
 
 
-def run(*args: str, env: dict[str, str] | None = None,
-        timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout,
-                          env=env)
+def run(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def test_a_game_pegged_from_the_command_line(vboard: VirtualBoard,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_game_pegged_from_the_command_line(
+    vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
+) -> None:
     port = ["--port", vboard.port]
     assert main([*port, "peg", "blue", "12"]) == 0
     assert main([*port, "peg", "orange", "29"]) == 0
@@ -62,14 +63,17 @@ def test_status_draws_the_board(vboard: VirtualBoard, capsys: pytest.CaptureFixt
     assert "#" in rows[0] and "+" in rows[0]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["peg", "blue", "30"], "points must be 1..29"),
-    (["peg", "green", "3"], "unknown player 'green'"),
-    (["peg", "0", "x"], "points must be a whole number"),
-    (["new", "--target", "100"], "invalid choice"),
-    (["frobnicate"], "invalid choice"),
-    ([], "required"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["peg", "blue", "30"], "points must be 1..29"),
+        (["peg", "green", "3"], "unknown player 'green'"),
+        (["peg", "0", "x"], "points must be a whole number"),
+        (["new", "--target", "100"], "invalid choice"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+    ],
+)
 def test_bad_arguments_give_one_line_and_a_nonzero_exit(args: list[str], message: str) -> None:
     result = run("--port", "/dev/null", *args)
     assert result.returncode == 2
@@ -104,8 +108,12 @@ def test_port_from_the_environment(vboard: VirtualBoard) -> None:
 
 
 def test_watch_prints_events_as_they_come(vboard: VirtualBoard) -> None:
-    watcher = subprocess.Popen([*CLI, "--port", vboard.port, "watch", "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watcher = subprocess.Popen(
+        [*CLI, "--port", vboard.port, "watch", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert watcher.stderr is not None and watcher.stdout is not None
         assert "watching" in watcher.stderr.readline()
@@ -123,8 +131,7 @@ def test_watch_prints_events_as_they_come(vboard: VirtualBoard) -> None:
 
 
 def test_sim_prints_its_port_first_and_runs_until_interrupted() -> None:
-    sim = subprocess.Popen([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
+    sim = subprocess.Popen([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()
@@ -149,8 +156,9 @@ def test_demo_pegs_a_whole_game_and_exits() -> None:
 
 
 def test_sim_show_draws_the_board_as_it_changes() -> None:
-    sim = subprocess.Popen([*CLI, "sim", "--show"], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    sim = subprocess.Popen(
+        [*CLI, "sim", "--show"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()

@@ -10,19 +10,34 @@ from cribboard import firmware_build
 from cribboard.virtual.interpreter import find_micropython
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE_TESTS = ["test_layout", "test_state", "test_render", "mp_no_alloc", "test_protocol",
-              "mp_dispatch_no_alloc", "test_panel", "test_store", "test_blelink"]
+CORE_TESTS = [
+    "test_layout",
+    "test_state",
+    "test_render",
+    "mp_no_alloc",
+    "test_protocol",
+    "mp_dispatch_no_alloc",
+    "test_panel",
+    "test_store",
+    "test_blelink",
+]
 
 
-def run_on_micropython(modules: list[str], heap: str | None = None,
-                       firmware: Path = ROOT / "firmware") -> subprocess.CompletedProcess[str]:
+def run_on_micropython(
+    modules: list[str], heap: str | None = None, firmware: Path = ROOT / "firmware"
+) -> subprocess.CompletedProcess[str]:
     exe = find_micropython()
     args = [str(exe)]
     if heap:
         args += ["-X", "heapsize=" + heap]
     env = dict(os.environ, MICROPYPATH=f"{firmware}:{ROOT / 'tests' / 'core'}:.frozen")
-    return subprocess.run(args + [str(ROOT / "tests" / "core" / "mprun.py"), *modules],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        args + [str(ROOT / "tests" / "core" / "mprun.py"), *modules],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("module", CORE_TESTS)
@@ -48,7 +63,12 @@ def test_a_failing_assertion_on_micropython_fails(tmp_path: Path) -> None:
     (tmp_path / "test_broken.py").write_text("def test_wrong():\n    assert 1 == 2\n")
     exe = find_micropython()
     env = dict(os.environ, MICROPYPATH=f"{tmp_path}:{ROOT / 'tests' / 'core'}:.frozen")
-    result = subprocess.run([str(exe), str(ROOT / "tests" / "core" / "mprun.py"), "test_broken"],
-                            capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        [str(exe), str(ROOT / "tests" / "core" / "mprun.py"), "test_broken"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert "FAIL test_broken test_wrong" in result.stdout

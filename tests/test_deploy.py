@@ -49,17 +49,44 @@ def test_cribboard_deploy_copies_only_what_changed(vboard: VirtualBoard, tmp_pat
     fresh = plan(vboard.port)  # a fresh virtual board carries this firmware already
     assert fresh.copy == [] and fresh.remove == []
     tree = changed_firmware(tmp_path, "9.9.1")
-    result = subprocess.run([sys.executable, "-m", "cribboard.cli", "--port", vboard.port,
-                             "deploy", "--firmware", str(tree)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cribboard.cli",
+            "--port",
+            vboard.port,
+            "deploy",
+            "--firmware",
+            str(tree),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines == ["[1/1] cribfw/version.mpy", "copied 1 file",
-                     "board reset: firmware 9.9.1 is running"]
+    assert lines == [
+        "[1/1] cribfw/version.mpy",
+        "copied 1 file",
+        "board reset: firmware 9.9.1 is running",
+    ]
     assert firmware_version(vboard.port) == "9.9.1"
-    again = subprocess.run([sys.executable, "-m", "cribboard.cli", "--port", vboard.port,
-                            "deploy", "--firmware", str(tree)],
-                           capture_output=True, text=True, timeout=60)
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cribboard.cli",
+            "--port",
+            vboard.port,
+            "deploy",
+            "--firmware",
+            str(tree),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.stdout.strip() == "the board's firmware is up to date"
 
 
@@ -76,12 +103,26 @@ def test_deploy_creates_new_folders(vboard: VirtualBoard, tmp_path: Path) -> Non
     assert firmware_version(vboard.port) == "9.9.2"
 
 
-def test_mpremote_copy_then_soft_reset_runs_the_new_code(vboard: VirtualBoard,
-                                                         tmp_path: Path) -> None:
+def test_mpremote_copy_then_soft_reset_runs_the_new_code(
+    vboard: VirtualBoard, tmp_path: Path
+) -> None:
     tree = changed_firmware(tmp_path, "9.9.3")
-    result = subprocess.run([sys.executable, "-m", "mpremote", "connect", vboard.port, "fs",
-                             "cp", str(tree / "cribfw" / "version.py"), ":cribfw/version.py"],
-                            capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mpremote",
+            "connect",
+            vboard.port,
+            "fs",
+            "cp",
+            str(tree / "cribfw" / "version.py"),
+            ":cribfw/version.py",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 0, result.stderr
     # mpremote leaves the board at the REPL; a soft reset there (Ctrl-D) runs main.py again,
     # as on a real board.
@@ -94,7 +135,7 @@ def test_mpremote_copy_then_soft_reset_runs_the_new_code(vboard: VirtualBoard,
             assert chunk, f"no hello after the soft reset: {seen!r}"
             seen += chunk
         assert b"MPY: soft reboot" in seen
-        hello = seen[seen.index(b"! hello "):]
+        hello = seen[seen.index(b"! hello ") :]
         assert b" fw=9.9.3 " in hello
 
 
@@ -109,5 +150,6 @@ def test_source_deploy_replaces_bytecode_and_back(vboard: VirtualBoard, tmp_path
     assert "removed cribfw/app.mpy" in seen and "[1/" in seen[0]
     assert firmware_version(vboard.port) == "9.9.4"
     back = plan(vboard.port, tree)
-    assert "cribfw/app.py" in back.remove and ("cribfw/app.mpy", ) == tuple(
-        p for p, _ in back.copy if p == "cribfw/app.mpy")
+    assert "cribfw/app.py" in back.remove and ("cribfw/app.mpy",) == tuple(
+        p for p, _ in back.copy if p == "cribfw/app.mpy"
+    )

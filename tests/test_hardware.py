@@ -55,29 +55,46 @@ def test_the_platform_facts_are_in_the_chip_data() -> None:
     assert not {22, 23, 24, 25} & s3.gpios  # do not exist on the S3
 
 
-@pytest.mark.parametrize("change, problem", [
-    (dict(led_pin=25), "reserved"),  # the Pico W's wireless chip select
-    (dict(buttons={"A+": 2, "A-": 2, "B+": 4, "B-": 5, "deal": 6}), "used twice"),
-    (dict(led_pin=30), "does not exist"),
-    (dict(buttons={"A+": 2, "A-": 3, "B+": 4, "B-": 5, "deal": 6, "new": 7}),
-     "unknown button"),
-    (dict(buttons={"A+": 2, "A-": 3, "B+": 4, "B-": 5}), "no deal button"),
-    (dict(usb_ids=((0x303A, 0x4001),)), "vendor id"),
-    (dict(status_led="LED_BUILTIN"), "status LED"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (dict(led_pin=25), "reserved"),  # the Pico W's wireless chip select
+        (dict(buttons={"A+": 2, "A-": 2, "B+": 4, "B-": 5, "deal": 6}), "used twice"),
+        (dict(led_pin=30), "does not exist"),
+        (dict(buttons={"A+": 2, "A-": 3, "B+": 4, "B-": 5, "deal": 6, "new": 7}), "unknown button"),
+        (dict(buttons={"A+": 2, "A-": 3, "B+": 4, "B-": 5}), "no deal button"),
+        (dict(usb_ids=((0x303A, 0x4001),)), "vendor id"),
+        (dict(status_led="LED_BUILTIN"), "status LED"),
+    ],
+)
 def test_a_bad_pico_profile_is_caught(change: dict[str, object], problem: str) -> None:
     base = P.PROFILES["pico2w"]
-    fields: dict[str, object] = dict(name="bad", led_pin=base.led_pin, buttons=base.buttons,
-                                     budget_ma=base.budget_ma, usb_ids=base.usb_ids,
-                                     status_led=base.status_led)
+    fields: dict[str, object] = dict(
+        name="bad",
+        led_pin=base.led_pin,
+        buttons=base.buttons,
+        budget_ma=base.budget_ma,
+        usb_ids=base.usb_ids,
+        status_led=base.status_led,
+    )
     fields.update(change)
     problems = hw.profile_problems(P.Profile(**fields), "rp2350")
     assert any(problem in p for p in problems), problems
 
 
-@pytest.mark.parametrize("gpio, problem", [(0, "strapping"), (19, "USB"), (20, "USB"),
-                                           (26, "flash"), (35, "PSRAM"), (46, "strapping"),
-                                           (22, "does not exist"), (43, "UART")])
+@pytest.mark.parametrize(
+    "gpio, problem",
+    [
+        (0, "strapping"),
+        (19, "USB"),
+        (20, "USB"),
+        (26, "flash"),
+        (35, "PSRAM"),
+        (46, "strapping"),
+        (22, "does not exist"),
+        (43, "UART"),
+    ],
+)
 def test_a_bad_esp32s3_pin_is_caught(gpio: int, problem: str) -> None:
     base = P.PROFILES["esp32s3"]
     bad = P.Profile("bad", gpio, base.buttons, base.budget_ma, base.usb_ids)
@@ -90,8 +107,11 @@ def test_usb_ids_are_micropythons() -> None:
     303A:4001, and 303A:1001 when the REPL is on the chip's USB-Serial/JTAG."""
     assert P.PROFILES["pico2w"].usb_ids == ((0x2E8A, 0x0005),)
     assert P.PROFILES["esp32s3"].usb_ids == ((0x303A, 0x4001), (0x303A, 0x1001))
-    assert known_usb_ids() == {(0x2E8A, 0x0005): "pico2w", (0x303A, 0x4001): "esp32s3",
-                               (0x303A, 0x1001): "esp32s3"}
+    assert known_usb_ids() == {
+        (0x2E8A, 0x0005): "pico2w",
+        (0x303A, 0x4001): "esp32s3",
+        (0x303A, 0x1001): "esp32s3",
+    }
 
 
 def test_button_names_are_the_panels() -> None:
@@ -110,21 +130,29 @@ def test_budgets_fit_a_usb_port_and_the_protocol() -> None:
     assert P.PROFILES["pico2w"].budget_ma == DEFAULT_BUDGET_MA
 
 
-@pytest.mark.parametrize("platform, name", [("rp2", "pico2w"), ("esp32", "esp32s3"),
-                                            ("linux", "sim")])
-def test_detect_picks_the_profile_by_platform(monkeypatch: pytest.MonkeyPatch, platform: str,
-                                              name: str) -> None:
+@pytest.mark.parametrize(
+    "platform, name", [("rp2", "pico2w"), ("esp32", "esp32s3"), ("linux", "sim")]
+)
+def test_detect_picks_the_profile_by_platform(
+    monkeypatch: pytest.MonkeyPatch, platform: str, name: str
+) -> None:
     monkeypatch.setattr(sys, "platform", platform)
     assert P.detect().name == name
 
 
 def test_profiles_load_on_micropython() -> None:
     result = subprocess.run(
-        [str(find_micropython()), "-c",
-         "import cribcore.profiles as p; print(p.detect().name, sorted(p.PROFILES), "
-         "p.PROFILES['pico2w'].status_led)"],
-        capture_output=True, text=True, timeout=30,
-        env=dict(os.environ, MICROPYPATH=f"{ROOT / 'firmware'}:.frozen"))
+        [
+            str(find_micropython()),
+            "-c",
+            "import cribcore.profiles as p; print(p.detect().name, sorted(p.PROFILES), "
+            "p.PROFILES['pico2w'].status_led)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=dict(os.environ, MICROPYPATH=f"{ROOT / 'firmware'}:.frozen"),
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["sim", "['esp32s3',", "'pico2w',", "'sim']", "LED"]
 
@@ -150,8 +178,12 @@ def _holes(root: ET.Element) -> dict[int, tuple[float, float, float, int]]:
     holes = {}
     for c in board.iter(f"{SVG}circle"):
         if c.attrib.get("class") == "hole":
-            holes[int(c.attrib["data-hole"])] = (float(c.attrib["cx"]), float(c.attrib["cy"]),
-                                                 float(c.attrib["r"]), int(c.attrib["data-led"]))
+            holes[int(c.attrib["data-hole"])] = (
+                float(c.attrib["cx"]),
+                float(c.attrib["cy"]),
+                float(c.attrib["r"]),
+                int(c.attrib["data-led"]),
+            )
     return holes
 
 
@@ -188,13 +220,20 @@ def test_template_outline_scale_bar_buttons_and_connector() -> None:
     board = root.find(f".//{SVG}g[@id='board']")
     assert board is not None
     cut = [r for r in board.iter(f"{SVG}rect") if r.attrib.get("class") == "cut"]
-    assert [(float(r.attrib["width"]), float(r.attrib["height"])) for r in cut] == \
-        [(L.BOARD_WIDTH_MM, L.BOARD_HEIGHT_MM)]
+    assert [(float(r.attrib["width"]), float(r.attrib["height"])) for r in cut] == [
+        (L.BOARD_WIDTH_MM, L.BOARD_HEIGHT_MM)
+    ]
     bar = [r for r in root.iter(f"{SVG}rect") if r.attrib.get("width") == "100"]
     assert bar, "no 100 mm scale bar"
-    buttons = {c.attrib["data-button"]: (float(c.attrib["cx"]), float(c.attrib["cy"]),
-                                         float(c.attrib["r"]))
-               for c in board.iter(f"{SVG}circle") if c.attrib.get("class") == "button"}
+    buttons = {
+        c.attrib["data-button"]: (
+            float(c.attrib["cx"]),
+            float(c.attrib["cy"]),
+            float(c.attrib["r"]),
+        )
+        for c in board.iter(f"{SVG}circle")
+        if c.attrib.get("class") == "button"
+    }
     assert set(buttons) == set(hw.BUTTON_NAMES)
     frame = 9  # the case's side walls (bom.csv) sit under the panel's edges
     for name, (x, y, r) in buttons.items():
@@ -282,7 +321,7 @@ def test_the_limiter_keeps_any_frame_within_the_budget() -> None:
         lit = rng.randint(0, L.HOLES)
         frame = bytearray(3 * L.HOLES)
         for hole in rng.sample(range(L.HOLES), lit):
-            frame[3 * hole:3 * hole + 3] = bytes(rng.randint(0, 255) for _ in range(3))
+            frame[3 * hole : 3 * hole + 3] = bytes(rng.randint(0, 255) for _ in range(3))
         renderer.frame[:] = frame
         renderer.show()
         assert renderer.estimated_ma <= DEFAULT_BUDGET_MA
@@ -311,8 +350,9 @@ def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("name", [n for n in hw.GENERATED if n.endswith(".svg")] + ["README.md"])
 def test_generated_file_is_up_to_date(regenerated: Path, name: str) -> None:
-    assert (regenerated / name).read_text(encoding="utf-8") == \
-        (HARDWARE / name).read_text(encoding="utf-8"), f"hardware/{name} is stale: make hardware"
+    assert (regenerated / name).read_text(encoding="utf-8") == (HARDWARE / name).read_text(
+        encoding="utf-8"
+    ), f"hardware/{name} is stale: make hardware"
 
 
 def test_board_picture_is_up_to_date(regenerated: Path) -> None:
@@ -324,8 +364,10 @@ def test_board_picture_is_up_to_date(regenerated: Path) -> None:
     assert new.size == old.size
     diff = ImageChops.difference(new, old)
     assert max(ImageStat.Stat(diff).mean) < 1.0, "hardware/board.png is stale: make hardware"
-    assert new.size == ((L.BOARD_WIDTH_MM + 20) * hw.PNG_PX_PER_MM,
-                        (L.BOARD_HEIGHT_MM + 20) * hw.PNG_PX_PER_MM)
+    assert new.size == (
+        (L.BOARD_WIDTH_MM + 20) * hw.PNG_PX_PER_MM,
+        (L.BOARD_HEIGHT_MM + 20) * hw.PNG_PX_PER_MM,
+    )
 
 
 def test_check_reports_a_stale_file(tmp_path: Path) -> None:
@@ -333,8 +375,7 @@ def test_check_reports_a_stale_file(tmp_path: Path) -> None:
         shutil.copy(HARDWARE / name, tmp_path / name)
     assert hw.main(["--out", str(tmp_path), "--check"]) == 0
     text = (tmp_path / "template.svg").read_text(encoding="utf-8")
-    (tmp_path / "template.svg").write_text(text.replace('r="2.5"', 'r="2.4"', 1),
-                                           encoding="utf-8")
+    (tmp_path / "template.svg").write_text(text.replace('r="2.5"', 'r="2.4"', 1), encoding="utf-8")
     assert hw.main(["--out", str(tmp_path), "--check"]) == 1
 
 
@@ -353,13 +394,34 @@ def test_readme_sections_are_filled_from_the_data() -> None:
 
 def test_readme_tells_a_maker_how_to_bring_the_board_up() -> None:
     text = (HARDWARE / "README.md").read_text(encoding="utf-8")
-    for needle in ("100 %", "scale bar", "BOOTSEL", "RPI_PICO2_W", "ESP32_GENERIC_S3",
-                   "esptool --chip esp32s3 --port", "erase-flash", "write-flash -z 0",
-                   "cribboard deploy", "cribboard test", "74AHCT125", "330 Ω", "1000 µF",
-                   "500 mA", "CRIBBOARD_HIL_PORT", "make hardware"):
+    for needle in (
+        "100 %",
+        "scale bar",
+        "BOOTSEL",
+        "RPI_PICO2_W",
+        "ESP32_GENERIC_S3",
+        "esptool --chip esp32s3 --port",
+        "erase-flash",
+        "write-flash -z 0",
+        "cribboard deploy",
+        "cribboard test",
+        "74AHCT125",
+        "330 Ω",
+        "1000 µF",
+        "500 mA",
+        "CRIBBOARD_HIL_PORT",
+        "make hardware",
+    ):
         assert needle in text, needle
-    for name in ("board.png", "template.svg", "template-sheet1.svg", "template-sheet2.svg",
-                 "wiring-pico2w.svg", "wiring-esp32s3.svg", "bom.csv"):
+    for name in (
+        "board.png",
+        "template.svg",
+        "template-sheet1.svg",
+        "template-sheet2.svg",
+        "wiring-pico2w.svg",
+        "wiring-esp32s3.svg",
+        "bom.csv",
+    ):
         assert f"({name})" in text, name
 
 

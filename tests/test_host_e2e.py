@@ -7,7 +7,7 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 import serial
@@ -146,7 +146,7 @@ async def test_frame_mirrors_the_leds(board: Board, vboard: VirtualBoard) -> Non
     from cribcore.layout import LED_OF_HOLE
 
     led = LED_OF_HOLE[hole]
-    assert strip[3 * led: 3 * led + 3] == bytes(frame.hole(hole))
+    assert strip[3 * led : 3 * led + 3] == bytes(frame.hole(hole))
 
 
 async def test_sync_wrapper_for_scripts(vboard: VirtualBoard) -> None:
@@ -313,8 +313,9 @@ async def test_a_request_during_a_dead_link_fails_clearly() -> None:
         await client.connect()
 
 
-async def test_protocol_major_mismatch_is_refused(vboard: VirtualBoard,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_protocol_major_mismatch_is_refused(
+    vboard: VirtualBoard, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cribboard import client as client_module
     from cribboard.errors import ProtocolMismatch
 

@@ -14,8 +14,8 @@ import pytest
 from cribboard.api import Board, BoardState
 from cribboard.cli import main
 from cribboard.play.scorekeeper import Scorekeeper
-from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, THREE_PLAYER
 from cribboard.rules import count_hand, parse_card, parse_cards
+from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, THREE_PLAYER
 from cribboard.virtual import VirtualBoard
 
 
@@ -41,8 +41,7 @@ async def typed(keeper: Scorekeeper, *lines: str) -> BoardState:
     return await keeper.board.state()
 
 
-async def test_counts_follow_the_show_order_and_the_deal_passes_on(
-        keeper: Scorekeeper) -> None:
+async def test_counts_follow_the_show_order_and_the_deal_passes_on(keeper: Scorekeeper) -> None:
     assert keeper.whose() == "orange's hand"  # the pone counts first
     state = await typed(keeper, "b2", "o", "o 3")  # pegging, any time, by colour
     assert state.front[:2] == [2, 4] and state.back[:2] == [0, 1]
@@ -70,8 +69,9 @@ async def test_cards_are_counted_and_a_short_claim_is_muggins(keeper: Scorekeepe
     hand = parse_cards("2H 3H 4H 6D")
     actual = count_hand(hand, parse_card("5D")).total
     state = await typed(keeper, "4 2H 3H 4H 6D")
-    assert state.front[0] == 4 and any(m.startswith("MUGGINS!") and f"has {actual}, not 4" in m
-                                       for m in keeper.messages)
+    assert state.front[0] == 4 and any(
+        m.startswith("MUGGINS!") and f"has {actual}, not 4" in m for m in keeper.messages
+    )
     state = await typed(keeper, "m")  # orange takes the points blue missed
     assert state.front[1] == 29 + actual - 4
     assert await keeper.handle("m") and "nothing overlooked" in keeper.messages[0]
@@ -82,8 +82,7 @@ async def test_cards_are_counted_and_a_short_claim_is_muggins(keeper: Scorekeepe
     # an over-claim pegs what the crib really has (a crib flush needs the starter's suit)
     crib = count_hand(parse_cards("7C 8C 9C KC"), parse_card("5D"), crib=True).total
     state = await typed(keeper, "20 7C 8C 9C KC")
-    assert state.front[0] == 4 + crib and any(f"has {crib}, not 20" in m
-                                              for m in keeper.messages)
+    assert state.front[0] == 4 + crib and any(f"has {crib}, not 20" in m for m in keeper.messages)
     assert state.dealer == 1 and keeper.turn.starter is None  # a fresh deal
 
 
@@ -139,8 +138,13 @@ async def test_the_app_runs_on_typed_lines_and_draws_the_board(vboard: VirtualBo
         await board.new_game(121, 2)
         await board.set_dealer(0)
         await board.set_pegs(0, 30, 20)  # a game in progress on the board: it goes on
-        keeper = Scorekeeper(board, input=lambda prompt: next(lines), output=out.append,
-                             where="the test board", target=121)
+        keeper = Scorekeeper(
+            board,
+            input=lambda prompt: next(lines),
+            output=out.append,
+            where="the test board",
+            target=121,
+        )
         assert await keeper.run() == 0
         state = await board.state()
     assert state.front[:2] == [30, 12]
@@ -153,9 +157,9 @@ async def test_the_app_runs_on_typed_lines_and_draws_the_board(vboard: VirtualBo
     assert "'what'? the players are b/o; ? shows the keys" in out[3]
 
 
-def test_keep_on_the_command_line_honours_port(vboard: VirtualBoard,
-                                                monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_keep_on_the_command_line_honours_port(
+    vboard: VirtualBoard, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     typed_lines = iter(["n", "b7", "q"])
     monkeypatch.setattr(builtins, "input", lambda prompt="": next(typed_lines))
     assert main(["--port", vboard.port, "keep"]) == 0
@@ -164,9 +168,13 @@ def test_keep_on_the_command_line_honours_port(vboard: VirtualBoard,
 
 
 def test_make_run_starts_the_scorekeeper_on_the_virtual_board() -> None:
-    result = subprocess.run([sys.executable, "-m", "cribboard.cli", "keep", "--virtual"],
-                            input="12\nc 5H 5S 5C JD 5D\nq\n", capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "cribboard.cli", "keep", "--virtual"],
+        input="12\nc 5H 5S 5C JD 5D\nq\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert "playing on the virtual board on /dev/" in result.stdout
     assert "orange   12" in result.stdout and "blue     29" in result.stdout
@@ -181,7 +189,11 @@ async def test_three_players_count_round_from_the_pone(vboard: VirtualBoard) -> 
         state = await typed(keeper, "d p")  # purple deals: blue, orange, purple, the crib
         assert state.players == 3 and state.dealer == 2
         assert [keeper.whose(step) for step in range(4)] == [
-            "blue's hand", "orange's hand", "purple's hand", "purple's crib"]
+            "blue's hand",
+            "orange's hand",
+            "purple's hand",
+            "purple's crib",
+        ]
         state = await typed(keeper, "p3", "4", "6", "8", "2")
         assert state.front[:3] == [4, 6, 13] and state.dealer == 0
         assert keeper.whose() == "orange's hand"
@@ -197,8 +209,12 @@ async def test_four_players_in_partnerships_peg_for_their_side(vboard: VirtualBo
         state = await typed(keeper, "d o1")  # orange 1 won the cut
         assert state.dealer == 1
         assert [keeper.whose(step) for step in range(5)] == [
-            "blue 2's hand", "orange 2's hand", "blue 1's hand", "orange 1's hand",
-            "orange 1's crib"]
+            "blue 2's hand",
+            "orange 2's hand",
+            "blue 1's hand",
+            "orange 1's hand",
+            "orange 1's crib",
+        ]
         state = await typed(keeper, "b2", "o3")  # the play: by side
         assert state.front[:2] == [2, 3] and keeper.messages == ["orange pegs 3"]
         state = await typed(keeper, "6", "4", "8", "2 5H 5S 5C JD 5D")
@@ -238,8 +254,10 @@ async def test_five_card_game_pone_bonus_and_three_card_hands(vboard: VirtualBoa
         state = await typed(keeper, "c 5H 5S JD 5D")  # blue's hand: 3 cards and the starter
         assert state.front[:2] == [3 + 15, 2]
         assert any("= 15" in m for m in keeper.messages)
-        assert await keeper.handle("c 2H 3H 4H 6D 9S") and "three cards, then the starter" in \
-            keeper.messages[0]
+        assert (
+            await keeper.handle("c 2H 3H 4H 6D 9S")
+            and "three cards, then the starter" in keeper.messages[0]
+        )
         state = await typed(keeper, "c 2H 3H 4H")  # orange's hand with the starter 5D
         assert state.front[1] == 2 + count_hand(parse_cards("2H 3H 4H"), parse_card("5D")).total
         state = await typed(keeper, "c 2C 7C 8C 9C")  # the crib has four cards

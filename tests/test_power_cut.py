@@ -78,9 +78,20 @@ class Model:
         """The saved fields as the protocol shows them (st + bright/budget)."""
         b = self.board
         n = b.players
-        return (b.target, n, b.dealer, b.winner, b.result(), tuple(b.front[:n]),
-                tuple(b.back[:n]), tuple(b.games[:n]), b.undo_count, int(b.skunk_double),
-                self.settings.brightness, self.settings.budget_ma)
+        return (
+            b.target,
+            n,
+            b.dealer,
+            b.winner,
+            b.result(),
+            tuple(b.front[:n]),
+            tuple(b.back[:n]),
+            tuple(b.games[:n]),
+            b.undo_count,
+            int(b.skunk_double),
+            self.settings.brightness,
+            self.settings.budget_ma,
+        )
 
 
 def model_from(record: bytes) -> Model:
@@ -117,12 +128,14 @@ class Tally:
         table[key] = table.get(key, 0) + 1
 
     def text(self) -> str:
-        return (f"power cuts: {self.cuts} in {self.seconds:.1f} s ({self.moves} moves, seed "
-                f"{SEED}); by moment: {fmt(self.by_mode)}; restored from: {fmt(self.sources)}; "
-                f"cuts that interrupted a save (leftover found at boot): "
-                f"{sum(self.cut_saves.values())} ({fmt(self.cut_saves)}); restored the newest "
-                f"state {self.newest}, an earlier committed one {self.older}; corrupted or "
-                f"unexplained: 0")
+        return (
+            f"power cuts: {self.cuts} in {self.seconds:.1f} s ({self.moves} moves, seed "
+            f"{SEED}); by moment: {fmt(self.by_mode)}; restored from: {fmt(self.sources)}; "
+            f"cuts that interrupted a save (leftover found at boot): "
+            f"{sum(self.cut_saves.values())} ({fmt(self.cut_saves)}); restored the newest "
+            f"state {self.newest}, an earlier committed one {self.older}; corrupted or "
+            f"unexplained: 0"
+        )
 
 
 def fmt(table: dict[str, int]) -> str:
@@ -131,9 +144,19 @@ def fmt(table: dict[str, int]) -> str:
 
 def shown_state(fields: dict[str, str]) -> tuple[object, ...]:
     s = protocol.decode_state(fields)
-    return (s["target"], s["players"], s["dealer"], s["winner"], s["result"],
-            tuple(s["front"]), tuple(s["back"]), tuple(s["games"]), s["undo"],
-            s["skunk_double"], tuple(s["pending"]))
+    return (
+        s["target"],
+        s["players"],
+        s["dealer"],
+        s["winner"],
+        s["result"],
+        tuple(s["front"]),
+        tuple(s["back"]),
+        tuple(s["games"]),
+        s["undo"],
+        s["skunk_double"],
+        tuple(s["pending"]),
+    )
 
 
 def state_key(fields: dict[str, str], bright: dict[str, str]) -> tuple[object, ...]:
@@ -197,8 +220,10 @@ def choose(rng: random.Random, m: Model) -> tuple[bytes, object]:
             if roll < 0.75:
                 target = rng.choice((0, 0, 0, 61, 121))
                 players = rng.choice((0,) * 8 + (2, 3))
-                return (b"new %d %d" % (target, players),
-                        lambda x: x.board.new_game(target, players))
+                return (
+                    b"new %d %d" % (target, players),
+                    lambda x: x.board.new_game(target, players),
+                )
             return b"undo", lambda x: x.board.undo()
         if roll < 0.62:
             p = rng.randrange(n)
@@ -243,7 +268,9 @@ def slow_store(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_power_cuts_never_lose_a_committed_state(
-    tmp_path: Path, slow_store: None, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    slow_store: None,
+    capsys: pytest.CaptureFixture[str],
     record_property: pytest.RecordProperty,
 ) -> None:
     rng = random.Random(SEED)
@@ -265,8 +292,9 @@ def test_power_cuts_never_lose_a_committed_state(
     assert sum(tally.cut_saves.values()) >= 20, "too few cuts landed inside a save: " + report
 
 
-def run_cuts(rng: random.Random, vboard: VirtualBoard, sim: SimControl, link: Link, image: Path,
-             tally: Tally) -> None:
+def run_cuts(
+    rng: random.Random, vboard: VirtualBoard, sim: SimControl, link: Link, image: Path, tally: Tally
+) -> None:
     reply, _ = link.exchange(b"hello")
     assert reply.fields.get("store") == "fresh", reply.fields  # a new flash image
     models = [Model(Board(), Settings())]
@@ -369,13 +397,16 @@ def power_off_image(pid: int, image: Path) -> bytes:
     return image.read_bytes()
 
 
-def check_restored(history: list[Entry], source: str, got: tuple[object, ...],
-                   tally: Tally) -> list[Model]:
+def check_restored(
+    history: list[Entry], source: str, got: tuple[object, ...], tally: Tally
+) -> list[Model]:
     """Check the restored state against the history (see the module docstring); return the
     models it can be (several when entries with these fields had different undo rows)."""
     certain = [i for i, e in enumerate(history) if e.on_flash or e.quiet >= CERTAIN_S]
-    context = (f"restored {got} from {source!r}; newest seen {history[-1].key}; last certain "
-               f"{history[certain[-1]].key if certain else None}")
+    context = (
+        f"restored {got} from {source!r}; newest seen {history[-1].key}; last certain "
+        f"{history[certain[-1]].key if certain else None}"
+    )
     if source in FRESH_SOURCES:
         assert not certain, "a fresh game although a state was committed: " + context
         assert got == Model(Board(), Settings()).key(), context

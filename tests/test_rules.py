@@ -6,7 +6,6 @@ from __future__ import annotations
 import doctest
 import subprocess
 import sys
-from itertools import permutations
 
 import pytest
 from hypothesis import given, settings
@@ -20,13 +19,16 @@ from cribboard.rules import (
     IllegalMove,
     Kind,
     Pegging,
+    allhands,
+    cards,
     count_hand,
     deck,
     parse_card,
     parse_cards,
     peg_combos,
+    pegging,
+    show,
 )
-from cribboard.rules import allhands, cards, pegging, show
 
 
 def c(text: str) -> Card:
@@ -44,18 +46,42 @@ def total(hand: str, starter: str | None, crib: bool = False) -> int:
 # --- cards ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, rank, suit", [
-    ("5H", 5, "H"), ("5h", 5, "H"), ("JD", 11, "D"), ("jd", 11, "D"), ("10S", 10, "S"),
-    ("TS", 10, "S"), ("ts", 10, "S"), ("AC", 1, "C"), ("ac", 1, "C"), ("KS", 13, "S"),
-    ("qd", 12, "D"), (" 9c ", 9, "C"), ("2H", 2, "H")])
+@pytest.mark.parametrize(
+    "text, rank, suit",
+    [
+        ("5H", 5, "H"),
+        ("5h", 5, "H"),
+        ("JD", 11, "D"),
+        ("jd", 11, "D"),
+        ("10S", 10, "S"),
+        ("TS", 10, "S"),
+        ("ts", 10, "S"),
+        ("AC", 1, "C"),
+        ("ac", 1, "C"),
+        ("KS", 13, "S"),
+        ("qd", 12, "D"),
+        (" 9c ", 9, "C"),
+        ("2H", 2, "H"),
+    ],
+)
 def test_cards_are_read_from_short_text(text: str, rank: int, suit: str) -> None:
     assert parse_card(text) == Card(rank, suit)
 
 
-@pytest.mark.parametrize("text, says", [
-    ("5X", "unknown suit 'X'"), ("1H", "an ace is A"), ("11S", "unknown rank '11'"),
-    ("", "write rank then suit"), ("H", "write rank then suit"), ("ZZ", "unknown rank 'Z'"),
-    ("10", "unknown rank '1'"), ("5", "write rank then suit"), ("JK", "unknown suit 'K'")])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("5X", "unknown suit 'X'"),
+        ("1H", "an ace is A"),
+        ("11S", "unknown rank '11'"),
+        ("", "write rank then suit"),
+        ("H", "write rank then suit"),
+        ("ZZ", "unknown rank 'Z'"),
+        ("10", "unknown rank '1'"),
+        ("5", "write rank then suit"),
+        ("JK", "unknown suit 'K'"),
+    ],
+)
 def test_a_bad_card_is_a_clear_error(text: str, says: str) -> None:
     with pytest.raises(CardError) as err:
         parse_card(text)
@@ -98,14 +124,20 @@ def test_8_7_7_6_with_a_2_is_16() -> None:
     assert count.points(Kind.FIFTEEN) == 8 and count.points(Kind.PAIR) == 2
     assert [combo.label() for combo in count.of_kind(Kind.RUN)] == ["run of 3", "run of 3"]
     assert {frozenset(r.cards) for r in count.of_kind(Kind.RUN)} == {
-        frozenset(cs("6D 7S 8H")), frozenset(cs("6D 7C 8H"))}
+        frozenset(cs("6D 7S 8H")),
+        frozenset(cs("6D 7C 8H")),
+    }
     fifteens = {frozenset(f.cards) for f in count.of_kind(Kind.FIFTEEN)}
-    assert fifteens == {frozenset(cs("8H 7S")), frozenset(cs("8H 7C")),
-                        frozenset(cs("7S 6D 2C")), frozenset(cs("7C 6D 2C"))}
+    assert fifteens == {
+        frozenset(cs("8H 7S")),
+        frozenset(cs("8H 7C")),
+        frozenset(cs("7S 6D 2C")),
+        frozenset(cs("7C 6D 2C")),
+    }
     # the same five cards score 16 whichever of them is the starter
     five = cs("8H 7S 7C 6D 2C")
     for i, starter in enumerate(five):
-        assert count_hand(five[:i] + five[i + 1:], starter).total == 16
+        assert count_hand(five[:i] + five[i + 1 :], starter).total == 16
 
 
 def test_5_5_5_K_without_a_starter_is_14() -> None:
@@ -138,8 +170,9 @@ def test_hand_flush_is_four_or_five() -> None:
     assert count_hand(cs("2H 4H 6H 8S"), c("QH")).points(Kind.FLUSH) == 0  # 3 + starter: none
     # even cards never make 15: the flush is the whole count
     assert total("2H 4H 6H 8H", "QS") == 4 and total("2H 4H 6H 8H", "QH") == 5
-    assert count_hand(cs("2H 4H 6H 8H"), c("QH")).of_kind(Kind.FLUSH)[0].cards == \
-        cs("2H 4H 6H 8H QH")
+    assert count_hand(cs("2H 4H 6H 8H"), c("QH")).of_kind(Kind.FLUSH)[0].cards == cs(
+        "2H 4H 6H 8H QH"
+    )
 
 
 def test_crib_flush_only_with_all_five() -> None:
@@ -185,8 +218,14 @@ def test_a_hand_with_nothing() -> None:
 def series_points(text: str, kind: Kind | None = None) -> list[int]:
     """The points each card of one series scores (of one kind only, if given)."""
     laid = cs(text)
-    return [sum(combo.points for combo in peg_combos(laid[:i + 1])
-                if kind is None or combo.kind is kind) for i in range(len(laid))]
+    return [
+        sum(
+            combo.points
+            for combo in peg_combos(laid[: i + 1])
+            if kind is None or combo.kind is kind
+        )
+        for i in range(len(laid))
+    ]
 
 
 def test_play_runs_in_any_order() -> None:
@@ -235,8 +274,11 @@ def test_go_then_31_pegs_2_and_the_other_leads() -> None:
     assert play.results[-1].go_said == (1,) and play.to_play == 0  # B says go, A plays on
     assert play.playable(1) == () and play.playable() == cs("2C AD")
     result = play.play(c("2C"))
-    assert (result.count, result.points, [k.kind for k in result.combos]) == \
-        (31, 2, [Kind.THIRTY_ONE])  # 2 for 31, never 31 and go
+    assert (result.count, result.points, [k.kind for k in result.combos]) == (
+        31,
+        2,
+        [Kind.THIRTY_ONE],
+    )  # 2 for 31, never 31 and go
     assert result.series_over and play.count == 0 and play.to_play == 1  # the other leads
     rest = play_all(play, "QD AD 4S")
     assert rest == [(1, 0, []), (0, 0, []), (1, 2, ["fifteen"])]
@@ -315,14 +357,16 @@ five_cards = st.lists(card_st, min_size=5, max_size=5, unique=True)
 
 
 @given(five_cards, st.permutations(range(4)), st.booleans())
-def test_reordering_a_hand_never_changes_its_score(cards_: list[Card], order: list[int],
-                                                   crib: bool) -> None:
+def test_reordering_a_hand_never_changes_its_score(
+    cards_: list[Card], order: list[int], crib: bool
+) -> None:
     hand, starter = cards_[:4], cards_[4]
     first = count_hand(hand, starter, crib=crib)
     again = count_hand([hand[i] for i in order], starter, crib=crib)
     assert first.total == again.total
-    assert {(k.kind, frozenset(k.cards)) for k in first.combos} == \
-        {(k.kind, frozenset(k.cards)) for k in again.combos}
+    assert {(k.kind, frozenset(k.cards)) for k in first.combos} == {
+        (k.kind, frozenset(k.cards)) for k in again.combos
+    }
     assert 0 <= first.total <= 29 and first.total not in (19, 25, 26, 27)
 
 
@@ -334,14 +378,14 @@ def test_the_fast_rank_scorer_agrees_with_the_counter(cards_: list[Card]) -> Non
 
 
 @settings(max_examples=300)
-@given(st.integers(2, 4), st.integers(3, 4), st.randoms(use_true_random=False),
-       st.booleans())
+@given(st.integers(2, 4), st.integers(3, 4), st.randoms(use_true_random=False), st.booleans())
 def test_a_random_play_keeps_the_rules(seats: int, size: int, rng: object, once: bool) -> None:
     import random
+
     assert isinstance(rng, random.Random)
     full = deck()
     rng.shuffle(full)
-    hands = [full[i * size:(i + 1) * size] for i in range(seats)]
+    hands = [full[i * size : (i + 1) * size] for i in range(seats)]
     leader = rng.randrange(seats)
     play = Pegging(hands, leader, once=once)
     assert play.to_play == leader
@@ -351,8 +395,7 @@ def test_a_random_play_keeps_the_rules(seats: int, size: int, rng: object, once:
         assert seat is not None and play.playable()
         result = play.play(rng.choice(play.playable()))
         assert result.seat == seat and 0 < result.count <= 31 and play.count <= 31
-        enders = [k for k in result.combos if k.kind in (Kind.GO, Kind.LAST_CARD,
-                                                         Kind.THIRTY_ONE)]
+        enders = [k for k in result.combos if k.kind in (Kind.GO, Kind.LAST_CARD, Kind.THIRTY_ONE)]
         assert len(enders) == (1 if result.series_over else 0)
         ends += result.series_over
         assert result.points == sum(k.points for k in result.combos) >= 0
@@ -422,18 +465,23 @@ def test_count_all_hands(capsys: pytest.CaptureFixture[str]) -> None:
     assert last[:3] == ["total", "12994800", "in"] and last[4] == "s" and float(last[3]) > 0
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["5X", "5S", "5C", "JD", "5D"], "cribboard: bad card '5X': unknown suit 'X'; suits are "
-                                     "C D H S"),
-    (["5H", "5S", "5C", "JD", "1D"], "an ace is A"),
-    (["5H", "5S", "5C", "JD", "5H"], "card 5H given twice"),
-    (["5H", "5S", "5C", "JD", "5D", "6D"], "a hand has 4 cards"),
-    (["5H"], "then the starter"),
-    ([], "give the hand's cards"),
-    (["--crib", "5H", "5S", "5C", "JD"], "a crib has 4 cards, not 3"),
-    (["--all-hands", "5H"], "--all-hands takes no cards"),
-    (["--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (
+            ["5X", "5S", "5C", "JD", "5D"],
+            "cribboard: bad card '5X': unknown suit 'X'; suits are C D H S",
+        ),
+        (["5H", "5S", "5C", "JD", "1D"], "an ace is A"),
+        (["5H", "5S", "5C", "JD", "5H"], "card 5H given twice"),
+        (["5H", "5S", "5C", "JD", "5D", "6D"], "a hand has 4 cards"),
+        (["5H"], "then the starter"),
+        ([], "give the hand's cards"),
+        (["--crib", "5H", "5S", "5C", "JD"], "a crib has 4 cards, not 3"),
+        (["--all-hands", "5H"], "--all-hands takes no cards"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_count_errors_are_one_line(argv: list[str], says: str) -> None:
     done = subprocess.run([*CLI, "count", *argv], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and done.stdout == ""

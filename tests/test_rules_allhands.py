@@ -60,8 +60,7 @@ def test_the_top_of_the_table_one_by_one(table: tuple[bool, list[int]]) -> None:
         probe = count_hand(sample[:4], sample[4])
         if probe.total - probe.points(Kind.FLUSH) - probe.points(Kind.NOBS) < 16:
             continue
-        for hand_ranks, starter_rank in {(ranks[:i] + ranks[i + 1:], ranks[i])
-                                         for i in range(5)}:
+        for hand_ranks, starter_rank in {(ranks[:i] + ranks[i + 1 :], ranks[i]) for i in range(5)}:
             for score, n in enumerate(straightforward_pattern(hand_ranks, starter_rank, crib)):
                 top[score] += n
     assert top[22:] == counts[22:]
@@ -93,7 +92,7 @@ def linear_total(crib: bool) -> int:
     for length in range(3, 6):
         for low in range(1, 14 - length + 1):
             sides = (low > 1) + (low + length - 1 < 13)
-            runs += length * 4 ** length * holding(length, 4 * sides)
+            runs += length * 4**length * holding(length, 4 * sides)
     flush_hands = 4 * comb(13, 4)  # four hand cards of one suit; 9 starters of it, 39 not
     flush = flush_hands * (9 * 5 + (0 if crib else 39 * 4))
     # nobs: a jack in the hand and a starter of its suit: per suit, 12 starters, and hands
@@ -110,8 +109,9 @@ def test_the_points_add_up(table: tuple[bool, list[int]]) -> None:
         assert round(total / COMBINATIONS, 4) == 4.7692  # the mean hand
 
 
-def straightforward_pattern(hand_ranks: tuple[int, ...], starter_rank: int,
-                            crib: bool) -> list[int]:
+def straightforward_pattern(
+    hand_ranks: tuple[int, ...], starter_rank: int, crib: bool
+) -> list[int]:
     """Every hand with these ranks and starter of this rank, as real cards, counted one by
     one with count_hand."""
     needed = {r: hand_ranks.count(r) for r in set(hand_ranks)}
@@ -126,8 +126,12 @@ def straightforward_pattern(hand_ranks: tuple[int, ...], starter_rank: int,
     return straightforward_table(pairs, crib=crib)
 
 
-ALL_PATTERNS = [(hand, starter) for hand in combinations_with_replacement(range(1, 14), 4)
-                for starter in range(1, 14) if not hand[0] == hand[3] == starter]
+ALL_PATTERNS = [
+    (hand, starter)
+    for hand in combinations_with_replacement(range(1, 14), 4)
+    for starter in range(1, 14)
+    if not hand[0] == hand[3] == starter
+]
 
 
 def test_the_patterns() -> None:
@@ -140,11 +144,18 @@ def test_fast_equals_straightforward_on_random_patterns(crib: bool) -> None:
     patterns that stress flush and nobs: four ranks with a jack, the starter's rank in hand."""
     rng = random.Random(20240607 + crib)
     chosen = rng.sample(ALL_PATTERNS, 100)
-    chosen += [((2, 5, 9, 11), 5), ((2, 5, 9, 11), 7), ((1, 11, 11, 13), 11),
-               ((5, 5, 5, 11), 5), ((3, 4, 11, 12), 11), ((11, 11, 11, 11), 5)]
+    chosen += [
+        ((2, 5, 9, 11), 5),
+        ((2, 5, 9, 11), 7),
+        ((1, 11, 11, 13), 11),
+        ((5, 5, 5, 11), 5),
+        ((3, 4, 11, 12), 11),
+        ((11, 11, 11, 11), 5),
+    ]
     for hand, starter in chosen:
-        assert pattern_table(hand, starter, crib=crib) == \
-            straightforward_pattern(hand, starter, crib), (hand, starter)
+        assert pattern_table(hand, starter, crib=crib) == straightforward_pattern(
+            hand, starter, crib
+        ), (hand, starter)
 
 
 def test_fast_equals_straightforward_for_every_hand_with_one_starter() -> None:
@@ -179,5 +190,7 @@ def test_a_random_sample_follows_the_table() -> None:
     for score in range(30):
         share = exact[score] / COMBINATIONS
         assert abs(sample[score] / 20_000 - share) < 5 * (share / 20_000) ** 0.5 + 1e-4
-    assert count_hand([Card(5, "H"), Card(5, "S"), Card(5, "C"), Card(11, "D")],
-                      Card(5, "D")).total == 29
+    assert (
+        count_hand([Card(5, "H"), Card(5, "S"), Card(5, "C"), Card(11, "D")], Card(5, "D")).total
+        == 29
+    )

@@ -35,8 +35,9 @@ def c(text: str) -> Card:
     return parse_card(text)
 
 
-def stacked(variant: Variant, dealer: int, hands: Sequence[str], crib_extra: str = "") -> list[
-        Card]:
+def stacked(
+    variant: Variant, dealer: int, hands: Sequence[str], crib_extra: str = ""
+) -> list[Card]:
     """A deck order that deals `hands` (per seat) one card at a time from the pone round, then
     `crib_extra` to the crib, then the rest of the deck."""
     n = variant.players
@@ -90,15 +91,17 @@ def test_a_deal_from_start_to_end() -> None:
     assert [k.kind for k in result.combos] == [Kind.LAST_CARD] and deal.phase is Phase.SHOW
     assert game.scores == [3, 2]
     shown = deal.show()
-    assert [(s.seat, s.crib) for s in shown] == deal.show_order() == [(1, False), (0, False),
-                                                                        (0, True)]
+    assert (
+        [(s.seat, s.crib) for s in shown]
+        == deal.show_order()
+        == [(1, False), (0, False), (0, True)]
+    )
     # pone: 10+5, 9+A+5 = 4; dealer: the 29 hand; crib 2C 3C KC QC + 5D: 2+3+K, 2+3+Q, K+5,
     # Q+5 = 8, no flush (the starter is a diamond)
     assert [s.count.total for s in shown] == [4, 29, 8]
     assert [s.event.reason for s in shown if s.event] == [Reason.HAND, Reason.HAND, Reason.CRIB]
     assert deal.phase is Phase.DONE and game.scores == [3 + 29 + 8, 2 + 4]
-    assert game.scores == [sum(e.points for e in game.events if e.side == side)
-                           for side in (0, 1)]
+    assert game.scores == [sum(e.points for e in game.events if e.side == side) for side in (0, 1)]
 
 
 def test_his_heels_pegs_2_for_the_dealer_and_can_win() -> None:
@@ -108,8 +111,7 @@ def test_his_heels_pegs_2_for_the_dealer_and_can_win() -> None:
         deal.discard(seat, deal.hands[seat][:2])
     jack = next(card for card in deal.stock if card.rank == 11)
     event = deal.cut(jack)
-    assert event is not None and (event.seat, event.points, event.reason) == (1, 2,
-                                                                              Reason.HEELS)
+    assert event is not None and (event.seat, event.points, event.reason) == (1, 2, Reason.HEELS)
     assert game.scores == [0, 2]
 
     game = Game(STANDARD, dealer=0)
@@ -162,10 +164,20 @@ def test_the_game_ends_mid_play() -> None:
         deal.play(c("5C"))
 
 
-@pytest.mark.parametrize("variant, loser, result", [
-    (STANDARD, 91, Result.WON), (STANDARD, 90, Result.SKUNK), (STANDARD, 61, Result.SKUNK),
-    (STANDARD, 60, Result.DOUBLE_SKUNK), (SHORT, 31, Result.WON), (SHORT, 30, Result.SKUNK),
-    (SHORT, 0, Result.SKUNK), (FIVE_CARD, 30, Result.SKUNK), (FIVE_CARD, 45, Result.WON)])
+@pytest.mark.parametrize(
+    "variant, loser, result",
+    [
+        (STANDARD, 91, Result.WON),
+        (STANDARD, 90, Result.SKUNK),
+        (STANDARD, 61, Result.SKUNK),
+        (STANDARD, 60, Result.DOUBLE_SKUNK),
+        (SHORT, 31, Result.WON),
+        (SHORT, 30, Result.SKUNK),
+        (SHORT, 0, Result.SKUNK),
+        (FIVE_CARD, 30, Result.SKUNK),
+        (FIVE_CARD, 45, Result.WON),
+    ],
+)
 def test_skunks(variant: Variant, loser: int, result: Result) -> None:
     game = Game(variant)
     assert game.result() is Result.PLAYING

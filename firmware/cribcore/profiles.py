@@ -38,9 +38,13 @@ PROFILES = {
     # strapping pins 0, 3, 45, 46, the USB pins 19, 20, the module's flash/PSRAM pins 26..37 and
     # UART0 43, 44. The DevKitC's on-board LED is an RGB pixel (GPIO 38 or 48 by board
     # revision), so this profile has no plain status LED.
-    "esp32s3": Profile("esp32s3", 4,
-                       {"A+": 5, "A-": 6, "B+": 7, "B-": 15, "deal": 16, "C+": 17, "C-": 18},
-                       400, ((0x303A, 0x4001), (0x303A, 0x1001))),
+    "esp32s3": Profile(
+        "esp32s3",
+        4,
+        {"A+": 5, "A-": 6, "B+": 7, "B-": 15, "deal": 16, "C+": 17, "C-": 18},
+        400,
+        ((0x303A, 0x4001), (0x303A, 0x1001)),
+    ),
     # The virtual board (MicroPython's unix port with simulated pins): the Pico's pins.
     "sim": Profile("sim", 16, _PICO_BUTTONS, 400, ()),
 }

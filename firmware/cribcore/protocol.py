@@ -46,12 +46,26 @@ V_BUDGET = const(11)
 V_FRAME = const(12)
 V_TEST = const(13)
 V_ADMIT = const(14)  # since 1.1
-VERBS = (b"hello", b"ping", b"st", b"peg", b"set", b"undo", b"new", b"deal", b"pend", b"games",
-         b"bright", b"budget", b"frame", b"test", b"admit")
+VERBS = (
+    b"hello",
+    b"ping",
+    b"st",
+    b"peg",
+    b"set",
+    b"undo",
+    b"new",
+    b"deal",
+    b"pend",
+    b"games",
+    b"bright",
+    b"budget",
+    b"frame",
+    b"test",
+    b"admit",
+)
 # Verbs that change the board: their replies are remembered so a resent request is not applied
 # twice.
-CHANGING_VERBS = (V_PEG, V_SET, V_UNDO, V_NEW, V_DEAL, V_PEND, V_GAMES, V_BRIGHT, V_BUDGET,
-                  V_ADMIT)
+CHANGING_VERBS = (V_PEG, V_SET, V_UNDO, V_NEW, V_DEAL, V_PEND, V_GAMES, V_BRIGHT, V_BUDGET, V_ADMIT)
 # Verbs that only read, whoever asks (a central not admitted may use them). games, bright,
 # budget and admit read too when they have no arguments.
 READING_VERBS = (V_HELLO, V_PING, V_STATE, V_FRAME)
@@ -82,9 +96,22 @@ PARSE_ERRORS = (
     (b"", b""),  # E_EMPTY: no reply
 )
 # Every error code a board may send, stable across versions (the protocol document lists them).
-ERROR_CODES = ("bad_line", "unknown", "bad_arg", "too_long", "bad_player", "bad_points",
-               "bad_pegs", "bad_target", "bad_players", "game_over", "nothing_to_undo",
-               "bad_value", "denied", "busy")
+ERROR_CODES = (
+    "bad_line",
+    "unknown",
+    "bad_arg",
+    "too_long",
+    "bad_player",
+    "bad_points",
+    "bad_pegs",
+    "bad_target",
+    "bad_players",
+    "game_over",
+    "nothing_to_undo",
+    "bad_value",
+    "denied",
+    "busy",
+)
 
 _SPACE = const(32)
 _HASH = const(35)
@@ -361,9 +388,18 @@ def write_state_event(out, board):
 
 # State keys and their meaning, for decoders: single numbers, or per-player lists.
 STATE_KEYS = {
-    "r": "rev", "t": "target", "n": "players", "d": "dealer", "w": "winner", "x": "result",
-    "u": "undo", "x2": "skunk_double",
-    "f": "front", "b": "back", "g": "games", "q": "pending",
+    "r": "rev",
+    "t": "target",
+    "n": "players",
+    "d": "dealer",
+    "w": "winner",
+    "x": "result",
+    "u": "undo",
+    "x2": "skunk_double",
+    "f": "front",
+    "b": "back",
+    "g": "games",
+    "q": "pending",
 }
 LIST_KEYS = ("f", "b", "g", "q")
 RESULT_NAMES = ("playing", "won", "skunk", "double_skunk")
@@ -411,7 +447,13 @@ class Line:
 
     def __repr__(self):
         return "Line(%r, %r, %r, %r, %r, %r)" % (
-            self.kind, self.request_id, self.name, self.fields, self.code, self.text)
+            self.kind,
+            self.request_id,
+            self.name,
+            self.fields,
+            self.code,
+            self.text,
+        )
 
 
 def _fields(words):
@@ -419,7 +461,7 @@ def _fields(words):
     for word in words:
         eq = word.find("=")
         if eq > 0:
-            fields[word[:eq]] = word[eq + 1:]
+            fields[word[:eq]] = word[eq + 1 :]
     return fields  # words without '=' are ignored: unknown things are skipped, never fatal
 
 
@@ -470,4 +512,4 @@ def decode_frame(hex_text):
     """The 'rgb' field of a frame reply as bytes (3 per hole, hole order)."""
     if len(hex_text) % 6:
         raise ValueError("frame length is not whole RGB triples")
-    return bytes(int(hex_text[i:i + 2], 16) for i in range(0, len(hex_text), 2))
+    return bytes(int(hex_text[i : i + 2], 16) for i in range(0, len(hex_text), 2))

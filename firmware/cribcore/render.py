@@ -89,8 +89,14 @@ MAX_BUDGET_MA = const(10000)
 
 
 class Renderer:
-    def __init__(self, pixels, budget_ma=DEFAULT_BUDGET_MA, brightness=DEFAULT_BRIGHTNESS,
-                 ma_per_led=DEFAULT_MA_PER_LED, idle_ma=DEFAULT_IDLE_MA):
+    def __init__(
+        self,
+        pixels,
+        budget_ma=DEFAULT_BUDGET_MA,
+        brightness=DEFAULT_BRIGHTNESS,
+        ma_per_led=DEFAULT_MA_PER_LED,
+        idle_ma=DEFAULT_IDLE_MA,
+    ):
         self.pixels = pixels
         self.frame = bytearray(3 * HOLES)
         self.budget_ma = budget_ma
@@ -133,8 +139,9 @@ class Renderer:
             phase = t_ms % PULSE_MS
             half = PULSE_MS // 2
             wave = phase if phase < half else PULSE_MS - phase
-            self._put_scaled(WIN_HOLE, PALETTE[winner], FRONT,
-                             PULSE_MIN + (256 - PULSE_MIN) * wave // half)
+            self._put_scaled(
+                WIN_HOLE, PALETTE[winner], FRONT, PULSE_MIN + (256 - PULSE_MIN) * wave // half
+            )
             self.animating = True
         elif self._get_sum(WIN_HOLE) == 0:
             self._put(WIN_HOLE, PALETTE[board.dealer], GLOW)
@@ -234,7 +241,10 @@ class Renderer:
             for hole in range(HOLES):
                 i = 3 * hole
                 self.pixels[LED_OF_HOLE[hole]] = (
-                    frame[i] * scale >> 8, frame[i + 1] * scale >> 8, frame[i + 2] * scale >> 8)
+                    frame[i] * scale >> 8,
+                    frame[i + 1] * scale >> 8,
+                    frame[i + 2] * scale >> 8,
+                )
         else:
             bpp = self._bpp
             r_at = self._order_r
@@ -247,4 +257,3 @@ class Renderer:
                 buf[d + g_at] = frame[i + 1] * scale >> 8
                 buf[d + b_at] = frame[i + 2] * scale >> 8
         self.pixels.write()
-

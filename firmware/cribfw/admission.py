@@ -27,7 +27,6 @@ except ImportError:  # CPython
 
 from cribfw.clock import ticks_add, ticks_diff, ticks_ms
 
-
 WINDOW_MS = const(30000)  # how long a tap of deal admits the central that was refused
 MAX_ADMITTED = const(8)
 ADDR_LEN = const(7)  # address type + 6 bytes
@@ -86,7 +85,7 @@ class Admission:
         address = link.address
         if address is not None and self._find(address) < 0:
             if self.count == MAX_ADMITTED:  # full: forget the oldest
-                self.addrs[0:(MAX_ADMITTED - 1) * ADDR_LEN] = self.addrs[ADDR_LEN:]
+                self.addrs[0 : (MAX_ADMITTED - 1) * ADDR_LEN] = self.addrs[ADDR_LEN:]
                 self.count -= 1
             at = self.count * ADDR_LEN
             for i in range(ADDR_LEN):

@@ -29,16 +29,24 @@ def load(admission, path):
             data = f.read(_HEADER + MAX_ADMITTED * ADDR_LEN + 5)
     except OSError:
         return False
-    if len(data) < _HEADER + 4 or data[:4] != b"ADMT" or data[4] != _VERSION \
-            or data[5] > 1 or data[6] > MAX_ADMITTED:
+    if (
+        len(data) < _HEADER + 4
+        or data[:4] != b"ADMT"
+        or data[4] != _VERSION
+        or data[5] > 1
+        or data[6] > MAX_ADMITTED
+    ):
         return False
     end = _HEADER + data[6] * ADDR_LEN
-    if len(data) != end + 4 or _crc(data, end) != \
-            data[end] | data[end + 1] << 8 | data[end + 2] << 16 | data[end + 3] << 24:
+    if (
+        len(data) != end + 4
+        or _crc(data, end)
+        != data[end] | data[end + 1] << 8 | data[end + 2] << 16 | data[end + 3] << 24
+    ):
         return False
     admission.open = data[5] == 1
     admission.count = data[6]
-    admission.addrs[0:end - _HEADER] = data[_HEADER:end]
+    admission.addrs[0 : end - _HEADER] = data[_HEADER:end]
     return True
 
 
@@ -51,7 +59,7 @@ def save(admission, path):
     rec[4] = _VERSION
     rec[5] = 1 if admission.open else 0
     rec[6] = admission.count
-    rec[_HEADER:end] = admission.addrs[0:end - _HEADER]
+    rec[_HEADER:end] = admission.addrs[0 : end - _HEADER]
     crc = _crc(rec, end)
     for i in range(4):
         rec[end + i] = (crc >> (8 * i)) & 0xFF

@@ -33,8 +33,9 @@ class App:
         self.panel = None
         self.ble = None  # the Bluetooth link (cribfw.blelink.BleLink) once add_ble() made it
         if buttons:
-            self.panel = Panel(self.board, buttons, self.dispatcher.announce_button,
-                               self.dispatcher.admission)
+            self.panel = Panel(
+                self.board, buttons, self.dispatcher.announce_button, self.dispatcher.admission
+            )
             self.tasks.append(buttons_task)
 
     def add_ble(self, ble, pad=None):
@@ -90,8 +91,11 @@ async def render_task(app):
                 continue
             selftest_from = -1
             shown_rev = -1  # back to the game
-        if board.rev != shown_rev or dispatcher.settings_rev != shown_settings \
-                or renderer.animating:
+        if (
+            board.rev != shown_rev
+            or dispatcher.settings_rev != shown_settings
+            or renderer.animating
+        ):
             shown_rev = board.rev
             shown_settings = dispatcher.settings_rev
             renderer.render(board, t_ms)

@@ -234,10 +234,13 @@ class BleLink:
             pass
         self.name = name.encode()
         self.dispatcher.ble_name = self.name
-        service = (uuid(NUS_SERVICE), (
-            (uuid(NUS_TX), _FLAG_READ | _FLAG_NOTIFY),
-            (uuid(NUS_RX), _FLAG_WRITE | _FLAG_WRITE_NO_RESPONSE),
-        ))
+        service = (
+            uuid(NUS_SERVICE),
+            (
+                (uuid(NUS_TX), _FLAG_READ | _FLAG_NOTIFY),
+                (uuid(NUS_RX), _FLAG_WRITE | _FLAG_WRITE_NO_RESPONSE),
+            ),
+        )
         ((self._tx, self._rx),) = ble.gatts_register_services((service,))
         ble.gatts_set_buffer(self._rx, RX_BUFFER, True)
         self._adv, self._resp = advertising_payloads(self.name)
@@ -379,7 +382,7 @@ class BleLink:
             if n > size:
                 n = size
             try:
-                self.ble.gatts_notify(central.conn, self._tx, central.out_view[start:start + n])
+                self.ble.gatts_notify(central.conn, self._tx, central.out_view[start : start + n])
             except OSError:
                 central.stalls += 1
                 if central.stalls < MAX_STALLS:
@@ -399,8 +402,7 @@ class BleLink:
                 free = True
         try:
             if free:
-                self.ble.gap_advertise(ADV_INTERVAL_US, adv_data=self._adv,
-                                       resp_data=self._resp)
+                self.ble.gap_advertise(ADV_INTERVAL_US, adv_data=self._adv, resp_data=self._resp)
             else:
                 self.ble.gap_advertise(None)
             self.advertising = free

@@ -20,7 +20,6 @@ except ImportError:  # CPython
 
 from cribfw.clock import ticks_diff, ticks_ms
 
-
 LATCH_MS = const(60)  # a pad press reads as pressed at least this long (debounce is 20 ms)
 # Bluefruit pad button b"1".."8" -> panel button name
 PAD_BUTTONS = ("A+", "A-", "B+", "B-", "C+", "C-", "deal", "deal")

@@ -58,8 +58,11 @@ class Panel:
         if self._deal is not None:
             self._on_deal(self._deal, self._deal.update(now), now)
         for p in range(board.players):
-            if self._mine(p) and ticks_diff(now, self._last_touch[p]) >= self.COMMIT_MS \
-                    and not self._held(p):
+            if (
+                self._mine(p)
+                and ticks_diff(now, self._last_touch[p]) >= self.COMMIT_MS
+                and not self._held(p)
+            ):
                 self._commit(p)
 
     # --- per button ----------------------------------------------------------------------------

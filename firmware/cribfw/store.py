@@ -81,9 +81,7 @@ except ImportError:  # a MicroPython build without binascii.crc32
 
 from cribcore.layout import TARGETS
 from cribcore.render import MAX_BUDGET_MA
-
 from cribfw.clock import ticks_diff, ticks_ms
-
 
 QUIET_MS = const(1000)
 MAX_MS = const(5000)
@@ -109,12 +107,29 @@ def encode(board, renderer, seq):
     end = _HEADER + 2 * (_FIXED + len(rows) * _ROW)
     rec = bytearray(end + 4)
     struct.pack_into("<4sBBHI", rec, 0, b"CRIB", _VERSION, 0, end - _HEADER, seq)
-    struct.pack_into("<18h", rec, _HEADER, board.players, board.target, board.dealer,
-                     board.winner, board.award, 1 if board.skunk_double else 0,
-                     board.front[0], board.front[1], board.front[2],
-                     board.back[0], board.back[1], board.back[2],
-                     board.games[0], board.games[1], board.games[2],
-                     renderer.brightness, renderer.budget_ma, len(rows))
+    struct.pack_into(
+        "<18h",
+        rec,
+        _HEADER,
+        board.players,
+        board.target,
+        board.dealer,
+        board.winner,
+        board.award,
+        1 if board.skunk_double else 0,
+        board.front[0],
+        board.front[1],
+        board.front[2],
+        board.back[0],
+        board.back[1],
+        board.back[2],
+        board.games[0],
+        board.games[1],
+        board.games[2],
+        renderer.brightness,
+        renderer.budget_ma,
+        len(rows),
+    )
     at = _HEADER + 2 * _FIXED
     for row in rows:
         struct.pack_into("<14h", rec, at, *row)
@@ -133,8 +148,10 @@ def decode(data):
         version = data[4]
         body, seq = struct.unpack_from("<HI", data, 6)
         end = _HEADER + body
-        if len(data) != end + 4 or struct.unpack_from("<I", data, end)[0] != \
-                crc32(memoryview(data)[:end]) & 0xFFFFFFFF:
+        if (
+            len(data) != end + 4
+            or struct.unpack_from("<I", data, end)[0] != crc32(memoryview(data)[:end]) & 0xFFFFFFFF
+        ):
             return BAD
         if version != _VERSION:
             return OTHER_VERSION
@@ -142,9 +159,13 @@ def decode(data):
         if body != 2 * (_FIXED + count * _ROW) or not 0 <= count <= 64:
             return BAD
         fixed = struct.unpack_from("<18h", data, _HEADER)
-        if fixed[_UNDO] != count or not _sane(fixed, _FRONT) or fixed[5] not in (0, 1) \
-                or not 0 <= fixed[_BRIGHT] <= 255 \
-                or not _MIN_BUDGET <= fixed[_BUDGET] <= MAX_BUDGET_MA:
+        if (
+            fixed[_UNDO] != count
+            or not _sane(fixed, _FRONT)
+            or fixed[5] not in (0, 1)
+            or not 0 <= fixed[_BRIGHT] <= 255
+            or not _MIN_BUDGET <= fixed[_BUDGET] <= MAX_BUDGET_MA
+        ):
             return BAD
         rows = []
         for i in range(count):
@@ -166,8 +187,14 @@ def _sane(v, pegs):
     players = v[0]
     target = v[1]
     winner = v[3]
-    if players not in (2, 3) or target not in TARGETS or not 0 <= v[2] < players \
-            or not -1 <= winner < players or not 0 <= v[4] <= 2 or (winner < 0) != (v[4] == 0):
+    if (
+        players not in (2, 3)
+        or target not in TARGETS
+        or not 0 <= v[2] < players
+        or not -1 <= winner < players
+        or not 0 <= v[4] <= 2
+        or (winner < 0) != (v[4] == 0)
+    ):
         return False
     for p in range(3):
         front = v[pegs + p]
@@ -229,8 +256,10 @@ class Store:
 
     def due(self, now):
         """Whether a save is due at `now`."""
-        return self._first is not None and (ticks_diff(now, self._last) >= self.quiet_ms
-                                            or ticks_diff(now, self._first) >= self.max_ms)
+        return self._first is not None and (
+            ticks_diff(now, self._last) >= self.quiet_ms
+            or ticks_diff(now, self._first) >= self.max_ms
+        )
 
     def save_due(self, board, renderer, now):
         """Save if one is due at `now`; True if a record was written. A failed save (flash
@@ -286,8 +315,13 @@ class Store:
         self._good = isinstance(found[0], tuple)
         if best < 0:
             kept = (found[0], found[2])  # a stray .tmp alone: nothing was ever committed
-            self.source = "fresh-version" if OTHER_VERSION in kept else \
-                "fresh-corrupt" if BAD in kept else "fresh"
+            self.source = (
+                "fresh-version"
+                if OTHER_VERSION in kept
+                else "fresh-corrupt"
+                if BAD in kept
+                else "fresh"
+            )
         else:
             apply(found[best], board, renderer)
             self.source = "backup" if best == 2 else "saved"
@@ -334,7 +368,7 @@ class Store:
 
 def _body_crc(rec):
     # The saved fields alone (no header, no seq): equal bodies, equal state.
-    return crc32(memoryview(rec)[_HEADER:len(rec) - 4]) & 0xFFFFFFFF
+    return crc32(memoryview(rec)[_HEADER : len(rec) - 4]) & 0xFFFFFFFF
 
 
 def attach(app, root, sim=False):

@@ -71,8 +71,13 @@ class UUID:
             for c in digits:
                 if c not in _HEX:
                     raise ValueError("invalid UUID")
-            self._value = "%s-%s-%s-%s-%s" % (digits[0:8], digits[8:12], digits[12:16],
-                                             digits[16:20], digits[20:32])
+            self._value = "%s-%s-%s-%s-%s" % (
+                digits[0:8],
+                digits[8:12],
+                digits[12:16],
+                digits[16:20],
+                digits[20:32],
+            )
         else:
             data = bytes(value)
             if len(data) == 2:
@@ -196,8 +201,9 @@ class BLE:
         if len(self._adv) > 31 or len(self._resp) > 31:
             raise OSError(22)  # EINVAL: a legacy advertisement holds 31 bytes
         self._advertising = True
-        link.send_control(b"bA" + bytes((1 if connectable else 0, len(self._adv))) + self._adv +
-                          self._resp, b"bA")
+        link.send_control(
+            b"bA" + bytes((1 if connectable else 0, len(self._adv))) + self._adv + self._resp, b"bA"
+        )
 
     def _stop_advertising(self):
         if self._advertising:
@@ -282,7 +288,7 @@ class BLE:
         if conn is None:
             raise OSError(107)  # ENOTCONN
         payload = bytes(self._value(value_handle) if data is None else data)
-        payload = payload[:conn[0] - 3]  # one ATT packet: MTU - 3 bytes
+        payload = payload[: conn[0] - 3]  # one ATT packet: MTU - 3 bytes
         if not link.send(kind + struct.pack("<HH", conn_handle, value_handle) + payload):
             raise OSError(12)  # ENOMEM: the stack's queue is full, try again later
 

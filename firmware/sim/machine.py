@@ -185,4 +185,3 @@ def disable_irq():
 
 def enable_irq(state=0):
     pass
-

@@ -1,6 +1,7 @@
 # The virtual board's flash: a littlefs2 file system in an image file on the host
 # (MicroPython unix port; never deployed).
 import os
+
 import vfs
 
 BLOCK_SIZE = 4096

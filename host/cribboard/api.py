@@ -1,14 +1,14 @@
 """The library API: an async `Board` first, and `SyncBoard`, a thin wrapper for scripts.
 
-    async with await Board.open("/dev/ttyACM0") as board:
-        await board.peg(0, 12)
-        print((await board.state()).front)
+async with await Board.open("/dev/ttyACM0") as board:
+    await board.peg(0, 12)
+    print((await board.state()).front)
 
-    with SyncBoard.open("/dev/ttyACM0") as board:
-        board.peg(1, 4)
+with SyncBoard.open("/dev/ttyACM0") as board:
+    board.peg(1, 4)
 
-    async with await Board.open_ble("Cribboard-71A3") as board:   # Bluetooth LE (bleak)
-        ...
+async with await Board.open_ble("Cribboard-71A3") as board:   # Bluetooth LE (bleak)
+    ...
 """
 
 from __future__ import annotations
@@ -50,20 +50,39 @@ class BoardState:
         """Build from the protocol's state fields (raises CribboardError if some are missing)."""
         s = protocol.decode_state(fields)
         try:
-            return cls(rev=s["rev"], target=s["target"], players=s["players"],
-                       dealer=s["dealer"], winner=None if s["winner"] < 0 else s["winner"],
-                       result=protocol.RESULT_NAMES[s["result"]], front=s["front"],
-                       back=s["back"], games=s["games"], pending=s["pending"], undo=s["undo"],
-                       skunk_double=bool(s["skunk_double"]))
+            return cls(
+                rev=s["rev"],
+                target=s["target"],
+                players=s["players"],
+                dealer=s["dealer"],
+                winner=None if s["winner"] < 0 else s["winner"],
+                result=protocol.RESULT_NAMES[s["result"]],
+                front=s["front"],
+                back=s["back"],
+                games=s["games"],
+                pending=s["pending"],
+                undo=s["undo"],
+                skunk_double=bool(s["skunk_double"]),
+            )
         except (KeyError, IndexError) as err:
             raise CribboardError(f"incomplete state from the board: {fields}") from err
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for JSON output."""
-        return {"rev": self.rev, "target": self.target, "players": self.players,
-                "dealer": self.dealer, "winner": self.winner, "result": self.result,
-                "front": self.front, "back": self.back, "games": self.games,
-                "pending": self.pending, "undo": self.undo, "skunk_double": self.skunk_double}
+        return {
+            "rev": self.rev,
+            "target": self.target,
+            "players": self.players,
+            "dealer": self.dealer,
+            "winner": self.winner,
+            "result": self.result,
+            "front": self.front,
+            "back": self.back,
+            "games": self.games,
+            "pending": self.pending,
+            "undo": self.undo,
+            "skunk_double": self.skunk_double,
+        }
 
 
 @dataclass(frozen=True)
@@ -81,8 +100,9 @@ class Admission:
 
     @classmethod
     def from_fields(cls, fields: dict[str, str]) -> Admission:
-        return cls(fields.get("open") == "1", fields.get("you") == "1",
-                   int(fields.get("admitted", "0")))
+        return cls(
+            fields.get("open") == "1", fields.get("you") == "1", int(fields.get("admitted", "0"))
+        )
 
 
 @dataclass(frozen=True)
@@ -110,13 +130,20 @@ class Board:
     @classmethod
     async def open(cls, port: str, *, timeout: float = 2.0, reconnect: bool = True) -> Board:
         """Connect to a board on a serial port or pyserial URL."""
-        return await cls.open_transport(lambda: SerialTransport(port), timeout=timeout,
-                                        reconnect=reconnect)
+        return await cls.open_transport(
+            lambda: SerialTransport(port), timeout=timeout, reconnect=reconnect
+        )
 
     @classmethod
-    async def open_ble(cls, target: str | None = None, *, timeout: float = 2.0,
-                       reconnect: bool = True, scan_timeout: float = 5.0,
-                       adapter: str | None = None) -> Board:
+    async def open_ble(
+        cls,
+        target: str | None = None,
+        *,
+        timeout: float = 2.0,
+        reconnect: bool = True,
+        scan_timeout: float = 5.0,
+        adapter: str | None = None,
+    ) -> Board:
         """Connect to a board over Bluetooth LE: `target` is its advertised name
         (``Cribboard-71A3``) or address, or None for the only board advertising. Reconnects
         find it again by address. A board changes only for an admitted device (see
@@ -134,9 +161,14 @@ class Board:
         return await cls.open_transport(transport, timeout=timeout, reconnect=reconnect)
 
     @classmethod
-    async def open_transport(cls, factory: Callable[[], Transport], *, timeout: float = 2.0,
-                             reconnect: bool = True,
-                             on_close: Callable[[], Awaitable[None]] | None = None) -> Board:
+    async def open_transport(
+        cls,
+        factory: Callable[[], Transport],
+        *,
+        timeout: float = 2.0,
+        reconnect: bool = True,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+    ) -> Board:
         """Connect through any transport (the factory makes a fresh one per (re)connect)."""
         client = Client(factory, timeout=timeout, reconnect=reconnect)
         await client.connect()
@@ -234,8 +266,9 @@ class Board:
 
     async def set_open(self, on: bool) -> Admission:
         """Open mode: every Bluetooth device may change the board (from a link that may)."""
-        return Admission.from_fields((await self.client.request("admit", "open",
-                                                                1 if on else 0)).fields)
+        return Admission.from_fields(
+            (await self.client.request("admit", "open", 1 if on else 0)).fields
+        )
 
     async def clear_admitted(self) -> Admission:
         """Forget every admitted Bluetooth device (from a link that may change the board)."""
@@ -264,8 +297,9 @@ class SyncBoard:
     """A blocking wrapper around `Board` for scripts: the same methods, no `await`. It runs an
     event loop on a background thread."""
 
-    def __init__(self, board: Board, loop: asyncio.AbstractEventLoop,
-                 thread: threading.Thread) -> None:
+    def __init__(
+        self, board: Board, loop: asyncio.AbstractEventLoop, thread: threading.Thread
+    ) -> None:
         self._board = board
         self._loop = loop
         self._thread = thread

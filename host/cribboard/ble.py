@@ -34,8 +34,10 @@ SCAN_TIMEOUT = 5.0  # seconds to look for a board
 SETTLE = 0.5  # after the first board is seen, how long to wait for others
 CONNECT_TIMEOUT = 10.0
 DEFAULT_CHUNK = 20  # ATT MTU 23 - 3
-_ADDRESS = re.compile(r"([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}"
-                      r"-[0-9A-Fa-f]{12}")
+_ADDRESS = re.compile(
+    r"([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}|[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}"
+    r"-[0-9A-Fa-f]{12}"
+)
 
 
 class BluetoothUnavailable(LinkError):
@@ -72,8 +74,10 @@ async def _bluetooth_errors(what: str) -> AsyncIterator[None]:
     except BleakBluetoothNotAvailableError as err:
         raise BluetoothUnavailable(str(err) or "no Bluetooth adapter") from err
     except BleakDBusError as err:
-        if err.dbus_error in ("org.freedesktop.DBus.Error.ServiceUnknown",
-                              "org.freedesktop.DBus.Error.NameHasNoOwner"):
+        if err.dbus_error in (
+            "org.freedesktop.DBus.Error.ServiceUnknown",
+            "org.freedesktop.DBus.Error.NameHasNoOwner",
+        ):
             raise BluetoothUnavailable("BlueZ (bluetoothd) is not running") from err
         raise LinkError(f"{what}: {err}") from err
     except BleakError as err:
@@ -103,8 +107,9 @@ def _offers_service(adv: Any) -> bool:
     return NUS_SERVICE in (uuid.lower() for uuid in adv.service_uuids)
 
 
-async def scan(timeout: float = SCAN_TIMEOUT, *, settle: float | None = None,
-               adapter: str | None = None) -> list[FoundBleBoard]:
+async def scan(
+    timeout: float = SCAN_TIMEOUT, *, settle: float | None = None, adapter: str | None = None
+) -> list[FoundBleBoard]:
     """Boards advertising the Nordic UART Service, strongest signal first. Scans `timeout`
     seconds, or with `settle` until `settle` seconds after the first board was seen."""
     from bleak import BleakScanner
@@ -128,8 +133,9 @@ async def scan(timeout: float = SCAN_TIMEOUT, *, settle: float | None = None,
     return sorted(found.values(), key=lambda b: -(b.rssi if b.rssi is not None else -999))
 
 
-async def find(target: str | None = None, timeout: float = SCAN_TIMEOUT, *,
-               adapter: str | None = None) -> FoundBleBoard:
+async def find(
+    target: str | None = None, timeout: float = SCAN_TIMEOUT, *, adapter: str | None = None
+) -> FoundBleBoard:
     """The board named by `target` (its address, or its advertised name, case-insensitive), or
     the only board advertising when `target` is None. Raises NoBoardFound."""
     from bleak import BleakScanner
@@ -140,8 +146,11 @@ async def find(target: str | None = None, timeout: float = SCAN_TIMEOUT, *,
             return boards[0]
         if not boards:
             raise NoBoardFound("no board found over Bluetooth (is it on and in range?)")
-        raise NoBoardFound("several boards found over Bluetooth (" +
-                           ", ".join(b.name for b in boards) + "): choose one with --ble NAME")
+        raise NoBoardFound(
+            "several boards found over Bluetooth ("
+            + ", ".join(b.name for b in boards)
+            + "): choose one with --ble NAME"
+        )
     wanted = target.lower()
     address = is_address(target)
     hit: list[FoundBleBoard] = []
@@ -151,14 +160,15 @@ async def find(target: str | None = None, timeout: float = SCAN_TIMEOUT, *,
             ok = bool(device.address.lower() == wanted)
         else:
             ok = _offers_service(adv) and wanted in (
-                (adv.local_name or "").lower(), (device.name or "").lower())
+                (adv.local_name or "").lower(),
+                (device.name or "").lower(),
+            )
         if ok:
             hit.append(_found(device, adv))
         return ok
 
     async with _bluetooth_errors("Bluetooth scan"):
-        await BleakScanner.find_device_by_filter(match, timeout=timeout,
-                                                 **_scanner_args(adapter))
+        await BleakScanner.find_device_by_filter(match, timeout=timeout, **_scanner_args(adapter))
     if not hit:
         raise NoBoardFound(f"no board {target!r} found over Bluetooth within {timeout:g} s")
     return hit[0]
@@ -176,8 +186,14 @@ class BleTransport(Transport):
             board offers it.
     """
 
-    def __init__(self, target: FoundBleBoard | str, *, adapter: str | None = None,
-                 scan_timeout: float = SCAN_TIMEOUT, response: bool | None = None) -> None:
+    def __init__(
+        self,
+        target: FoundBleBoard | str,
+        *,
+        adapter: str | None = None,
+        scan_timeout: float = SCAN_TIMEOUT,
+        response: bool | None = None,
+    ) -> None:
         self._target = target
         self._adapter = adapter
         self._scan_timeout = scan_timeout
@@ -212,15 +228,18 @@ class BleTransport(Transport):
         def notified(_char: Any, data: bytearray) -> None:
             on_data(bytes(data))
 
-        client = BleakClient(target.device if target.device is not None else target.address,
-                             disconnected_callback=gone, timeout=CONNECT_TIMEOUT,
-                             **_scanner_args(self._adapter))
+        client = BleakClient(
+            target.device if target.device is not None else target.address,
+            disconnected_callback=gone,
+            timeout=CONNECT_TIMEOUT,
+            **_scanner_args(self._adapter),
+        )
         try:
             async with _bluetooth_errors(f"cannot connect to {target.name}"):
                 await client.connect()
                 tx, rx = self._characteristics(client)
                 await client.start_notify(tx, notified)
-        except asyncio.TimeoutError as err:
+        except TimeoutError as err:
             await self._drop(client)
             raise LinkError(f"cannot connect to {target.name}: timed out") from err
         except BaseException:
@@ -240,8 +259,9 @@ class BleTransport(Transport):
         for char in service.characteristics:  # by UUID, else by what it can do
             if char.uuid.lower() == NUS_TX or (tx is None and "notify" in char.properties):
                 tx = char
-            if char.uuid.lower() == NUS_RX or (rx is None and {"write", "write-without-response"}
-                                               & set(char.properties)):
+            if char.uuid.lower() == NUS_RX or (
+                rx is None and {"write", "write-without-response"} & set(char.properties)
+            ):
                 rx = char
         if tx is None or rx is None:
             raise LinkError(f"{self.name}: the UART service lacks its RX or TX characteristic")
@@ -255,9 +275,12 @@ class BleTransport(Transport):
             for start in range(0, len(data), self._chunk):
                 try:
                     async with _bluetooth_errors(f"write to {self.name} failed"):
-                        await client.write_gatt_char(self._rx, data[start:start + self._chunk],
-                                                     response=self._with_response)
-                except asyncio.TimeoutError as err:
+                        await client.write_gatt_char(
+                            self._rx,
+                            data[start : start + self._chunk],
+                            response=self._with_response,
+                        )
+                except TimeoutError as err:
                     raise LinkError(f"write to {self.name} timed out") from err
 
     async def close(self) -> None:
@@ -270,4 +293,3 @@ class BleTransport(Transport):
     async def _drop(client: Any) -> None:
         with contextlib.suppress(Exception, asyncio.TimeoutError):
             await asyncio.wait_for(client.disconnect(), 5.0)
-

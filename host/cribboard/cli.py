@@ -43,8 +43,9 @@ def player_arg(text: str) -> int:
         return _PLAYER_WORDS[word]
     if word.isdigit() and int(word) < 3:
         return int(word)
-    raise argparse.ArgumentTypeError(f"unknown player {text!r}: use 0, 1, 2 or blue, orange, "
-                                     "purple")
+    raise argparse.ArgumentTypeError(
+        f"unknown player {text!r}: use 0, 1, 2 or blue, orange, purple"
+    )
 
 
 def _int_in(low: int, high: int, what: str) -> Callable[[str], int]:
@@ -52,8 +53,9 @@ def _int_in(low: int, high: int, what: str) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number, not {text!r}") \
-                from None
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a whole number, not {text!r}"
+            ) from None
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{what} must be {low}..{high}, not {value}")
         return value
@@ -62,14 +64,24 @@ def _int_in(low: int, high: int, what: str) -> Callable[[str], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog=PROG, description="Drive an LED cribbage board over USB serial, or "
-                     "the virtual board.")
+    parser = OneLineParser(
+        prog=PROG, description="Drive an LED cribbage board over USB serial, or the virtual board."
+    )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    parser.add_argument("--port", help=f"the board's serial port or pyserial URL (default: "
-                        f"${PORT_ENV}, else the only board found)")
-    parser.add_argument("--ble", nargs="?", const="", default=None, metavar="NAME_OR_ADDRESS",
-                        help="reach the board over Bluetooth LE: its name (Cribboard-XXXX) or "
-                        "address, or alone for the only board advertising")
+    parser.add_argument(
+        "--port",
+        help=f"the board's serial port or pyserial URL (default: "
+        f"${PORT_ENV}, else the only board found)",
+    )
+    parser.add_argument(
+        "--ble",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="NAME_OR_ADDRESS",
+        help="reach the board over Bluetooth LE: its name (Cribboard-XXXX) or "
+        "address, or alone for the only board advertising",
+    )
     parser.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for a reply")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
     sub.required = True
@@ -94,41 +106,73 @@ def build_parser() -> argparse.ArgumentParser:
     bright = sub.add_parser("bright", help="show or set the LED brightness (0..255)")
     bright.add_argument("value", type=_int_in(0, 255, "brightness"), nargs="?")
     sub.add_parser("test", help="the wiring self-test: every hole lights in chain order")
-    admit = sub.add_parser("admit", help="who may change the board over Bluetooth: show, or "
-                           "switch open mode, or forget the admitted devices")
+    admit = sub.add_parser(
+        "admit",
+        help="who may change the board over Bluetooth: show, or "
+        "switch open mode, or forget the admitted devices",
+    )
     mode = admit.add_mutually_exclusive_group()
-    mode.add_argument("--open", action="store_true", help="every Bluetooth device may change "
-                      "the board")
-    mode.add_argument("--closed", action="store_true", help="only admitted devices (a tap of "
-                      "the board's deal button admits one)")
+    mode.add_argument(
+        "--open", action="store_true", help="every Bluetooth device may change the board"
+    )
+    mode.add_argument(
+        "--closed",
+        action="store_true",
+        help="only admitted devices (a tap of the board's deal button admits one)",
+    )
     mode.add_argument("--clear", action="store_true", help="forget every admitted device")
     watch = sub.add_parser("watch", help="print the board's events as they come")
     watch.add_argument("--json", action="store_true", help="one JSON object per event")
     deploy = sub.add_parser("deploy", help="copy the firmware to a board (mpremote)")
     deploy.add_argument("--no-reset", action="store_true", help="do not reset the board after")
-    deploy.add_argument("--source", action="store_true", help="copy .py source instead of "
-                        "compiling to .mpy (for a board whose MicroPython is older than 1.22)")
-    deploy.add_argument("--firmware", type=Path, help="firmware tree to deploy (default: the "
-                        "one in this package)")
-    sub.add_parser("sim", help="run the virtual board (see `cribboard sim --help`)",
-                   add_help=False)
+    deploy.add_argument(
+        "--source",
+        action="store_true",
+        help="copy .py source instead of "
+        "compiling to .mpy (for a board whose MicroPython is older than 1.22)",
+    )
+    deploy.add_argument(
+        "--firmware", type=Path, help="firmware tree to deploy (default: the one in this package)"
+    )
+    sub.add_parser("sim", help="run the virtual board (see `cribboard sim --help`)", add_help=False)
     demo = sub.add_parser("demo", help="peg a game on the virtual board, drawn in the terminal")
     demo.add_argument("--delay", type=float, default=0.6, help="seconds between moves")
     demo.add_argument("--seed", type=int, help="random seed for the moves")
-    keep = sub.add_parser("keep", help="keep the score of a game played with real cards: the "
-                          "table app (the board found on USB, else the virtual board)")
+    keep = sub.add_parser(
+        "keep",
+        help="keep the score of a game played with real cards: the "
+        "table app (the board found on USB, else the virtual board)",
+    )
     play = sub.add_parser("play", help="play a game against the computer, scored on the board")
     for table in (keep, play):
-        table.add_argument("--virtual", action="store_true", help="use the virtual board even "
-                           "if a board is plugged in")
-        table.add_argument("--target", type=int, choices=(61, 121), help="points to play to "
-                           "(default: keep: the board's game; play: 121)")
-    keep.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
-                      help="2, 3, or 4 in two partnerships (partners opposite; default 2)")
-    keep.add_argument("--five-card", action="store_true", help="the five-card game: two "
-                      "players, three-card hands, the pone's 3 at the start, to 61")
-    keep.add_argument("--new", action="store_true", help="start a new game even if the board "
-                      "shows one in progress")
+        table.add_argument(
+            "--virtual",
+            action="store_true",
+            help="use the virtual board even if a board is plugged in",
+        )
+        table.add_argument(
+            "--target",
+            type=int,
+            choices=(61, 121),
+            help="points to play to (default: keep: the board's game; play: 121)",
+        )
+    keep.add_argument(
+        "--players",
+        type=int,
+        choices=(2, 3, 4),
+        default=2,
+        help="2, 3, or 4 in two partnerships (partners opposite; default 2)",
+    )
+    keep.add_argument(
+        "--five-card",
+        action="store_true",
+        help="the five-card game: two players, three-card hands, the pone's 3 at the start, to 61",
+    )
+    keep.add_argument(
+        "--new",
+        action="store_true",
+        help="start a new game even if the board shows one in progress",
+    )
     play.add_argument("--seed", type=int, help="random seed for the deals")
     count_cli.add_parser(sub)
     bridge_cli.add_parser(sub)
@@ -150,19 +194,22 @@ def resolve_port(port: str | None) -> str:
     if len(boards) == 1:
         return boards[0].port
     if not boards:
-        raise NoBoardFound("no board found: plug one in, or start the virtual board with "
-                           f"`{PROG} sim` and pass the path it prints as --port")
-    raise NoBoardFound("several boards found (" + ", ".join(b.port for b in boards) +
-                       "): choose one with --port")
+        raise NoBoardFound(
+            "no board found: plug one in, or start the virtual board with "
+            f"`{PROG} sim` and pass the path it prints as --port"
+        )
+    raise NoBoardFound(
+        "several boards found (" + ", ".join(b.port for b in boards) + "): choose one with --port"
+    )
 
 
-async def _with_board(port: str | None, args: argparse.Namespace,
-                      action: Callable[[Board], Awaitable[int]]) -> int:
+async def _with_board(
+    port: str | None, args: argparse.Namespace, action: Callable[[Board], Awaitable[int]]
+) -> int:
     if args.ble is not None:  # --ble [NAME_OR_ADDRESS]
         board = await Board.open_ble(args.ble or None, timeout=args.timeout, reconnect=False)
     else:
-        board = await Board.open(port or resolve_port(None), timeout=args.timeout,
-                                 reconnect=False)
+        board = await Board.open(port or resolve_port(None), timeout=args.timeout, reconnect=False)
     try:
         return await action(board)
     finally:
@@ -176,10 +223,19 @@ async def _status(board: Board, as_json: bool, color: bool) -> int:
     state = await board.state()
     if as_json:
         frame = await board.frame()
-        print(json.dumps({"port": board.client.name, "board": board.hello.board,
-                          "firmware": board.hello.firmware, "state": state.to_json(),
-                          "frame": frame.rgb.hex(), "scale": frame.scale,
-                          "milliamps": frame.milliamps}))
+        print(
+            json.dumps(
+                {
+                    "port": board.client.name,
+                    "board": board.hello.board,
+                    "firmware": board.hello.firmware,
+                    "state": state.to_json(),
+                    "frame": frame.rgb.hex(),
+                    "scale": frame.scale,
+                    "milliamps": frame.milliamps,
+                }
+            )
+        )
     else:
         frame = await board.frame()
         print(draw_frame(frame.rgb, color))
@@ -206,8 +262,11 @@ async def _watch(board: Board, as_json: bool) -> int:
 
 def _run_command(args: argparse.Namespace) -> int:
     command = args.command
-    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and \
-        not getattr(args, "no_color", False)
+    color = (
+        sys.stdout.isatty()
+        and not os.environ.get("NO_COLOR")
+        and not getattr(args, "no_color", False)
+    )
     if command == "list":
         return _list()
     if args.ble is not None and command in ("deploy", "keep", "play", "serve"):
@@ -217,8 +276,12 @@ def _run_command(args: argparse.Namespace) -> int:
 
         if args.firmware is not None and not (args.firmware / "main.py").is_file():
             raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
-        deploy(resolve_port(args.port), root=args.firmware, compiled=not args.source,
-               reset=not args.no_reset)
+        deploy(
+            resolve_port(args.port),
+            root=args.firmware,
+            compiled=not args.source,
+            reset=not args.no_reset,
+        )
         return 0
     if command == "demo":
         from cribboard.demo import run_demo
@@ -235,13 +298,26 @@ def _run_command(args: argparse.Namespace) -> int:
             game = table_game(args.players, args.five_card)
         except ValueError as err:
             raise UsageError(str(err)) from None
-        return run_scorekeeper(port=args.port, virtual=args.virtual, target=args.target,
-                               game=game, new=args.new, color=color, timeout=args.timeout)
+        return run_scorekeeper(
+            port=args.port,
+            virtual=args.virtual,
+            target=args.target,
+            game=game,
+            new=args.new,
+            color=color,
+            timeout=args.timeout,
+        )
     if command == "play":
         from cribboard.play.driver import run_play
 
-        return run_play(port=args.port, virtual=args.virtual, target=args.target or 121,
-                        seed=args.seed, color=color, timeout=args.timeout)
+        return run_play(
+            port=args.port,
+            virtual=args.virtual,
+            target=args.target or 121,
+            seed=args.seed,
+            color=color,
+            timeout=args.timeout,
+        )
     actions: dict[str, Callable[[Board], Awaitable[int]]] = {
         "status": lambda b: _status(b, args.json, color),
         "peg": lambda b: _change(b, b.peg(args.player, args.points), color),
@@ -265,9 +341,11 @@ async def _admit(board: Board, args: argparse.Namespace) -> int:
         admission = await board.clear_admitted()
     else:
         admission = await board.admission()
-    print(f"open mode: {'on' if admission.open else 'off'}; this link may change the board: "
-          f"{'yes' if admission.may_change else 'no (tap deal on the board to admit it)'}; "
-          f"admitted devices: {admission.admitted}")
+    print(
+        f"open mode: {'on' if admission.open else 'off'}; this link may change the board: "
+        f"{'yes' if admission.may_change else 'no (tap deal on the board to admit it)'}; "
+        f"admitted devices: {admission.admitted}"
+    )
     return 0
 
 
@@ -294,8 +372,10 @@ def _list() -> int:
     for found in boards:
         if found.hello is not None:
             h = found.hello
-            print(f"{found.port}  {h.board}  firmware {h.firmware}  protocol "
-                  f"{h.protocol[0]}.{h.protocol[1]}")
+            print(
+                f"{found.port}  {h.board}  firmware {h.firmware}  protocol "
+                f"{h.protocol[0]}.{h.protocol[1]}"
+            )
         else:
             print(f"{found.port}  {found.description}  (not answering: {found.problem})")
     found_ble = _list_ble()

@@ -40,8 +40,14 @@ class Hello:
             version = (int(major), int(minor or 0))
         except (KeyError, ValueError) as err:
             raise ProtocolMismatch("the board's hello has no protocol version") from err
-        return cls(version, fields.get("fw", "?"), fields.get("board", "?"),
-                   fields.get("layout", "?"), fields.get("caps", "").split(","), fields)
+        return cls(
+            version,
+            fields.get("fw", "?"),
+            fields.get("board", "?"),
+            fields.get("layout", "?"),
+            fields.get("caps", "").split(","),
+            fields,
+        )
 
 
 Event = protocol.Line
@@ -69,9 +75,15 @@ class Client:
     doing anything. Requests in flight when the link drops are resent with the same id after the
     reconnect; the board remembers ids, so nothing is applied twice."""
 
-    def __init__(self, transport_factory: TransportFactory, *, timeout: float = 2.0,
-                 heartbeat: float = 2.0, reconnect: bool = True,
-                 reconnect_for: float = 30.0) -> None:
+    def __init__(
+        self,
+        transport_factory: TransportFactory,
+        *,
+        timeout: float = 2.0,
+        heartbeat: float = 2.0,
+        reconnect: bool = True,
+        reconnect_for: float = 30.0,
+    ) -> None:
         self._factory = transport_factory
         self.timeout = timeout
         self.heartbeat = heartbeat
@@ -129,7 +141,8 @@ class Client:
             if hello.protocol[0] != SUPPORTED_MAJOR:
                 raise ProtocolMismatch(
                     f"board speaks protocol {hello.protocol[0]}.{hello.protocol[1]}, this host "
-                    f"speaks {SUPPORTED_MAJOR}.x: update the firmware or the host package")
+                    f"speaks {SUPPORTED_MAJOR}.x: update the firmware or the host package"
+                )
         except BaseException:
             self._connected.clear()
             self._transport = None
@@ -149,9 +162,10 @@ class Client:
                 return await self._roundtrip("hello", (), attempt)
             except LinkError:
                 if loop.time() >= deadline or not self._connected.is_set():
-                    raise LinkError(f"{self.name}: no reply to 'hello' within "
-                                    f"{self.timeout:g} s: is a cribboard running there?") \
-                        from None
+                    raise LinkError(
+                        f"{self.name}: no reply to 'hello' within "
+                        f"{self.timeout:g} s: is a cribboard running there?"
+                    ) from None
 
     async def close(self) -> None:
         """Close the link and stop reconnecting."""
@@ -174,8 +188,9 @@ class Client:
         self._next_id = (self._next_id + 1) % _ID_SPACE
         return base36(self._next_id)
 
-    async def request(self, verb: str, *args: int | str,
-                      timeout: float | None = None) -> protocol.Line:
+    async def request(
+        self, verb: str, *args: int | str, timeout: float | None = None
+    ) -> protocol.Line:
         """Send one request and return its `ok` reply; raises BoardRejected for an `err` reply,
         LinkError when the link is gone or the board does not answer in time. While the client
         is reconnecting, the request waits for the link (within the timeout) and is sent then."""
@@ -185,8 +200,9 @@ class Client:
             raise BoardRejected(reply.code, reply.text)
         return reply
 
-    async def _roundtrip(self, verb: str, args: tuple[int | str, ...],
-                         timeout: float) -> protocol.Line:
+    async def _roundtrip(
+        self, verb: str, args: tuple[int | str, ...], timeout: float
+    ) -> protocol.Line:
         request_id = self._new_id()
         try:
             line = protocol.encode_request(verb, args, request_id)
@@ -207,12 +223,13 @@ class Client:
                     assert lost is not None
                     await transport.write(line)
                     remaining = max(0.0, deadline - loop.time())
-                    done, _ = await asyncio.wait((future, lost), timeout=remaining,
-                                                return_when=asyncio.FIRST_COMPLETED)
+                    done, _ = await asyncio.wait(
+                        (future, lost), timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+                    )
                     if future in done:
                         return future.result()
                     if lost not in done:
-                        raise asyncio.TimeoutError
+                        raise TimeoutError
                     raise LinkError("link lost while waiting for the reply")
                 except LinkError:
                     # The link dropped mid-request: wait for the reconnect and send the same
@@ -221,9 +238,10 @@ class Client:
                         raise
                     if future.done():
                         return future.result()
-                except asyncio.TimeoutError:
-                    raise LinkError(f"{self.name}: no reply to {verb!r} within "
-                                    f"{timeout:g} s") from None
+                except TimeoutError:
+                    raise LinkError(
+                        f"{self.name}: no reply to {verb!r} within {timeout:g} s"
+                    ) from None
         finally:
             self._pending.pop(request_id, None)
 
@@ -235,7 +253,7 @@ class Client:
         remaining = deadline - asyncio.get_running_loop().time()
         try:
             await asyncio.wait_for(self._connected.wait(), max(0.0, remaining))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise LinkError(f"{self.name}: link lost and not back in time") from None
 
     def _will_reconnect(self) -> bool:
@@ -247,8 +265,7 @@ class Client:
         """Call `callback(event)` for every event the board pushes (and for the state read after
         a reconnect). Returns a function that unsubscribes."""
         self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback) if callback in self._subscribers \
-            else None
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
     def _on_data(self, data: bytes) -> None:
         self._buffer += data

@@ -21,13 +21,27 @@ from cribboard.terminal import PLAYER_NAMES
 from cribboard.virtual.launcher import VirtualBoard
 
 
-async def play(board: Board, rng: random.Random, delay: float, color: bool,
-               variant: Variant = STANDARD, title: str = "") -> None:
+async def play(
+    board: Board,
+    rng: random.Random,
+    delay: float,
+    color: bool,
+    variant: Variant = STANDARD,
+    title: str = "",
+) -> None:
     """Play one computer-against-computer game on `board`, drawing it as it goes."""
     screen = TableScreen(board, color=color, title=title)
     players = [Computer(PLAYER_NAMES[seat]) for seat in range(variant.players)]
-    driver = GameDriver(board, players, variant=variant, rng=rng, delay=delay, reveal=True,
-                        say=screen.say, on_board=screen.refresh)
+    driver = GameDriver(
+        board,
+        players,
+        variant=variant,
+        rng=rng,
+        delay=delay,
+        reveal=True,
+        say=screen.say,
+        on_board=screen.refresh,
+    )
     screen.status = driver.situation
     await driver.play_game()
 

@@ -35,6 +35,7 @@ def walk(d):
 walk('')
 """
 
+
 class DeployError(CribboardError):
     """mpremote could not talk to the board or copy a file."""
 
@@ -88,8 +89,15 @@ def plan(port: str, root: Path | None = None, compiled: bool = True) -> Plan:
     return Plan(copy, remove)
 
 
-def deploy(port: str, *, root: Path | None = None, compiled: bool = True, reset: bool = True,
-           progress: Callable[[str], None] = print, timeout: float = 120.0) -> list[str]:
+def deploy(
+    port: str,
+    *,
+    root: Path | None = None,
+    compiled: bool = True,
+    reset: bool = True,
+    progress: Callable[[str], None] = print,
+    timeout: float = 120.0,
+) -> list[str]:
     """Copy changed firmware files to the board on `port` (compiled to .mpy unless `compiled`
     is False), remove stale counterparts, then reset the board (unless `reset` is False) so
     the new firmware runs. Returns the board paths copied."""
@@ -103,8 +111,11 @@ def deploy(port: str, *, root: Path | None = None, compiled: bool = True, reset:
     dirs = sorted({str(Path(p).parent) for p, _ in changed} - {"."})
     if dirs:
         # Make the folders the files go in (those that already exist are left alone).
-        args += ["exec", "import os\nfor d in %r:\n try: os.mkdir(d)\n except OSError: pass"
-                 % (dirs,), "+"]
+        args += [
+            "exec",
+            "import os\nfor d in %r:\n try: os.mkdir(d)\n except OSError: pass" % (dirs,),
+            "+",
+        ]
     for board_path in todo.remove:
         args += ["fs", "rm", ":" + board_path, "+"]
     for board_path, local in changed:
@@ -138,8 +149,7 @@ def _running_firmware(port: str) -> str:
 def _mpremote_lines(port: str, args: list[str], timeout: float) -> Iterator[str]:
     """Run mpremote and yield its output lines as they come."""
     command = [sys.executable, "-m", "mpremote", "connect", port, *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     timer = threading.Timer(timeout, process.kill)  # mpremote waits forever on a silent pty
     timer.start()
     try:

@@ -45,8 +45,7 @@ def candidate_ports() -> list[tuple[str, str]]:
 
 async def probe(port: str, timeout: float = 1.5) -> Hello:
     """Say hello on `port`; raises CribboardError when no board answers."""
-    client = Client(lambda: SerialTransport(port), timeout=timeout, heartbeat=0,
-                    reconnect=False)
+    client = Client(lambda: SerialTransport(port), timeout=timeout, heartbeat=0, reconnect=False)
     try:
         return await client.connect()
     finally:

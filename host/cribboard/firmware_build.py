@@ -69,8 +69,12 @@ def build(root: Path | None = None, compiled: bool = True) -> Path:
             shutil.copyfile(path, target)
             continue
         assert compiler is not None
-        result = subprocess.run([compiler, "-s", name, "-o", str(target), str(path)],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [compiler, "-s", name, "-o", str(target), str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if result.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
             raise BuildError(f"mpy-cross failed on {name}: {result.stderr.strip()}")

@@ -6,7 +6,11 @@ from cribboard.api import BoardState
 from cribcore.layout import COLS, GROUP, ROWS, WIN_HOLE
 
 PLAYER_NAMES = ("blue", "orange", "purple")
-_RESULT_TEXT = {"won": "won", "skunk": "won with a skunk", "double_skunk": "won with a double skunk"}
+_RESULT_TEXT = {
+    "won": "won",
+    "skunk": "won with a skunk",
+    "double_skunk": "won with a double skunk",
+}
 
 
 def _visible(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -65,6 +69,8 @@ def describe_state(state: BoardState) -> str:
             marks.append(_RESULT_TEXT.get(state.result, "won"))
         name = PLAYER_NAMES[p]
         extra = ("  " + ", ".join(marks)) if marks else ""
-        lines.append(f"  {name:<7}{state.front[p]:>4}  (back {state.back[p]:>3})  "
-                     f"games {state.games[p]}{extra}")
+        lines.append(
+            f"  {name:<7}{state.front[p]:>4}  (back {state.back[p]:>3})  "
+            f"games {state.games[p]}{extra}"
+        )
     return "\n".join(lines)

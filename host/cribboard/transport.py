@@ -102,8 +102,9 @@ class SerialTransport(Transport):
             self._watched_fd = None
 
     def _open_port(self) -> serial.Serial:
-        port = serial.serial_for_url(self._url, baudrate=self._baudrate, timeout=0.2,
-                                     do_not_open=True)
+        port = serial.serial_for_url(
+            self._url, baudrate=self._baudrate, timeout=0.2, do_not_open=True
+        )
         # Native-USB boards (ESP32-S3) reboot into the bootloader on some DTR/RTS changes:
         # set both explicitly before opening.
         port.dtr = True

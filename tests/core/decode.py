@@ -1,7 +1,13 @@
 # A reader of LED frames: recovers each player's front and back peg from what the LEDs show,
 # knowing only the layout and the palette. Used to prove that frames are unambiguous.
 from cribcore.layout import (
-    HOLES, LAP_GAUGE_LEN, LED_OF_HOLE, WIN_HOLE, lap_gauge_hole, lap_length, track,
+    HOLES,
+    LAP_GAUGE_LEN,
+    LED_OF_HOLE,
+    WIN_HOLE,
+    lap_gauge_hole,
+    lap_length,
+    track,
 )
 from cribcore.render import BACK, BOTH, FRONT, GLOW, PALETTE, PULSE_MIN
 
@@ -18,8 +24,11 @@ def holes_from_pixels(pixels):
 
 
 def _scaled(colours, offset, scale):
-    return (colours[offset] * scale >> 8, colours[offset + 1] * scale >> 8,
-            colours[offset + 2] * scale >> 8)
+    return (
+        colours[offset] * scale >> 8,
+        colours[offset + 1] * scale >> 8,
+        colours[offset + 2] * scale >> 8,
+    )
 
 
 def decode_player(rgb, players, target, player, scale):

@@ -5,12 +5,12 @@
 # The lines go through a LineAssembler wired to the dispatcher as the USB link wires its own; the
 # link's reading of stdin (UsbLink.drain / run) is not part of what this proves.
 import micropython
-
 from checks import FakePixels
+
 from cribcore.layout import HOLES
+from cribcore.profiles import PROFILES
 from cribfw.app import App
 from cribfw.linebuffer import LineAssembler
-from cribcore.profiles import PROFILES
 
 
 class NullOut:
@@ -28,8 +28,10 @@ def app():
     stdin = open("/dev/null", "rb")  # the USB link polls it; the lines come through feed()
     app = App(FakePixels(HOLES), stdin, out, PROFILES["sim"])
     board, dispatcher, usb = app.board, app.dispatcher, app.usb
-    lines = LineAssembler(lambda line, n: dispatcher.handle_line(usb, line, n),
-                          lambda line, n: dispatcher.line_too_long(usb, line, n))
+    lines = LineAssembler(
+        lambda line, n: dispatcher.handle_line(usb, line, n),
+        lambda line, n: dispatcher.line_too_long(usb, line, n),
+    )
     return board, lines, out
 
 
@@ -58,8 +60,9 @@ def test_score_lines_allocate_nothing():
 
 def test_score_lines_with_new_ids_allocate_nothing():
     board, lines, out = app()
-    data = [b"#s%d peg 0 1\n" % i for i in range(20)] + [b"#t%d pend 1 %d\n" % (i, i + 1)
-                                                         for i in range(8)]
+    data = [b"#s%d peg 0 1\n" % i for i in range(20)] + [
+        b"#t%d pend 1 %d\n" % (i, i + 1) for i in range(8)
+    ]
     lines.feed(b"#w peg 1 1\n", 11)  # warm up
     feed_locked(lines, data, 1)
     assert board.front[0] == 20 and board.pending[1] == 8
@@ -67,8 +70,15 @@ def test_score_lines_with_new_ids_allocate_nothing():
 
 def test_other_game_lines_allocate_nothing():
     board, lines, out = app()
-    data = (b"#a ping\n", b"st\n", b"pend 0 5\n", b"peg 0 5\n", b"undo\n", b"deal\n",
-            b"#u set 1 9 4\n")
+    data = (
+        b"#a ping\n",
+        b"st\n",
+        b"pend 0 5\n",
+        b"peg 0 5\n",
+        b"undo\n",
+        b"deal\n",
+        b"#u set 1 9 4\n",
+    )
     for line in data:  # warm up
         lines.feed(line, len(line))
     feed_locked(lines, data, 5)
@@ -77,8 +87,14 @@ def test_other_game_lines_allocate_nothing():
 
 def test_bad_lines_allocate_nothing():
     board, lines, out = app()
-    data = (b"peg 0 x\n", b"bogus\n", b"#1\n", b"peg 0\x03 1\n", b"peg 0 1 2 3\n",
-            b"peg " + b"9" * 80 + b"\n")
+    data = (
+        b"peg 0 x\n",
+        b"bogus\n",
+        b"#1\n",
+        b"peg 0\x03 1\n",
+        b"peg 0 1 2 3\n",
+        b"peg " + b"9" * 80 + b"\n",
+    )
     for line in data:  # warm up
         lines.feed(line, len(line))
     writes = out.writes

@@ -1,7 +1,7 @@
 # MicroPython only (run by mprun.py): rendering a frame and applying a score allocate nothing.
 import micropython
-
 from checks import FakePixels
+
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import Board
@@ -41,7 +41,7 @@ def test_score_and_undo_allocate_nothing():
         for i in range(40):
             b.peg(i % 2, 1 + i % 4)
             b.set_pending(i % 2, 3)
-        for i in range(20):
+        for _ in range(20):
             b.undo()
         b.next_dealer()
     finally:
@@ -53,7 +53,7 @@ def test_heap_lock_really_catches_allocation():
     micropython.heap_lock()
     caught = False
     try:
-        [1, 2, 3]
+        [1, 2, 3]  # noqa: B018 (the allocation under test)
     except MemoryError:
         caught = True
     finally:

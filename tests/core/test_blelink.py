@@ -4,7 +4,7 @@
 import time
 
 from checks import FakePixels
-from cribcore import protocol as P
+
 from cribcore.layout import HOLES
 from cribcore.profiles import PROFILES
 from cribfw import buttons as B
@@ -127,7 +127,7 @@ class Out:
         self.lines = []
 
     def write(self, buf, off, n):
-        self.lines.append(bytes(buf[off:off + n]))
+        self.lines.append(bytes(buf[off : off + n]))
 
 
 class Rig:
@@ -143,7 +143,7 @@ class Rig:
     def send(self, conn, data, pieces=1):
         step = max(1, (len(data) + pieces - 1) // pieces)
         for i in range(0, len(data), step):
-            self.ble.write(conn, data[i:i + step])
+            self.ble.write(conn, data[i : i + step])
         assert self.link.service()
         return self.ble.take(conn)[1]
 
@@ -381,13 +381,15 @@ def test_bluefruit_packets_press_pad_buttons_and_bad_checksums_are_refused():
         assert rig.send(1, pad_packet(3, True)) == []
         assert pad.pin("B+").value() == 0 and pad.pin("A+").value() == 1
         assert rig.send(1, b"!B31" + b"\x00") == [b"err bad_line bad checksum\n"]
-        assert rig.send(1, b"!B3x" + bytes((checksum(b"!B3x", 4),))) == \
-            [b"err bad_line bad button packet\n"]
+        assert rig.send(1, b"!B3x" + bytes((checksum(b"!B3x", 4),))) == [
+            b"err bad_line bad button packet\n"
+        ]
         colour = bytearray(b"!C\x10\x20\x30")
         colour.append(checksum(colour, 5))
         # packets and lines mixed in one write; the checksum may be a newline
-        assert rig.send(1, bytes(colour) + b"#1 ping\n" + pad_packet(8, True), pieces=3) == \
-            [b"#1 ok\n"]
+        assert rig.send(1, bytes(colour) + b"#1 ping\n" + pad_packet(8, True), pieces=3) == [
+            b"#1 ok\n"
+        ]
         assert pad.pin("deal").value() == 0
         assert rig.send(1, b"!x\n") == [b"err unknown unknown command\n"]
         assert rig.send(1, b"ping !B\n") == [b"err bad_arg bad argument\n"]  # not at a line start
@@ -416,8 +418,16 @@ def test_a_pad_tap_shorter_than_the_debounce_is_not_lost():
 
 def test_the_pad_maps_to_the_panel_buttons():
     pad = Pad()
-    for button, name in ((1, "A+"), (2, "A-"), (3, "B+"), (4, "B-"), (5, "C+"), (6, "C-"),
-                         (7, "deal"), (8, "deal")):
+    for button, name in (
+        (1, "A+"),
+        (2, "A-"),
+        (3, "B+"),
+        (4, "B-"),
+        (5, "C+"),
+        (6, "C-"),
+        (7, "deal"),
+        (8, "deal"),
+    ):
         assert pad.set(button, True)
         assert pad.pin(name).value() == 0, (button, name)
         pad.pins[name]._down = False
@@ -477,11 +487,11 @@ def test_the_win_hole_calls_while_a_device_waits_and_drawing_allocates_nothing()
     renderer.calling = True
     at = 3 * WIN_HOLE
     renderer.draw(board, 0)
-    assert bytes(renderer.frame[at:at + 3]) == b"\xff\xff\xff" and renderer.animating
+    assert bytes(renderer.frame[at : at + 3]) == b"\xff\xff\xff" and renderer.animating
     renderer.draw(board, CALL_FLASH_MS + 10)  # between the two flashes: dark
-    assert bytes(renderer.frame[at:at + 3]) == b"\x00\x00\x00"
+    assert bytes(renderer.frame[at : at + 3]) == b"\x00\x00\x00"
     renderer.draw(board, 2 * CALL_FLASH_MS + 10)
-    assert bytes(renderer.frame[at:at + 3]) == b"\xff\xff\xff"
+    assert bytes(renderer.frame[at : at + 3]) == b"\xff\xff\xff"
     if sys.implementation.name == "micropython":
         import micropython
 

@@ -2,6 +2,7 @@
 # player's front and back peg: different states never look the same on the board.
 from checks import FakePixels
 from decode import decode_player, holes_from_pixels
+
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import Board
@@ -37,8 +38,14 @@ def check_game(players, target):
                     renderer.render(board, t_ms)
                     rgb = holes_from_pixels(pixels)
                     got = decode_player(rgb, players, target, player, renderer.scale)
-                    assert got == (front, back), (players, target, player, other_pegs,
-                                                  (front, back), got)
+                    assert got == (front, back), (
+                        players,
+                        target,
+                        player,
+                        other_pegs,
+                        (front, back),
+                        got,
+                    )
                 key = bytes(rgb)
                 assert key not in seen
                 seen[key] = (front, back)

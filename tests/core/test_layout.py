@@ -1,8 +1,17 @@
 # Layout tests: run under CPython (pytest) and MicroPython (mprun.py).
 from cribcore import layout
 from cribcore.layout import (
-    COLS, HOLES, LED_OF_HOLE, HOLE_OF_LED, OFF_BOARD, TRACK_2P, TRACK_3P, WIN_HOLE,
-    hole_for_score, hole_track, hole_xy_mm,
+    COLS,
+    HOLE_OF_LED,
+    HOLES,
+    LED_OF_HOLE,
+    OFF_BOARD,
+    TRACK_2P,
+    TRACK_3P,
+    WIN_HOLE,
+    hole_for_score,
+    hole_track,
+    hole_xy_mm,
 )
 
 

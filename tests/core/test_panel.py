@@ -78,7 +78,9 @@ def test_hold_gives_long_then_repeats():
     for t in range(0, 2000, 5):
         events.append(button.update(t))
     assert events.count(B.PRESS) == 1 and events.count(B.LONG) == 1
-    assert events.count(B.REPEAT) == (2000 - Button.DEBOUNCE_MS - Button.LONG_MS) // Button.REPEAT_MS
+    assert (
+        events.count(B.REPEAT) == (2000 - Button.DEBOUNCE_MS - Button.LONG_MS) // Button.REPEAT_MS
+    )
     pin.level = 1
     for t in range(2000, 2100, 5):
         events.append(button.update(t))

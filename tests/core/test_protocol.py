@@ -6,10 +6,11 @@ import os
 
 import vectors as V
 from checks import FakePixels
+
 from cribcore import protocol as P
 from cribcore.layout import HOLES
-from cribfw.app import App
 from cribcore.profiles import PROFILES
+from cribfw.app import App
 from cribfw.usblink import UsbLink
 
 # --- a board to talk to ---------------------------------------------------------------------------
@@ -41,7 +42,7 @@ class Out:
         self.lines = []
 
     def write(self, buf, off, n):
-        line = bytes(buf[off:off + n])
+        line = bytes(buf[off : off + n])
         assert line.endswith(b"\n") and line.count(b"\n") == 1, "not one line: %r" % line
         self.lines.append(line)
 
@@ -94,19 +95,39 @@ class Session:
 
 def snapshot(board, renderer):
     """Everything a request may change."""
-    return (board.rev, board.target, board.players, board.dealer, board.winner, board.award,
-            list(board.front), list(board.back), list(board.games), list(board.pending),
-            board.undo_count, board.skunk_double, renderer.brightness, renderer.budget_ma)
+    return (
+        board.rev,
+        board.target,
+        board.players,
+        board.dealer,
+        board.winner,
+        board.award,
+        list(board.front),
+        list(board.back),
+        list(board.games),
+        list(board.pending),
+        board.undo_count,
+        board.skunk_double,
+        renderer.brightness,
+        renderer.budget_ma,
+    )
 
 
 def board_state(board):
     """The board's state as decode_state names it."""
     n = board.players
     return {
-        "rev": board.rev, "target": board.target, "players": n, "dealer": board.dealer,
-        "winner": board.winner, "result": board.result(), "front": list(board.front[:n]),
-        "back": list(board.back[:n]), "games": list(board.games[:n]),
-        "pending": list(board.pending[:n]), "undo": board.undo_count,
+        "rev": board.rev,
+        "target": board.target,
+        "players": n,
+        "dealer": board.dealer,
+        "winner": board.winner,
+        "result": board.result(),
+        "front": list(board.front[:n]),
+        "back": list(board.back[:n]),
+        "games": list(board.games[:n]),
+        "pending": list(board.pending[:n]),
+        "undo": board.undo_count,
         "skunk_double": 1 if board.skunk_double else 0,
     }
 
@@ -211,8 +232,8 @@ def test_every_line_the_firmware_writes_decodes_and_reencodes():
                 assert " ".join(head + [d.code, d.text]) == line[:-1].decode()
                 continue
             fields = sorted([k + "=" + v for k, v in d.fields.items()])
-            assert head == words[:len(head)], line
-            assert fields == sorted(words[len(head):]), line
+            assert head == words[: len(head)], line
+            assert fields == sorted(words[len(head) :]), line
 
 
 # Errors about the line itself, whatever the board's state.
@@ -311,7 +332,7 @@ def test_encode_vectors_both_ways():
         if rid is None:
             assert not req.has_id()
         else:
-            assert bytes(req.line[req.id_start:req.id_end]) == str(rid).encode()
+            assert bytes(req.line[req.id_start : req.id_end]) == str(rid).encode()
 
 
 def test_encode_rejects():
@@ -342,8 +363,9 @@ def test_decode_rejects():
 
 
 def test_decode_state_merges_partial_updates():
-    full = P.decode_state(P.decode_line(
-        b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n").fields)
+    full = P.decode_state(
+        P.decode_line(b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n").fields
+    )
     full.update(P.decode_state(P.decode_line(b"#a1b2 ok r=3\n").fields))
     full.update(P.decode_state(P.decode_line(b"ok d=1\n").fields))
     assert full["rev"] == 3 and full["dealer"] == 1 and full["front"] == [12, 0]
@@ -359,10 +381,18 @@ def test_frame_reply_decodes():
 def test_typical_commands_fit_one_ble_packet():
     """A default BLE ATT MTU of 23 leaves 20 bytes per packet."""
     typical = (
-        ("peg", (0, 12), "a1b2"), ("peg", (1, 29), "12345678"), ("set", (0, 120, 110), "a1b2"),
-        ("pend", (1, 29), "a1b2"), ("new", (121, 3), "a1b2"), ("deal", (2,), "a1b2"),
-        ("undo", (), "12345678"), ("games", ("x2", 1), "a1b2"), ("bright", (255,), "a1b2"),
-        ("budget", (10000,), "a1b2"), ("ping", (), "12345678"), ("hello", (), "12345678"),
+        ("peg", (0, 12), "a1b2"),
+        ("peg", (1, 29), "12345678"),
+        ("set", (0, 120, 110), "a1b2"),
+        ("pend", (1, 29), "a1b2"),
+        ("new", (121, 3), "a1b2"),
+        ("deal", (2,), "a1b2"),
+        ("undo", (), "12345678"),
+        ("games", ("x2", 1), "a1b2"),
+        ("bright", (255,), "a1b2"),
+        ("budget", (10000,), "a1b2"),
+        ("ping", (), "12345678"),
+        ("hello", (), "12345678"),
     )
     for call in typical:
         assert len(P.encode_request(*call)) <= 20, call
@@ -394,7 +424,7 @@ def _byte_literals(text):
             j = i + 2
             while text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            found.append(eval(text[i:j + 1]))
+            found.append(eval(text[i : j + 1]))
             i = j
         i = text.find('b"', i + 1)
     return found
@@ -443,4 +473,6 @@ def test_document_examples_are_real_bytes():
     literals = _byte_literals(text)
     assert len(literals) > 30
     for literal in literals:
-        assert _mask_fw(literal) in known, "docs/protocol.md quotes %r, not in the vectors" % literal
+        assert _mask_fw(literal) in known, (
+            "docs/protocol.md quotes %r, not in the vectors" % literal
+        )

@@ -1,8 +1,17 @@
 # Renderer tests: run under CPython (pytest) and MicroPython (mprun.py).
 from checks import FakePixels
-from cribcore.layout import COLS, HOLES, LED_OF_HOLE, WIN_HOLE, TRACK_2P, hole_for_score
+
+from cribcore.layout import COLS, HOLES, LED_OF_HOLE, TRACK_2P, WIN_HOLE, hole_for_score
 from cribcore.render import (
-    BACK, BLINK_MS, BOTH, FRONT, GLOW, LINE, PALETTE, PREVIEW, Renderer,
+    BACK,
+    BLINK_MS,
+    BOTH,
+    FRONT,
+    GLOW,
+    LINE,
+    PALETTE,
+    PREVIEW,
+    Renderer,
 )
 from cribcore.state import Board
 
@@ -65,10 +74,6 @@ def test_second_lap_glows_the_whole_track():
     assert rgb_at(r, TRACK_2P[0][10]) == (0, 0, 0)
     b.peg(0, 5)  # 63: lap two
     r.render(b)
-    for pos in range(60):
-        hole = TRACK_2P[0][pos]
-        if pos + 1 not in (3, 50):  # 63 -> position 3; back peg at 58 -> position 58
-            pass
     assert rgb_at(r, TRACK_2P[0][10]) == colour(0, GLOW)
     assert rgb_at(r, TRACK_2P[0][2]) == colour(0, FRONT)
     assert rgb_at(r, TRACK_2P[0][57]) == colour(0, BACK)

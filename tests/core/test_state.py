@@ -1,7 +1,14 @@
 # Board state tests: run under CPython (pytest) and MicroPython (mprun.py).
 from checks import raises
+
 from cribcore.state import (
-    DOUBLE_SKUNK, NO_WINNER, PLAYING, SKUNK, UNDO_DEPTH, WON, Board,
+    DOUBLE_SKUNK,
+    NO_WINNER,
+    PLAYING,
+    SKUNK,
+    UNDO_DEPTH,
+    WON,
+    Board,
 )
 
 
@@ -97,7 +104,7 @@ def test_undo_depth_is_bounded():
     b = Board(target=121)
     for i in range(UNDO_DEPTH + 10):
         b.peg(i % 2, 1)
-    for i in range(UNDO_DEPTH):
+    for _ in range(UNDO_DEPTH):
         b.undo()
     raises("nothing_to_undo", b.undo)
     assert b.front[0] + b.front[1] == 10
@@ -153,7 +160,7 @@ def test_undo_history_round_trip():
     c.load_undo_rows(rows)
     c.front = list(b.front)
     c.back = list(b.back)
-    for i in range(10):
+    for _ in range(10):
         b.undo()
         c.undo()
         assert b.front == c.front and b.back == c.back

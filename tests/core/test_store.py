@@ -40,11 +40,11 @@ class RamBlocks:
 
     def readblocks(self, block, buf, offset=0):
         at = block * self.block_size + offset
-        buf[:] = memoryview(self.data)[at:at + len(buf)]
+        buf[:] = memoryview(self.data)[at : at + len(buf)]
 
     def writeblocks(self, block, buf, offset=None):
         at = block * self.block_size + (offset or 0)
-        self.data[at:at + len(buf)] = buf
+        self.data[at : at + len(buf)] = buf
 
     def ioctl(self, op, arg):
         if op == 4:
@@ -84,9 +84,20 @@ def with_root(test):
 
 def state(board, settings):
     """Everything the store keeps, comparable."""
-    return (board.players, board.target, board.dealer, board.winner, board.award,
-            bool(board.skunk_double), list(board.front), list(board.back), list(board.games),
-            [list(row) for row in board.undo_rows()], settings.brightness, settings.budget_ma)
+    return (
+        board.players,
+        board.target,
+        board.dealer,
+        board.winner,
+        board.award,
+        bool(board.skunk_double),
+        list(board.front),
+        list(board.back),
+        list(board.games),
+        [list(row) for row in board.undo_rows()],
+        settings.brightness,
+        settings.budget_ma,
+    )
 
 
 def played():
@@ -139,6 +150,7 @@ def restored(root):
 
 
 # --- round trip ------------------------------------------------------------------------------
+
 
 def test_round_trip_of_every_field():
     def run(root):
@@ -200,6 +212,7 @@ def test_nothing_saved_is_a_fresh_game():
 
 
 # --- saving -----------------------------------------------------------------------------------
+
 
 def test_save_keeps_the_previous_state_as_backup():
     def run(root):
@@ -267,6 +280,7 @@ def test_seq_continues_after_a_restart():
 
 
 # --- damage and cut saves ------------------------------------------------------------------------
+
 
 def two_saves(root):
     """Save A then B; return (store, A, B) as state() tuples."""
@@ -400,8 +414,22 @@ def test_a_well_sealed_record_with_impossible_values_is_rejected():
     # Offsets: header 12 bytes, then int16s: players 12, target 14, dealer 16, winner 18,
     # award 20, x2 22, front 24.., back 30.., games 36.., brightness 42, budget 44, undo count 46,
     # the first undo row from 48 (its target at 50).
-    for offset, value in ((12, 5), (14, 100), (16, 2), (18, 0), (18, 2), (20, 1), (22, 2),
-                          (24, 130), (30, 6), (42, 300), (44, 20), (46, 7), (48, 4), (50, 99)):
+    for offset, value in (
+        (12, 5),
+        (14, 100),
+        (16, 2),
+        (18, 0),
+        (18, 2),
+        (20, 1),
+        (22, 2),
+        (24, 130),
+        (30, 6),
+        (42, 300),
+        (44, 20),
+        (46, 7),
+        (48, 4),
+        (50, 99),
+    ):
         rec = bytearray(good)
         struct.pack_into("<h", rec, offset, value)
         assert decode(reseal(rec)) == BAD, (offset, value)
@@ -422,6 +450,7 @@ def test_the_record_layout_matches_the_board():
 
 
 # --- when to save --------------------------------------------------------------------------------
+
 
 def test_saves_wait_for_quiet_and_are_bounded_in_a_burst():
     def run(root):

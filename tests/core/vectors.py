@@ -16,9 +16,11 @@
 from cribfw.version import FIRMWARE_VERSION
 
 FW = FIRMWARE_VERSION.encode()
-HELLO_FIELDS = (b"proto=1.1 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
-                b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,"
-                b"admit")
+HELLO_FIELDS = (
+    b"proto=1.1 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
+    b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,"
+    b"admit"
+)
 # What the board pushes on every link when the app starts (Dispatcher.announce()).
 HELLO_EVENT = b"! hello " + HELLO_FIELDS + b"\n"
 # The frame of a fresh board: 120 dark track holes, the win hole dim blue; brightness 128
@@ -28,239 +30,392 @@ FRESH_FRAME_RGB = bytes(360) + b"\x00\x04\x0b"
 
 VECTORS = [
     # hello first: versions, board, layout, capabilities
-    (b"#1 hello\n", [
-        b"#1 ok " + HELLO_FIELDS + b"\n",
-    ]),
-    (b"hello\n", [
-        b"ok " + HELLO_FIELDS + b"\n",
-    ]),
+    (
+        b"#1 hello\n",
+        [
+            b"#1 ok " + HELLO_FIELDS + b"\n",
+        ],
+    ),
+    (
+        b"hello\n",
+        [
+            b"ok " + HELLO_FIELDS + b"\n",
+        ],
+    ),
     # heartbeat
     (b"#2 ping\n", [b"#2 ok\n"]),
     (b"ping\n", [b"ok\n"]),
     # the whole state
-    (b"#3 st\n", [
-        b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n",
-    ]),
+    (
+        b"#3 st\n",
+        [
+            b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n",
+        ],
+    ),
     # nothing to undo on a fresh board
     (b"#u0 undo\n", [b"#u0 err nothing_to_undo nothing to undo\n"]),
     # the current frame (fresh board: only the win hole glows)
-    (b"#4 frame\n", [
-        b"#4 ok " + FRESH_FRAME + b"\n",
-    ]),
+    (
+        b"#4 frame\n",
+        [
+            b"#4 ok " + FRESH_FRAME + b"\n",
+        ],
+    ),
     # the wiring self-test: the LEDs walk the chain, the game is untouched (no event)
     (b"#5 test\n", [b"#5 ok\n"]),
     (b"test 1\n", [b"err bad_arg wrong number of arguments\n"]),
     # score: reply with the new rev, then the state event
-    (b"#7 peg 0 12\n", [
-        b"#7 ok r=1\n",
-        b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
-    ]),
+    (
+        b"#7 peg 0 12\n",
+        [
+            b"#7 ok r=1\n",
+            b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
+        ],
+    ),
     # a resend (same id, same link) gets the remembered reply and is not applied again: no event
     (b"#7 peg 0 12\n", [b"#7 ok r=1\n"]),
     # an id names one request: a different request under a remembered id is not applied either
     (b"#7 peg 1 3\n", [b"#7 ok r=1\n"]),
     # only state-changing requests are remembered: st under the same id runs
-    (b"#7 st\n", [
-        b"#7 ok r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
-    ]),
+    (
+        b"#7 st\n",
+        [
+            b"#7 ok r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
+        ],
+    ),
     # \r\n is tolerated; no id: the reply has none
-    (b"peg 1 5\r\n", [
-        b"ok r=2\n",
-        b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n",
-    ]),
-    (b"#a1b2 peg 0 8\n", [
-        b"#a1b2 ok r=3\n",
-        b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=20,5 b=12,0 g=0,0 q=0,0 u=3 x2=0\n",
-    ]),
-    (b"#12345678 peg 1 4\n", [
-        b"#12345678 ok r=4\n",
-        b"! st r=4 t=121 n=2 d=0 w=-1 x=0 f=20,9 b=12,5 g=0,0 q=0,0 u=4 x2=0\n",
-    ]),
-    (b"st\n", [
-        b"ok r=4 t=121 n=2 d=0 w=-1 x=0 f=20,9 b=12,5 g=0,0 q=0,0 u=4 x2=0\n",
-    ]),
+    (
+        b"peg 1 5\r\n",
+        [
+            b"ok r=2\n",
+            b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n",
+        ],
+    ),
+    (
+        b"#a1b2 peg 0 8\n",
+        [
+            b"#a1b2 ok r=3\n",
+            b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=20,5 b=12,0 g=0,0 q=0,0 u=3 x2=0\n",
+        ],
+    ),
+    (
+        b"#12345678 peg 1 4\n",
+        [
+            b"#12345678 ok r=4\n",
+            b"! st r=4 t=121 n=2 d=0 w=-1 x=0 f=20,9 b=12,5 g=0,0 q=0,0 u=4 x2=0\n",
+        ],
+    ),
+    (
+        b"st\n",
+        [
+            b"ok r=4 t=121 n=2 d=0 w=-1 x=0 f=20,9 b=12,5 g=0,0 q=0,0 u=4 x2=0\n",
+        ],
+    ),
     # set pegs directly: player front [back]
-    (b"#8 set 0 30 20\n", [
-        b"#8 ok r=5\n",
-        b"! st r=5 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=5 x2=0\n",
-    ]),
-    (b"set 1 7\n", [
-        b"ok r=6\n",
-        b"! st r=6 t=121 n=2 d=0 w=-1 x=0 f=30,7 b=20,5 g=0,0 q=0,0 u=6 x2=0\n",
-    ]),
+    (
+        b"#8 set 0 30 20\n",
+        [
+            b"#8 ok r=5\n",
+            b"! st r=5 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=5 x2=0\n",
+        ],
+    ),
+    (
+        b"set 1 7\n",
+        [
+            b"ok r=6\n",
+            b"! st r=6 t=121 n=2 d=0 w=-1 x=0 f=30,7 b=20,5 g=0,0 q=0,0 u=6 x2=0\n",
+        ],
+    ),
     # undo the last change
-    (b"undo\n", [
-        b"ok r=7\n",
-        b"! st r=7 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=5 x2=0\n",
-    ]),
+    (
+        b"undo\n",
+        [
+            b"ok r=7\n",
+            b"! st r=7 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=5 x2=0\n",
+        ],
+    ),
     # deal: pass the deal on, or name the dealer; no change: reply but no event
-    (b"deal\n", [
-        b"ok d=1\n",
-        b"! st r=8 t=121 n=2 d=1 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=6 x2=0\n",
-    ]),
-    (b"#9 deal 0\n", [
-        b"#9 ok d=0\n",
-        b"! st r=9 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
-    ]),
+    (
+        b"deal\n",
+        [
+            b"ok d=1\n",
+            b"! st r=8 t=121 n=2 d=1 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=6 x2=0\n",
+        ],
+    ),
+    (
+        b"#9 deal 0\n",
+        [
+            b"#9 ok d=0\n",
+            b"! st r=9 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
+        ],
+    ),
     (b"deal 0\n", [b"ok d=0\n"]),
     # pending count preview (0 clears); not undoable
-    (b"pend 1 6\n", [
-        b"ok r=10\n",
-        b"! st r=10 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,6 u=7 x2=0\n",
-    ]),
-    (b"pend 1 0\n", [
-        b"ok r=11\n",
-        b"! st r=11 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
-    ]),
+    (
+        b"pend 1 6\n",
+        [
+            b"ok r=10\n",
+            b"! st r=10 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,6 u=7 x2=0\n",
+        ],
+    ),
+    (
+        b"pend 1 0\n",
+        [
+            b"ok r=11\n",
+            b"! st r=11 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
+        ],
+    ),
     # games won; x2: a skunk counts two games (for games finished from now on)
     (b"games\n", [b"ok g=0,0 x2=0\n"]),
-    (b"games x2 1\n", [
-        b"ok g=0,0 x2=1\n",
-        b"! st r=12 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=1\n",
-    ]),
-    (b"games x2 0\n", [
-        b"ok g=0,0 x2=0\n",
-        b"! st r=13 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
-    ]),
-    (b"games clear\n", [
-        b"ok g=0,0 x2=0\n",
-        b"! st r=14 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=8 x2=0\n",
-    ]),
+    (
+        b"games x2 1\n",
+        [
+            b"ok g=0,0 x2=1\n",
+            b"! st r=12 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=1\n",
+        ],
+    ),
+    (
+        b"games x2 0\n",
+        [
+            b"ok g=0,0 x2=0\n",
+            b"! st r=13 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
+        ],
+    ),
+    (
+        b"games clear\n",
+        [
+            b"ok g=0,0 x2=0\n",
+            b"! st r=14 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=8 x2=0\n",
+        ],
+    ),
     # brightness and current budget: the reply carries both; a change is pushed as ! cfg
     (b"bright\n", [b"ok bright=128 budget=400\n"]),
-    (b"#b1 bright 100\n", [
-        b"#b1 ok bright=100 budget=400\n",
-        b"! cfg bright=100 budget=400\n",
-    ]),
+    (
+        b"#b1 bright 100\n",
+        [
+            b"#b1 ok bright=100 budget=400\n",
+            b"! cfg bright=100 budget=400\n",
+        ],
+    ),
     (b"budget\n", [b"ok bright=100 budget=400\n"]),
-    (b"budget 500\n", [
-        b"ok bright=100 budget=500\n",
-        b"! cfg bright=100 budget=500\n",
-    ]),
+    (
+        b"budget 500\n",
+        [
+            b"ok bright=100 budget=500\n",
+            b"! cfg bright=100 budget=500\n",
+        ],
+    ),
     # new game: [target [players]]; 0 or absent keeps; undoable
-    (b"#n1 new 61\n", [
-        b"#n1 ok r=15\n",
-        b"! st r=15 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=9 x2=0\n",
-    ]),
-    (b"new 121 3\n", [
-        b"ok r=16\n",
-        b"! st r=16 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=10 x2=0\n",
-    ]),
-    (b"peg 2 4\n", [
-        b"ok r=17\n",
-        b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,4 b=0,0,0 g=0,0,0 q=0,0,0 u=11 x2=0\n",
-    ]),
-    (b"undo\n", [
-        b"ok r=18\n",
-        b"! st r=18 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=10 x2=0\n",
-    ]),
-    (b"undo\n", [
-        b"ok r=19\n",
-        b"! st r=19 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=9 x2=0\n",
-    ]),
-    (b"new 121\n", [
-        b"ok r=20\n",
-        b"! st r=20 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=10 x2=0\n",
-    ]),
+    (
+        b"#n1 new 61\n",
+        [
+            b"#n1 ok r=15\n",
+            b"! st r=15 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=9 x2=0\n",
+        ],
+    ),
+    (
+        b"new 121 3\n",
+        [
+            b"ok r=16\n",
+            b"! st r=16 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=10 x2=0\n",
+        ],
+    ),
+    (
+        b"peg 2 4\n",
+        [
+            b"ok r=17\n",
+            b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,4 b=0,0,0 g=0,0,0 q=0,0,0 u=11 x2=0\n",
+        ],
+    ),
+    (
+        b"undo\n",
+        [
+            b"ok r=18\n",
+            b"! st r=18 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=10 x2=0\n",
+        ],
+    ),
+    (
+        b"undo\n",
+        [
+            b"ok r=19\n",
+            b"! st r=19 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=9 x2=0\n",
+        ],
+    ),
+    (
+        b"new 121\n",
+        [
+            b"ok r=20\n",
+            b"! st r=20 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=10 x2=0\n",
+        ],
+    ),
     # winning: the peg stops in the win hole, w and x tell the result
-    (b"set 0 119 110\n", [
-        b"ok r=21\n",
-        b"! st r=21 t=121 n=2 d=0 w=-1 x=0 f=119,0 b=110,0 g=0,0 q=0,0 u=11 x2=0\n",
-    ]),
-    (b"set 1 70 65\n", [
-        b"ok r=22\n",
-        b"! st r=22 t=121 n=2 d=0 w=-1 x=0 f=119,70 b=110,65 g=0,0 q=0,0 u=12 x2=0\n",
-    ]),
-    (b"#w1 peg 0 2\n", [
-        b"#w1 ok r=23\n",
-        b"! st r=23 t=121 n=2 d=0 w=0 x=2 f=121,70 b=119,65 g=1,0 q=0,0 u=13 x2=0\n",
-    ]),
+    (
+        b"set 0 119 110\n",
+        [
+            b"ok r=21\n",
+            b"! st r=21 t=121 n=2 d=0 w=-1 x=0 f=119,0 b=110,0 g=0,0 q=0,0 u=11 x2=0\n",
+        ],
+    ),
+    (
+        b"set 1 70 65\n",
+        [
+            b"ok r=22\n",
+            b"! st r=22 t=121 n=2 d=0 w=-1 x=0 f=119,70 b=110,65 g=0,0 q=0,0 u=12 x2=0\n",
+        ],
+    ),
+    (
+        b"#w1 peg 0 2\n",
+        [
+            b"#w1 ok r=23\n",
+            b"! st r=23 t=121 n=2 d=0 w=0 x=2 f=121,70 b=119,65 g=1,0 q=0,0 u=13 x2=0\n",
+        ],
+    ),
     (b"peg 1 2\n", [b"err game_over the game is over: start a new game or undo\n"]),
     (b"pend 1 3\n", [b"err game_over the game is over\n"]),
     (b"pend 1 0\n", [b"ok r=23\n"]),
     (b"set 1 121\n", [b"err game_over another player has already won\n"]),
-    (b"undo\n", [
-        b"ok r=24\n",
-        b"! st r=24 t=121 n=2 d=0 w=-1 x=0 f=119,70 b=110,65 g=0,0 q=0,0 u=12 x2=0\n",
-    ]),
-    (b"set 1 95 90\n", [
-        b"ok r=25\n",
-        b"! st r=25 t=121 n=2 d=0 w=-1 x=0 f=119,95 b=110,90 g=0,0 q=0,0 u=13 x2=0\n",
-    ]),
-    (b"peg 0 2\n", [
-        b"ok r=26\n",
-        b"! st r=26 t=121 n=2 d=0 w=0 x=1 f=121,95 b=119,90 g=1,0 q=0,0 u=14 x2=0\n",
-    ]),
-    (b"undo\n", [
-        b"ok r=27\n",
-        b"! st r=27 t=121 n=2 d=0 w=-1 x=0 f=119,95 b=110,90 g=0,0 q=0,0 u=13 x2=0\n",
-    ]),
-    (b"set 1 40 30\n", [
-        b"ok r=28\n",
-        b"! st r=28 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=14 x2=0\n",
-    ]),
-    (b"peg 0 5\n", [
-        b"ok r=29\n",
-        b"! st r=29 t=121 n=2 d=0 w=0 x=3 f=121,40 b=119,30 g=1,0 q=0,0 u=15 x2=0\n",
-    ]),
-    (b"undo\n", [
-        b"ok r=30\n",
-        b"! st r=30 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=14 x2=0\n",
-    ]),
-    (b"games x2 1\n", [
-        b"ok g=0,0 x2=1\n",
-        b"! st r=31 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=14 x2=1\n",
-    ]),
-    (b"peg 0 5\n", [
-        b"ok r=32\n",
-        b"! st r=32 t=121 n=2 d=0 w=0 x=3 f=121,40 b=119,30 g=2,0 q=0,0 u=15 x2=1\n",
-    ]),
+    (
+        b"undo\n",
+        [
+            b"ok r=24\n",
+            b"! st r=24 t=121 n=2 d=0 w=-1 x=0 f=119,70 b=110,65 g=0,0 q=0,0 u=12 x2=0\n",
+        ],
+    ),
+    (
+        b"set 1 95 90\n",
+        [
+            b"ok r=25\n",
+            b"! st r=25 t=121 n=2 d=0 w=-1 x=0 f=119,95 b=110,90 g=0,0 q=0,0 u=13 x2=0\n",
+        ],
+    ),
+    (
+        b"peg 0 2\n",
+        [
+            b"ok r=26\n",
+            b"! st r=26 t=121 n=2 d=0 w=0 x=1 f=121,95 b=119,90 g=1,0 q=0,0 u=14 x2=0\n",
+        ],
+    ),
+    (
+        b"undo\n",
+        [
+            b"ok r=27\n",
+            b"! st r=27 t=121 n=2 d=0 w=-1 x=0 f=119,95 b=110,90 g=0,0 q=0,0 u=13 x2=0\n",
+        ],
+    ),
+    (
+        b"set 1 40 30\n",
+        [
+            b"ok r=28\n",
+            b"! st r=28 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=14 x2=0\n",
+        ],
+    ),
+    (
+        b"peg 0 5\n",
+        [
+            b"ok r=29\n",
+            b"! st r=29 t=121 n=2 d=0 w=0 x=3 f=121,40 b=119,30 g=1,0 q=0,0 u=15 x2=0\n",
+        ],
+    ),
+    (
+        b"undo\n",
+        [
+            b"ok r=30\n",
+            b"! st r=30 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=14 x2=0\n",
+        ],
+    ),
+    (
+        b"games x2 1\n",
+        [
+            b"ok g=0,0 x2=1\n",
+            b"! st r=31 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=14 x2=1\n",
+        ],
+    ),
+    (
+        b"peg 0 5\n",
+        [
+            b"ok r=32\n",
+            b"! st r=32 t=121 n=2 d=0 w=0 x=3 f=121,40 b=119,30 g=2,0 q=0,0 u=15 x2=1\n",
+        ],
+    ),
     # a new game after a two-player win: the loser deals first
-    (b"new\n", [
-        b"ok r=33\n",
-        b"! st r=33 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=16 x2=1\n",
-    ]),
+    (
+        b"new\n",
+        [
+            b"ok r=33\n",
+            b"! st r=33 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=16 x2=1\n",
+        ],
+    ),
     # the last 8 state-changing replies per link are remembered
-    (b"#r1 pend 0 1\n", [
-        b"#r1 ok r=34\n",
-        b"! st r=34 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=1,0 u=16 x2=1\n",
-    ]),
-    (b"#r2 pend 0 2\n", [
-        b"#r2 ok r=35\n",
-        b"! st r=35 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=2,0 u=16 x2=1\n",
-    ]),
-    (b"#r3 pend 0 3\n", [
-        b"#r3 ok r=36\n",
-        b"! st r=36 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=3,0 u=16 x2=1\n",
-    ]),
-    (b"#r4 pend 0 4\n", [
-        b"#r4 ok r=37\n",
-        b"! st r=37 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=4,0 u=16 x2=1\n",
-    ]),
-    (b"#r5 pend 0 5\n", [
-        b"#r5 ok r=38\n",
-        b"! st r=38 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=5,0 u=16 x2=1\n",
-    ]),
-    (b"#r6 pend 0 6\n", [
-        b"#r6 ok r=39\n",
-        b"! st r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=6,0 u=16 x2=1\n",
-    ]),
-    (b"#r7 pend 0 7\n", [
-        b"#r7 ok r=40\n",
-        b"! st r=40 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=7,0 u=16 x2=1\n",
-    ]),
-    (b"#r8 pend 0 8\n", [
-        b"#r8 ok r=41\n",
-        b"! st r=41 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=8,0 u=16 x2=1\n",
-    ]),
-    (b"#r9 pend 0 9\n", [
-        b"#r9 ok r=42\n",
-        b"! st r=42 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=9,0 u=16 x2=1\n",
-    ]),
-    (b"#r1 pend 0 1\n", [
-        b"#r1 ok r=43\n",
-        b"! st r=43 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=1,0 u=16 x2=1\n",
-    ]),
+    (
+        b"#r1 pend 0 1\n",
+        [
+            b"#r1 ok r=34\n",
+            b"! st r=34 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=1,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r2 pend 0 2\n",
+        [
+            b"#r2 ok r=35\n",
+            b"! st r=35 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=2,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r3 pend 0 3\n",
+        [
+            b"#r3 ok r=36\n",
+            b"! st r=36 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=3,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r4 pend 0 4\n",
+        [
+            b"#r4 ok r=37\n",
+            b"! st r=37 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=4,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r5 pend 0 5\n",
+        [
+            b"#r5 ok r=38\n",
+            b"! st r=38 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=5,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r6 pend 0 6\n",
+        [
+            b"#r6 ok r=39\n",
+            b"! st r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=6,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r7 pend 0 7\n",
+        [
+            b"#r7 ok r=40\n",
+            b"! st r=40 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=7,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r8 pend 0 8\n",
+        [
+            b"#r8 ok r=41\n",
+            b"! st r=41 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=8,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r9 pend 0 9\n",
+        [
+            b"#r9 ok r=42\n",
+            b"! st r=42 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=9,0 u=16 x2=1\n",
+        ],
+    ),
+    (
+        b"#r1 pend 0 1\n",
+        [
+            b"#r1 ok r=43\n",
+            b"! st r=43 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=1,0 u=16 x2=1\n",
+        ],
+    ),
     (b"#r9 pend 0 9\n", [b"#r9 ok r=42\n"]),
     # an error reply to a changing request is remembered too
     (b"#e1 peg 0 30\n", [b"#e1 err bad_points points must be 1..29\n"]),
@@ -329,27 +484,42 @@ VECTORS = [
     (b"peg 0 30\n", [b"err bad_points points must be 1..29\n"]),
     (b"peg 2 1\n", [b"err bad_player no such player\n"]),
     (b"peg -1 1\n", [b"err bad_player no such player\n"]),
-    (b"#z peg 0 007\n", [
-        b"#z ok r=44\n",
-        b"! st r=44 t=121 n=2 d=1 w=-1 x=0 f=7,0 b=0,0 g=2,0 q=0,0 u=17 x2=1\n",
-    ]),
+    (
+        b"#z peg 0 007\n",
+        [
+            b"#z ok r=44\n",
+            b"! st r=44 t=121 n=2 d=1 w=-1 x=0 f=7,0 b=0,0 g=2,0 q=0,0 u=17 x2=1\n",
+        ],
+    ),
     # each verb's own errors
     (b"set 5 1\n", [b"err bad_player no such player\n"]),
-    (b"set 0 1 2\n", [
-        b"err bad_pegs need 0 <= back <= front <= target, back < target\n",
-    ]),
-    (b"set 0 200\n", [
-        b"err bad_pegs need 0 <= back <= front <= target, back < target\n",
-    ]),
+    (
+        b"set 0 1 2\n",
+        [
+            b"err bad_pegs need 0 <= back <= front <= target, back < target\n",
+        ],
+    ),
+    (
+        b"set 0 200\n",
+        [
+            b"err bad_pegs need 0 <= back <= front <= target, back < target\n",
+        ],
+    ),
     (b"set 0 80 10\n", [b"err bad_pegs pegs must be less than a lap apart\n"]),
     (b"set 0 x2\n", [b"err bad_arg expected a number\n"]),
     (b"new 100\n", [b"err bad_target target must be 61 or 121\n"]),
-    (b"new 121 4\n", [
-        b"err bad_players players must be 2 (or two partnerships) or 3\n",
-    ]),
-    (b"new 61 1\n", [
-        b"err bad_players players must be 2 (or two partnerships) or 3\n",
-    ]),
+    (
+        b"new 121 4\n",
+        [
+            b"err bad_players players must be 2 (or two partnerships) or 3\n",
+        ],
+    ),
+    (
+        b"new 61 1\n",
+        [
+            b"err bad_players players must be 2 (or two partnerships) or 3\n",
+        ],
+    ),
     (b"deal 3\n", [b"err bad_player no such player\n"]),
     (b"deal -1\n", [b"err bad_player no such player\n"]),
     (b"pend 0 30\n", [b"err bad_points pending points must be 0..29\n"]),
@@ -364,24 +534,36 @@ VECTORS = [
     (b"bright -1\n", [b"err bad_value brightness must be 0..255\n"]),
     (b"budget 100\n", [b"err bad_value budget must be 150..10000 mA\n"]),
     (b"budget 10001\n", [b"err bad_value budget must be 150..10000 mA\n"]),
-    (b"budget 150\n", [
-        b"ok bright=100 budget=150\n",
-        b"! cfg bright=100 budget=150\n",
-    ]),
+    (
+        b"budget 150\n",
+        [
+            b"ok bright=100 budget=150\n",
+            b"! cfg bright=100 budget=150\n",
+        ],
+    ),
     # admission (who may change the board over Bluetooth): this link is USB, always trusted
     (b"admit\n", [b"ok open=0 you=1 admitted=0\n"]),
-    (b"#o1 admit open 1\n", [
-        b"#o1 ok open=1 you=1 admitted=0\n",
-        b"! admit open=1 you=1 admitted=0\n",
-    ]),
-    (b"admit open 0\n", [
-        b"ok open=0 you=1 admitted=0\n",
-        b"! admit open=0 you=1 admitted=0\n",
-    ]),
-    (b"admit clear\n", [
-        b"ok open=0 you=1 admitted=0\n",
-        b"! admit open=0 you=1 admitted=0\n",
-    ]),
+    (
+        b"#o1 admit open 1\n",
+        [
+            b"#o1 ok open=1 you=1 admitted=0\n",
+            b"! admit open=1 you=1 admitted=0\n",
+        ],
+    ),
+    (
+        b"admit open 0\n",
+        [
+            b"ok open=0 you=1 admitted=0\n",
+            b"! admit open=0 you=1 admitted=0\n",
+        ],
+    ),
+    (
+        b"admit clear\n",
+        [
+            b"ok open=0 you=1 admitted=0\n",
+            b"! admit open=0 you=1 admitted=0\n",
+        ],
+    ),
     (b"admit open 2\n", [b"err bad_value open takes 0 or 1\n"]),
     (b"admit open\n", [b"err bad_arg admit [open 0|1 | clear]\n"]),
     (b"admit x2 1\n", [b"err bad_arg admit [open 0|1 | clear]\n"]),
@@ -389,15 +571,27 @@ VECTORS = [
     (b"admit clear 1 2 3\n", [b"err bad_arg bad argument\n"]),
     (b"peg 0 open\n", [b"err bad_arg expected a number\n"]),
     # after all that, the state
-    (b"#end st\n", [
-        b"#end ok r=44 t=121 n=2 d=1 w=-1 x=0 f=7,0 b=0,0 g=2,0 q=0,0 u=17 x2=1\n",
-    ]),
+    (
+        b"#end st\n",
+        [
+            b"#end ok r=44 t=121 n=2 d=1 w=-1 x=0 f=7,0 b=0,0 g=2,0 q=0,0 u=17 x2=1\n",
+        ],
+    ),
 ]
 
 # The state the session above ends in (the '#end st' reply), decoded.
 END_STATE = {
-    "rev": 44, "target": 121, "players": 2, "dealer": 1, "winner": -1, "result": 0,
-    "front": [7, 0], "back": [0, 0], "games": [2, 0], "pending": [0, 0], "undo": 17,
+    "rev": 44,
+    "target": 121,
+    "players": 2,
+    "dealer": 1,
+    "winner": -1,
+    "result": 0,
+    "front": [7, 0],
+    "back": [0, 0],
+    "games": [2, 0],
+    "pending": [0, 0],
+    "undo": 17,
     "skunk_double": 1,
 }
 
@@ -406,20 +600,32 @@ END_STATE = {
 # every link. "button": player data[0] scores data[1] on the board itself (Board.peg, then
 # Dispatcher.publish_if_changed(), as the button task does). "start": Dispatcher.announce().
 TWO_LINKS = [
-    (0, b"#7 peg 0 12\n",
-     [b"#7 ok r=1\n", b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
-     [b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"]),
+    (
+        0,
+        b"#7 peg 0 12\n",
+        [b"#7 ok r=1\n", b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+        [b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+    ),
     # ids are remembered per link: the same id from another link is another request
-    (1, b"#7 peg 0 12\n",
-     [b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=24,0 b=12,0 g=0,0 q=0,0 u=2 x2=0\n"],
-     [b"#7 ok r=2\n", b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=24,0 b=12,0 g=0,0 q=0,0 u=2 x2=0\n"]),
+    (
+        1,
+        b"#7 peg 0 12\n",
+        [b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=24,0 b=12,0 g=0,0 q=0,0 u=2 x2=0\n"],
+        [b"#7 ok r=2\n", b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=24,0 b=12,0 g=0,0 q=0,0 u=2 x2=0\n"],
+    ),
     (0, b"#7 peg 0 12\n", [b"#7 ok r=1\n"], []),
-    ("button", (1, 3),
-     [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0\n"],
-     [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0\n"]),
-    (1, b"#c bright 50\n",
-     [b"! cfg bright=50 budget=400\n"],
-     [b"#c ok bright=50 budget=400\n", b"! cfg bright=50 budget=400\n"]),
+    (
+        "button",
+        (1, 3),
+        [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0\n"],
+        [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0\n"],
+    ),
+    (
+        1,
+        b"#c bright 50\n",
+        [b"! cfg bright=50 budget=400\n"],
+        [b"#c ok bright=50 budget=400\n", b"! cfg bright=50 budget=400\n"],
+    ),
     (1, b"st\n", [], [b"ok r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0\n"]),
     ("start", None, [HELLO_EVENT], [HELLO_EVENT]),
 ]
@@ -436,9 +642,12 @@ ADMISSION = [
     (1, b"games\n", [], [b"ok g=0,0 x2=0\n"]),
     (1, b"bright\n", [], [b"ok bright=128 budget=400\n"]),
     (1, b"admit\n", [], [b"ok open=0 you=0 admitted=0\n"]),
-    (0, b"#u1 peg 0 12\n",
-     [b"#u1 ok r=1\n", b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
-     [b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"]),
+    (
+        0,
+        b"#u1 peg 0 12\n",
+        [b"#u1 ok r=1\n", b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+        [b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+    ),
     # ...but every change is refused, and the board calls for a tap of deal
     (1, b"#p1 peg 1 5\n", [], [b"#p1 " + DENIED]),
     (1, b"deal\n", [], [DENIED]),
@@ -449,27 +658,42 @@ ADMISSION = [
     # the tap admits it: every link hears of it
     ("tap", None, [b"! admit open=0 you=1 admitted=1\n"], [b"! admit open=0 you=1 admitted=1\n"]),
     # a refused request was not remembered: the same id is applied now
-    (1, b"#p1 peg 1 5\n",
-     [b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"],
-     [b"#p1 ok r=2\n", b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"]),
+    (
+        1,
+        b"#p1 peg 1 5\n",
+        [b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"],
+        [b"#p1 ok r=2\n", b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"],
+    ),
     (1, b"admit\n", [], [b"ok open=0 you=1 admitted=1\n"]),
     # no central waits: a tap admits nobody (the panel does the tap's usual action)
     ("tap", None, [], []),
     # the owner forgets every admitted device: the central is refused again
-    (0, b"admit clear\n",
-     [b"ok open=0 you=1 admitted=0\n", b"! admit open=0 you=1 admitted=0\n"],
-     [b"! admit open=0 you=0 admitted=0\n"]),
+    (
+        0,
+        b"admit clear\n",
+        [b"ok open=0 you=1 admitted=0\n", b"! admit open=0 you=1 admitted=0\n"],
+        [b"! admit open=0 you=0 admitted=0\n"],
+    ),
     (1, b"undo\n", [], [DENIED]),
     # open mode: anyone may change the board
-    (0, b"#o2 admit open 1\n",
-     [b"#o2 ok open=1 you=1 admitted=0\n", b"! admit open=1 you=1 admitted=0\n"],
-     [b"! admit open=1 you=0 admitted=0\n"]),
-    (1, b"undo\n",
-     [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
-     [b"ok r=3\n", b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"]),
-    (0, b"admit open 0\n",
-     [b"ok open=0 you=1 admitted=0\n", b"! admit open=0 you=1 admitted=0\n"],
-     [b"! admit open=0 you=0 admitted=0\n"]),
+    (
+        0,
+        b"#o2 admit open 1\n",
+        [b"#o2 ok open=1 you=1 admitted=0\n", b"! admit open=1 you=1 admitted=0\n"],
+        [b"! admit open=1 you=0 admitted=0\n"],
+    ),
+    (
+        1,
+        b"undo\n",
+        [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+        [b"ok r=3\n", b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+    ),
+    (
+        0,
+        b"admit open 0\n",
+        [b"ok open=0 you=1 admitted=0\n", b"! admit open=0 you=1 admitted=0\n"],
+        [b"! admit open=0 you=0 admitted=0\n"],
+    ),
     (1, b"#p2 peg 0 1\n", [], [b"#p2 " + DENIED]),
 ]
 ADMISSION_ADDRESS = b"\x01\xc0\x11\x22\x33\x44\x55"
@@ -522,54 +746,206 @@ DECODE_VECTORS = [
     (b"#2 ok\n", ("ok", "2", "", {}, "", ""), {}),
     (b"ok r=2\r\n", ("ok", None, "", {"r": "2"}, "", ""), {"rev": 2}),
     (b"#9 ok d=0\n", ("ok", "9", "", {"d": "0"}, "", ""), {"dealer": 0}),
-    (b"ok g=0,0 x2=1\n", ("ok", None, "", {"g": "0,0", "x2": "1"}, "", ""),
-     {"games": [0, 0], "skunk_double": 1}),
-    (b"#b1 ok bright=100 budget=400\n",
-     ("ok", "b1", "", {"bright": "100", "budget": "400"}, "", ""), {}),
-    (b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n",
-     ("ok", "3", "", {"r": "0", "t": "121", "n": "2", "d": "0", "w": "-1", "x": "0", "f": "0,0",
-                      "b": "0,0", "g": "0,0", "q": "0,0", "u": "0", "x2": "0"}, "", ""),
-     {"rev": 0, "target": 121, "players": 2, "dealer": 0, "winner": -1, "result": 0,
-      "front": [0, 0], "back": [0, 0], "games": [0, 0], "pending": [0, 0], "undo": 0,
-      "skunk_double": 0}),
-    (b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
-     ("event", None, "st", {"r": "1", "t": "121", "n": "2", "d": "0", "w": "-1", "x": "0",
-                            "f": "12,0", "b": "0,0", "g": "0,0", "q": "0,0", "u": "1",
-                            "x2": "0"}, "", ""),
-     {"rev": 1, "target": 121, "players": 2, "dealer": 0, "winner": -1, "result": 0,
-      "front": [12, 0], "back": [0, 0], "games": [0, 0], "pending": [0, 0], "undo": 1,
-      "skunk_double": 0}),
-    (b"! st r=23 t=121 n=2 d=0 w=0 x=2 f=121,70 b=119,65 g=1,0 q=0,0 u=13 x2=0\n",
-     ("event", None, "st", {"r": "23", "t": "121", "n": "2", "d": "0", "w": "0", "x": "2",
-                            "f": "121,70", "b": "119,65", "g": "1,0", "q": "0,0", "u": "13",
-                            "x2": "0"}, "", ""),
-     {"rev": 23, "target": 121, "players": 2, "dealer": 0, "winner": 0, "result": 2,
-      "front": [121, 70], "back": [119, 65], "games": [1, 0], "pending": [0, 0], "undo": 13,
-      "skunk_double": 0}),
-    (b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,4 b=0,0,0 g=0,0,0 q=0,0,0 u=11 x2=0\n",
-     ("event", None, "st", {"r": "17", "t": "121", "n": "3", "d": "0", "w": "-1", "x": "0",
-                            "f": "0,0,4", "b": "0,0,0", "g": "0,0,0", "q": "0,0,0", "u": "11",
-                            "x2": "0"}, "", ""),
-     {"rev": 17, "target": 121, "players": 3, "dealer": 0, "winner": -1, "result": 0,
-      "front": [0, 0, 4], "back": [0, 0, 0], "games": [0, 0, 0], "pending": [0, 0, 0],
-      "undo": 11, "skunk_double": 0}),
-    (b"! cfg bright=100 budget=500\n",
-     ("event", None, "cfg", {"bright": "100", "budget": "500"}, "", ""), {}),
-    (b"#e1 err bad_points points must be 1..29\n",
-     ("err", "e1", "", {}, "bad_points", "points must be 1..29"), {}),
-    (b"err bad_line not a request line\n",
-     ("err", None, "", {}, "bad_line", "not a request line"), {}),
+    (
+        b"ok g=0,0 x2=1\n",
+        ("ok", None, "", {"g": "0,0", "x2": "1"}, "", ""),
+        {"games": [0, 0], "skunk_double": 1},
+    ),
+    (
+        b"#b1 ok bright=100 budget=400\n",
+        ("ok", "b1", "", {"bright": "100", "budget": "400"}, "", ""),
+        {},
+    ),
+    (
+        b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n",
+        (
+            "ok",
+            "3",
+            "",
+            {
+                "r": "0",
+                "t": "121",
+                "n": "2",
+                "d": "0",
+                "w": "-1",
+                "x": "0",
+                "f": "0,0",
+                "b": "0,0",
+                "g": "0,0",
+                "q": "0,0",
+                "u": "0",
+                "x2": "0",
+            },
+            "",
+            "",
+        ),
+        {
+            "rev": 0,
+            "target": 121,
+            "players": 2,
+            "dealer": 0,
+            "winner": -1,
+            "result": 0,
+            "front": [0, 0],
+            "back": [0, 0],
+            "games": [0, 0],
+            "pending": [0, 0],
+            "undo": 0,
+            "skunk_double": 0,
+        },
+    ),
+    (
+        b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
+        (
+            "event",
+            None,
+            "st",
+            {
+                "r": "1",
+                "t": "121",
+                "n": "2",
+                "d": "0",
+                "w": "-1",
+                "x": "0",
+                "f": "12,0",
+                "b": "0,0",
+                "g": "0,0",
+                "q": "0,0",
+                "u": "1",
+                "x2": "0",
+            },
+            "",
+            "",
+        ),
+        {
+            "rev": 1,
+            "target": 121,
+            "players": 2,
+            "dealer": 0,
+            "winner": -1,
+            "result": 0,
+            "front": [12, 0],
+            "back": [0, 0],
+            "games": [0, 0],
+            "pending": [0, 0],
+            "undo": 1,
+            "skunk_double": 0,
+        },
+    ),
+    (
+        b"! st r=23 t=121 n=2 d=0 w=0 x=2 f=121,70 b=119,65 g=1,0 q=0,0 u=13 x2=0\n",
+        (
+            "event",
+            None,
+            "st",
+            {
+                "r": "23",
+                "t": "121",
+                "n": "2",
+                "d": "0",
+                "w": "0",
+                "x": "2",
+                "f": "121,70",
+                "b": "119,65",
+                "g": "1,0",
+                "q": "0,0",
+                "u": "13",
+                "x2": "0",
+            },
+            "",
+            "",
+        ),
+        {
+            "rev": 23,
+            "target": 121,
+            "players": 2,
+            "dealer": 0,
+            "winner": 0,
+            "result": 2,
+            "front": [121, 70],
+            "back": [119, 65],
+            "games": [1, 0],
+            "pending": [0, 0],
+            "undo": 13,
+            "skunk_double": 0,
+        },
+    ),
+    (
+        b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,4 b=0,0,0 g=0,0,0 q=0,0,0 u=11 x2=0\n",
+        (
+            "event",
+            None,
+            "st",
+            {
+                "r": "17",
+                "t": "121",
+                "n": "3",
+                "d": "0",
+                "w": "-1",
+                "x": "0",
+                "f": "0,0,4",
+                "b": "0,0,0",
+                "g": "0,0,0",
+                "q": "0,0,0",
+                "u": "11",
+                "x2": "0",
+            },
+            "",
+            "",
+        ),
+        {
+            "rev": 17,
+            "target": 121,
+            "players": 3,
+            "dealer": 0,
+            "winner": -1,
+            "result": 0,
+            "front": [0, 0, 4],
+            "back": [0, 0, 0],
+            "games": [0, 0, 0],
+            "pending": [0, 0, 0],
+            "undo": 11,
+            "skunk_double": 0,
+        },
+    ),
+    (
+        b"! cfg bright=100 budget=500\n",
+        ("event", None, "cfg", {"bright": "100", "budget": "500"}, "", ""),
+        {},
+    ),
+    (
+        b"#e1 err bad_points points must be 1..29\n",
+        ("err", "e1", "", {}, "bad_points", "points must be 1..29"),
+        {},
+    ),
+    (
+        b"err bad_line not a request line\n",
+        ("err", None, "", {}, "bad_line", "not a request line"),
+        {},
+    ),
     (b"err too_long line too long\n", ("err", None, "", {}, "too_long", "line too long"), {}),
-    (b"#p1 err denied tap the deal button on the board to admit this device\n",
-     ("err", "p1", "", {}, "denied", "tap the deal button on the board to admit this device"), {}),
-    (b"ok open=0 you=1 admitted=1\n",
-     ("ok", None, "", {"open": "0", "you": "1", "admitted": "1"}, "", ""), {}),
-    (b"! admit open=1 you=0 admitted=0\n",
-     ("event", None, "admit", {"open": "1", "you": "0", "admitted": "0"}, "", ""), {}),
+    (
+        b"#p1 err denied tap the deal button on the board to admit this device\n",
+        ("err", "p1", "", {}, "denied", "tap the deal button on the board to admit this device"),
+        {},
+    ),
+    (
+        b"ok open=0 you=1 admitted=1\n",
+        ("ok", None, "", {"open": "0", "you": "1", "admitted": "1"}, "", ""),
+        {},
+    ),
+    (
+        b"! admit open=1 you=0 admitted=0\n",
+        ("event", None, "admit", {"open": "1", "you": "0", "admitted": "0"}, "", ""),
+        {},
+    ),
     # What a newer board might send: unknown fields, words and event kinds are ignored.
     (b"#5 ok r=7 zz=1 shiny\n", ("ok", "5", "", {"r": "7", "zz": "1"}, "", ""), {"rev": 7}),
-    (b"! st r=9 f=3,4 zz=5\n", ("event", None, "st", {"r": "9", "f": "3,4", "zz": "5"}, "", ""),
-     {"rev": 9, "front": [3, 4]}),
+    (
+        b"! st r=9 f=3,4 zz=5\n",
+        ("event", None, "st", {"r": "9", "f": "3,4", "zz": "5"}, "", ""),
+        {"rev": 9, "front": [3, 4]},
+    ),
     (b"! future k=1\n", ("event", None, "future", {"k": "1"}, "", ""), {}),
 ]
 

@@ -37,8 +37,10 @@ ALLOW_VIRTUAL_ENV = "CRIBBOARD_HIL_ALLOW_VIRTUAL"
 def hil_port(request: pytest.FixtureRequest) -> str:
     port = request.config.getoption("--hil-port", default=None) or os.environ.get(PORT_ENV)
     if not port:
-        pytest.skip(f"no real board named: set {PORT_ENV}=/dev/ttyACM0 (or run pytest tests/hil "
-                    "--hil-port PORT) to run the hardware-in-the-loop tests")
+        pytest.skip(
+            f"no real board named: set {PORT_ENV}=/dev/ttyACM0 (or run pytest tests/hil "
+            "--hil-port PORT) to run the hardware-in-the-loop tests"
+        )
     return str(port)
 
 
@@ -46,8 +48,10 @@ def hil_port(request: pytest.FixtureRequest) -> str:
 def interactive() -> None:
     """Skips the test unless a person is at the board to press buttons."""
     if os.environ.get(INTERACTIVE_ENV) != "1":
-        pytest.skip(f"needs a person at the board: set {INTERACTIVE_ENV}=1 (and run pytest with "
-                    "-s) to press the buttons when asked")
+        pytest.skip(
+            f"needs a person at the board: set {INTERACTIVE_ENV}=1 (and run pytest with "
+            "-s) to press the buttons when asked"
+        )
 
 
 class LineTap(Transport):
@@ -67,7 +71,7 @@ class LineTap(Transport):
             while b"\n" in self._partial:
                 end = self._partial.index(b"\n")
                 self._lines.append(bytes(self._partial[:end]).rstrip(b"\r"))
-                del self._partial[:end + 1]
+                del self._partial[: end + 1]
                 self._arrived.set()
             on_data(data)
 
@@ -106,12 +110,13 @@ class Lines:
             left = deadline - loop.time()
             if left <= 0:
                 seen = b"\n".join(self.lines[start:][-12:]).decode(errors="replace")
-                pytest.fail(f"no line matching {pattern!r} within {timeout:g} s; last lines:\n"
-                            f"{seen}")
+                pytest.fail(
+                    f"no line matching {pattern!r} within {timeout:g} s; last lines:\n{seen}"
+                )
             self.arrived.clear()
             try:
                 await asyncio.wait_for(self.arrived.wait(), left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
 
@@ -122,13 +127,16 @@ def lines() -> Lines:
 
 @pytest.fixture
 async def board(hil_port: str, lines: Lines) -> AsyncIterator[Board]:
-    b = await Board.open_transport(lambda: LineTap(hil_port, lines.lines, lines.arrived),
-                                   timeout=5.0)
+    b = await Board.open_transport(
+        lambda: LineTap(hil_port, lines.lines, lines.arrived), timeout=5.0
+    )
     allowed = {"pico2w", "esp32s3"} | ({"sim"} if os.environ.get(ALLOW_VIRTUAL_ENV) else set())
     if b.hello.board not in allowed:
         await b.close()
-        pytest.fail(f"{hil_port} is a {b.hello.board!r} board, not real hardware (set "
-                    f"{ALLOW_VIRTUAL_ENV}=1 to run these tests on the virtual board)")
+        pytest.fail(
+            f"{hil_port} is a {b.hello.board!r} board, not real hardware (set "
+            f"{ALLOW_VIRTUAL_ENV}=1 to run these tests on the virtual board)"
+        )
     before = await b.state()
     try:
         yield b
@@ -172,11 +180,10 @@ class Person:
         threading.Thread(target=read, daemon=True).start()
         try:
             return (await asyncio.wait_for(answer, timeout)).strip().lower()
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
 
 
 @pytest.fixture
 def person(capsys: pytest.CaptureFixture[str]) -> Person:
     return Person(capsys)
-

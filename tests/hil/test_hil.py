@@ -34,8 +34,9 @@ async def test_usb_ids_are_the_profiles(hil_port: str, board: Board) -> None:
     port = next((p for p in list_ports.comports() if p.device == hil_port), None)
     if port is None or port.vid is None:
         pytest.skip(f"{hil_port} is not a USB serial port (a virtual board?)")
-    assert (port.vid, port.pid) in PROFILES[board.hello.board].usb_ids, \
+    assert (port.vid, port.pid) in PROFILES[board.hello.board].usb_ids, (
         f"{port.vid:04x}:{port.pid:04x} is not in the {board.hello.board} profile's usb_ids"
+    )
 
 
 async def test_peg_changes_state_frame_and_pushes_st(board: Board, lines: Any) -> None:
@@ -48,28 +49,33 @@ async def test_peg_changes_state_frame_and_pushes_st(board: Board, lines: Any) -
     state = await board.state()
     assert (state.front[:2], state.back[:2]) == ([16, 5], [12, 0])
     frame = await board.frame()
-    assert frame.hole(hole_for_score(2, 0, 16, 121)) == tuple(PALETTE[0][FRONT:FRONT + 3])
-    assert frame.hole(hole_for_score(2, 0, 12, 121)) == tuple(PALETTE[0][BACK:BACK + 3])
-    assert frame.hole(hole_for_score(2, 1, 5, 121)) == tuple(PALETTE[1][FRONT:FRONT + 3])
+    assert frame.hole(hole_for_score(2, 0, 16, 121)) == tuple(PALETTE[0][FRONT : FRONT + 3])
+    assert frame.hole(hole_for_score(2, 0, 12, 121)) == tuple(PALETTE[0][BACK : BACK + 3])
+    assert frame.hole(hole_for_score(2, 1, 5, 121)) == tuple(PALETTE[1][FRONT : FRONT + 3])
     assert 0 < frame.milliamps <= PROFILES[board.hello.board].budget_ma
     await board.undo()
     assert (await board.state()).front[:2] == [12, 5]
 
 
-async def test_self_test_lights_every_hole_in_chain_order(board: Board, lines: Any,
-                                                          person: Any) -> None:
+async def test_self_test_lights_every_hole_in_chain_order(
+    board: Board, lines: Any, person: Any
+) -> None:
     if "test" not in board.hello.capabilities:
-        pytest.fail(f"the board's firmware has no self-test (`test` is not among its verbs "
-                    f"{board.hello.capabilities}): deploy the current firmware")
+        pytest.fail(
+            f"the board's firmware has no self-test (`test` is not among its verbs "
+            f"{board.hello.capabilities}): deploy the current firmware"
+        )
     await board.new_game(121, 2)
     await board.peg(0, 7)
     await board.peg(1, 9)
     before = await board.state()
     frame_before = await board.frame()
     if os.environ.get("CRIBBOARD_HIL_INTERACTIVE") == "1":
-        person.say("Self-test: watch the board. One light should run along row A outer from "
-                   "left to right, back along A inner, along B inner, back along B outer, then "
-                   "the win hole.")
+        person.say(
+            "Self-test: watch the board. One light should run along row A outer from "
+            "left to right, back along A inner, along B inner, back along B outer, then "
+            "the win hole."
+        )
     loop = asyncio.get_running_loop()
     request = asyncio.create_task(board.client.request("test", timeout=SELF_TEST_S))
     seen: list[int] = []  # LEDs seen lit alone while the test ran (if frames show the sweep)
@@ -99,12 +105,13 @@ async def test_self_test_lights_every_hole_in_chain_order(board: Board, lines: A
             pytest.skip("no answer from the terminal (run pytest with -s)")
         assert answer.startswith("y"), (
             "the self-test did not look right: see hardware/README.md, Troubleshooting "
-            f"(first LED: hole {HOLE_OF_LED[0]}, last: hole {HOLE_OF_LED[HOLES - 1]})")
+            f"(first LED: hole {HOLE_OF_LED[0]}, last: hole {HOLE_OF_LED[HOLES - 1]})"
+        )
 
 
-async def test_buttons_report_presses_and_change_the_state(board: Board, lines: Any,
-                                                           person: Any,
-                                                           interactive: None) -> None:
+async def test_buttons_report_presses_and_change_the_state(
+    board: Board, lines: Any, person: Any, interactive: None
+) -> None:
     """A person presses each two-player button when asked: the board reports `! btn n=NAME a=tap`
     to the host, and the press changes the state (`! st`)."""
     await board.new_game(121, 2)

@@ -20,8 +20,16 @@ def layout_json() -> dict[str, Any]:
     holes = []
     for hole in range(layout.HOLES):
         x, y = layout.hole_xy_mm(hole)
-        holes.append({"id": hole, "x": x, "y": y, "row": layout.hole_row(hole),
-                      "col": layout.hole_col(hole), "led": layout.LED_OF_HOLE[hole]})
+        holes.append(
+            {
+                "id": hole,
+                "x": x,
+                "y": y,
+                "row": layout.hole_row(hole),
+                "col": layout.hole_col(hole),
+                "led": layout.LED_OF_HOLE[hole],
+            }
+        )
     return {
         "layout": "crib121",
         "width_mm": layout.BOARD_WIDTH_MM,
@@ -33,8 +41,10 @@ def layout_json() -> dict[str, Any]:
         # tracks[players][player]: hole ids of track positions 1, 2, ... (one lap)
         "tracks": {str(n): [list(layout.track(n, p)) for p in range(n)] for n in (2, 3)},
         "skunk_lines": {str(t): list(layout.skunk_lines(t)) for t in layout.TARGETS},
-        "players": [{"name": PLAYER_NAMES[p], "color": _hex(render.FRONT_RGB[p])}
-                    for p in range(layout.MAX_PLAYERS)],
+        "players": [
+            {"name": PLAYER_NAMES[p], "color": _hex(render.FRONT_RGB[p])}
+            for p in range(layout.MAX_PLAYERS)
+        ],
     }
 
 

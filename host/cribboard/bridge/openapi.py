@@ -15,8 +15,18 @@ from cribboard import __version__
 from cribboard.bridge.ops import OPS, Op, Param
 from cribcore import protocol
 
-_ERROR_CODES_HTTP = ["bad_request", "bad_json", "no_board", "board_unavailable", "unauthorized",
-                     "cross_origin", "bad_host", "not_found", "method_not_allowed", "too_large"]
+_ERROR_CODES_HTTP = [
+    "bad_request",
+    "bad_json",
+    "no_board",
+    "board_unavailable",
+    "unauthorized",
+    "cross_origin",
+    "bad_host",
+    "not_found",
+    "method_not_allowed",
+    "too_large",
+]
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -31,8 +41,20 @@ SCHEMAS: dict[str, Any] = {
     "State": {
         "type": "object",
         "description": "The game a board shows. Lists have one entry per player.",
-        "required": ["rev", "target", "players", "dealer", "winner", "result", "front", "back",
-                     "games", "pending", "undo", "skunk_double"],
+        "required": [
+            "rev",
+            "target",
+            "players",
+            "dealer",
+            "winner",
+            "result",
+            "front",
+            "back",
+            "games",
+            "pending",
+            "undo",
+            "skunk_double",
+        ],
         "properties": {
             "rev": {"type": "integer", "description": "revision: goes up on every change"},
             "target": {"type": "integer", "enum": [61, 121]},
@@ -57,18 +79,26 @@ SCHEMAS: dict[str, Any] = {
     "DealerChange": {
         "type": "object",
         "required": ["dealer", "rev", "state"],
-        "properties": {"dealer": {"type": "integer"}, "rev": {"type": "integer"},
-                       "state": _ref("State")},
+        "properties": {
+            "dealer": {"type": "integer"},
+            "rev": {"type": "integer"},
+            "state": _ref("State"),
+        },
     },
     "Frame": {
         "type": "object",
         "required": ["scale", "milliamps", "rgb"],
         "properties": {
-            "scale": {"type": "integer", "description": "output scale of 256 (brightness and "
-                      "current limiter)"},
+            "scale": {
+                "type": "integer",
+                "description": "output scale of 256 (brightness and current limiter)",
+            },
             "milliamps": {"type": "integer", "description": "estimated LED current"},
-            "rgb": {"type": "string", "pattern": "^([0-9a-f]{6})*$",
-                    "description": "RRGGBB per hole, in hole order (121 holes: 726 digits)"},
+            "rgb": {
+                "type": "string",
+                "pattern": "^([0-9a-f]{6})*$",
+                "description": "RRGGBB per hole, in hole order (121 holes: 726 digits)",
+            },
         },
     },
     "Board": {
@@ -95,8 +125,10 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["error", "message"],
         "description": "Every error. `error` is stable: the board's own codes ("
-                       + ", ".join(protocol.ERROR_CODES) + ") or the bridge's ("
-                       + ", ".join(_ERROR_CODES_HTTP) + ").",
+        + ", ".join(protocol.ERROR_CODES)
+        + ") or the bridge's ("
+        + ", ".join(_ERROR_CODES_HTTP)
+        + ").",
         "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
     },
     "Message": {
@@ -104,16 +136,23 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["type"],
         "properties": {
-            "type": {"type": "string", "enum": ["boards", "state", "cfg", "button", "frame",
-                                                "hello", "link", "event"]},
+            "type": {
+                "type": "string",
+                "enum": ["boards", "state", "cfg", "button", "frame", "hello", "link", "event"],
+            },
             "board": {"type": "string"},
             "boards": {"type": "array", "items": _ref("Board")},
             "state": _ref("State"),
-            "bright": {"type": "integer"}, "budget": {"type": "integer"},
-            "name": {"type": "string", "description": "button: A+, A-, B+, B-, C+, C-, deal; "
-                     "event: the board's event kind"},
+            "bright": {"type": "integer"},
+            "budget": {"type": "integer"},
+            "name": {
+                "type": "string",
+                "description": "button: A+, A-, B+, B-, C+, C-, deal; "
+                "event: the board's event kind",
+            },
             "action": {"type": "string", "enum": ["tap", "hold"]},
-            "scale": {"type": "integer"}, "milliamps": {"type": "integer"},
+            "scale": {"type": "integer"},
+            "milliamps": {"type": "integer"},
             "rgb": {"type": "string"},
             "fields": {"type": "object", "additionalProperties": {"type": "string"}},
         },
@@ -123,15 +162,18 @@ SCHEMAS: dict[str, Any] = {
 
 def _param_schema(param: Param) -> dict[str, Any]:
     if param.kind == "player":
-        return {"oneOf": [{"type": "integer", "minimum": 0, "maximum": 2},
-                          {"type": "string", "enum": ["blue", "orange", "purple", "a", "b", "c"]}],
-                "description": param.description}
+        return {
+            "oneOf": [
+                {"type": "integer", "minimum": 0, "maximum": 2},
+                {"type": "string", "enum": ["blue", "orange", "purple", "a", "b", "c"]},
+            ],
+            "description": param.description,
+        }
     return {"type": "integer", "description": param.description}
 
 
 def _error_response(description: str) -> dict[str, Any]:
-    return {"description": description,
-            "content": {"application/json": {"schema": _ref("Error")}}}
+    return {"description": description, "content": {"application/json": {"schema": _ref("Error")}}}
 
 
 def _operation(op: Op, with_board: bool) -> dict[str, Any]:
@@ -142,10 +184,13 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
         "operationId": op.name + ("_board" if with_board else ""),
         "tags": ["board"],
         "responses": {
-            "200": {"description": "done",
-                    "content": {"application/json": {"schema": _ref(op.result)}}},
-            "400": _error_response("bad request (a bad field, or the board refused it); "
-                                   "nothing changed"),
+            "200": {
+                "description": "done",
+                "content": {"application/json": {"schema": _ref(op.result)}},
+            },
+            "400": _error_response(
+                "bad request (a bad field, or the board refused it); nothing changed"
+            ),
             "401": _error_response("the token is missing or wrong"),
             "403": _error_response("refused: a request from another origin without a token"),
             "404": _error_response("no such board"),
@@ -154,11 +199,15 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
     }
     if op.method == "POST":
         doc["responses"]["409"] = _error_response(
-            "the board's game forbids it (game_over, nothing_to_undo); nothing changed")
+            "the board's game forbids it (game_over, nothing_to_undo); nothing changed"
+        )
         properties = {p.name: _param_schema(p) for p in op.params}
         example = {p.name: p.example for p in op.params if p.required}
-        schema: dict[str, Any] = {"type": "object", "properties": properties,
-                                  "additionalProperties": False}
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": False,
+        }
         required = [p.name for p in op.params if p.required]
         if required:
             schema["required"] = required
@@ -167,54 +216,97 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
             "content": {"application/json": {"schema": schema, "example": example}},
         }
     if with_board:
-        doc["parameters"] = [{"name": "board", "in": "path", "required": True,
-                              "schema": {"type": "string"}, "example": "b1",
-                              "description": "a board id from GET /api/boards"}]
+        doc["parameters"] = [
+            {
+                "name": "board",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+                "example": "b1",
+                "description": "a board id from GET /api/boards",
+            }
+        ]
     return doc
 
 
 def openapi_document() -> dict[str, Any]:
     paths: dict[str, Any] = {
-        "/api/boards": {"get": {
-            "summary": "The boards the bridge holds", "operationId": "boards",
-            "tags": ["bridge"],
-            "responses": {"200": {"description": "the boards, in the order they were added",
-                                  "content": {"application/json": {"schema": _ref("Boards")}}},
-                          "401": _error_response("the token is missing or wrong")}}},
-        "/api/ws": {"get": {
-            "summary": "WebSocket: every board event, pushed",
-            "operationId": "ws",
-            "tags": ["bridge"],
-            "description": "Upgrade to a WebSocket. The bridge sends JSON text messages (schema "
-                           "Message): first a snapshot (`boards`, then each board's `state` "
-                           "and `cfg`), then every event as it happens: `state` (a change, "
-                           "whatever made it), `cfg` (brightness), `button` (a button on the "
-                           "board), `hello` (the board restarted), `link` (lost, back, gone), "
-                           "`boards` (a board was added, connected or lost), `event` (a kind "
-                           "this bridge does not know), and with frames=1 `frame` (the LEDs). "
-                           "Messages from the client are ignored. See docs/bridge.md.",
-            "parameters": [
-                {"name": "board", "in": "query", "required": False,
-                 "schema": {"type": "string"}, "description": "only this board's messages"},
-                {"name": "frames", "in": "query", "required": False,
-                 "schema": {"type": "integer", "enum": [0, 1]},
-                 "description": "1: also the LED frame after each change (and while the board "
-                                "animates)"},
-            ],
-            "responses": {"101": {"description": "switching to the WebSocket protocol"},
-                          "401": _error_response("the token is missing or wrong")}}},
-        "/layout.json": {"get": {
-            "summary": "The hole layout (millimetres), tracks and player colours",
-            "operationId": "layout", "tags": ["data"],
-            "responses": {"200": {"description": "generated from cribcore.layout",
-                                  "content": {"application/json": {
-                                      "schema": {"type": "object"}}}}}}},
-        "/protocol.json": {"get": {
-            "summary": "The line protocol's constants (for a codec)",
-            "operationId": "protocol", "tags": ["data"],
-            "responses": {"200": {"description": "generated from cribcore.protocol",
-                                  "content": {"application/json": {
-                                      "schema": {"type": "object"}}}}}}},
+        "/api/boards": {
+            "get": {
+                "summary": "The boards the bridge holds",
+                "operationId": "boards",
+                "tags": ["bridge"],
+                "responses": {
+                    "200": {
+                        "description": "the boards, in the order they were added",
+                        "content": {"application/json": {"schema": _ref("Boards")}},
+                    },
+                    "401": _error_response("the token is missing or wrong"),
+                },
+            }
+        },
+        "/api/ws": {
+            "get": {
+                "summary": "WebSocket: every board event, pushed",
+                "operationId": "ws",
+                "tags": ["bridge"],
+                "description": "Upgrade to a WebSocket. The bridge sends JSON text messages (schema "
+                "Message): first a snapshot (`boards`, then each board's `state` "
+                "and `cfg`), then every event as it happens: `state` (a change, "
+                "whatever made it), `cfg` (brightness), `button` (a button on the "
+                "board), `hello` (the board restarted), `link` (lost, back, gone), "
+                "`boards` (a board was added, connected or lost), `event` (a kind "
+                "this bridge does not know), and with frames=1 `frame` (the LEDs). "
+                "Messages from the client are ignored. See docs/bridge.md.",
+                "parameters": [
+                    {
+                        "name": "board",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string"},
+                        "description": "only this board's messages",
+                    },
+                    {
+                        "name": "frames",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "enum": [0, 1]},
+                        "description": "1: also the LED frame after each change (and while the board "
+                        "animates)",
+                    },
+                ],
+                "responses": {
+                    "101": {"description": "switching to the WebSocket protocol"},
+                    "401": _error_response("the token is missing or wrong"),
+                },
+            }
+        },
+        "/layout.json": {
+            "get": {
+                "summary": "The hole layout (millimetres), tracks and player colours",
+                "operationId": "layout",
+                "tags": ["data"],
+                "responses": {
+                    "200": {
+                        "description": "generated from cribcore.layout",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
+            }
+        },
+        "/protocol.json": {
+            "get": {
+                "summary": "The line protocol's constants (for a codec)",
+                "operationId": "protocol",
+                "tags": ["data"],
+                "responses": {
+                    "200": {
+                        "description": "generated from cribcore.protocol",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
+            }
+        },
     }
     for op in OPS:
         method = op.method.lower()
@@ -226,13 +318,13 @@ def openapi_document() -> dict[str, Any]:
             "title": "cribboard bridge",
             "version": __version__,
             "description": "Drive LED cribbage boards from any language: a JSON API over HTTP "
-                           "and a WebSocket of board events (`cribboard serve`). Operations "
-                           "on /api/OP act on the first board; /api/boards/{board}/OP on the "
-                           "board named. Bodies are JSON objects. Errors are "
-                           "{\"error\": CODE, \"message\": TEXT} with a 4xx status (5xx when "
-                           "the board is unreachable), and change nothing. A bridge bound to an "
-                           "address other than localhost needs its token on every request. "
-                           "User's guide: docs/bridge.md.",
+            "and a WebSocket of board events (`cribboard serve`). Operations "
+            "on /api/OP act on the first board; /api/boards/{board}/OP on the "
+            "board named. Bodies are JSON objects. Errors are "
+            '{"error": CODE, "message": TEXT} with a 4xx status (5xx when '
+            "the board is unreachable), and change nothing. A bridge bound to an "
+            "address other than localhost needs its token on every request. "
+            "User's guide: docs/bridge.md.",
             "license": {"name": "MIT", "identifier": "MIT"},
         },
         "servers": [{"url": "http://127.0.0.1:8321", "description": "cribboard serve"}],
@@ -241,12 +333,19 @@ def openapi_document() -> dict[str, Any]:
         "components": {
             "schemas": SCHEMAS,
             "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer",
-                           "description": "the bridge's token (--token, $CRIBBOARD_TOKEN); "
-                                          "needed when it is bound to another address than "
-                                          "localhost"},
-                "queryToken": {"type": "apiKey", "in": "query", "name": "token",
-                               "description": "the token in the URL (WebSocket, the page)"},
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "the bridge's token (--token, $CRIBBOARD_TOKEN); "
+                    "needed when it is bound to another address than "
+                    "localhost",
+                },
+                "queryToken": {
+                    "type": "apiKey",
+                    "in": "query",
+                    "name": "token",
+                    "description": "the token in the URL (WebSocket, the page)",
+                },
             },
         },
     }

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from cribboard.api import Board
+from cribboard.bridge.registry import frame_json
 from cribboard.errors import BoardRejected, CribboardError, LinkError
 from cribboard.terminal import PLAYER_NAMES
-from cribboard.bridge.registry import frame_json
 
 PLAYER_WORDS = {name: i for i, name in enumerate(PLAYER_NAMES)}
 PLAYER_WORDS.update({"a": 0, "b": 1, "c": 2})
@@ -111,36 +111,89 @@ async def _preview(board: Board, args: dict[str, int]) -> dict[str, Any]:
 
 
 OPS: tuple[Op, ...] = (
-    Op("state", "GET", "The board's state",
-       "The game the board shows: pegs, dealer, winner, games won, pending counts.",
-       (), _state, "State"),
-    Op("frame", "GET", "What the LEDs show",
-       "The board's current LED frame: `rgb` is 6 hex digits (RRGGBB) per hole in hole order "
-       "(the ids of /layout.json), before brightness; `scale` (of 256) is the brightness and "
-       "current limiter applied on the strip, `milliamps` the estimated draw.",
-       (), _frame, "Frame"),
-    Op("peg", "POST", "Score points for a player",
-       "The back peg leapfrogs to front + points. Clears the player's pending count.",
-       (_PLAYER, Param("points", "int", True, "1..29", 5)), _peg, "Change"),
-    Op("set", "POST", "Place a player's pegs (a correction)",
-       "Needs 0 <= back <= front <= target, back < target, and the pegs less than a lap apart "
-       "(unless back is 0). Undoable.",
-       (_PLAYER, Param("front", "int", True, "the front peg (the score)", 30),
-        Param("back", "int", False, "the back peg; absent: where it is", 20)), _set, "Change"),
-    Op("undo", "POST", "Take back the last change",
-       "Reverses the last peg, set, dealer change or new game.", (), _undo, "Change"),
-    Op("new", "POST", "Start a new game",
-       "Absent fields keep the current setting. Games won carry over unless the player count "
-       "changes.",
-       (Param("target", "int", False, "61 or 121", 121),
-        Param("players", "int", False, "2 (or two partnerships) or 3", 2)), _new, "Change"),
-    Op("dealer", "POST", "Set the dealer, or pass the deal on",
-       "With a player: that player deals (has the crib). Without: the deal passes on.",
-       (Param("player", "player", False, "the new dealer; absent: the next player", 1),),
-       _dealer, "DealerChange"),
-    Op("preview", "POST", "Preview a count before it is scored",
-       "The board blinks the hole the player's peg would reach; 0 clears it. Not undoable.",
-       (_PLAYER, Param("points", "int", True, "0..29 (0 clears)", 6)), _preview, "Change"),
+    Op(
+        "state",
+        "GET",
+        "The board's state",
+        "The game the board shows: pegs, dealer, winner, games won, pending counts.",
+        (),
+        _state,
+        "State",
+    ),
+    Op(
+        "frame",
+        "GET",
+        "What the LEDs show",
+        "The board's current LED frame: `rgb` is 6 hex digits (RRGGBB) per hole in hole order "
+        "(the ids of /layout.json), before brightness; `scale` (of 256) is the brightness and "
+        "current limiter applied on the strip, `milliamps` the estimated draw.",
+        (),
+        _frame,
+        "Frame",
+    ),
+    Op(
+        "peg",
+        "POST",
+        "Score points for a player",
+        "The back peg leapfrogs to front + points. Clears the player's pending count.",
+        (_PLAYER, Param("points", "int", True, "1..29", 5)),
+        _peg,
+        "Change",
+    ),
+    Op(
+        "set",
+        "POST",
+        "Place a player's pegs (a correction)",
+        "Needs 0 <= back <= front <= target, back < target, and the pegs less than a lap apart "
+        "(unless back is 0). Undoable.",
+        (
+            _PLAYER,
+            Param("front", "int", True, "the front peg (the score)", 30),
+            Param("back", "int", False, "the back peg; absent: where it is", 20),
+        ),
+        _set,
+        "Change",
+    ),
+    Op(
+        "undo",
+        "POST",
+        "Take back the last change",
+        "Reverses the last peg, set, dealer change or new game.",
+        (),
+        _undo,
+        "Change",
+    ),
+    Op(
+        "new",
+        "POST",
+        "Start a new game",
+        "Absent fields keep the current setting. Games won carry over unless the player count "
+        "changes.",
+        (
+            Param("target", "int", False, "61 or 121", 121),
+            Param("players", "int", False, "2 (or two partnerships) or 3", 2),
+        ),
+        _new,
+        "Change",
+    ),
+    Op(
+        "dealer",
+        "POST",
+        "Set the dealer, or pass the deal on",
+        "With a player: that player deals (has the crib). Without: the deal passes on.",
+        (Param("player", "player", False, "the new dealer; absent: the next player", 1),),
+        _dealer,
+        "DealerChange",
+    ),
+    Op(
+        "preview",
+        "POST",
+        "Preview a count before it is scored",
+        "The board blinks the hole the player's peg would reach; 0 clears it. Not undoable.",
+        (_PLAYER, Param("points", "int", True, "0..29 (0 clears)", 6)),
+        _preview,
+        "Change",
+    ),
 )
 OPS_BY_NAME = {op.name: op for op in OPS}
 
@@ -174,8 +227,11 @@ def parse_args(op: Op, body: object) -> dict[str, int]:
         if param.kind == "player" and isinstance(value, str):
             word = value.strip().lower()
             if word not in PLAYER_WORDS:
-                raise ApiError(400, "bad_player",
-                               f"unknown player {value!r}: use 0, 1, 2 or blue, orange, purple")
+                raise ApiError(
+                    400,
+                    "bad_player",
+                    f"unknown player {value!r}: use 0, 1, 2 or blue, orange, purple",
+                )
             args[param.name] = PLAYER_WORDS[word]
         else:
             args[param.name] = _int(param.name, value)

@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cribboard.api import Board, BoardState, Frame
+from cribboard.bridge.hub import Hub
 from cribboard.client import Event, Hello
 from cribboard.errors import CribboardError
-from cribboard.bridge.hub import Hub
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,10 @@ class BoardEntry:
     def info(self) -> dict[str, Any]:
         hello = self.hello
         return {
-            "id": self.id, "port": self.port, "kind": self.kind, "connected": self.connected,
+            "id": self.id,
+            "port": self.port,
+            "kind": self.kind,
+            "connected": self.connected,
             "problem": self.problem or None,
             "board": hello.board if hello else None,
             "firmware": hello.firmware if hello else None,
@@ -70,7 +73,8 @@ class BoardEntry:
     def animating(self) -> bool:
         pending = self.fields.get("q", "")
         return self.fields.get("w", "-1") != "-1" or any(
-            p not in ("", "0") for p in pending.split(","))
+            p not in ("", "0") for p in pending.split(",")
+        )
 
     def merge_state(self, fields: dict[str, str]) -> bool:
         """Merge state fields over what we have; False when they are older (a lower rev)."""
@@ -88,8 +92,14 @@ async def _open_serial(port: str) -> Board:
 
 
 class Registry:
-    def __init__(self, hub: Hub, *, opener: Opener = _open_serial, retry_s: float = RETRY_S,
-                 frame_poll_s: float = FRAME_POLL_S) -> None:
+    def __init__(
+        self,
+        hub: Hub,
+        *,
+        opener: Opener = _open_serial,
+        retry_s: float = RETRY_S,
+        frame_poll_s: float = FRAME_POLL_S,
+    ) -> None:
         self.hub = hub
         self.entries: dict[str, BoardEntry] = {}
         self._opener = opener
@@ -118,9 +128,11 @@ class Registry:
 
     async def wait_connected(self, timeout: float = 10.0) -> None:
         """Wait until every board is connected (tests, the command line's first message)."""
+
         async def all_up() -> None:
-            while not (self.entries and all(e.connected and e.fields
-                                            for e in self.entries.values())):
+            while not (
+                self.entries and all(e.connected and e.fields for e in self.entries.values())
+            ):
                 self._changed.clear()
                 await self._changed.wait()
 
@@ -128,6 +140,7 @@ class Registry:
 
     async def wait_board(self, entry: BoardEntry, timeout: float) -> bool:
         """Wait (up to `timeout` s) for a board that is being opened or reopened."""
+
         async def up() -> None:
             while not (entry.connected and entry.board is not None):
                 self._changed.clear()
@@ -135,7 +148,7 @@ class Registry:
 
         try:
             await asyncio.wait_for(up(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 
@@ -145,8 +158,13 @@ class Registry:
             self._discovery = asyncio.create_task(self._discover(interval_s))
 
     async def close(self) -> None:
-        tasks = [t for t in [self._discovery] + [e.task for e in self.entries.values()]
-                 + [e.frame_task for e in self.entries.values()] if t is not None]
+        tasks = [
+            t
+            for t in [self._discovery]
+            + [e.task for e in self.entries.values()]
+            + [e.frame_task for e in self.entries.values()]
+            if t is not None
+        ]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -173,8 +191,10 @@ class Registry:
                 await asyncio.sleep(self._retry_s)
                 continue
             gone = asyncio.Event()
+            # Unsubscribed before this iteration ends, so binding `gone` late is right.
             unsubscribe = board.client.subscribe(
-                lambda event: self._on_event(entry, event, gone))
+                lambda event: self._on_event(entry, event, gone)  # noqa: B023
+            )
             entry.board = board
             entry.hello = board.hello
             entry.connected = True
@@ -212,8 +232,14 @@ class Registry:
         elif name == "cfg":
             self._on_cfg(entry, fields)
         elif name == "btn":
-            self.hub.publish({"type": "button", "board": entry.id, "name": fields.get("n", ""),
-                              "action": fields.get("a", "")})
+            self.hub.publish(
+                {
+                    "type": "button",
+                    "board": entry.id,
+                    "name": fields.get("n", ""),
+                    "action": fields.get("a", ""),
+                }
+            )
         elif name == "hello":
             # The board restarted: its revisions start again from 0.
             entry.fields = {}
@@ -232,8 +258,7 @@ class Registry:
             self.hub.publish({"type": "link", "board": entry.id, "state": link_state})
             self._boards_changed()
         else:
-            self.hub.publish({"type": "event", "board": entry.id, "name": name,
-                              "fields": fields})
+            self.hub.publish({"type": "event", "board": entry.id, "name": name, "fields": fields})
 
     def _on_state(self, entry: BoardEntry, fields: dict[str, str]) -> None:
         if not entry.merge_state(fields):

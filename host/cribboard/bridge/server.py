@@ -38,8 +38,14 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 COOKIE = "cribboard_token"
 MAX_BODY = 16 * 1024
 WAIT_FOR_BOARD_S = 2.0  # a request for a board that is reconnecting waits this long for it
-_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 413: "too_large"}
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -100,25 +106,40 @@ def _guard(token: str | None, loopback: bool) -> Middleware:
             return preflight
         if token is None:
             if cross:
-                raise ApiError(403, "cross_origin", "requests from web pages of other origins "
-                               "are refused: start the bridge with a token to allow them")
+                raise ApiError(
+                    403,
+                    "cross_origin",
+                    "requests from web pages of other origins "
+                    "are refused: start the bridge with a token to allow them",
+                )
             if loopback and not is_loopback(_host_name(request.host)):
-                raise ApiError(403, "bad_host", f"this bridge serves localhost only, not "
-                               f"{request.host!r}")
+                raise ApiError(
+                    403, "bad_host", f"this bridge serves localhost only, not {request.host!r}"
+                )
         else:
             supplied = _supplied_token(request, cross)
             if supplied is None or not hmac.compare_digest(supplied.encode(), token.encode()):
-                raise ApiError(401, "unauthorized", "this bridge needs its token: send "
-                               "'Authorization: Bearer TOKEN' or add ?token=TOKEN")
+                raise ApiError(
+                    401,
+                    "unauthorized",
+                    "this bridge needs its token: send "
+                    "'Authorization: Bearer TOKEN' or add ?token=TOKEN",
+                )
         response = await handler(request)
         if token is not None and cross and origin is not None and not response.prepared:
             _cors(response, origin)
-        if token is not None and not cross and "token" in request.query \
-                and request.path == "/" and not response.prepared:
+        if (
+            token is not None
+            and not cross
+            and "token" in request.query
+            and request.path == "/"
+            and not response.prepared
+        ):
             # The page was opened with ?token=: its scripts, API calls and WebSocket carry the
             # token as a cookie from now on (same site only: SameSite=Strict).
-            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict",
-                                max_age=30 * 24 * 3600)
+            response.set_cookie(
+                COOKIE, token, httponly=True, samesite="Strict", max_age=30 * 24 * 3600
+            )
         return response
 
     return guard
@@ -146,11 +167,11 @@ def _no_cache(response: web.StreamResponse) -> web.StreamResponse:
     return response
 
 
-def create_app(registry: Registry, hub: Hub, *, token: str | None = None,
-               loopback: bool = True) -> web.Application:
+def create_app(
+    registry: Registry, hub: Hub, *, token: str | None = None, loopback: bool = True
+) -> web.Application:
     """The bridge's web application over a registry of boards."""
-    app = web.Application(middlewares=[_errors, _guard(token, loopback)],
-                          client_max_size=MAX_BODY)
+    app = web.Application(middlewares=[_errors, _guard(token, loopback)], client_max_size=MAX_BODY)
     app[REGISTRY] = registry
     app[HUB] = hub
     sockets: set[web.WebSocketResponse] = set()
@@ -164,6 +185,7 @@ def create_app(registry: Registry, hub: Hub, *, token: str | None = None,
     def constant(data: dict[str, Any]) -> Handler:
         async def handler(request: web.Request) -> web.StreamResponse:
             return web.json_response(data)
+
         return handler
 
     async def boards(request: web.Request) -> web.StreamResponse:
@@ -172,6 +194,7 @@ def create_app(registry: Registry, hub: Hub, *, token: str | None = None,
     def operation(op: Op) -> Handler:
         async def handler(request: web.Request) -> web.StreamResponse:
             return await _run_op(registry, op, request)
+
         return handler
 
     async def websocket(request: web.Request) -> web.StreamResponse:
@@ -203,8 +226,11 @@ async def _run_op(registry: Registry, op: Op, request: web.Request) -> web.Strea
     if entry is None:
         if board_id is not None:
             raise ApiError(404, "no_board", f"no board {board_id!r} (GET /api/boards lists them)")
-        raise ApiError(503, "no_board", "no board yet: plug one in, or start the bridge with "
-                       "--virtual or --port")
+        raise ApiError(
+            503,
+            "no_board",
+            "no board yet: plug one in, or start the bridge with --virtual or --port",
+        )
     body: object = None
     if op.method == "POST":
         raw = await request.read()
@@ -219,8 +245,12 @@ async def _run_op(registry: Registry, op: Op, request: web.Request) -> web.Strea
         await registry.wait_board(entry, WAIT_FOR_BOARD_S)
     board = entry.board
     if board is None or not entry.connected:
-        raise ApiError(503, "board_unavailable", f"board {entry.id} ({entry.port}) is not "
-                       f"connected" + (f": {entry.problem}" if entry.problem else ""))
+        raise ApiError(
+            503,
+            "board_unavailable",
+            f"board {entry.id} ({entry.port}) is not "
+            f"connected" + (f": {entry.problem}" if entry.problem else ""),
+        )
     try:
         result = await op.run(board, args)
     except CribboardError as err:
@@ -228,8 +258,9 @@ async def _run_op(registry: Registry, op: Op, request: web.Request) -> web.Strea
     return web.json_response(result)
 
 
-async def _websocket(app: web.Application, sockets: set[web.WebSocketResponse],
-                     request: web.Request) -> web.StreamResponse:
+async def _websocket(
+    app: web.Application, sockets: set[web.WebSocketResponse], request: web.Request
+) -> web.StreamResponse:
     registry, hub = app[REGISTRY], app[HUB]
     board_id = request.query.get("board") or None
     if board_id is not None and registry.get(board_id) is None:
@@ -283,14 +314,22 @@ async def _write(ws: web.WebSocketResponse, sub: Subscriber) -> None:
 class Bridge:
     """The running bridge: boards, server and virtual boards; an async context manager.
 
-        async with Bridge(ports=["/dev/ttyACM0"]) as bridge:
-            print(bridge.url)
-            await bridge.wait_closed()
+    async with Bridge(ports=["/dev/ttyACM0"]) as bridge:
+        print(bridge.url)
+        await bridge.wait_closed()
     """
 
-    def __init__(self, ports: Iterable[str] = (), *, virtual: int = 0, discover: bool = False,
-                 host: str = DEFAULT_HOST, http_port: int = DEFAULT_HTTP_PORT,
-                 token: str | None = None, opener: Opener | None = None) -> None:
+    def __init__(
+        self,
+        ports: Iterable[str] = (),
+        *,
+        virtual: int = 0,
+        discover: bool = False,
+        host: str = DEFAULT_HOST,
+        http_port: int = DEFAULT_HTTP_PORT,
+        token: str | None = None,
+        opener: Opener | None = None,
+    ) -> None:
         self.ports = list(ports)
         self.virtual = virtual
         self.discover = discover
@@ -301,10 +340,12 @@ class Bridge:
         if not self.loopback and self.token is None:
             raise BridgeConfigError(
                 f"binding to {host} lets other computers reach the board: it needs a token "
-                "(--token or $CRIBBOARD_TOKEN)")
+                "(--token or $CRIBBOARD_TOKEN)"
+            )
         self.hub = Hub()
-        self.registry = (Registry(self.hub, opener=opener) if opener is not None
-                         else Registry(self.hub))
+        self.registry = (
+            Registry(self.hub, opener=opener) if opener is not None else Registry(self.hub)
+        )
         self._virtual_boards: list[Any] = []
         self._runner: web.AppRunner | None = None
         self._stopped = asyncio.Event()
@@ -335,8 +376,9 @@ class Bridge:
             try:
                 await site.start()
             except OSError as err:
-                raise BridgeConfigError(f"cannot listen on {self.host}:{self.http_port}: "
-                                        f"{err.strerror or err}") from None
+                raise BridgeConfigError(
+                    f"cannot listen on {self.host}:{self.http_port}: {err.strerror or err}"
+                ) from None
             self.bound_port = int(self._runner.addresses[0][1])
         except BaseException:
             await self.stop()

@@ -22,8 +22,7 @@ class ChosenBoard:
     virtual: bool
 
 
-async def choose_board(port: str | None, virtual: bool,
-                       stack: contextlib.ExitStack) -> ChosenBoard:
+async def choose_board(port: str | None, virtual: bool, stack: contextlib.ExitStack) -> ChosenBoard:
     """`--port` (or $CRIBBOARD_PORT), else the first board that answers on USB, else a virtual
     board; `virtual` skips the search. A virtual board stays up until `stack` closes."""
     if not virtual:
@@ -34,8 +33,9 @@ async def choose_board(port: str | None, virtual: bool,
         if found:
             first = found[0]
             assert first.hello is not None
-            text = (f"the board on {first.port} ({first.hello.board}, firmware "
-                    f"{first.hello.firmware})")
+            text = (
+                f"the board on {first.port} ({first.hello.board}, firmware {first.hello.firmware})"
+            )
             if len(found) > 1:
                 text += f"; {len(found) - 1} more found, choose one with --port"
             return ChosenBoard(first.port, text, False)

@@ -23,12 +23,12 @@ from functools import partial
 from typing import TypeVar
 
 from cribboard.api import Board
+from cribboard.play.players import DiscardView, Player, PlayView
 from cribboard.rules.cards import Card, format_cards, shuffled_deck
 from cribboard.rules.errors import IllegalMove
 from cribboard.rules.game import Deal, Game, Phase, Reason, ScoreEvent, cut_for_deal
 from cribboard.rules.show import Combo
 from cribboard.rules.variants import STANDARD, Variant
-from cribboard.play.players import DiscardView, Player, PlayView
 from cribboard.terminal import PLAYER_NAMES
 
 T = TypeVar("T")
@@ -76,10 +76,15 @@ def describe_combos(combos: Sequence[Combo]) -> str:
 def describe_event(event: ScoreEvent, names: Sequence[str]) -> str:
     """`orange pegs 4 in the play (fifteen 2, pair 2): 37`."""
     what = describe_combos(event.combos)
-    reason = {Reason.PLAY: "in the play", Reason.HAND: "for the hand",
-              Reason.CRIB: "for the crib"}.get(event.reason, f"for {event.reason}")
-    return (f"{names[event.seat]} pegs {event.points} {reason}"
-            f"{f' ({what})' if what else ''}: {event.after}")
+    reason = {
+        Reason.PLAY: "in the play",
+        Reason.HAND: "for the hand",
+        Reason.CRIB: "for the crib",
+    }.get(event.reason, f"for {event.reason}")
+    return (
+        f"{names[event.seat]} pegs {event.points} {reason}"
+        f"{f' ({what})' if what else ''}: {event.after}"
+    )
 
 
 class GameDriver:
@@ -87,14 +92,22 @@ class GameDriver:
     `dealer` deals first (None: the players cut for it). `reveal` tells the kept hands in the
     narration (for a game nobody at the table plays)."""
 
-    def __init__(self, board: Board, players: Sequence[Player], *,
-                 variant: Variant = STANDARD, rng: random.Random | None = None,
-                 dealer: int | None = None, delay: float = 0.0, preview: bool | None = None,
-                 reveal: bool = False, say: Callable[[str], None] = print,
-                 on_board: Callable[[], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self,
+        board: Board,
+        players: Sequence[Player],
+        *,
+        variant: Variant = STANDARD,
+        rng: random.Random | None = None,
+        dealer: int | None = None,
+        delay: float = 0.0,
+        preview: bool | None = None,
+        reveal: bool = False,
+        say: Callable[[str], None] = print,
+        on_board: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         if len(players) != variant.players:
-            raise IllegalMove(f"{variant.name} needs {variant.players} players, "
-                              f"not {len(players)}")
+            raise IllegalMove(f"{variant.name} needs {variant.players} players, not {len(players)}")
         self.board = board
         self.players = list(players)
         self.variant = variant
@@ -161,10 +174,14 @@ class GameDriver:
             await self.play_deal(game)
         assert game.winner is not None
         winner = self._side_name(game.winner)
-        others = ", ".join(f"{self._side_name(side)} {score}"
-                           for side, score in enumerate(game.scores) if side != game.winner)
+        others = ", ".join(
+            f"{self._side_name(side)} {score}"
+            for side, score in enumerate(game.scores)
+            if side != game.winner
+        )
         result = {"skunk": " (a skunk)", "double_skunk": " (a double skunk)"}.get(
-            game.result().value, "")
+            game.result().value, ""
+        )
         self.say(f"{winner} wins with {game.scores[game.winner]}; {others}{result}")
         return game
 
@@ -188,8 +205,11 @@ class GameDriver:
 
     def _side_name(self, side: int) -> str:
         if self.variant.partnerships:
-            return " & ".join(self.names[seat] for seat in range(self.variant.players)
-                              if self.variant.side_of(seat) == side)
+            return " & ".join(
+                self.names[seat]
+                for seat in range(self.variant.players)
+                if self.variant.side_of(seat) == side
+            )
         return self.names[side]
 
     async def play_deal(self, game: Game) -> Deal:
@@ -199,8 +219,10 @@ class GameDriver:
         if not first:
             await self.board.set_dealer(self.variant.side_of(deal.dealer))
             await self._changed()
-        self.say(f"deal {len(game.deals)}: {self.names[deal.dealer]} deals, "
-                 f"{self.names[deal.pone]} to lead")
+        self.say(
+            f"deal {len(game.deals)}: {self.names[deal.dealer]} deals, "
+            f"{self.names[deal.pone]} to lead"
+        )
         for bonus in deal.events:  # the five-card game's three for the pone
             await self.peg(bonus)
         if game.over:
@@ -219,8 +241,10 @@ class GameDriver:
             shown = deal.count_next()
             whose = f"{self.names[shown.seat]}'s {'crib' if shown.crib else 'hand'}"
             what = describe_combos(shown.count.combos)
-            self.say(f"{whose}: {format_cards(sorted(shown.count.hand))} + {deal.starter}: "
-                     f"{shown.count.total}" + (f" ({what})" if what else ""))
+            self.say(
+                f"{whose}: {format_cards(sorted(shown.count.hand))} + {deal.starter}: "
+                f"{shown.count.total}" + (f" ({what})" if what else "")
+            )
             if shown.event is None:
                 await self._pause()
             await self.peg(shown.event, told=True)
@@ -233,12 +257,16 @@ class GameDriver:
         game = deal.game
         for seat in [(deal.pone + i) % self.variant.players for i in range(self.variant.players)]:
             player = self.players[seat]
-            view = DiscardView(seat=seat, hand=deal.hands[seat], discards=self.variant.discards,
-                               dealer=deal.dealer,
-                               my_crib=self.variant.side_of(seat) ==
-                               self.variant.side_of(deal.dealer),
-                               variant=self.variant, scores=tuple(game.scores),
-                               side=self.variant.side_of(seat))
+            view = DiscardView(
+                seat=seat,
+                hand=deal.hands[seat],
+                discards=self.variant.discards,
+                dealer=deal.dealer,
+                my_crib=self.variant.side_of(seat) == self.variant.side_of(deal.dealer),
+                variant=self.variant,
+                scores=tuple(game.scores),
+                side=self.variant.side_of(seat),
+            )
             while True:
                 cards = tuple(await self._ask(player, partial(player.discard, view)))
                 try:
@@ -250,22 +278,30 @@ class GameDriver:
                     self.say(f"{self.names[seat]}: {err}")
             self._laid_away[seat] = cards
             if self.reveal:
-                self.say(f"{self.names[seat]} keeps {format_cards(sorted(deal.hands[seat]))}, "
-                         f"lays away {format_cards(cards)}")
+                self.say(
+                    f"{self.names[seat]} keeps {format_cards(sorted(deal.hands[seat]))}, "
+                    f"lays away {format_cards(cards)}"
+                )
         await self._pause()
 
     def _play_view(self, deal: Deal, seat: int) -> PlayView:
         pegging = deal.pegging
         assert pegging is not None and deal.starter is not None
-        return PlayView(seat=seat, hand=pegging.hand(seat), playable=pegging.playable(seat),
-                        count=pegging.count,
-                        series=tuple(laid.card for laid in pegging.series),
-                        laid=tuple(pegging.laid), starter=deal.starter,
-                        laid_away=self._laid_away[seat],
-                        cards_left=tuple(len(pegging.hand(s))
-                                         for s in range(self.variant.players)),
-                        dealer=deal.dealer, variant=self.variant,
-                        scores=tuple(deal.game.scores), side=self.variant.side_of(seat))
+        return PlayView(
+            seat=seat,
+            hand=pegging.hand(seat),
+            playable=pegging.playable(seat),
+            count=pegging.count,
+            series=tuple(laid.card for laid in pegging.series),
+            laid=tuple(pegging.laid),
+            starter=deal.starter,
+            laid_away=self._laid_away[seat],
+            cards_left=tuple(len(pegging.hand(s)) for s in range(self.variant.players)),
+            dealer=deal.dealer,
+            variant=self.variant,
+            scores=tuple(deal.game.scores),
+            side=self.variant.side_of(seat),
+        )
 
     async def _play_one(self, deal: Deal) -> None:
         seat = deal.to_play
@@ -297,9 +333,16 @@ def board_player_names(variant: Variant) -> list[str]:
     return [PLAYER_NAMES[variant.side_of(seat)] for seat in range(variant.players)]
 
 
-def run_play(*, port: str | None = None, virtual: bool = False, target: int = 121,
-             seed: int | None = None, color: bool = False, timeout: float = 2.0,
-             delay: float = 0.8) -> int:
+def run_play(
+    *,
+    port: str | None = None,
+    virtual: bool = False,
+    target: int = 121,
+    seed: int | None = None,
+    color: bool = False,
+    timeout: float = 2.0,
+    delay: float = 0.8,
+) -> int:
     """`cribboard play`: you (blue) against the computer (orange), scored on the board found on
     USB, else on the virtual board."""
     from cribboard.play.boards import choose_board
@@ -312,12 +355,20 @@ def run_play(*, port: str | None = None, virtual: bool = False, target: int = 12
             chosen = await choose_board(port, virtual, stack)
             print(f"playing on {chosen.description}", flush=True)
             async with await Board.open(chosen.port, timeout=timeout) as board:
-                screen = TableScreen(board, color=color, title=f"you are blue, the computer "
-                                     f"orange · on {chosen.description}")
-                driver = GameDriver(board, [HumanTerminal("blue"), Computer("orange")],
-                                    variant=SHORT if target == 61 else STANDARD,
-                                    rng=random.Random(seed), delay=delay, say=screen.say,
-                                    on_board=screen.refresh)
+                screen = TableScreen(
+                    board,
+                    color=color,
+                    title=f"you are blue, the computer orange · on {chosen.description}",
+                )
+                driver = GameDriver(
+                    board,
+                    [HumanTerminal("blue"), Computer("orange")],
+                    variant=SHORT if target == 61 else STANDARD,
+                    rng=random.Random(seed),
+                    delay=delay,
+                    say=screen.say,
+                    on_board=screen.refresh,
+                )
                 screen.status = driver.situation
                 await driver.play_game()
 

@@ -19,16 +19,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from itertools import combinations, combinations_with_replacement
 from math import comb
 
+from cribboard.play.screen import terminal_input, terminal_output
 from cribboard.rules.allhands import rank_points
 from cribboard.rules.cards import JACK, SUITS, Card, deck, format_cards, parse_card
 from cribboard.rules.errors import CardError
 from cribboard.rules.pegging import Laid, peg_combos
 from cribboard.rules.variants import Variant
-from cribboard.play.screen import terminal_input, terminal_output
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,12 @@ class PlayView:
     @property
     def seen(self) -> frozenset[Card]:
         """Every card this seat has seen: its own, the starter and the cards laid."""
-        return frozenset(self.hand) | frozenset(self.laid_away) | {self.starter} | frozenset(
-            laid.card for laid in self.laid)
+        return (
+            frozenset(self.hand)
+            | frozenset(self.laid_away)
+            | {self.starter}
+            | frozenset(laid.card for laid in self.laid)
+        )
 
 
 class Player(ABC):
@@ -100,7 +104,7 @@ class Player(ABC):
 # --- the computer ----------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _points_of_ranks(ranks: tuple[int, ...]) -> int:
     return rank_points(ranks)
 
@@ -143,8 +147,7 @@ def expected_crib(laid_away: Sequence[Card], unseen: Sequence[Card]) -> float:
         for starter in range(1, 14):
             left = have[starter] - extra.count(starter)
             if left > 0:
-                weighted += ways * left * _points_of_ranks(tuple(sorted(base + extra +
-                                                                         (starter,))))
+                weighted += ways * left * _points_of_ranks(tuple(sorted(base + extra + (starter,))))
     expected = weighted / (comb(total, k) * (total - k))
     by_suit = {suit: sum(1 for card in unseen if card.suit == suit) for suit in SUITS}
     # his nobs: a jack laid away, or one of the unknown crib cards, of the starter's suit
@@ -186,15 +189,17 @@ def rank_discards(hand: Sequence[Card], discards: int, my_crib: bool) -> list[Di
         kept = tuple(card for card in hand if card not in laid_away)
         hand_value = expected_hand(kept, unseen)
         crib_value = expected_crib(laid_away, unseen)
-        choices.append(DiscardChoice(laid_away, kept, hand_value, crib_value,
-                                     hand_value + sign * crib_value))
+        choices.append(
+            DiscardChoice(laid_away, kept, hand_value, crib_value, hand_value + sign * crib_value)
+        )
     # best first; ties keep the lower cards out of the crib the same way every time
     choices.sort(key=lambda c: (-round(c.value, 9), [card.index for card in c.laid_away]))
     return choices
 
 
-def _reply_risk(series: Sequence[Card], count: int, unseen: Sequence[Card],
-                their_cards: int) -> float:
+def _reply_risk(
+    series: Sequence[Card], count: int, unseen: Sequence[Card], their_cards: int
+) -> float:
     """The points an opponent holding `their_cards` of the `unseen` cards can be expected to
     score by laying one card on `series` (a rough bound: each rank's chance times its points)."""
     if count >= 31 or their_cards <= 0 or not unseen:
@@ -226,8 +231,9 @@ class Computer(Player):
         return rank_discards(view.hand, view.discards, view.my_crib)[0].laid_away
 
     def choose_card(self, view: PlayView) -> Card:
-        return max(view.playable, key=lambda card: (self.card_value(view, card), card.value,
-                                                     -card.index))
+        return max(
+            view.playable, key=lambda card: (self.card_value(view, card), card.value, -card.index)
+        )
 
     def card_value(self, view: PlayView, card: Card) -> float:
         """How good laying `card` now looks: points now, less the expected reply."""
@@ -263,8 +269,13 @@ class HumanTerminal(Player):
 
     interactive = True
 
-    def __init__(self, name: str = "you", *, input: Callable[[str], str] | None = None,
-                 output: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "you",
+        *,
+        input: Callable[[str], str] | None = None,
+        output: Callable[[str], None] | None = None,
+    ) -> None:
         self.name = name
         self._input = input or terminal_input
         self._output = output or terminal_output
@@ -307,8 +318,9 @@ class HumanTerminal(Player):
     def choose_card(self, view: PlayView) -> Card:
         hand = sorted(view.hand)
         series = format_cards(view.series) or "-"
-        self._output(f"{self.name}: count {view.count} ({series}); your cards  "
-                     f"{self._numbered(hand)}")
+        self._output(
+            f"{self.name}: count {view.count} ({series}); your cards  {self._numbered(hand)}"
+        )
         only = view.playable[0] if len(view.playable) == 1 else None
         hint = f" [Enter: {only}]" if only else ""
         while True:
@@ -323,8 +335,9 @@ class HumanTerminal(Player):
                     raise CardError("one card at a time")
                 card = picked[0]
                 if card not in view.playable:
-                    raise CardError(f"{card} would take the count past 31: "
-                                    f"lay {format_cards(view.playable)}")
+                    raise CardError(
+                        f"{card} would take the count past 31: lay {format_cards(view.playable)}"
+                    )
                 return card
             except CardError as err:
                 self._output(f"  {err}")

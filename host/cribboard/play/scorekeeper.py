@@ -65,8 +65,15 @@ IMPOSSIBLE = (19, 25, 26, 27)
 IMPOSSIBLE_THREE = (16, 17, 18, 19, 21, 22, 23, 24, 25, 26, 27, 28, 29)
 """Counts no three-card hand (five-card game) can make with its starter: 0-15 and 20 can."""
 _PEG = re.compile(r"^(?P<who>[a-z]+)\s*(?P<points>\d*)$")
-_ALIASES = {"count": "c", "starter": "s", "heels": "j", "nibs": "j", "muggins": "m",
-            "deal": "d", "new": "n"}
+_ALIASES = {
+    "count": "c",
+    "starter": "s",
+    "heels": "j",
+    "nibs": "j",
+    "muggins": "m",
+    "deal": "d",
+    "new": "n",
+}
 
 
 class Problem(Exception):
@@ -104,10 +111,17 @@ class Scorekeeper:
     their own. `where` says which board this is. `game` is the form of cribbage at the table
     (see `table_game`); `target` None keeps the board's target (the five-card game: 61)."""
 
-    def __init__(self, board: Board, *, input: Callable[[str], str] | None = None,
-                 output: Callable[[str], None] | None = None, color: bool = False,
-                 where: str = "", target: int | None = None,
-                 game: Variant = STANDARD) -> None:
+    def __init__(
+        self,
+        board: Board,
+        *,
+        input: Callable[[str], str] | None = None,
+        output: Callable[[str], None] | None = None,
+        color: bool = False,
+        where: str = "",
+        target: int | None = None,
+        game: Variant = STANDARD,
+    ) -> None:
         self.board = board
         self._input = input or terminal_input
         self._output = output or terminal_output
@@ -184,17 +198,20 @@ class Scorekeeper:
 
     def _fresh_turn(self, dealer_side: int) -> Turn:
         """Deal 1 of a new game: the side the board says deals, its first seat."""
-        return Turn(dealer=self._seat_dealing(dealer_side, 0),
-                    bonus_due=self.game.pone_bonus > 0)
+        return Turn(dealer=self._seat_dealing(dealer_side, 0), bonus_due=self.game.pone_bonus > 0)
 
     async def start(self, new: bool = False) -> None:
         """Read the board: go on with a game in progress (unless `new`, or another target or
         number of players is wanted), else start one."""
         state = await self._read()
         target = self.target or state.target
-        fresh = not any(state.front[:state.players]) and not any(state.back[:state.players])
-        if (new or state.winner is not None or state.target != target
-                or state.players != self.players):
+        fresh = not any(state.front[: state.players]) and not any(state.back[: state.players])
+        if (
+            new
+            or state.winner is not None
+            or state.target != target
+            or state.players != self.players
+        ):
             await self.board.new_game(target, self.players)
             state = await self._read()
             fresh = True
@@ -203,11 +220,12 @@ class Scorekeeper:
             self.messages = [f"new {self._game_words()}to {state.target}. " + self._cut_text()]
         else:
             self.turn = Turn(dealer=self._seat_dealing(state.dealer, 0))
-            scores = ", ".join(f"{PLAYER_NAMES[p]} {state.front[p]}"
-                               for p in range(state.players))
-            self.messages = [f"going on with the game on the board: {scores}; "
-                             f"{self.name(self.turn.dealer)} deals (u takes back the board's "
-                             "last change)"]
+            scores = ", ".join(f"{PLAYER_NAMES[p]} {state.front[p]}" for p in range(state.players))
+            self.messages = [
+                f"going on with the game on the board: {scores}; "
+                f"{self.name(self.turn.dealer)} deals (u takes back the board's "
+                "last change)"
+            ]
         self._rev = state.rev
 
     def _game_words(self) -> str:
@@ -218,8 +236,10 @@ class Scorekeeper:
     def _cut_text(self) -> str:
         dealer = self.turn.dealer
         other = (dealer + 1) % self.seats
-        text = (f"Cut for the deal: {self.name(dealer)} deals (d {self._letter(other)} if "
-                f"{self.name(other)} does).")
+        text = (
+            f"Cut for the deal: {self.name(dealer)} deals (d {self._letter(other)} if "
+            f"{self.name(other)} does)."
+        )
         if self.turn.bonus_due:
             text += f" The pone pegs {self.game.pone_bonus} once the deal is settled."
         return text
@@ -272,7 +292,8 @@ class Scorekeeper:
     def _won_text(self, state: BoardState) -> str:
         assert state.winner is not None
         how = {"skunk": " with a skunk", "double_skunk": " with a double skunk"}.get(
-            state.result, "")
+            state.result, ""
+        )
         return f"{self.name(state.winner).upper()} WINS{how}! n: new game  u: undo  q: quit"
 
     async def _sync(self) -> None:
@@ -281,8 +302,10 @@ class Scorekeeper:
         if self._rev >= 0 and state.rev != self._rev:
             self.history.clear()  # our undo steps no longer line up with the board's
             if state.dealer != self.side(self.turn.dealer):
-                self.turn = Turn(dealer=self._seat_dealing(state.dealer, self.turn.dealer + 1),
-                                 deal_no=self.turn.deal_no + 1)
+                self.turn = Turn(
+                    dealer=self._seat_dealing(state.dealer, self.turn.dealer + 1),
+                    deal_no=self.turn.deal_no + 1,
+                )
             self.messages.append("the board was changed on the board itself")
         self._rev = state.rev
 
@@ -387,7 +410,8 @@ class Scorekeeper:
                 overlooked = (taker, actual - claim)
                 self.messages.append(
                     f"MUGGINS! {whose} has {actual}, not {claim}: {actual - claim} overlooked. "
-                    f"m: {PLAYER_NAMES[taker]} takes them; or u, then type the count again")
+                    f"m: {PLAYER_NAMES[taker]} takes them; or u, then type the count again"
+                )
         if points:
             await self._peg(self.side(player), points)
         if counted is None or points != counted.total:
@@ -404,17 +428,18 @@ class Scorekeeper:
         if len(cards) == size + 1:
             hand, starter = cards[:size], cards[size]
             if self.turn.starter is not None and starter != self.turn.starter:
-                self.messages.append(f"(the starter was {self.turn.starter}; counted with "
-                                     f"{starter})")
+                self.messages.append(
+                    f"(the starter was {self.turn.starter}; counted with {starter})"
+                )
         elif len(cards) == size:
             if self.turn.starter is None:
-                raise Problem(f"and the starter? type it last (c {self._example()}), or s 5D "
-                              "first")
+                raise Problem(f"and the starter? type it last (c {self._example()}), or s 5D first")
             hand, starter = cards, self.turn.starter
         else:
             words_for = {3: "three", 4: "four"}
-            raise Problem(f"{whose}: {words_for[size]} cards, then the starter, not "
-                          f"{len(cards)} cards")
+            raise Problem(
+                f"{whose}: {words_for[size]} cards, then the starter, not {len(cards)} cards"
+            )
         for card in hand:
             if card == starter:
                 raise Problem(f"{card} is the starter, it cannot be in {whose} too")
@@ -423,8 +448,10 @@ class Scorekeeper:
                     raise Problem(f"{card} was already in {where}: check the cards")
         count = count_hand(hand, starter, crib=crib)
         self.turn = dataclasses.replace(
-            self.turn, starter=self.turn.starter or starter,
-            seen=self.turn.seen + tuple((card, whose) for card in hand))
+            self.turn,
+            starter=self.turn.starter or starter,
+            seen=self.turn.seen + tuple((card, whose) for card in hand),
+        )
         return count
 
     async def _next_step(self, overlooked: tuple[int, int] | None) -> None:
@@ -464,8 +491,9 @@ class Scorekeeper:
 
     async def _muggins(self, words: list[str]) -> str:
         if self.turn.overlooked is None:
-            raise Problem("muggins: nothing overlooked to take (it follows a claimed count with "
-                          "its cards)")
+            raise Problem(
+                "muggins: nothing overlooked to take (it follows a claimed count with its cards)"
+            )
         taker, points = self.turn.overlooked
         if words:
             taker = self._player(words[0])
@@ -480,12 +508,14 @@ class Scorekeeper:
             raise Problem("d, or d and a player: d o")
         if words:
             dealer = await self._deal_to(self._dealer_seat(words[0]))
-            self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no,
-                             bonus_due=self.turn.bonus_due)
+            self.turn = Turn(
+                dealer=dealer, deal_no=self.turn.deal_no, bonus_due=self.turn.bonus_due
+            )
         else:
             dealer = await self._deal_to((self.turn.dealer + 1) % self.seats)
-            self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no + 1,
-                             bonus_due=self.turn.bonus_due)
+            self.turn = Turn(
+                dealer=dealer, deal_no=self.turn.deal_no + 1, bonus_due=self.turn.bonus_due
+            )
         self.messages.append(f"{self.name(dealer)} deals, {self.name(self.pone)} counts first")
         return f"{self.name(dealer)} deals"
 
@@ -510,8 +540,9 @@ class Scorekeeper:
                 self.messages.append("nothing to undo")
                 return
             state = await self._read()
-            self.turn = Turn(dealer=self._seat_dealing(state.dealer, self.turn.dealer),
-                             deal_no=self.turn.deal_no)
+            self.turn = Turn(
+                dealer=self._seat_dealing(state.dealer, self.turn.dealer), deal_no=self.turn.deal_no
+            )
             self._rev = state.rev
             self.messages.append("undone: the board's last change")
             return
@@ -531,19 +562,22 @@ class Scorekeeper:
         if state is not None and state.winner is not None:
             return [self._won_text(state)]
         turn = self.turn
-        line = (f"deal {turn.deal_no} · {self.name(turn.dealer)} deals · {self.name(self.pone)} "
-                "leads and counts first")
+        line = (
+            f"deal {turn.deal_no} · {self.name(turn.dealer)} deals · {self.name(self.pone)} "
+            "leads and counts first"
+        )
         if turn.starter is not None:
             line += f" · starter {turn.starter}"
         rest = [self.whose(step) for step in range(turn.step, len(self.show_order()))]
-        show = f"show: 12⏎ counts {rest[0]}" + (f", then {', '.join(rest[1:])}"
-                                                  if rest[1:] else "")
+        show = f"show: 12⏎ counts {rest[0]}" + (f", then {', '.join(rest[1:])}" if rest[1:] else "")
         if turn.step == 0:
             letters = " / ".join(f"{PLAYER_NAMES[p][0]}2" for p in range(self.players))
             show = f"play: {letters} pegs 2 (letter alone: 1) · {show}"
         if turn.bonus_due:
-            show = (f"{self.name(self.pone)} pegs {self.game.pone_bonus} with the first entry "
-                    f"(d first if another deals) · {show}")
+            show = (
+                f"{self.name(self.pone)} pegs {self.game.pone_bonus} with the first entry "
+                f"(d first if another deals) · {show}"
+            )
         return [line, show, f"c {self._example()} counts cards · u undo · ? keys · q quit"]
 
     async def draw(self) -> None:
@@ -593,9 +627,16 @@ def table_game(players: int = 2, five_card: bool = False) -> Variant:
     return games[players]
 
 
-def run_scorekeeper(*, port: str | None = None, virtual: bool = False,
-                    target: int | None = None, game: Variant = STANDARD, new: bool = False,
-                    color: bool = False, timeout: float = 2.0) -> int:
+def run_scorekeeper(
+    *,
+    port: str | None = None,
+    virtual: bool = False,
+    target: int | None = None,
+    game: Variant = STANDARD,
+    new: bool = False,
+    color: bool = False,
+    timeout: float = 2.0,
+) -> int:
     """`cribboard keep`: find a board (or start the virtual one), say which, keep the score."""
 
     async def main() -> int:
@@ -603,8 +644,9 @@ def run_scorekeeper(*, port: str | None = None, virtual: bool = False,
             chosen = await choose_board(port, virtual, stack)
             builtins.print(f"playing on {chosen.description}", flush=True)
             async with await Board.open(chosen.port, timeout=timeout) as board:
-                keeper = Scorekeeper(board, color=color, where=chosen.description,
-                                     target=target, game=game)
+                keeper = Scorekeeper(
+                    board, color=color, where=chosen.description, target=target, game=game
+                )
                 return await keeper.run(new)
 
     try:

@@ -29,9 +29,16 @@ def terminal_output(text: str) -> None:
 class TableScreen:
     """Draws `board` and a running log through `output`."""
 
-    def __init__(self, board: Board, *, output: Callable[[str], None] | None = None,
-                 color: bool = False, title: str = "", log_lines: int = 14,
-                 status: Callable[[], list[str]] | None = None) -> None:
+    def __init__(
+        self,
+        board: Board,
+        *,
+        output: Callable[[str], None] | None = None,
+        color: bool = False,
+        title: str = "",
+        log_lines: int = 14,
+        status: Callable[[], list[str]] | None = None,
+    ) -> None:
         self.board = board
         self.output = output or terminal_output
         self.color = color
@@ -69,5 +76,5 @@ class TableScreen:
         if self.status is not None:
             parts.extend(self.status())
         parts.append("")
-        parts.extend(self.log[-self.log_lines:])
+        parts.extend(self.log[-self.log_lines :])
         self.output(CLEAR + "\n".join(parts))

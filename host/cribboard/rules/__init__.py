@@ -1,7 +1,7 @@
 """The cribbage rules engine: cards, counting hands and cribs, the play, and the game.
 
-    from cribboard.rules import parse_cards, parse_card, count_hand
-    count_hand(parse_cards("5H 5S 5C JD"), parse_card("5D")).total   # 29
+from cribboard.rules import parse_cards, parse_card, count_hand
+count_hand(parse_cards("5H 5S 5C JD"), parse_card("5D")).total   # 29
 """
 
 from __future__ import annotations
@@ -41,11 +41,39 @@ from cribboard.rules.variants import (
 )
 
 __all__ = [
-    "JACK", "SUITS", "Card", "check_distinct", "deck", "format_cards", "parse_card",
-    "parse_cards", "shuffled_deck",
-    "CardError", "IllegalMove", "RulesError",
-    "Deal", "Game", "Phase", "Reason", "Result", "ScoreEvent", "ShowResult", "cut_for_deal",
-    "Laid", "Pegging", "PlayResult", "peg_combos",
-    "Combo", "HandCount", "Kind", "count_hand",
-    "FIVE_CARD", "FOUR_PLAYER", "SHORT", "STANDARD", "THREE_PLAYER", "VARIANTS", "Variant",
+    "JACK",
+    "SUITS",
+    "Card",
+    "check_distinct",
+    "deck",
+    "format_cards",
+    "parse_card",
+    "parse_cards",
+    "shuffled_deck",
+    "CardError",
+    "IllegalMove",
+    "RulesError",
+    "Deal",
+    "Game",
+    "Phase",
+    "Reason",
+    "Result",
+    "ScoreEvent",
+    "ShowResult",
+    "cut_for_deal",
+    "Laid",
+    "Pegging",
+    "PlayResult",
+    "peg_combos",
+    "Combo",
+    "HandCount",
+    "Kind",
+    "count_hand",
+    "FIVE_CARD",
+    "FOUR_PLAYER",
+    "SHORT",
+    "STANDARD",
+    "THREE_PLAYER",
+    "VARIANTS",
+    "Variant",
 ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Iterator, Sequence
-from functools import lru_cache
+from functools import cache
 from itertools import combinations, combinations_with_replacement, product
 from math import comb
 
@@ -75,7 +75,7 @@ def rank_points(ranks: Sequence[int]) -> int:
     return points
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bonus_spread(signature: tuple[object, ...], crib: bool) -> tuple[tuple[int, int], ...]:
     """(bonus, how many suit assignments) for a pattern with this signature: a representative
     pattern's suit assignments are gone through one by one."""
@@ -170,8 +170,9 @@ def random_combinations(n: int, rng: random.Random) -> Iterator[tuple[tuple[Card
         yield tuple(five[:4]), five[4]
 
 
-def straightforward_table(pairs: Iterable[tuple[Sequence[Card], Card]], *,
-                          crib: bool = False) -> Table:
+def straightforward_table(
+    pairs: Iterable[tuple[Sequence[Card], Card]], *, crib: bool = False
+) -> Table:
     """The slow reference: each (hand, starter) counted one by one with `count_hand`."""
     table = [0] * (MAX_SCORE + 1)
     for hand, starter in pairs:

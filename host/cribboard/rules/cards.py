@@ -1,7 +1,7 @@
 """Cards: written as short text, `5H`, `JD`, `10S` or `TS`, `AC` (any case; suits C D H S).
 
-    >>> parse_card("10s"), parse_card("TS"), str(parse_card("jd"))
-    (Card(rank=10, suit='S'), Card(rank=10, suit='S'), 'JD')
+>>> parse_card("10s"), parse_card("TS"), str(parse_card("jd"))
+(Card(rank=10, suit='S'), Card(rank=10, suit='S'), 'JD')
 """
 
 from __future__ import annotations
@@ -59,8 +59,9 @@ def parse_card(text: str) -> Card:
     rank = _RANK_WORDS.get(rank_word)
     if rank is None or rank == 0:
         hint = " (an ace is A)" if rank == 0 else ""
-        raise CardError(f"bad card {text!r}: unknown rank {rank_word!r}{hint}; ranks are "
-                        "A 2-10 (or T) J Q K")
+        raise CardError(
+            f"bad card {text!r}: unknown rank {rank_word!r}{hint}; ranks are A 2-10 (or T) J Q K"
+        )
     if suit not in SUITS:
         raise CardError(f"bad card {text!r}: unknown suit {suit!r}; suits are C D H S")
     return Card(rank, suit)

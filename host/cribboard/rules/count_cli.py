@@ -1,9 +1,9 @@
 """`cribboard count`: count a hand or crib with its starter, or tabulate every hand.
 
-    cribboard count 5H 5S 5C JD 5D          # the hand, then the starter: breakdown and total
-    cribboard count --crib 2H 4H 6H 8H 10H  # a crib (a flush only with all five)
-    cribboard count --no-starter 5H 5S 5C KD
-    cribboard count --all-hands [--crib]    # hands per score over all 12,994,800, and the time
+cribboard count 5H 5S 5C JD 5D          # the hand, then the starter: breakdown and total
+cribboard count --crib 2H 4H 6H 8H 10H  # a crib (a flush only with all five)
+cribboard count --no-starter 5H 5S 5C KD
+cribboard count --all-hands [--crib]    # hands per score over all 12,994,800, and the time
 """
 
 from __future__ import annotations
@@ -20,16 +20,25 @@ from cribboard.rules.show import HandCount, count_hand
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Register `count` on the command line's sub-command parsers."""
-    count = sub.add_parser("count", help="count a hand or crib with its starter (or --all-hands)",
-                           description="Count a hand or crib: the cards, the starter last "
-                           "(5H JD 10S or TS AC; suits C D H S).")
-    count.add_argument("cards", nargs="*", metavar="CARD",
-                       help="3 or 4 hand cards (a crib: 4), then the starter")
-    count.add_argument("--crib", action="store_true", help="count as the crib (flush only "
-                       "with all five)")
+    count = sub.add_parser(
+        "count",
+        help="count a hand or crib with its starter (or --all-hands)",
+        description="Count a hand or crib: the cards, the starter last "
+        "(5H JD 10S or TS AC; suits C D H S).",
+    )
+    count.add_argument(
+        "cards", nargs="*", metavar="CARD", help="3 or 4 hand cards (a crib: 4), then the starter"
+    )
+    count.add_argument(
+        "--crib", action="store_true", help="count as the crib (flush only with all five)"
+    )
     count.add_argument("--no-starter", action="store_true", help="the cards alone, no starter")
-    count.add_argument("--all-hands", action="store_true", help="how many of the 12,994,800 "
-                       "hand + starter combinations make each score, and the time taken")
+    count.add_argument(
+        "--all-hands",
+        action="store_true",
+        help="how many of the 12,994,800 "
+        "hand + starter combinations make each score, and the time taken",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -74,8 +74,10 @@ class ScoreEvent:
 
     def __str__(self) -> str:
         what = ", ".join(combo.label() for combo in self.combos)
-        return (f"seat {self.seat}: {self.points} for {self.reason}"
-                f"{f' ({what})' if what else ''} -> {self.after}{' wins' if self.won else ''}")
+        return (
+            f"seat {self.seat}: {self.points} for {self.reason}"
+            f"{f' ({what})' if what else ''} -> {self.after}{' wins' if self.won else ''}"
+        )
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,9 @@ class Game:
     """The scores of one game and its deals. `dealer` is the seat dealing first; each new deal
     passes the deal to the next seat. `rng` shuffles and cuts when no cards are given."""
 
-    def __init__(self, variant: Variant = STANDARD, *, dealer: int = 0,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self, variant: Variant = STANDARD, *, dealer: int = 0, rng: random.Random | None = None
+    ) -> None:
         if not 0 <= dealer < variant.players:
             raise IllegalMove(f"no seat {dealer} to deal")
         self.variant = variant
@@ -138,8 +141,9 @@ class Game:
             return Result.SKUNK
         return Result.WON
 
-    def score(self, seat: int, points: int, reason: Reason,
-              combos: tuple[Combo, ...] = ()) -> ScoreEvent:
+    def score(
+        self, seat: int, points: int, reason: Reason, combos: tuple[Combo, ...] = ()
+    ) -> ScoreEvent:
         """Peg `points` for `seat`'s side. Reaching the target ends the game at once (points
         past the target count). Raises IllegalMove once the game is over."""
         if self.winner is not None:
@@ -295,8 +299,9 @@ class Deal:
         count = count_hand(cards, self.starter, crib=crib)
         event = None
         if count.total:
-            event = self._score(seat, count.total, Reason.CRIB if crib else Reason.HAND,
-                                count.combos)
+            event = self._score(
+                seat, count.total, Reason.CRIB if crib else Reason.HAND, count.combos
+            )
         shown = ShowResult(seat, crib, count, event)
         self.shown.append(shown)
         if self.game.over or len(self.shown) == len(self.show_order()):
@@ -310,8 +315,9 @@ class Deal:
             counted.append(self.count_next())
         return counted
 
-    def _score(self, seat: int, points: int, reason: Reason,
-               combos: tuple[Combo, ...] = ()) -> ScoreEvent:
+    def _score(
+        self, seat: int, points: int, reason: Reason, combos: tuple[Combo, ...] = ()
+    ) -> ScoreEvent:
         event = self.game.score(seat, points, reason, combos)
         self.events.append(event)
         return event

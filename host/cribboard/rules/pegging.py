@@ -102,8 +102,7 @@ class Pegging:
     and ends there with cards left in hand.
     """
 
-    def __init__(self, hands: Sequence[Sequence[Card]], leader: int, *,
-                 once: bool = False) -> None:
+    def __init__(self, hands: Sequence[Sequence[Card]], leader: int, *, once: bool = False) -> None:
         if not 2 <= len(hands) <= 4:
             raise IllegalMove(f"the play needs 2 to 4 seats, not {len(hands)}")
         if not 0 <= leader < len(hands):
@@ -189,8 +188,9 @@ class Pegging:
             if not self.once and cards_left:
                 next_seat = self._next_with_cards(current + 1)
         self.to_play = next_seat
-        result = PlayResult(current, card, count, tuple(combos), tuple(go_said), series_over,
-                            next_seat)
+        result = PlayResult(
+            current, card, count, tuple(combos), tuple(go_said), series_over, next_seat
+        )
         self.results.append(result)
         return result
 

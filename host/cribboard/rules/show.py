@@ -100,8 +100,11 @@ def count_hand(hand: Sequence[Card], starter: Card | None, *, crib: bool = False
     if flush is not None:
         combos.append(flush)
     if starter is not None:
-        combos.extend(Combo(Kind.NOBS, 1, (card,)) for card in hand
-                      if card.rank == JACK and card.suit == starter.suit)
+        combos.extend(
+            Combo(Kind.NOBS, 1, (card,))
+            for card in hand
+            if card.rank == JACK and card.suit == starter.suit
+        )
     return HandCount(hand, starter, crib, tuple(combos))
 
 

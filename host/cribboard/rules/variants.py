@@ -39,8 +39,7 @@ class Variant:
             raise RulesError(f"{self.name}: partnerships need four players")
         crib = self.players * self.discards + self.crib_from_deck
         if crib != 4 or self.kept < 3:
-            raise RulesError(f"{self.name}: the crib must get 4 cards and each hand keep 3 or "
-                             "4")
+            raise RulesError(f"{self.name}: the crib must get 4 cards and each hand keep 3 or 4")
         if self.players * self.dealt + self.crib_from_deck + 1 > 52:
             raise RulesError(f"{self.name}: not enough cards")
 
@@ -63,8 +62,15 @@ STANDARD = Variant("six-card 121")
 """Two players, six cards each, two laid away, to 121; skunk below 91, double below 61."""
 SHORT = Variant("six-card 61", target=61, skunk_line=31, double_skunk_line=0)
 """The short game: as STANDARD, to 61; skunk below 31."""
-FIVE_CARD = Variant("five-card", dealt=5, target=61, skunk_line=31, double_skunk_line=0,
-                    play_once=True, pone_bonus=3)
+FIVE_CARD = Variant(
+    "five-card",
+    dealt=5,
+    target=61,
+    skunk_line=31,
+    double_skunk_line=0,
+    play_once=True,
+    pone_bonus=3,
+)
 """Five cards each, two laid away, the pone's 3 once at the start, play to 31 once, to 61."""
 THREE_PLAYER = Variant("three players", players=3, dealt=5, discards=1, crib_from_deck=1)
 """Three players: five cards each, one card from the deck to the crib, each lays away one."""

@@ -12,9 +12,9 @@ import sys
 import threading
 from types import FrameType
 
+from ..cliparse import OneLineParser
 from .errors import VirtualBoardError
 from .launcher import DEFAULT_HEAP, VirtualBoard
-from ..cliparse import OneLineParser
 
 _SHOW_PERIOD = 0.1  # redraw the board at most ten times a second
 
@@ -30,15 +30,19 @@ def build_parser(prog: str = "cribboard sim") -> argparse.ArgumentParser:
         "--flash", metavar="PATH", help="flash image to use and keep (default: a temporary one)"
     )
     parser.add_argument(
-        "--heap", metavar="SIZE", default=DEFAULT_HEAP,
+        "--heap",
+        metavar="SIZE",
+        default=DEFAULT_HEAP,
         help=f"MicroPython heap, as -X heapsize= takes it (default {DEFAULT_HEAP})",
     )
     parser.add_argument(
-        "--micropython", metavar="PATH",
+        "--micropython",
+        metavar="PATH",
         help="micropython executable (default: $CRIBBOARD_MICROPYTHON, PATH, or the venv's)",
     )
     parser.add_argument(
-        "--firmware", metavar="DIR",
+        "--firmware",
+        metavar="DIR",
         help="firmware tree copied into a fresh flash image (default: the package's)",
     )
     parser.add_argument("--show", action="store_true", help="show the LEDs in the terminal")

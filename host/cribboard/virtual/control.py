@@ -115,9 +115,7 @@ class SimControl:
         """
         return _parse_frame(self._request("frame"))[1]
 
-    def wait_frame(
-        self, predicate: FramePredicate | None = None, timeout: float = 5.0
-    ) -> bytes:
+    def wait_frame(self, predicate: FramePredicate | None = None, timeout: float = 5.0) -> bytes:
         """Wait for a frame (the current one included) for which `predicate` is true.
 
         With no predicate, return the current frame or the first one written. Raises
@@ -164,7 +162,7 @@ class SimControl:
             self._sock.settimeout(remaining)
             try:
                 data = self._sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 raise TimeoutError("no reply from the virtual board side channel")
             except OSError as err:
                 raise SimControlError(f"virtual board side channel failed: {err}")

@@ -68,9 +68,15 @@ DISCOVERY_PERIOD = 0.05  # seconds between looks at the boards' advertising whil
 CONNECT_TIMEOUT = 3.0  # a board that does not advertise for this long: the connection fails
 
 # GATT characteristic property bits (as MicroPython's bluetooth.FLAG_*) -> BlueZ flag names.
-_FLAG_NAMES = ((0x0001, "broadcast"), (0x0002, "read"), (0x0004, "write-without-response"),
-               (0x0008, "write"), (0x0010, "notify"), (0x0020, "indicate"),
-               (0x0040, "authenticated-signed-writes"))
+_FLAG_NAMES = (
+    (0x0001, "broadcast"),
+    (0x0002, "read"),
+    (0x0004, "write-without-response"),
+    (0x0008, "write"),
+    (0x0010, "notify"),
+    (0x0020, "indicate"),
+    (0x0040, "authenticated-signed-writes"),
+)
 
 _DBUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -110,15 +116,20 @@ class PrivateBus:
     def start(self) -> PrivateBus:
         daemon = shutil.which("dbus-daemon")
         if daemon is None:
-            raise FakeBluetoothError("dbus-daemon not found: install the Debian package `dbus` "
-                                     "(make dbus)")
+            raise FakeBluetoothError(
+                "dbus-daemon not found: install the Debian package `dbus` (make dbus)"
+            )
         self._directory = self._given or Path(tempfile.mkdtemp(prefix="cribboard-dbus-"))
         config = self._directory / "bus.conf"
-        config.write_text(_DBUS_CONFIG.format(socket=self._directory / "system_bus_socket"),
-                          encoding="utf-8")
+        config.write_text(
+            _DBUS_CONFIG.format(socket=self._directory / "system_bus_socket"), encoding="utf-8"
+        )
         self._proc = subprocess.Popen(
             [daemon, f"--config-file={config}", "--nofork", "--nopidfile", "--print-address=1"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline().decode().strip()
         if not line:
@@ -224,7 +235,7 @@ class _Radio:
                 self._owed += 1
                 reply = await asyncio.wait_for(self._reader.readline(), 5.0)
                 self._owed -= 1
-            except (OSError, asyncio.TimeoutError) as err:
+            except (TimeoutError, OSError) as err:
                 raise _BlueZError("org.bluez.Error.Failed", f"radio: {err}") from err
             if not reply:
                 raise _BlueZError("org.bluez.Error.NotReady", "the board is gone")
@@ -233,13 +244,20 @@ class _Radio:
     async def info(self) -> _Info:
         words = await self.request("ble-info")
         fields = dict(word.partition("=")[::2] for word in words[1:])
-        gatt = [tuple(entry.split(":")) for entry in fields.get("gatt", "-").split(",")
-                if entry and entry != "-"]
+        gatt = [
+            tuple(entry.split(":"))
+            for entry in fields.get("gatt", "-").split(",")
+            if entry and entry != "-"
+        ]
         adv = fields.get("adv", "-")
         resp = fields.get("resp", "-")
-        return _Info(fields.get("addr", ""), None if adv == "-" else bytes.fromhex(adv),
-                     b"" if resp == "-" else bytes.fromhex(resp), int(fields.get("mtu", "23")),
-                     gatt)
+        return _Info(
+            fields.get("addr", ""),
+            None if adv == "-" else bytes.fromhex(adv),
+            b"" if resp == "-" else bytes.fromhex(resp),
+            int(fields.get("mtu", "23")),
+            gatt,
+        )
 
     async def close(self) -> None:
         if self._events is not None:
@@ -270,7 +288,9 @@ def parse_advertising(*payloads: bytes) -> tuple[str | None, list[str]]:
                 short = value.decode("utf-8", "replace")
             elif kind in (0x02, 0x03):
                 for j in range(0, len(value) - 1, 2):
-                    uuids.append(f"0000{value[j + 1]:02x}{value[j]:02x}-0000-1000-8000-00805f9b34fb")
+                    uuids.append(
+                        f"0000{value[j + 1]:02x}{value[j]:02x}-0000-1000-8000-00805f9b34fb"
+                    )
             elif kind in (0x06, 0x07):
                 for j in range(0, len(value) - 15, 16):
                     h = value[j : j + 16][::-1].hex()
@@ -345,8 +365,13 @@ class FakeBlueZ:
         rssi: the signal strength reported for every board.
     """
 
-    def __init__(self, bus_address: str, adapters: tuple[str, ...] = DEFAULT_ADAPTERS,
-                 mtu: int = 23, rssi: int = -52) -> None:
+    def __init__(
+        self,
+        bus_address: str,
+        adapters: tuple[str, ...] = DEFAULT_ADAPTERS,
+        mtu: int = 23,
+        rssi: int = -52,
+    ) -> None:
         self.bus_address = bus_address
         self._adapter_addresses = adapters
         self.mtu = mtu
@@ -370,8 +395,9 @@ class FakeBlueZ:
         if not self._ready.wait(timeout):
             raise FakeBluetoothError("the fake BlueZ did not start")
         if self._failure is not None:
-            raise FakeBluetoothError(f"the fake BlueZ did not start: {self._failure}") \
-                from self._failure
+            raise FakeBluetoothError(
+                f"the fake BlueZ did not start: {self._failure}"
+            ) from self._failure
         return self
 
     def stop(self) -> None:
@@ -385,8 +411,12 @@ class FakeBlueZ:
     def __enter__(self) -> FakeBlueZ:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
@@ -425,18 +455,30 @@ class FakeBlueZ:
             name = f"hci{i}"
             adapter = _Adapter(name, f"/org/bluez/{name}", address)
             self._adapters[adapter.path] = adapter
-            self._add_object(adapter.path, {ADAPTER: {
-                "Address": Variant("s", address), "AddressType": Variant("s", "public"),
-                "Name": Variant("s", f"cribboard-test-{name}"),
-                "Alias": Variant("s", f"cribboard-test-{name}"), "Class": Variant("u", 0),
-                "Powered": Variant("b", True), "PowerState": Variant("s", "on"),
-                "Discoverable": Variant("b", False), "Pairable": Variant("b", False),
-                "PairableTimeout": Variant("u", 0), "DiscoverableTimeout": Variant("u", 180),
-                "Discovering": Variant("b", False), "UUIDs": Variant("as", []),
-                "Modalias": Variant("s", "usb:v1D6Bp0246d0542"),
-                "Roles": Variant("as", ["central", "peripheral"]),
-                "ExperimentalFeatures": Variant("as", []),
-            }}, announce=False)
+            self._add_object(
+                adapter.path,
+                {
+                    ADAPTER: {
+                        "Address": Variant("s", address),
+                        "AddressType": Variant("s", "public"),
+                        "Name": Variant("s", f"cribboard-test-{name}"),
+                        "Alias": Variant("s", f"cribboard-test-{name}"),
+                        "Class": Variant("u", 0),
+                        "Powered": Variant("b", True),
+                        "PowerState": Variant("s", "on"),
+                        "Discoverable": Variant("b", False),
+                        "Pairable": Variant("b", False),
+                        "PairableTimeout": Variant("u", 0),
+                        "DiscoverableTimeout": Variant("u", 180),
+                        "Discovering": Variant("b", False),
+                        "UUIDs": Variant("as", []),
+                        "Modalias": Variant("s", "usb:v1D6Bp0246d0542"),
+                        "Roles": Variant("as", ["central", "peripheral"]),
+                        "ExperimentalFeatures": Variant("as", []),
+                    }
+                },
+                announce=False,
+            )
         reply = await bus.request_name(BLUEZ)
         _log.debug("fake BlueZ owns %s (%s)", BLUEZ, reply)
         self._ready.set()
@@ -483,8 +525,9 @@ class FakeBlueZ:
                     props = self._objects[char.path].interfaces[CHARACTERISTIC]
                     props["Value"] = Variant("ay", data)
                     if props["Notifying"].value:
-                        self._properties_changed(char.path, CHARACTERISTIC,
-                                                 {"Value": Variant("ay", data)})
+                        self._properties_changed(
+                            char.path, CHARACTERISTIC, {"Value": Variant("ay", data)}
+                        )
         elif words[0] == "ble-disconnected" and len(words) == 2:
             device = self._device_by_conn(radio, int(words[1]))
             if device is not None:
@@ -504,29 +547,30 @@ class FakeBlueZ:
 
     # -- the object tree and its signals -------------------------------------------------------
 
-    def _add_object(self, path: str, interfaces: dict[str, dict[str, Variant]],
-                    announce: bool = True) -> None:
+    def _add_object(
+        self, path: str, interfaces: dict[str, dict[str, Variant]], announce: bool = True
+    ) -> None:
         self._objects[path] = _Object(path, interfaces)
         if announce:
-            self._signal("/", OBJECT_MANAGER, "InterfacesAdded", "oa{sa{sv}}",
-                         [path, interfaces])
+            self._signal("/", OBJECT_MANAGER, "InterfacesAdded", "oa{sa{sv}}", [path, interfaces])
 
     def _remove_object(self, path: str) -> None:
         obj = self._objects.pop(path, None)
         if obj is not None:
-            self._signal("/", OBJECT_MANAGER, "InterfacesRemoved", "oas",
-                         [path, list(obj.interfaces)])
+            self._signal(
+                "/", OBJECT_MANAGER, "InterfacesRemoved", "oas", [path, list(obj.interfaces)]
+            )
 
     def _set(self, path: str, interface: str, **values: Variant) -> None:
         self._objects[path].interfaces[interface].update(values)
         self._properties_changed(path, interface, values)
 
     def _properties_changed(self, path: str, interface: str, values: dict[str, Variant]) -> None:
-        self._signal(path, PROPERTIES, "PropertiesChanged", "sa{sv}as",
-                     [interface, values, []])
+        self._signal(path, PROPERTIES, "PropertiesChanged", "sa{sv}as", [interface, values, []])
 
-    def _signal(self, path: str, interface: str, member: str, signature: str,
-                body: list[Any]) -> None:
+    def _signal(
+        self, path: str, interface: str, member: str, signature: str, body: list[Any]
+    ) -> None:
         if self._bus is not None and self._bus.connected:
             self._bus.send(Message.new_signal(path, interface, member, signature, body))
 
@@ -543,19 +587,22 @@ class FakeBlueZ:
         if interface == INTROSPECTABLE and member == "Introspect":
             return Message.new_method_return(msg, "s", [_introspection(obj)])
         if obj is None:
-            return Message.new_error(msg, "org.freedesktop.DBus.Error.UnknownObject",
-                                     f"no object {path}")
+            return Message.new_error(
+                msg, "org.freedesktop.DBus.Error.UnknownObject", f"no object {path}"
+            )
         if interface == PROPERTIES:
             return self._properties_call(msg, obj)
         handler = self._methods.get((interface, member))
         if handler is None or interface not in obj.interfaces:
-            return Message.new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod",
-                                     f"{interface}.{member} not implemented")
+            return Message.new_error(
+                msg,
+                "org.freedesktop.DBus.Error.UnknownMethod",
+                f"{interface}.{member} not implemented",
+            )
         self._spawn(self._answer(msg, handler(self, msg, obj)))
         return True
 
-    async def _answer(self, msg: Message,
-                      work: Awaitable[tuple[str, list[Any]] | None]) -> None:
+    async def _answer(self, msg: Message, work: Awaitable[tuple[str, list[Any]] | None]) -> None:
         try:
             result = await work
             reply = Message.new_method_return(msg, *(result or ("", [])))
@@ -572,24 +619,28 @@ class FakeBlueZ:
         interface = msg.body[0] if msg.body else ""
         props = obj.interfaces.get(interface)
         if props is None:
-            return Message.new_error(msg, "org.freedesktop.DBus.Error.InvalidArgs",
-                                     f"no interface {interface}")
+            return Message.new_error(
+                msg, "org.freedesktop.DBus.Error.InvalidArgs", f"no interface {interface}"
+            )
         if member == "GetAll":
             return Message.new_method_return(msg, "a{sv}", [props])
         if member == "Get" and len(msg.body) == 2:
             if msg.body[1] not in props:
-                return Message.new_error(msg, "org.freedesktop.DBus.Error.InvalidArgs",
-                                         f"no property {msg.body[1]}")
+                return Message.new_error(
+                    msg, "org.freedesktop.DBus.Error.InvalidArgs", f"no property {msg.body[1]}"
+                )
             return Message.new_method_return(msg, "v", [props[msg.body[1]]])
         if member == "Set" and len(msg.body) == 3:
             name, value = msg.body[1], msg.body[2]
             if name in ("Trusted", "Blocked", "Alias", "WakeAllowed") and interface == DEVICE:
                 self._set(obj.path, interface, **{name: value})
                 return Message.new_method_return(msg)
-            return Message.new_error(msg, "org.freedesktop.DBus.Error.PropertyReadOnly",
-                                     f"{name} is read-only here")
-        return Message.new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod",
-                                 f"{PROPERTIES}.{member}")
+            return Message.new_error(
+                msg, "org.freedesktop.DBus.Error.PropertyReadOnly", f"{name} is read-only here"
+            )
+        return Message.new_error(
+            msg, "org.freedesktop.DBus.Error.UnknownMethod", f"{PROPERTIES}.{member}"
+        )
 
     # Adapter1
 
@@ -630,7 +681,7 @@ class FakeBlueZ:
         """While discovering: each board that advertises (and passes the filter) is a device
         that is announced (InterfacesAdded) or seen again (PropertiesChanged RSSI)."""
         while True:
-            for control, radio in list(self._radios.items()):
+            for radio in list(self._radios.values()):
                 try:
                     info = await radio.info()
                 except _BlueZError:
@@ -643,8 +694,9 @@ class FakeBlueZ:
                 self._seen(adapter, radio, info, name, uuids)
             await asyncio.sleep(DISCOVERY_PERIOD)
 
-    def _seen(self, adapter: _Adapter, radio: _Radio, info: _Info, name: str | None,
-              uuids: list[str]) -> None:
+    def _seen(
+        self, adapter: _Adapter, radio: _Radio, info: _Info, name: str | None, uuids: list[str]
+    ) -> None:
         device = adapter.devices.get(radio.control)
         if device is None or device.address != info.address:
             if device is not None:
@@ -652,14 +704,21 @@ class FakeBlueZ:
             device = _Device(adapter, radio, _device_path(adapter, info.address), info.address)
             adapter.devices[radio.control] = device
             props = {
-                "Address": Variant("s", info.address), "AddressType": Variant("s", "random"),
+                "Address": Variant("s", info.address),
+                "AddressType": Variant("s", "random"),
                 "Alias": Variant("s", name or info.address.replace(":", "-")),
-                "Adapter": Variant("o", adapter.path), "UUIDs": Variant("as", uuids),
-                "Paired": Variant("b", False), "Bonded": Variant("b", False),
-                "Trusted": Variant("b", False), "Blocked": Variant("b", False),
-                "LegacyPairing": Variant("b", False), "Connected": Variant("b", False),
-                "ServicesResolved": Variant("b", False), "RSSI": Variant("n", self.rssi),
-                "ManufacturerData": Variant("a{qv}", {}), "ServiceData": Variant("a{sv}", {}),
+                "Adapter": Variant("o", adapter.path),
+                "UUIDs": Variant("as", uuids),
+                "Paired": Variant("b", False),
+                "Bonded": Variant("b", False),
+                "Trusted": Variant("b", False),
+                "Blocked": Variant("b", False),
+                "LegacyPairing": Variant("b", False),
+                "Connected": Variant("b", False),
+                "ServicesResolved": Variant("b", False),
+                "RSSI": Variant("n", self.rssi),
+                "ManufacturerData": Variant("a{qv}", {}),
+                "ServiceData": Variant("a{sv}", {}),
                 "AdvertisingFlags": Variant("ay", info.adv[2:3] if info.adv else b""),
                 "WakeAllowed": Variant("b", False),
             }
@@ -679,8 +738,7 @@ class FakeBlueZ:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + CONNECT_TIMEOUT
             while True:
-                words = await device.radio.request(
-                    f"ble-connect public {device.adapter.address}")
+                words = await device.radio.request(f"ble-connect public {device.adapter.address}")
                 if words[0] == "ok":
                     break
                 if words[:2] != ["error", "not-advertising"] or loop.time() > deadline:
@@ -718,20 +776,35 @@ class FakeBlueZ:
             if entry[0] == "S" and len(entry) == 3:
                 service_path = f"{device.path}/service{int(entry[2]):04x}"
                 device.services.append(service_path)
-                self._add_object(service_path, {SERVICE: {
-                    "UUID": Variant("s", entry[1]), "Device": Variant("o", device.path),
-                    "Primary": Variant("b", True), "Includes": Variant("ao", []),
-                }})
+                self._add_object(
+                    service_path,
+                    {
+                        SERVICE: {
+                            "UUID": Variant("s", entry[1]),
+                            "Device": Variant("o", device.path),
+                            "Primary": Variant("b", True),
+                            "Includes": Variant("ao", []),
+                        }
+                    },
+                )
             elif entry[0] == "C" and len(entry) == 4 and service_path:
                 value = int(entry[3])
                 flags = [name for bit, name in _FLAG_NAMES if int(entry[2]) & bit]
                 path = f"{service_path}/char{value - 1:04x}"
                 device.chars[path] = _Char(path, value, flags)
-                self._add_object(path, {CHARACTERISTIC: {
-                    "UUID": Variant("s", entry[1]), "Service": Variant("o", service_path),
-                    "Value": Variant("ay", b""), "Notifying": Variant("b", False),
-                    "Flags": Variant("as", flags), "MTU": Variant("q", device.mtu),
-                }})
+                self._add_object(
+                    path,
+                    {
+                        CHARACTERISTIC: {
+                            "UUID": Variant("s", entry[1]),
+                            "Service": Variant("o", service_path),
+                            "Value": Variant("ay", b""),
+                            "Notifying": Variant("b", False),
+                            "Flags": Variant("as", flags),
+                            "MTU": Variant("q", device.mtu),
+                        }
+                    },
+                )
 
     def _drop_connection(self, device: _Device) -> None:
         """The connection is gone (either side): GATT objects go, Connected turns false."""
@@ -776,7 +849,8 @@ class FakeBlueZ:
         elif "write" not in char.flags:
             raise _BlueZError("org.bluez.Error.NotPermitted", "Write not permitted")
         words = await device.radio.request(
-            f"ble-write {device.conn} {char.value_handle} {data.hex()}")
+            f"ble-write {device.conn} {char.value_handle} {data.hex()}"
+        )
         if words[0] != "ok":
             raise _BlueZError("org.bluez.Error.Failed", " ".join(words[2:]) or "write failed")
 
@@ -790,8 +864,7 @@ class FakeBlueZ:
         self._char(obj.path)
         self._set(obj.path, CHARACTERISTIC, Notifying=Variant("b", False))
 
-    _methods: dict[tuple[str, str],
-                   Callable[[FakeBlueZ, Message, _Object], Awaitable[Any]]] = {
+    _methods: dict[tuple[str, str], Callable[[FakeBlueZ, Message, _Object], Awaitable[Any]]] = {
         (ADAPTER, "SetDiscoveryFilter"): _set_discovery_filter,
         (ADAPTER, "StartDiscovery"): _start_discovery,
         (ADAPTER, "StopDiscovery"): _stop_discovery,
@@ -807,9 +880,11 @@ class FakeBlueZ:
 
 def _introspection(obj: _Object | None) -> str:
     interfaces = "".join(f'<interface name="{name}"/>' for name in (obj.interfaces if obj else {}))
-    return ("<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\" "
-            "\"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">"
-            f"<node>{interfaces}</node>")
+    return (
+        '<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN" '
+        '"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">'
+        f"<node>{interfaces}</node>"
+    )
 
 
 # --- everything at once ------------------------------------------------------------------------
@@ -826,8 +901,9 @@ class FakeBluetooth:
 
 
 @contextlib.contextmanager
-def fake_bluetooth(*, mtu: int = 23, adapters: tuple[str, ...] = DEFAULT_ADAPTERS,
-                   set_environ: bool = True) -> Iterator[FakeBluetooth]:
+def fake_bluetooth(
+    *, mtu: int = 23, adapters: tuple[str, ...] = DEFAULT_ADAPTERS, set_environ: bool = True
+) -> Iterator[FakeBluetooth]:
     """A private bus with the fake BlueZ on it and the bluetoothctl stub. With `set_environ`,
     ``DBUS_SYSTEM_BUS_ADDRESS`` and ``PATH`` of this process point at them until the end."""
     directory = Path(tempfile.mkdtemp(prefix="cribboard-bt-"))
@@ -835,8 +911,10 @@ def fake_bluetooth(*, mtu: int = 23, adapters: tuple[str, ...] = DEFAULT_ADAPTER
     try:
         bluetoothctl_stub(directory)
         with PrivateBus() as bus:
-            environ = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address,
-                       "PATH": f"{directory}{os.pathsep}{os.environ.get('PATH', '')}"}
+            environ = {
+                "DBUS_SYSTEM_BUS_ADDRESS": bus.address,
+                "PATH": f"{directory}{os.pathsep}{os.environ.get('PATH', '')}",
+            }
             if set_environ:
                 os.environ.update(environ)
             with FakeBlueZ(bus.address, adapters, mtu=mtu) as bluez:

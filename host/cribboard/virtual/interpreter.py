@@ -43,8 +43,7 @@ def find_micropython(explicit: str | os.PathLike[str] | None = None) -> str:
             return found
         source = "given" if explicit is not None else f"named by {ENV_MICROPYTHON}"
         raise MicroPythonNotFoundError(
-            f"micropython executable {source} not found or not executable: {named}. "
-            + INSTALL_HINT
+            f"micropython executable {source} not found or not executable: {named}. " + INSTALL_HINT
         )
     on_path = shutil.which("micropython")
     if on_path:

@@ -73,8 +73,15 @@ def _make_raw(fd: int, mark: bool = False) -> None:
     """Set a tty fully raw: no echo, no signals, no CR/NL translation either way."""
     attrs = termios.tcgetattr(fd)
     attrs[0] &= ~(
-        termios.IGNBRK | termios.BRKINT | termios.PARMRK | termios.ISTRIP
-        | termios.INLCR | termios.IGNCR | termios.ICRNL | termios.IXON | termios.IXOFF
+        termios.IGNBRK
+        | termios.BRKINT
+        | termios.PARMRK
+        | termios.ISTRIP
+        | termios.INLCR
+        | termios.IGNCR
+        | termios.ICRNL
+        | termios.IXON
+        | termios.IXOFF
     )
     attrs[1] &= ~termios.OPOST
     attrs[2] = (attrs[2] & ~(termios.CSIZE | termios.PARENB)) | termios.CS8

@@ -62,8 +62,12 @@ class SimRadio:
         address: the board's address (default: a new random static one).
     """
 
-    def __init__(self, send_board: Callable[[bytes], bool], push: Callable[[bytes], None],
-                 address: str | None = None) -> None:
+    def __init__(
+        self,
+        send_board: Callable[[bytes], bool],
+        push: Callable[[bytes], None],
+        address: str | None = None,
+    ) -> None:
         self._send_board = send_board
         self._push = push
         self.address = address or random_static_address()
@@ -142,10 +146,11 @@ class SimRadio:
         resp = self.resp.hex() if self.adv is not None and self.resp else "-"
         if self.adv is not None and not self.connectable:
             adv = "-"  # a central cannot connect: as good as not advertising, here
-        return (f"ble-info addr={self.address} type=random adv={adv} resp={resp} "
-                f"mtu={self.board_mtu} gatt={self.gatt or '-'} conns={len(self.conns)} "
-                f"notifications={self.notifications} longest={self.longest_notification}\n"
-                ).encode()
+        return (
+            f"ble-info addr={self.address} type=random adv={adv} resp={resp} "
+            f"mtu={self.board_mtu} gatt={self.gatt or '-'} conns={len(self.conns)} "
+            f"notifications={self.notifications} longest={self.longest_notification}\n"
+        ).encode()
 
     def _conn(self, text: str) -> int:
         conn = int(text)

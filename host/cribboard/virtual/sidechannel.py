@@ -315,4 +315,3 @@ class SideChannel:
         else:
             self.release(pin)
         return b"ok\n"
-
