@@ -20,7 +20,8 @@ from cribboard.discovery import known_usb_ids
 from cribboard.virtual.interpreter import find_micropython
 from cribcore import layout as L
 from cribcore import profiles as P
-from cribcore.render import DEFAULT_BUDGET_MA, MAX_BUDGET_MA, Renderer
+from cribcore.limits import MAX_BUDGET_MA
+from cribcore.render import DEFAULT_BUDGET_MA, Renderer
 from cribfw.panel import PLAYER_KEYS
 
 ROOT = Path(__file__).resolve().parents[1]

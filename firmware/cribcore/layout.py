@@ -39,8 +39,6 @@ HOLES = const(121)
 LAP_2P = const(60)
 LAP_3P = const(30)
 OFF_BOARD = const(-1)
-MAX_PLAYERS = const(3)
-TARGETS = (61, 121)
 
 # Physical geometry in millimetres (origin: the board's top-left corner). Sized for 5 mm
 # through-hole addressable LEDs seated in drilled holes; the hardware folder explains why.

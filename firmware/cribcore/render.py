@@ -85,7 +85,6 @@ DEFAULT_BUDGET_MA = const(400)
 DEFAULT_MA_PER_LED = const(55)  # a WS2812B at full white
 DEFAULT_IDLE_MA = const(1)
 DEFAULT_BRIGHTNESS = const(128)
-MAX_BUDGET_MA = const(10000)
 
 
 class Renderer:

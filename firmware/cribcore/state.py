@@ -19,9 +19,9 @@ except ImportError:  # CPython
 
 from array import array
 
-from cribcore.layout import MAX_PLAYERS, TARGETS, lap_length, skunk_lines
+from cribcore.layout import lap_length, skunk_lines
+from cribcore.limits import MAX_PLAYERS, MAX_POINTS, PLAYER_COUNTS, TARGETS
 
-MAX_POINTS = const(29)  # the most one hand, crib or pegging card can score
 UNDO_DEPTH = const(64)  # moves kept for undo: several whole deals
 NO_WINNER = const(-1)
 
@@ -271,7 +271,7 @@ class Board:
 
 
 def _check_players(players):
-    if players not in (2, 3):
+    if players not in PLAYER_COUNTS:
         raise BoardError("bad_players", "players must be 2 (or two partnerships) or 3")
 
 

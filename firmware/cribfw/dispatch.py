@@ -16,7 +16,7 @@ except ImportError:  # CPython
 
 from cribcore import protocol as P
 from cribcore.layout import HOLES
-from cribcore.render import MAX_BUDGET_MA
+from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA
 from cribcore.state import BoardError
 from cribfw.admission import Admission
 
@@ -230,7 +230,7 @@ class Dispatcher:
             self._arity(req, 0, 1)
             if req.argc:
                 value = self._arg(req, 0, 0)
-                if value < 0 or value > 255:
+                if value < 0 or value > MAX_BRIGHTNESS:
                     raise BoardError("bad_value", "brightness must be 0..255")
                 if value != self.renderer.brightness:
                     self.renderer.brightness = value
@@ -240,7 +240,7 @@ class Dispatcher:
             self._arity(req, 0, 1)
             if req.argc:
                 value = self._arg(req, 0, 0)
-                if value < 150 or value > MAX_BUDGET_MA:
+                if value < MIN_BUDGET_MA or value > MAX_BUDGET_MA:
                     raise BoardError("bad_value", "budget must be 150..10000 mA")
                 if value != self.renderer.budget_ma:
                     self.renderer.budget_ma = value

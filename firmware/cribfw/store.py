@@ -79,8 +79,7 @@ try:
 except ImportError:  # a MicroPython build without binascii.crc32
     from zlib import crc32  # type: ignore[no-redef]
 
-from cribcore.layout import TARGETS
-from cribcore.render import MAX_BUDGET_MA
+from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA, TARGETS
 from cribfw.clock import ticks_diff, ticks_ms
 
 QUIET_MS = const(1000)
@@ -98,7 +97,6 @@ _BUDGET = const(16)
 _UNDO = const(17)
 _ROW = const(14)  # cribcore.state.SNAPSHOT_LEN
 _MAX_RECORD = const(1844)  # _HEADER + 2 * (_FIXED + 64 * _ROW) + 4: a full undo ring (UNDO_DEPTH)
-_MIN_BUDGET = const(150)  # the dispatcher's lower bound
 
 
 def encode(board, renderer, seq):
@@ -163,8 +161,8 @@ def decode(data):
             fixed[_UNDO] != count
             or not _sane(fixed, _FRONT)
             or fixed[5] not in (0, 1)
-            or not 0 <= fixed[_BRIGHT] <= 255
-            or not _MIN_BUDGET <= fixed[_BUDGET] <= MAX_BUDGET_MA
+            or not 0 <= fixed[_BRIGHT] <= MAX_BRIGHTNESS
+            or not MIN_BUDGET_MA <= fixed[_BUDGET] <= MAX_BUDGET_MA
         ):
             return BAD
         rows = []

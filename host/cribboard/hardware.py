@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cribcore import layout as L
+from cribcore import limits
 from cribcore import render as R
 from cribcore.profiles import PROFILES, Profile
 from cribcore.state import Board, BoardError
@@ -898,7 +899,7 @@ def _states() -> Iterator[tuple[Board, int, str]]:
     pulse_peak = R.PULSE_MS // 2
     keys = (0, 1, 2, 29, 30, 31, 32, 59, 60, 61, 62, 89, 90, 91, 92, 119, 120, 121)
     for players in (2, 3):
-        for target in L.TARGETS:
+        for target in limits.TARGETS:
             scores = range(target + 1) if players == 2 else [k for k in keys if k <= target]
             count_sets = (
                 [(1, 1), (29, 29)] if players == 2 else list(itertools.product((1, 29), repeat=3))
@@ -956,7 +957,7 @@ def power_figures() -> PowerFigures:
         return int(r.estimated_ma), int(r.scale)
 
     default_ma, default_scale = shown(R.DEFAULT_BRIGHTNESS, budget)
-    full_natural, _ = shown(255, R.MAX_BUDGET_MA)
+    full_natural, _ = shown(limits.MAX_BRIGHTNESS, limits.MAX_BUDGET_MA)
     full_ma, full_scale = shown(255, budget)
     white = R.Renderer(NullPixels(), budget_ma=budget, brightness=255)
     white.frame[:] = bytes([255] * (3 * L.HOLES))

@@ -4,7 +4,7 @@ import os
 import struct
 import sys
 
-from cribcore.layout import MAX_PLAYERS
+from cribcore.limits import MAX_PLAYERS
 from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, Board
 from cribfw.store import BAD, OTHER_VERSION, Store, apply, decode, encode
 

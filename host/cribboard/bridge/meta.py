@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from cribboard.terminal import PLAYER_NAMES
-from cribcore import layout, protocol, render
+from cribcore import layout, limits, protocol, render
 
 
 def _hex(rgb: tuple[int, int, int]) -> str:
@@ -37,13 +37,13 @@ def layout_json() -> dict[str, Any]:
         "hole_diameter_mm": layout.LED_HOLE_DIAMETER_MM,
         "holes": holes,
         "win_hole": layout.WIN_HOLE,
-        "targets": list(layout.TARGETS),
+        "targets": list(limits.TARGETS),
         # tracks[players][player]: hole ids of track positions 1, 2, ... (one lap)
         "tracks": {str(n): [list(layout.track(n, p)) for p in range(n)] for n in (2, 3)},
-        "skunk_lines": {str(t): list(layout.skunk_lines(t)) for t in layout.TARGETS},
+        "skunk_lines": {str(t): list(layout.skunk_lines(t)) for t in limits.TARGETS},
         "players": [
             {"name": PLAYER_NAMES[p], "color": _hex(render.FRONT_RGB[p])}
-            for p in range(layout.MAX_PLAYERS)
+            for p in range(limits.MAX_PLAYERS)
         ],
     }
 
