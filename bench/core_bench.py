@@ -52,7 +52,7 @@ from mp_no_alloc import busy_board  # noqa: E402
 
 from cribcore.layout import HOLES  # noqa: E402  (after the import figures)
 from cribcore.render import Renderer  # noqa: E402
-from cribcore.state import NO_WINNER, Board  # noqa: E402
+from cribcore.state import NO_WINNER, GameState  # noqa: E402
 
 
 def measure_objects():
@@ -127,7 +127,7 @@ def measure_frames(board, renderer, n):
 
 
 def measure_scores(n):
-    board = Board()
+    board = GameState()
     t_peg = samples(n)
     t_undo = samples(n // UNDO_EVERY + 1)
     undos = 0
@@ -154,7 +154,7 @@ def measure_scores(n):
 
 
 def alloc_loop_baseline(n):
-    board = Board()
+    board = GameState()
     gc.collect()
     gc.disable()
     a = mem_alloc()
@@ -181,7 +181,7 @@ def measure_alloc_frames(board, renderer, n):
 
 
 def measure_alloc_scores(n):
-    board = Board()
+    board = GameState()
     base = alloc_loop_baseline(n)
     gc.collect()
     gc.disable()

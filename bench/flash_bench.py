@@ -87,13 +87,13 @@ class Table:
     """A board, its settings and the store, on a fake clock in ms."""
 
     def __init__(self, store):
-        from cribcore.state import Board
+        from cribcore.state import GameState
 
         class Settings:
             brightness = 128
             budget_ma = 400
 
-        self.board = Board()
+        self.board = GameState()
         self.settings = Settings()
         self.store = store
         self.now = 0

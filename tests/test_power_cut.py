@@ -39,7 +39,7 @@ import serial
 
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import protocol
-from cribcore.state import Board, BoardError
+from cribcore.state import GameError, GameState
 from cribfw.store import apply, decode, encode
 
 QUIET_MS = 60
@@ -60,7 +60,7 @@ class Settings:
 
 @dataclass
 class Model:
-    board: Board
+    board: GameState
     settings: Settings
 
     def record(self) -> bytes:
@@ -97,7 +97,7 @@ class Model:
 def model_from(record: bytes) -> Model:
     rec = decode(record)
     assert not isinstance(rec, int), "a record the test made does not decode"
-    m = Model(Board(), Settings())
+    m = Model(GameState(), Settings())
     apply(rec, m.board, m.settings)
     return m
 
@@ -243,7 +243,7 @@ def choose(rng: random.Random, m: Model) -> tuple[bytes, object]:
             back = b.front[p]
             try:
                 m.clone().board.set_pegs(p, front, back)
-            except BoardError:
+            except GameError:
                 continue
             return b"set %d %d %d" % (p, front, back), lambda x: x.board.set_pegs(p, front, back)
         if roll < 0.91:
@@ -297,7 +297,7 @@ def run_cuts(
 ) -> None:
     reply, _ = link.exchange(b"hello")
     assert reply.fields.get("store") == "fresh", reply.fields  # a new flash image
-    models = [Model(Board(), Settings())]
+    models = [Model(GameState(), Settings())]
     history = [Entry(models[0].key(), {models[0].record()})]
     last_reply = time.monotonic()
     pid = int(sim.info()["pid"])
@@ -354,7 +354,7 @@ def run_cuts(
             try:
                 for m in after:
                     inflight[1](m)  # type: ignore[operator]
-            except BoardError:
+            except GameError:
                 after = []
             if after and after[0].key() != history[-1].key:
                 history.append(Entry(after[0].key(), {m.record() for m in after}))
@@ -409,10 +409,10 @@ def check_restored(
     )
     if source in FRESH_SOURCES:
         assert not certain, "a fresh game although a state was committed: " + context
-        assert got == Model(Board(), Settings()).key(), context
+        assert got == Model(GameState(), Settings()).key(), context
         tally.newest += got == history[-1].key
         tally.older += got != history[-1].key
-        return [Model(Board(), Settings())]
+        return [Model(GameState(), Settings())]
     assert source in ("saved", "backup"), "unexpected store source: " + context
     if source == "saved":
         lower = certain[-1] if certain else 1

@@ -1,4 +1,4 @@
-# Board state: the game the board shows. Pure logic, no hardware; runs on MicroPython and CPython.
+# The game state: what the board shows. Pure logic, no hardware; runs on MicroPython and CPython.
 #
 # Each player has a front peg (the score) and a back peg (the previous score). Scoring n points
 # leapfrogs: the back peg jumps to front + n and becomes the new front. The game ends the moment a
@@ -7,7 +7,7 @@
 # snapshots, so undo needs no allocation and also reverses a new game started by mistake.
 #
 # Scoring and snapshotting allocate nothing on the MicroPython heap (tests prove it with
-# micropython.heap_lock()); errors raise BoardError, and a rejected operation changes nothing.
+# micropython.heap_lock()); errors raise GameError, and a rejected operation changes nothing.
 
 try:
     from micropython import const
@@ -43,7 +43,7 @@ _S_GAMES = const(11)
 SNAPSHOT_LEN = const(14)
 
 
-class BoardError(Exception):
+class GameError(Exception):
     """A rejected operation. `code` is stable (the protocol sends it); the text explains."""
 
     def __init__(self, code, text):
@@ -52,7 +52,7 @@ class BoardError(Exception):
         self.text = text
 
 
-class Board:
+class GameState:
     def __init__(self, players=2, target=121, skunk_double=False):
         _check_players(players)
         _check_target(target)
@@ -99,9 +99,9 @@ class Board:
         """Score `points` (1..29) for `player`: the back peg leapfrogs the front peg."""
         self._check_player(player)
         if not isinstance(points, int) or points < 1 or points > MAX_POINTS:
-            raise BoardError("bad_points", "points must be 1..29")
+            raise GameError("bad_points", "points must be 1..29")
         if self.winner != NO_WINNER:
-            raise BoardError("game_over", "the game is over: start a new game or undo")
+            raise GameError("game_over", "the game is over: start a new game or undo")
         self._save_snapshot()
         front = self.front[player]
         self.back[player] = front
@@ -114,13 +114,13 @@ class Board:
         """Place a player's pegs directly (a host correcting a mistake)."""
         self._check_player(player)
         if not (isinstance(front, int) and isinstance(back, int)):
-            raise BoardError("bad_pegs", "pegs must be whole numbers")
+            raise GameError("bad_pegs", "pegs must be whole numbers")
         if back < 0 or back > front or front > self.target or back >= self.target:
-            raise BoardError("bad_pegs", "need 0 <= back <= front <= target, back < target")
+            raise GameError("bad_pegs", "need 0 <= back <= front <= target, back < target")
         if back > 0 and front - back >= lap_length(self.players):
-            raise BoardError("bad_pegs", "pegs must be less than a lap apart")
+            raise GameError("bad_pegs", "pegs must be less than a lap apart")
         if front == self.target and self.winner != NO_WINNER and self.winner != player:
-            raise BoardError("game_over", "another player has already won")
+            raise GameError("game_over", "another player has already won")
         self._save_snapshot()
         self.front[player] = front
         self.back[player] = back
@@ -143,9 +143,9 @@ class Board:
         """Preview a count on the board before it is committed (0 clears it). Not undoable."""
         self._check_player(player)
         if not isinstance(points, int) or points < 0 or points > MAX_POINTS:
-            raise BoardError("bad_points", "pending points must be 0..29")
+            raise GameError("bad_points", "pending points must be 0..29")
         if points and self.winner != NO_WINNER:
-            raise BoardError("game_over", "the game is over")
+            raise GameError("game_over", "the game is over")
         if self.pending[player] != points:
             self.pending[player] = points
             self.rev += 1
@@ -191,9 +191,9 @@ class Board:
         self.rev += 1
 
     def undo(self):
-        """Reverse the last change; BoardError('nothing_to_undo') when history is empty."""
+        """Reverse the last change; GameError('nothing_to_undo') when history is empty."""
         if self.undo_count == 0:
-            raise BoardError("nothing_to_undo", "nothing to undo")
+            raise GameError("nothing_to_undo", "nothing to undo")
         self._undo_top = (self._undo_top - 1) % UNDO_DEPTH
         self.undo_count -= 1
         snap = self._undo
@@ -225,7 +225,7 @@ class Board:
         rows = rows[-UNDO_DEPTH:]
         for i in range(len(rows)):
             if len(rows[i]) != SNAPSHOT_LEN:
-                raise BoardError("bad_value", "undo row has the wrong length")
+                raise GameError("bad_value", "undo row has the wrong length")
             for j in range(SNAPSHOT_LEN):
                 self._undo[i * SNAPSHOT_LEN + j] = rows[i][j]
         self.undo_count = len(rows)
@@ -235,7 +235,7 @@ class Board:
 
     def _check_player(self, player):
         if not isinstance(player, int) or player < 0 or player >= self.players:
-            raise BoardError("bad_player", "no such player")
+            raise GameError("bad_player", "no such player")
 
     def _save_snapshot(self):
         snap = self._undo
@@ -272,9 +272,9 @@ class Board:
 
 def _check_players(players):
     if players not in PLAYER_COUNTS:
-        raise BoardError("bad_players", "players must be 2 (or two partnerships) or 3")
+        raise GameError("bad_players", "players must be 2 (or two partnerships) or 3")
 
 
 def _check_target(target):
     if target not in TARGETS:
-        raise BoardError("bad_target", "target must be 61 or 121")
+        raise GameError("bad_target", "target must be 61 or 121")

@@ -5,7 +5,7 @@ import sys
 
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
-from cribcore.state import Board
+from cribcore.state import GameState
 from cribfw.buttons import Button
 from cribfw.dispatch import Dispatcher
 from cribfw.panel import Panel
@@ -24,7 +24,7 @@ class App:
 
     def __init__(self, pixels, stdin, stdout, profile, buttons=None):
         self.profile = profile
-        self.board = Board()
+        self.board = GameState()
         self.renderer = Renderer(pixels, budget_ma=profile.budget_ma)
         self.dispatcher = Dispatcher(self.board, self.renderer, profile.name, FIRMWARE_VERSION)
         self.usb = UsbLink(stdin, stdout, self.dispatcher)

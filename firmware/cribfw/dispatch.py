@@ -17,7 +17,7 @@ except ImportError:  # CPython
 from cribcore import protocol as P
 from cribcore.layout import HOLES
 from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA
-from cribcore.state import BoardError
+from cribcore.state import GameError
 from cribfw.admission import Admission
 
 RECENT = const(8)  # replies remembered per link for resent requests
@@ -161,18 +161,18 @@ class Dispatcher:
     def _execute(self, req, out):
         try:
             self._apply(req, out)
-        except BoardError as err:
+        except GameError as err:
             P.write_error(out, req, err.code.encode(), err.text.encode())
 
     def _arg(self, req, i, default):
         value = req.int_arg(i, default)
         if value is None:
-            raise BoardError("bad_arg", "expected a number")
+            raise GameError("bad_arg", "expected a number")
         return value
 
     def _arity(self, req, low, high):
         if req.argc < low or req.argc > high:
-            raise BoardError("bad_arg", "wrong number of arguments")
+            raise GameError("bad_arg", "wrong number of arguments")
 
     def _apply(self, req, out):
         board = self.board
@@ -185,7 +185,7 @@ class Dispatcher:
             self._arity(req, 2, 3)
             player = self._arg(req, 0, 0)
             if player < 0 or player >= board.players:
-                raise BoardError("bad_player", "no such player")
+                raise GameError("bad_player", "no such player")
             board.set_pegs(player, self._arg(req, 1, 0), self._arg(req, 2, board.back[player]))
             self._ok_rev(req, out)
         elif verb == P.V_UNDO:
@@ -231,7 +231,7 @@ class Dispatcher:
             if req.argc:
                 value = self._arg(req, 0, 0)
                 if value < 0 or value > MAX_BRIGHTNESS:
-                    raise BoardError("bad_value", "brightness must be 0..255")
+                    raise GameError("bad_value", "brightness must be 0..255")
                 if value != self.renderer.brightness:
                     self.renderer.brightness = value
                     self.settings_rev += 1
@@ -241,7 +241,7 @@ class Dispatcher:
             if req.argc:
                 value = self._arg(req, 0, 0)
                 if value < MIN_BUDGET_MA or value > MAX_BUDGET_MA:
-                    raise BoardError("bad_value", "budget must be 150..10000 mA")
+                    raise GameError("bad_value", "budget must be 150..10000 mA")
                 if value != self.renderer.budget_ma:
                     self.renderer.budget_ma = value
                     self.settings_rev += 1
@@ -277,10 +277,10 @@ class Dispatcher:
         elif word == P.W_X2 and req.argc == 2:
             value = self._arg(req, 1, 0)
             if value not in (0, 1):
-                raise BoardError("bad_value", "x2 takes 0 or 1")
+                raise GameError("bad_value", "x2 takes 0 or 1")
             board.set_skunk_double(value)
         else:
-            raise BoardError("bad_arg", "games [clear | x2 0|1]")
+            raise GameError("bad_arg", "games [clear | x2 0|1]")
         P.begin_reply(out, req, True)
         out.key(b"g")
         out.numbers(board.games, board.players)
@@ -296,12 +296,12 @@ class Dispatcher:
         elif word == P.W_OPEN and req.argc == 2:
             value = self._arg(req, 1, 0)
             if value not in (0, 1):
-                raise BoardError("bad_value", "open takes 0 or 1")
+                raise GameError("bad_value", "open takes 0 or 1")
             admission.set_open(value)
         elif word == P.W_CLEAR and req.argc == 1:
             admission.clear(self.links)
         else:
-            raise BoardError("bad_arg", "admit [open 0|1 | clear]")
+            raise GameError("bad_arg", "admit [open 0|1 | clear]")
         P.begin_reply(out, req, True)
         self._admission_fields(out, self._link)
         out.end()

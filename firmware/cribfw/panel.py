@@ -17,7 +17,7 @@
 # Admission (cribfw/admission.py): while a Bluetooth device that was refused waits, a tap of deal
 # admits it instead of doing its usual action; the panel asks `admission.take_tap(now)` first.
 
-from cribcore.state import MAX_POINTS, BoardError
+from cribcore.state import MAX_POINTS, GameError
 from cribfw import buttons as B
 from cribfw.clock import ticks_diff
 
@@ -159,7 +159,7 @@ class Panel:
         try:
             action(*args)
             return True
-        except BoardError:
+        except GameError:
             return False
 
     def _report(self, button, event):

@@ -10,7 +10,7 @@
 #   8  u32 seq         +1 on every save: the newest valid file wins at boot
 #   12 body            18 int16s: players target dealer winner award x2 front[3] back[3] games[3]
 #                      brightness budget_ma undo_count; then the undo rows, 14 int16s each, oldest
-#                      first (Board.undo_rows(): state.py's snapshot layout)
+#                      first (GameState.undo_rows(): state.py's snapshot layout)
 #   .. u32 crc32       binascii.crc32 of everything before it
 # Where the state came from at boot, Store.source (the hello's `store=` field, so a reset is never
 # silent): "saved" (the last save), "backup" (the last save was unreadable: the one before it),

@@ -31,7 +31,7 @@ from cribcore import layout as L
 from cribcore import limits
 from cribcore import render as R
 from cribcore.profiles import PROFILES, Profile
-from cribcore.state import Board, BoardError
+from cribcore.state import GameError, GameState
 
 # --- the chips and boards ----------------------------------------------------------------------
 
@@ -891,7 +891,7 @@ class PowerFigures:
     white_ma: int  # ... through the default limiter
 
 
-def _states() -> Iterator[tuple[Board, int, str]]:
+def _states() -> Iterator[tuple[GameState, int, str]]:
     """Game states that can be reached, with an animation time: a broad search for the brightest
     frame. Two players: every pair of scores. Three players: every combination of scores near
     the lap and skunk lines. Back pegs one or 29 behind; counts of 1 or 29 pending (every mix
@@ -906,12 +906,12 @@ def _states() -> Iterator[tuple[Board, int, str]]:
             )
             for fronts in itertools.product(scores, repeat=players):
                 for gap in (1, 29):
-                    board = Board(players, target)
+                    board = GameState(players, target)
                     try:
                         for p, front in enumerate(fronts):
                             if front:
                                 board.set_pegs(p, front, max(0, front - gap))
-                    except BoardError:
+                    except GameError:
                         continue
                     text = (
                         f"{players} players, {target} game, scores "
@@ -936,13 +936,13 @@ def power_figures() -> PowerFigures:
     """The power budget, computed with the firmware's own renderer and limiter."""
     budget = PROFILES["pico2w"].budget_ma
     renderer = R.Renderer(NullPixels(), budget_ma=budget)
-    best_sum, best_board, best_t, best_text = -1, Board(), 0, ""
+    best_sum, best_board, best_t, best_text = -1, GameState(), 0, ""
     for board, t, text in _states():
         renderer.draw(board, t)
         total = sum(renderer.frame)
         if total > best_sum:
             best_sum, best_t, best_text = total, t, text
-            best_board = Board(board.players, board.target)  # a copy: the search reuses boards
+            best_board = GameState(board.players, board.target)  # a copy: the search reuses boards
             for p in range(board.players):
                 if board.front[p]:
                     best_board.set_pegs(p, board.front[p], board.back[p])
@@ -1062,10 +1062,10 @@ _PNG_MARGIN_MM = 10
 _SUPERSAMPLE = 2
 
 
-def sample_game() -> Board:
+def sample_game() -> GameState:
     """The game the picture shows: orange on its second lap (the home-stretch glow), blue
     trailing behind the double-skunk line, orange dealing."""
-    board = Board(2, 121)
+    board = GameState(2, 121)
     board.set_pegs(0, 37, 31)
     board.set_pegs(1, 72, 64)
     board.set_dealer(1)

@@ -3,15 +3,15 @@
 
 
 def raises(code, func, *args):
-    """Assert that func(*args) raises BoardError with `code`; return the error."""
-    from cribcore.state import BoardError
+    """Assert that func(*args) raises GameError with `code`; return the error."""
+    from cribcore.state import GameError
 
     try:
         func(*args)
-    except BoardError as err:
+    except GameError as err:
         assert err.code == code, "expected %s, got %s" % (code, err.code)
         return err
-    raise AssertionError("expected BoardError %s" % code)
+    raise AssertionError("expected GameError %s" % code)
 
 
 class FakePixels:

@@ -4,11 +4,11 @@ from checks import FakePixels
 
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
-from cribcore.state import Board
+from cribcore.state import GameState
 
 
 def busy_board():
-    b = Board()
+    b = GameState()
     b.set_pegs(0, 100, 90)  # second lap: the whole track glows, both skunk lines showing
     b.set_pegs(1, 50, 45)
     b.set_pending(1, 7)  # blinking preview
@@ -34,7 +34,7 @@ def test_render_allocates_nothing():
 
 
 def test_score_and_undo_allocate_nothing():
-    b = Board()
+    b = GameState()
     b.peg(0, 1)
     micropython.heap_lock()
     try:

@@ -447,9 +447,9 @@ def test_a_tap_of_deal_admits_instead_of_its_usual_action():
 
     admission = Admission()
     deal = Pin()
-    from cribcore.state import Board
+    from cribcore.state import GameState
 
-    board = Board()
+    board = GameState()
     panel = Panel(board, {"deal": Button(deal)}, None, admission)
     link = Link()
     now = 1000
@@ -480,9 +480,9 @@ def test_the_win_hole_calls_while_a_device_waits_and_drawing_allocates_nothing()
 
     from cribcore.layout import WIN_HOLE
     from cribcore.render import CALL_FLASH_MS, Renderer
-    from cribcore.state import Board
+    from cribcore.state import GameState
 
-    board = Board()
+    board = GameState()
     renderer = Renderer(FakePixels(HOLES))
     renderer.calling = True
     at = 3 * WIN_HOLE

@@ -5,7 +5,7 @@ from decode import decode_player, holes_from_pixels
 
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
-from cribcore.state import Board
+from cribcore.state import GameState
 
 
 def reachable(target):
@@ -30,7 +30,7 @@ def check_game(players, target):
             for front, back in reachable(target):
                 if other_pegs[0] == target and front == target:
                     continue  # only one player can win
-                board = Board(players=players, target=target)
+                board = GameState(players=players, target=target)
                 board.set_pegs(other, other_pegs[0], other_pegs[1])
                 board.set_pegs(player, front, back)
                 board.set_dealer(player)

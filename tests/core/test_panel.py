@@ -1,6 +1,6 @@
 # Buttons and the pegging panel, with fake pins and a fake clock: run under CPython (pytest) and
 # MicroPython (mprun.py).
-from cribcore.state import Board
+from cribcore.state import GameState
 from cribfw import buttons as B
 from cribfw.buttons import Button
 from cribfw.panel import Panel
@@ -20,7 +20,7 @@ class FakePin:
 
 class Rig:
     def __init__(self, board=None, names=("A+", "A-", "B+", "B-", "C+", "C-", "deal")):
-        self.board = board or Board()
+        self.board = board or GameState()
         self.pins = {}
         buttons = {}
         for name in names:

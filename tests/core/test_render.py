@@ -13,7 +13,7 @@ from cribcore.render import (
     PREVIEW,
     Renderer,
 )
-from cribcore.state import Board
+from cribcore.state import GameState
 
 
 def rgb_at(renderer, hole):
@@ -37,7 +37,7 @@ def make():
 
 def test_start_shows_only_the_dealer_lamp():
     r, pixels = make()
-    b = Board()
+    b = GameState()
     r.render(b)
     assert lit(r) == [WIN_HOLE]
     assert rgb_at(r, WIN_HOLE) == colour(0, GLOW)
@@ -49,7 +49,7 @@ def test_start_shows_only_the_dealer_lamp():
 
 def test_front_and_back_pegs_and_players_distinct():
     r, _ = make()
-    b = Board()
+    b = GameState()
     b.peg(0, 5)
     b.peg(0, 7)
     b.peg(1, 9)
@@ -68,7 +68,7 @@ def test_front_and_back_pegs_and_players_distinct():
 
 def test_second_lap_glows_the_whole_track():
     r, _ = make()
-    b = Board()
+    b = GameState()
     b.set_pegs(0, 58, 50)
     r.render(b)
     assert rgb_at(r, TRACK_2P[0][10]) == (0, 0, 0)
@@ -82,7 +82,7 @@ def test_second_lap_glows_the_whole_track():
 
 def test_skunk_lines_where_they_matter():
     r, _ = make()
-    b = Board()
+    b = GameState()
     b.set_pegs(0, 80, 70)
     b.set_pegs(1, 40, 30)
     r.render(b)
@@ -101,7 +101,7 @@ def test_skunk_lines_where_they_matter():
 
 def test_pending_count_blinks():
     r, _ = make()
-    b = Board()
+    b = GameState()
     b.peg(0, 10)
     b.set_pending(0, 6)
     r.render(b, 0)
@@ -117,7 +117,7 @@ def test_pending_count_blinks():
 
 def test_win_hole_pulses_in_the_winners_colour():
     r, _ = make()
-    b = Board()
+    b = GameState()
     b.set_pegs(1, 119, 110)
     b.peg(1, 3)
     seen = set()
@@ -133,7 +133,7 @@ def test_win_hole_pulses_in_the_winners_colour():
 def test_output_is_grb_in_chain_order_with_brightness():
     r, pixels = make()
     r.brightness = 255
-    b = Board()
+    b = GameState()
     b.peg(1, 1)  # player 1, score 1: row 3 column 0 -> LED 119
     r.render(b)
     assert LED_OF_HOLE[3 * COLS] == 119
@@ -147,7 +147,7 @@ def test_output_is_grb_in_chain_order_with_brightness():
 def test_rgbw_pixels():
     pixels = FakePixels(HOLES, bpp=4)
     r = Renderer(pixels, brightness=255)
-    b = Board()
+    b = GameState()
     b.peg(0, 1)
     r.render(b)
     assert pixels.buf[0:4] == bytearray((90, 0, 255, 0))
@@ -165,7 +165,7 @@ def test_current_limiter_keeps_within_budget():
     assert total * 55 // 765 + HOLES <= 200
     # the default budget never limits a game frame at default brightness
     r2 = Renderer(FakePixels(HOLES))
-    b = Board()
+    b = GameState()
     b.set_pegs(0, 120, 91)
     b.set_pegs(1, 119, 90)
     r2.render(b)
@@ -176,7 +176,7 @@ def test_current_limiter_keeps_within_budget():
 def test_budget_below_idle_draw_turns_leds_off():
     pixels = FakePixels(HOLES)
     r = Renderer(pixels, budget_ma=50)
-    b = Board()
+    b = GameState()
     b.peg(0, 3)
     r.render(b)
     assert r.scale == 0 and sum(pixels.buf) == 0
@@ -196,7 +196,7 @@ def test_generic_pixels_without_buf():
 
     plain = Plain()
     r = Renderer(plain, brightness=255)
-    b = Board()
+    b = GameState()
     b.peg(0, 2)
     r.render(b)
     assert plain.written
@@ -205,7 +205,7 @@ def test_generic_pixels_without_buf():
 
 def test_three_player_lap_gauge():
     r, _ = make()
-    b = Board(players=3)
+    b = GameState(players=3)
     b.set_pegs(2, 65, 60)  # lap three of 30-hole laps
     r.render(b)
     from cribcore.layout import lap_gauge_hole

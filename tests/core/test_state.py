@@ -8,12 +8,12 @@ from cribcore.state import (
     SKUNK,
     UNDO_DEPTH,
     WON,
-    Board,
+    GameState,
 )
 
 
 def test_leapfrog():
-    b = Board()
+    b = GameState()
     assert (b.front[0], b.back[0]) == (0, 0)
     b.peg(0, 5)
     assert (b.front[0], b.back[0]) == (5, 0)
@@ -25,7 +25,7 @@ def test_leapfrog():
 
 
 def test_rev_bumps_on_every_change():
-    b = Board()
+    b = GameState()
     r = b.rev
     b.peg(1, 2)
     assert b.rev == r + 1
@@ -36,7 +36,7 @@ def test_rev_bumps_on_every_change():
 
 
 def test_game_ends_at_target_and_peg_stops_in_win_hole():
-    b = Board(target=61)
+    b = GameState(target=61)
     b.set_pegs(0, 55, 50)
     b.peg(0, 10)
     assert b.front[0] == 61 and b.back[0] == 55
@@ -50,7 +50,7 @@ def test_game_ends_at_target_and_peg_stops_in_win_hole():
 
 def test_skunk_classification_121():
     for loser, expected in ((90, SKUNK), (91, WON), (60, DOUBLE_SKUNK), (61, SKUNK)):
-        b = Board()
+        b = GameState()
         b.set_pegs(1, loser, loser - 5)
         b.set_pegs(0, 119, 110)
         b.peg(0, 2)
@@ -58,7 +58,7 @@ def test_skunk_classification_121():
 
 
 def test_skunk_counts_double_as_an_option():
-    b = Board(skunk_double=True)
+    b = GameState(skunk_double=True)
     b.set_pegs(0, 119, 110)
     b.peg(0, 4)
     assert b.result() == DOUBLE_SKUNK
@@ -71,7 +71,7 @@ def test_skunk_counts_double_as_an_option():
 
 
 def test_invalid_operations_change_nothing():
-    b = Board()
+    b = GameState()
     b.peg(0, 7)
     before = (list(b.front), list(b.back), b.rev, b.undo_count)
     raises("bad_points", b.peg, 0, -1)
@@ -89,7 +89,7 @@ def test_invalid_operations_change_nothing():
 
 
 def test_undo_whole_deals():
-    b = Board()
+    b = GameState()
     history = []
     for i in range(40):
         history.append((b.front[i % 2], b.back[i % 2]))
@@ -101,7 +101,7 @@ def test_undo_whole_deals():
 
 
 def test_undo_depth_is_bounded():
-    b = Board(target=121)
+    b = GameState(target=121)
     for i in range(UNDO_DEPTH + 10):
         b.peg(i % 2, 1)
     for _ in range(UNDO_DEPTH):
@@ -111,7 +111,7 @@ def test_undo_depth_is_bounded():
 
 
 def test_set_pegs_out_of_the_win_hole_takes_the_win_back():
-    b = Board()
+    b = GameState()
     b.set_pegs(0, 120, 100)
     b.peg(0, 5)
     assert b.winner == 0 and b.games[0] == 1
@@ -122,7 +122,7 @@ def test_set_pegs_out_of_the_win_hole_takes_the_win_back():
 
 
 def test_new_game_keeps_games_and_loser_deals():
-    b = Board()
+    b = GameState()
     b.set_dealer(0)
     b.set_pegs(1, 120, 115)
     b.peg(1, 1)
@@ -135,7 +135,7 @@ def test_new_game_keeps_games_and_loser_deals():
 
 
 def test_dealer_rotation_and_three_players():
-    b = Board(players=3)
+    b = GameState(players=3)
     assert b.dealer == 0
     b.next_dealer()
     b.next_dealer()
@@ -152,11 +152,11 @@ def test_dealer_rotation_and_three_players():
 
 
 def test_undo_history_round_trip():
-    b = Board()
+    b = GameState()
     for i in range(10):
         b.peg(i % 2, 3)
     rows = b.undo_rows()
-    c = Board()
+    c = GameState()
     c.load_undo_rows(rows)
     c.front = list(b.front)
     c.back = list(b.back)
@@ -167,7 +167,7 @@ def test_undo_history_round_trip():
 
 
 def test_pending_preview_cleared_by_commit():
-    b = Board()
+    b = GameState()
     b.set_pending(0, 6)
     assert b.pending[0] == 6
     b.peg(0, 6)

@@ -5,7 +5,7 @@ import struct
 import sys
 
 from cribcore.limits import MAX_PLAYERS
-from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, Board
+from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, GameState
 from cribfw.store import BAD, OTHER_VERSION, Store, apply, decode, encode
 
 try:
@@ -102,7 +102,7 @@ def state(board, settings):
 
 def played():
     """A board with something in every saved field."""
-    b = Board()
+    b = GameState()
     b.set_skunk_double(True)
     b.set_pegs(0, 115, 100)
     b.set_pegs(1, 50, 40)
@@ -143,7 +143,7 @@ def reseal(rec):
 
 
 def restored(root):
-    b = Board()
+    b = GameState()
     s = Settings()
     source = Store(root).load(b, s)
     return source, b, s
@@ -173,7 +173,7 @@ def test_round_trip_of_every_field():
 
 def test_round_trip_three_players_and_a_full_undo_ring():
     def run(root):
-        b = Board(players=3)
+        b = GameState(players=3)
         for i in range(UNDO_DEPTH + 20):
             b.peg(i % 3, 1 + i % 4)
         b.set_dealer(2)
@@ -189,7 +189,7 @@ def test_round_trip_three_players_and_a_full_undo_ring():
 
 def test_a_finished_game_round_trips():
     def run(root):
-        b = Board()
+        b = GameState()
         b.set_pegs(1, 119, 100)
         b.set_pegs(0, 80, 70)
         b.peg(1, 5)
@@ -206,7 +206,7 @@ def test_nothing_saved_is_a_fresh_game():
     def run(root):
         source, b, s = restored(root)
         assert source == FRESH
-        assert state(b, s) == state(Board(), Settings())
+        assert state(b, s) == state(GameState(), Settings())
 
     with_root(run)
 
@@ -217,7 +217,7 @@ def test_nothing_saved_is_a_fresh_game():
 def test_save_keeps_the_previous_state_as_backup():
     def run(root):
         store = Store(root)
-        b = Board()
+        b = GameState()
         s = Settings()
         b.peg(0, 5)
         store.save(b, s)
@@ -229,7 +229,7 @@ def test_save_keeps_the_previous_state_as_backup():
         cur = decode(read(store.current))
         assert isinstance(back, tuple) and isinstance(cur, tuple)
         assert cur[0] == back[0] + 1
-        b2 = Board()
+        b2 = GameState()
         s2 = Settings()
         apply(back, b2, s2)
         assert state(b2, s2) == first
@@ -240,7 +240,7 @@ def test_save_keeps_the_previous_state_as_backup():
 def test_an_unchanged_state_is_not_written_again():
     def run(root):
         store = Store(root)
-        b = Board()
+        b = GameState()
         s = Settings()
         b.peg(0, 5)
         assert store.save(b, s)
@@ -252,7 +252,7 @@ def test_an_unchanged_state_is_not_written_again():
         assert store.saves == 2 and store.seq == 2
         # After a restart the state on the flash is known: no rewrite of the same state.
         again = Store(root)
-        assert again.load(Board(), Settings()) == SAVED
+        assert again.load(GameState(), Settings()) == SAVED
         assert not again.save(b, s)
         b.peg(0, 1)
         assert again.save(b, s) and again.seq == 3
@@ -263,14 +263,14 @@ def test_an_unchanged_state_is_not_written_again():
 def test_seq_continues_after_a_restart():
     def run(root):
         store = Store(root)
-        b = Board()
+        b = GameState()
         s = Settings()
         for i in range(5):
             b.peg(i % 2, 3)
             store.save(b, s)
         assert store.seq == 5
         again = Store(root)
-        again.load(Board(), Settings())
+        again.load(GameState(), Settings())
         assert again.seq == 5
         b.peg(0, 1)
         again.save(b, s)
@@ -285,7 +285,7 @@ def test_seq_continues_after_a_restart():
 def two_saves(root):
     """Save A then B; return (store, A, B) as state() tuples."""
     store = Store(root)
-    b = Board()
+    b = GameState()
     s = Settings()
     b.peg(0, 5)
     store.save(b, s)
@@ -306,11 +306,11 @@ def test_a_corrupt_current_file_falls_back_to_the_backup():
         assert source == BACKUP and state(b2, s2) == a
         # The next save must not rotate the damaged file over the good backup.
         again = Store(root)
-        again.load(Board(), Settings())
+        again.load(GameState(), Settings())
         b.peg(0, 2)
         again.save(b, s)
         assert state(*restored(root)[1:]) == state(b, s)
-        back = Board()
+        back = GameState()
         back_settings = Settings()
         apply(decode(read(store.backup)), back, back_settings)
         assert state(back, back_settings) == a
@@ -337,7 +337,7 @@ def test_both_files_corrupt_is_a_fresh_game_that_says_so():
         write(store.backup, data)
         source, b2, s2 = restored(root)
         assert source == FRESH_CORRUPT
-        assert state(b2, s2) == state(Board(), Settings())
+        assert state(b2, s2) == state(GameState(), Settings())
 
     with_root(run)
 
@@ -358,11 +358,11 @@ def test_a_truncated_tmp_is_ignored_and_removed():
 
 def test_a_stray_tmp_alone_means_nothing_was_saved():
     def run(root):
-        b = Board()
+        b = GameState()
         b.peg(0, 3)
         write(Store(root).tmp, encode(b, Settings(), 1)[:40])  # the first save, cut
         source, b2, s2 = restored(root)
-        assert source == FRESH and state(b2, s2) == state(Board(), Settings())
+        assert source == FRESH and state(b2, s2) == state(GameState(), Settings())
 
     with_root(run)
 
@@ -401,13 +401,13 @@ def test_another_record_version_is_not_read():
         assert source == BACKUP and state(b2, s2) == a  # the backup is still version 1
         write(store.backup, rec)
         source, b3, s3 = restored(root)
-        assert source == FRESH_VERSION and state(b3, s3) == state(Board(), Settings())
+        assert source == FRESH_VERSION and state(b3, s3) == state(GameState(), Settings())
 
     with_root(run)
 
 
 def test_a_well_sealed_record_with_impossible_values_is_rejected():
-    b = Board()
+    b = GameState()
     b.peg(0, 5)
     good = encode(b, Settings(), 1)
     assert isinstance(decode(good), tuple)
@@ -443,7 +443,7 @@ def test_a_well_sealed_record_with_impossible_values_is_rejected():
 def test_the_record_layout_matches_the_board():
     # store.py writes 3 values per list and 14 per undo row, and reads at most a full ring.
     assert MAX_PLAYERS == 3 and SNAPSHOT_LEN == 14 and UNDO_DEPTH == 64
-    b = Board()
+    b = GameState()
     for i in range(UNDO_DEPTH + 1):
         b.peg(i % 2, 1)
     assert len(encode(b, Settings(), 1)) == 1844  # store._MAX_RECORD
@@ -455,7 +455,7 @@ def test_the_record_layout_matches_the_board():
 def test_saves_wait_for_quiet_and_are_bounded_in_a_burst():
     def run(root):
         store = Store(root, quiet_ms=1000, max_ms=5000)
-        b = Board()
+        b = GameState()
         s = Settings()
         assert not store.save_due(b, s, 0)  # nothing changed
         b.peg(0, 2)
@@ -485,7 +485,7 @@ def test_saves_wait_for_quiet_and_are_bounded_in_a_burst():
 def test_a_failed_save_is_retried():
     def run(root):
         store = Store(root + "/missing-dir", quiet_ms=100, max_ms=500)
-        b = Board()
+        b = GameState()
         s = Settings()
         b.peg(0, 1)
         store.changed(0)
@@ -500,7 +500,7 @@ def test_a_failed_save_is_retried():
 
 
 def test_no_memory_for_a_save_is_a_failed_save_not_a_crash():
-    class Starved(Board):
+    class Starved(GameState):
         def undo_rows(self):
             raise MemoryError("memory allocation failed")
 

@@ -1,7 +1,7 @@
 # Literal protocol vectors, as plain data (imported by the core tests on CPython and on
 # MicroPython; docs/protocol.md quotes them).
 #
-# VECTORS: one session, run step by step against a fresh board (Board(): the 121 game, two
+# VECTORS: one session, run step by step against a fresh board (GameState(): the 121 game, two
 # players; profile "sim"; the firmware version from cribfw/version.py) on one link. A step is
 # (bytes the host sends, [the lines the board writes back, in order]): exactly one reply per
 # request, then the events that the request caused. The bytes were produced by the firmware's
@@ -597,7 +597,7 @@ END_STATE = {
 
 # Two links on one fresh board. Step: (sender, data, [lines on link 0], [lines on link 1]).
 # sender 0 or 1: that link sends the request `data`; its reply goes to it alone, events go to
-# every link. "button": player data[0] scores data[1] on the board itself (Board.peg, then
+# every link. "button": player data[0] scores data[1] on the board itself (GameState.peg, then
 # Dispatcher.publish_if_changed(), as the button task does). "start": Dispatcher.announce().
 TWO_LINKS = [
     (
