@@ -15,7 +15,7 @@ import pytest
 
 from cribboard.hall import messages
 from cribboard.hall import topics as t
-from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
+from cribboard.hall.broker import Broker, BrokerError, MosquittoNotFound, find_executable
 
 HALL = "club"
 WAIT_S = 10.0
@@ -51,7 +51,7 @@ async def live_until(client: aiomqtt.Client, marker: str) -> list[tuple[str, byt
     async with asyncio.timeout(WAIT_S):
         async for message in client.messages:
             if not message.retain:
-                seen.append((str(message.topic), bytes(message.payload)))  # type: ignore[arg-type]
+                seen.append((str(message.topic), bytes(message.payload)))
             if str(message.topic) == marker:
                 return seen
     raise AssertionError("unreachable")
@@ -159,13 +159,13 @@ async def test_the_last_will_marks_a_dead_table_offline(broker: Broker) -> None:
         try:
             assert table.stdout is not None
             assert await asyncio.to_thread(table.stdout.readline) == "up\n"
-            flags = director.messages
             async with asyncio.timeout(WAIT_S):
-                while messages.decode_online(bytes((await anext(aiter(flags))).payload)) is False:  # type: ignore[arg-type]
-                    pass  # a retained 0 from before
+                async for message in director.messages:
+                    if message.payload == messages.ONLINE:
+                        break
                 os.kill(table.pid, signal.SIGKILL)  # no DISCONNECT: the broker sends the will
-                message = await anext(aiter(flags))
-            assert messages.decode_online(message.payload) is False  # type: ignore[arg-type]
+                message = await anext(aiter(director.messages))
+            assert message.payload == messages.OFFLINE
             assert message.retain is False  # live, and retained for whoever comes later
         finally:
             table.kill()
@@ -178,7 +178,5 @@ async def test_the_last_will_marks_a_dead_table_offline(broker: Broker) -> None:
 
 
 def test_a_second_start_on_the_same_port_is_refused(broker: Broker) -> None:
-    from cribboard.hall.broker import BrokerError
-
     with pytest.raises(BrokerError, match="in use"):
         Broker.open(broker.state_dir).start()

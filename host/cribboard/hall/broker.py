@@ -2,6 +2,7 @@
 
 Everything lives in one state directory::
 
+    hall.json        the hall's name, table count, host and port (kept for every start)
     mosquitto.conf   the generated config (listener, persistence, password file, ACL)
     passwd           the users, hashed by mosquitto_passwd
     acl              who may publish and read what (see acl_text)
@@ -87,10 +88,13 @@ def find_executable(name: str) -> str:
 def free_port(host: str) -> int:
     """A TCP port free on `host` right now."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port: int = sock.getsockname()[1]
+            return port
+    except OSError as err:
+        raise BrokerError(f"cannot listen on {host}: {err.strerror or err}")
 
 
 def acl_text(hall: str, tables: int, *, viewer: bool) -> str:
@@ -179,6 +183,7 @@ class Broker:
         state_dir.mkdir(parents=True, exist_ok=True)
         if (state_dir / "hall.json").exists():
             raise BrokerError(f"{state_dir} already holds a hall: open it instead")
+        chosen = free_port(host) if port is None else port
         (state_dir / "data").mkdir(exist_ok=True)
         users = [t.DIRECTOR_USER] + [t.table_user(n) for n in range(1, tables + 1)]
         if viewer:
@@ -193,7 +198,6 @@ class Broker:
             passwd.unlink()
             raise BrokerError(f"mosquitto_passwd failed: {done.stderr.strip() or done.stdout}")
         _write_private(state_dir / "acl", acl_text(hall, tables, viewer=viewer))
-        chosen = free_port(host) if port is None else port
         settings = {"hall": hall, "tables": tables, "host": host, "port": chosen}
         (state_dir / "hall.json").write_text(json.dumps(settings, indent=1) + "\n")
         return cls(state_dir)

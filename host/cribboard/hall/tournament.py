@@ -96,6 +96,7 @@ class Round:
     bye: int | None
 
     def table(self, number: int) -> Table:
+        """The table with this number; TournamentError if the round has none."""
         for table in self.tables:
             if table.number == number:
                 return table
@@ -241,6 +242,7 @@ class Tournament:
         return player
 
     def player(self, player_id: int) -> Player:
+        """The player with this id; TournamentError if there is none."""
         try:
             return self.players[player_id]
         except KeyError:
@@ -252,6 +254,7 @@ class Tournament:
         return Round(len(self.rounds) + 1, tables, bye)
 
     def add_round(self, round_: Round) -> None:
+        """Add a paired round (the next one in number)."""
         if round_.number != len(self.rounds) + 1:
             raise TournamentError(f"the next round is {len(self.rounds) + 1}")
         self.rounds.append(round_)
@@ -263,6 +266,7 @@ class Tournament:
         return round_
 
     def round(self, number: int) -> Round:
+        """A paired round by number (from 1); TournamentError if it is not paired yet."""
         if not 1 <= number <= len(self.rounds):
             raise TournamentError(f"no round {number} (rounds paired: {len(self.rounds)})")
         return self.rounds[number - 1]
