@@ -126,7 +126,10 @@ def hand_points(hand: Sequence[Card], starter: Card | None, *, crib: bool = Fals
         key += _RANK_BIT[starter.rank]
     points = _POINTS_BY_RANKS.get(key)
     if points is None:
-        points = _remember(key)
+        ranks = [card.rank for card in hand]
+        if starter is not None:
+            ranks.append(starter.rank)
+        points = _remember(key, ranks)
     if points < 0:  # a rank held twice or more: the same card may have been given twice
         check_distinct((*hand, starter) if starter is not None else hand)
         points = -1 - points
@@ -144,7 +147,7 @@ def points_of_ranks(ranks: Iterable[int]) -> int:
         key += _RANK_BIT[rank]
     points = _POINTS_BY_RANKS.get(key)
     if points is None:
-        points = _remember(key)
+        points = _remember(key, ranks)
     return points if points >= 0 else -1 - points
 
 
@@ -157,7 +160,8 @@ _RANK_BIT = tuple(1 << (3 * rank) for rank in range(14))
 """A multiset of ranks as one integer: 3 bits per rank hold how many cards of it (up to 7)."""
 
 _POINTS_BY_RANKS: dict[int, int] = {}
-"""Fifteens, pairs and runs per multiset of ranks; `-1 - points` where a rank repeats."""
+"""Fifteens, pairs and runs per multiset of ranks (a few thousand at most); `-1 - points` where
+a rank repeats, so that only those hands need the check for a card given twice."""
 
 
 def _check_size(hand: Sequence[Card], starter: Card | None, crib: bool) -> None:
@@ -171,41 +175,42 @@ def _check_size(hand: Sequence[Card], starter: Card | None, crib: bool) -> None:
         raise CardError("a crib is counted with its starter")
 
 
-def _remember(key: int) -> int:
-    ranks = [rank for rank in range(1, 14) for _ in range((key >> (3 * rank)) & 7)]
-    points = 2 * sum(1 for _ in _fifteens(ranks))
-    points += 2 * sum(1 for _ in _pairs(ranks))
+def _remember(key: int, ranks: Sequence[int]) -> int:
+    """Count the rank part of a hand whose ranks make `key`, and remember it."""
+    points = 2 * len(_fifteens(ranks)) + 2 * len(_pairs(ranks))
     points += sum(len(at) for at in _runs(ranks))
     stored = -1 - points if len(set(ranks)) < len(ranks) else points
     _POINTS_BY_RANKS[key] = stored
     return stored
 
 
-def _fifteens(ranks: Sequence[int]) -> Iterator[tuple[int, ...]]:
+def _fifteens(ranks: Sequence[int]) -> list[tuple[int, ...]]:
     """The positions of every distinct set of cards whose values add up to 15: 2 each."""
-    values = [_VALUE[rank] for rank in ranks]
-    sums = [0] * (1 << len(values))  # the value of each set of positions, as a bit mask
-    for mask in range(1, len(sums)):
-        lowest = mask & -mask
-        sums[mask] = sums[mask ^ lowest] + values[lowest.bit_length() - 1]
-    return (at for mask, at in _subsets(len(values)) if sums[mask] == 15)
+    found = []
+    sums = [0] * (1 << len(ranks))  # the value of each set of positions, by bit mask
+    for mask, smaller, last, at in _subsets(len(ranks)):
+        total = sums[mask] = sums[smaller] + _VALUE[ranks[last]]
+        if total == 15:
+            found.append(at)
+    return found
 
 
 @cache
-def _subsets(n: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
-    """Every set of two or more of n positions (as a bit mask, and as positions), by size, in
-    the order of `combinations`."""
+def _subsets(n: int) -> tuple[tuple[int, int, int, tuple[int, ...]], ...]:
+    """Every non-empty set of n positions, by size and then in the order of `combinations`: its
+    bit mask, the mask without its last position (a set listed before it), that position, and
+    the positions."""
     return tuple(
-        (sum(1 << i for i in at), at)
-        for size in range(2, n + 1)
+        (sum(1 << i for i in at), sum(1 << i for i in at[:-1]), at[-1], at)
+        for size in range(1, n + 1)
         for at in combinations(range(n), size)
     )
 
 
-def _pairs(ranks: Sequence[int]) -> Iterator[tuple[int, ...]]:
+def _pairs(ranks: Sequence[int]) -> list[tuple[int, int]]:
     """The positions of every pair of cards of the same rank: 2 each (three of a kind is 3
     pairs, 6)."""
-    return (at for at in combinations(range(len(ranks)), 2) if ranks[at[0]] == ranks[at[1]])
+    return [(i, j) for i, j in combinations(range(len(ranks)), 2) if ranks[i] == ranks[j]]
 
 
 def _runs(ranks: Sequence[int]) -> Iterator[tuple[int, ...]]:
@@ -215,17 +220,15 @@ def _runs(ranks: Sequence[int]) -> Iterator[tuple[int, ...]]:
     at_rank: dict[int, list[int]] = {}
     for position, rank in enumerate(ranks):
         at_rank.setdefault(rank, []).append(position)
-    rank = 1
-    while rank <= 13:
-        if rank not in at_rank:
-            rank += 1
-            continue
-        end = rank
-        while end + 1 in at_rank:
+    held = sorted(at_rank)
+    start = 0
+    while start < len(held):
+        end = start
+        while end + 1 < len(held) and held[end + 1] == held[end] + 1:
             end += 1
-        if end - rank + 1 >= 3:
-            yield from product(*(at_rank[r] for r in range(rank, end + 1)))
-        rank = end + 1
+        if end - start >= 2:
+            yield from product(*(at_rank[rank] for rank in held[start : end + 1]))
+        start = end + 1
 
 
 def _flush(hand: Sequence[Card], starter: Card | None, crib: bool) -> tuple[Card, ...]:
