@@ -17,6 +17,7 @@ import pytest
 
 from cribboard import hardware as hw
 from cribboard.discovery import known_usb_ids
+from cribboard.hardware import svg
 from cribboard.virtual.interpreter import find_micropython
 from cribcore import layout as L
 from cribcore import profiles as P
@@ -168,8 +169,8 @@ def _svg(path: Path) -> ET.Element:
 def _mm(root: ET.Element) -> tuple[float, float, float, float]:
     """The viewBox, after checking that one user unit is one millimetre."""
     vb = [float(v) for v in root.attrib["viewBox"].split()]
-    assert root.attrib["width"] == f"{hw._n(vb[2])}mm"
-    assert root.attrib["height"] == f"{hw._n(vb[3])}mm"
+    assert root.attrib["width"] == f"{svg.number(vb[2])}mm"
+    assert root.attrib["height"] == f"{svg.number(vb[3])}mm"
     return vb[0], vb[1], vb[2], vb[3]
 
 
@@ -238,7 +239,7 @@ def test_template_outline_scale_bar_buttons_and_connector() -> None:
     assert set(buttons) == set(hw.BUTTON_NAMES)
     frame = 9  # the case's side walls (bom.csv) sit under the panel's edges
     for name, (x, y, r) in buttons.items():
-        assert 2 * r == hw.BUTTON_HOLE_MM
+        assert 2 * r == hw.CASE.button_hole_mm
         assert x - r - 1.5 > frame and y - r - 1.5 > frame, name  # 1.5: the nut's overhang
         assert x + r + 1.5 < L.BOARD_WIDTH_MM - frame and y + r + 1.5 < L.BOARD_HEIGHT_MM - frame
         for hole in range(L.HOLES):
