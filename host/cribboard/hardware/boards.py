@@ -111,12 +111,13 @@ BUTTON_NAMES = ("A+", "A-", "B+", "B-", "deal", "C+", "C-")
 class BoardInfo:
     chip: str  # a key of CHIPS
     title: str  # the board to buy
+    header_pins: int  # its two pin headers, which plug into sockets on the perfboard
 
 
 # The boards the hardware package documents, by board profile name.
 BOARD_INFO: dict[str, BoardInfo] = {
-    "pico2w": BoardInfo("rp2350", "Raspberry Pi Pico 2 W (or Pico W)"),
-    "esp32s3": BoardInfo("esp32s3", "ESP32-S3-DevKitC-1 (native USB port)"),
+    "pico2w": BoardInfo("rp2350", "Raspberry Pi Pico 2 W (or Pico W)", 2 * 20),
+    "esp32s3": BoardInfo("esp32s3", "ESP32-S3-DevKitC-1 (native USB port)", 2 * 22),
 }
 BOARD_PROFILES = tuple(BOARD_INFO)
 

@@ -33,6 +33,23 @@ class Case:
     """Between neighbouring buttons of the column."""
     usb_slot_mm: tuple[int, int] = (10, 4)
     """A typical panel-mount USB-C socket's slot (width, height), in the left end wall."""
+    panel_mm: float = 6
+    """The top panel's thickness: each LED hole is this deep."""
+    frame_mm: float = 9
+    """The frame's stock: its thickness (the walls), glued under the top panel's edges."""
+    frame_height_mm: float = 34
+    """The frame's stock: its width, the room under the top panel."""
+    back_mm: float = 3
+    """The back panel (the base), screwed to the frame."""
+    led_body_mm: float = 5
+    """The 5 mm LED's body, which fits its hole..."""
+    led_flange_mm: float = 5.8
+    """...and its flange (rim), which stops it from below."""
+    led_flange_thickness_mm: float = 1
+    led_height_mm: float = 8.6
+    """From the flange's underside to the top of the dome."""
+    kerf_mm: float = 3
+    """What a saw cut takes, for the stock length."""
 
     def hole_xy(self, hole: int) -> tuple[int, int]:
         """Centre of a hole (the layout's)."""
@@ -62,6 +79,25 @@ class Case:
         of the LED chain (row A, column 1) are at that end, so the data wire to LED 1 stays
         short."""
         return self.height_mm // 2
+
+    @property
+    def led_proud_mm(self) -> float:
+        """How far an LED's dome stands above the top panel, its flange against the underside."""
+        return self.led_height_mm - self.led_flange_thickness_mm - self.panel_mm
+
+    @property
+    def depth_mm(self) -> float:
+        """The whole box: top panel, frame, back panel."""
+        return self.panel_mm + self.frame_height_mm + self.back_mm
+
+    def frame_inside(self) -> dict[str, float]:
+        """Where the frame's inside faces are, seen from above (board coordinates)."""
+        return {
+            "left": self.frame_mm,
+            "right": self.width_mm - self.frame_mm,
+            "top": self.frame_mm,
+            "bottom": self.height_mm - self.frame_mm,
+        }
 
 
 CASE = Case()

@@ -14,6 +14,7 @@ from cribboard.hardware.bom import read_bom
 from cribboard.hardware.picture import board_png
 from cribboard.hardware.power import power_figures, power_markdown
 from cribboard.hardware.readme import fill_readme, readme_sections
+from cribboard.hardware.section import section_svg
 from cribboard.hardware.template import template_sheet_svg, template_svg
 from cribboard.hardware.wiring import wiring_svg
 from cribcore.profiles import PROFILES
@@ -22,6 +23,7 @@ GENERATED = (
     "template.svg",
     "template-sheet1.svg",
     "template-sheet2.svg",
+    "section.svg",
     "wiring-pico2w.svg",
     "wiring-esp32s3.svg",
     "board.png",
@@ -56,6 +58,7 @@ def generate(
     write_text("template.svg", template_svg())
     write_text("template-sheet1.svg", template_sheet_svg(1))
     write_text("template-sheet2.svg", template_sheet_svg(2))
+    write_text("section.svg", section_svg())
     for name in BOARD_PROFILES:
         write_text(f"wiring-{name}.svg", wiring_svg(PROFILES[name]))
     if png:

@@ -1,5 +1,6 @@
 """The generated parts of hardware/README.md: each lies between `<!-- generated:NAME -->` and
-`<!-- /generated:NAME -->` and is rewritten from the data (parts, pins, power)."""
+`<!-- /generated:NAME -->` and is rewritten from the data (parts, joints, clearances, cut list,
+the bench step, pins, power)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from collections.abc import Mapping, Sequence
 
 from cribboard.hardware.boards import BOARD_PROFILES, BUTTON_NAMES, pin_label, power_labels
 from cribboard.hardware.bom import bom_markdown
+from cribboard.hardware.case import CASE, Case
+from cribboard.hardware.clearances import clearances_markdown
+from cribboard.hardware.cutlist import cutlist_markdown
+from cribboard.hardware.joints import effort_line, joints_markdown
 from cribboard.hardware.power import PowerFigures, power_markdown
+from cribboard.hardware.shortchain import bench_markdown
 from cribcore.profiles import PROFILES, Profile
 
 
@@ -45,9 +51,19 @@ def pin_table_markdown(profile: Profile) -> str:
     return "\n".join(out)
 
 
-def readme_sections(bom: Sequence[Mapping[str, str]], power: PowerFigures) -> dict[str, str]:
+def readme_sections(
+    bom: Sequence[Mapping[str, str]], power: PowerFigures, case: Case = CASE
+) -> dict[str, str]:
     """The generated parts of hardware/README.md, by marker name."""
-    sections = {"bom": bom_markdown(bom), "power": power_markdown(power)}
+    sections = {
+        "effort": effort_line(),
+        "bom": bom_markdown(bom),
+        "joints": joints_markdown(),
+        "clearances": clearances_markdown(case),
+        "cutlist": cutlist_markdown(case),
+        "bench": bench_markdown(),
+        "power": power_markdown(power),
+    }
     for name in BOARD_PROFILES:
         sections["pins-" + name] = pin_table_markdown(PROFILES[name])
     return sections

@@ -54,11 +54,13 @@ def document(
     body: Iterable[str],
     title: str,
     unit: str = "mm",
+    scale: float = 1,
 ) -> str:
-    """A whole SVG file: `width` x `height` user units shown as that many `unit`s."""
+    """A whole SVG file: `width` x `height` user units shown as `scale` times that many
+    `unit`s (a drawing in millimetres at 2:1: unit "mm", scale 2)."""
     head = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{number(width)}{unit}" '
-        f'height="{number(height)}{unit}" viewBox="{number(min_x)} {number(min_y)} '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{number(width * scale)}{unit}" '
+        f'height="{number(height * scale)}{unit}" viewBox="{number(min_x)} {number(min_y)} '
         f'{number(width)} {number(height)}" font-family="{FONT}">'
     )
     return "\n".join([head, f"<title>{escape(title)}</title>", *body, "</svg>", ""])
