@@ -187,7 +187,7 @@ def main() -> None:
         kinds = Counter((features(*drawn[i]), int(ours[i] - theirs[i])) for i in differ)
         for (what, gap), n in kinds.most_common():
             print(
-                f"      {n:>6} hands with {what}: {name} says {abs(gap)} "
+                f"      {n:>6} hand{'s' if n > 1 else ''} with {what}: {name} says {abs(gap)} "
                 f"{'less' if gap > 0 else 'more'}"
             )
         for i in differ[:EXAMPLES]:
