@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: lint browser dbus stubs
+test: lint browser dbus mosquitto stubs
 	$(BIN)/python -m pytest
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
@@ -78,5 +78,20 @@ dbus:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dbus; \
 	  else \
 	    echo "make dbus: the Bluetooth LE tests need Debian's dbus: sudo apt-get install dbus"; \
+	  fi; \
+	fi
+
+# Debian's mosquitto (the MQTT broker and mosquitto_passwd), for the club hall's tests
+# (tests/test_hall_broker.py): each starts a private broker on a free port. Installed with apt-get
+# when missing and the user is root; otherwise it says what to install (those tests skip, saying
+# so). The hall never uses the system service the package sets up on port 1883.
+.PHONY: mosquitto
+mosquitto:
+	@if ! command -v mosquitto >/dev/null && [ ! -x /usr/sbin/mosquitto ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto; \
+	  else \
+	    echo "make mosquitto: the club hall's tests need Debian's mosquitto:" \
+	      "sudo apt-get install mosquitto"; \
 	  fi; \
 	fi

@@ -128,8 +128,7 @@ class Central:
 
     def reset(self):
         self.recent.clear()
-        self.lines.n = 0
-        self.lines.discarding = False
+        self.lines.reset()
         self.packet_n = 0
         self.packet_len = 0
         self.out_start = self.out_end = 0
