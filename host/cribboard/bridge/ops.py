@@ -11,9 +11,10 @@ from cribboard.api import Board
 from cribboard.bridge.registry import frame_json
 from cribboard.errors import BoardRejected, CribboardError, LinkError
 from cribboard.names import BUTTON_LETTERS, PLAYER_HELP, PLAYER_WORDS
+from cribcore import protocol
 from cribcore.limits import MAX_POINTS, PLAYER_COUNTS, TARGETS
 
-_INT_LIMIT = 999_999  # the protocol's numbers have at most 6 digits
+_INT_LIMIT = 10**protocol.MAX_DIGITS - 1  # the largest number the protocol carries
 
 
 class ApiError(Exception):
