@@ -10,12 +10,13 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(MAKE) --no-print-directory stubs
 	touch $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: lint browser dbus mosquitto
+test: lint browser dbus mosquitto stubs
 	$(BIN)/python -m pytest
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
@@ -36,6 +37,22 @@ hardware: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache
+
+# The MicroPython stubs the firmware's type check runs pyright against
+# (tests/test_firmware_checks.py), for the MicroPython release the firmware targets. The rp2 and
+# esp32 packages install files of the same names, so each gets a folder of its own in the venv.
+STUBS_VERSION := 1.29
+.PHONY: stubs
+stubs:
+	@for port in rp2 esp32; do \
+	  dir=$(VENV)/micropython-stubs/$$port-$(STUBS_VERSION); \
+	  if [ ! -e $$dir/machine.pyi ] && [ ! -d $$dir/machine ]; then \
+	    rm -rf $$dir.partial && \
+	    $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
+	      --target $$dir.partial "micropython-$$port-stubs==$(STUBS_VERSION).*" && \
+	    rm -rf $$dir && mv $$dir.partial $$dir || exit 1; \
+	  fi; \
+	done
 
 # Debian's headless Chromium and curl, for the bridge's browser and example tests
 # (tests/test_bridge_browser.py, tests/test_bridge_examples.py). Installed with apt-get when

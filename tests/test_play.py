@@ -4,7 +4,6 @@ computer's discards and pegging, and the person at the terminal with scripted in
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -33,16 +32,10 @@ from cribboard.rules import (
 from cribboard.virtual import VirtualBoard
 
 
-@pytest.fixture(scope="module")
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
-
-
 @pytest.fixture
-async def board(vboard: VirtualBoard) -> AsyncIterator[Board]:
-    async with await Board.open(vboard.port) as opened:
-        yield opened
+def vboard(module_vboard: VirtualBoard) -> VirtualBoard:
+    """One virtual board for these tests: each plays a game of its own on it."""
+    return module_vboard
 
 
 # --- whole games on the board ------------------------------------------------------------------

@@ -393,6 +393,12 @@ def write_state_event(out, board):
     out.end()
 
 
+# Bluetooth LE: the Nordic UART Service the board offers (docs/protocol.md, section 10), written in
+# lower case as BlueZ and Web Bluetooth write UUIDs (MicroPython's bluetooth.UUID takes either).
+NUS_SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
+NUS_RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"  # the central writes requests
+NUS_TX = "6e400003-b5a3-f393-e0a9-e50e24dcca9e"  # the board notifies replies and events
+
 # --- host side: encoding requests, decoding lines (allocates freely) ----------------------------
 
 # State keys and their meaning, for decoders: single numbers, or per-player lists.
