@@ -169,6 +169,13 @@ def saved_games(image: Path) -> list[GameState]:
     return [game for _, game in sorted(found, key=lambda seq_game: seq_game[0])]
 
 
+def wait_saved_sync(
+    image: Path, check: Callable[[GameState], bool], timeout: float = 5.0
+) -> GameState:
+    """wait_saved for tests without an event loop."""
+    return asyncio.run(wait_saved(image, check, timeout))
+
+
 async def wait_saved(
     image: Path, check: Callable[[GameState], bool], timeout: float = 5.0
 ) -> GameState:

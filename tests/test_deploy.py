@@ -6,15 +6,18 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import serial
 
 from cribboard.api import SyncBoard
-from cribboard.deploy import plan
+from cribboard.deploy import deploy, plan
 from cribboard.firmware_build import built_files, source_files
 from cribboard.paths import firmware_dir
 from cribboard.virtual import VirtualBoard
+from cribfw.version import FIRMWARE_VERSION
 
 
 def changed_firmware(tmp_path: Path, version: str) -> Path:
@@ -45,8 +48,46 @@ def test_the_board_gets_bytecode_except_main() -> None:
     assert sorted(source) == sorted(source_files())
 
 
-def test_cribboard_deploy_copies_only_what_changed(vboard: VirtualBoard, tmp_path: Path) -> None:
-    fresh = plan(vboard.port)  # a fresh virtual board carries this firmware already
+@pytest.fixture
+def stock() -> Iterator[VirtualBoard]:
+    """A board running stock MicroPython (nothing frozen in its image, no app yet)."""
+    with VirtualBoard(stock=True) as board:
+        yield board
+
+
+@pytest.fixture
+def deployed(stock: VirtualBoard) -> VirtualBoard:
+    """A stock MicroPython board with this firmware deployed on its flash, running."""
+    deploy(stock.port, progress=lambda _line: None)
+    return stock
+
+
+def test_deploy_puts_the_whole_firmware_on_a_stock_board_and_it_runs(stock: VirtualBoard) -> None:
+    seen: list[str] = []
+    copied = deploy(stock.port, progress=seen.append)
+    assert sorted(copied) == sorted(built_files())
+    assert seen[-2:] == [
+        f"copied {len(copied)} files",
+        f"board reset: firmware {FIRMWARE_VERSION} is running",
+    ]
+    with SyncBoard.open(stock.port, timeout=5.0) as board:
+        # Stock MicroPython: no boot guard, so the game is kept in files on its file system.
+        assert board.hello.fields.get("store") == "fresh" and "fs" not in board.hello.fields
+    assert plan(stock.port).copy == []
+
+
+def test_deploy_on_a_cribboard_image_puts_a_newer_firmware_over_the_frozen_one(
+    vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    assert len(plan(vboard.port).copy) == len(built_files())  # the flash itself starts empty
+    deploy(vboard.port, root=changed_firmware(tmp_path, "9.9.0"), progress=lambda _line: None)
+    with SyncBoard.open(vboard.port, timeout=5.0) as board:
+        assert board.hello.firmware == "9.9.0" and board.hello.fields.get("fs") == "ok"
+
+
+def test_cribboard_deploy_copies_only_what_changed(deployed: VirtualBoard, tmp_path: Path) -> None:
+    vboard = deployed
+    fresh = plan(vboard.port)  # the board carries this firmware already
     assert fresh.copy == [] and fresh.remove == []
     tree = changed_firmware(tmp_path, "9.9.1")
     result = subprocess.run(
@@ -90,12 +131,11 @@ def test_cribboard_deploy_copies_only_what_changed(vboard: VirtualBoard, tmp_pat
     assert again.stdout.strip() == "the board's firmware is up to date"
 
 
-def test_deploy_creates_new_folders(vboard: VirtualBoard, tmp_path: Path) -> None:
+def test_deploy_creates_new_folders(deployed: VirtualBoard, tmp_path: Path) -> None:
+    vboard = deployed
     tree = changed_firmware(tmp_path, "9.9.2")
     (tree / "extras").mkdir()
     (tree / "extras" / "__init__.py").write_text("NOTE = 'deployed'\n")
-    from cribboard.deploy import deploy
-
     seen: list[str] = []
     copied = deploy(vboard.port, root=tree, progress=seen.append)
     assert sorted(copied) == ["cribfw/version.mpy", "extras/__init__.mpy"]
@@ -104,8 +144,9 @@ def test_deploy_creates_new_folders(vboard: VirtualBoard, tmp_path: Path) -> Non
 
 
 def test_mpremote_copy_then_soft_reset_runs_the_new_code(
-    vboard: VirtualBoard, tmp_path: Path
+    deployed: VirtualBoard, tmp_path: Path
 ) -> None:
+    vboard = deployed
     tree = changed_firmware(tmp_path, "9.9.3")
     result = subprocess.run(
         [
@@ -139,11 +180,10 @@ def test_mpremote_copy_then_soft_reset_runs_the_new_code(
         assert b" fw=9.9.3 " in hello
 
 
-def test_source_deploy_replaces_bytecode_and_back(vboard: VirtualBoard, tmp_path: Path) -> None:
+def test_source_deploy_replaces_bytecode_and_back(deployed: VirtualBoard, tmp_path: Path) -> None:
     """--source puts .py files on the board and removes the .mpy they replace (and the other
     way round), so no stale module can shadow or outlive the deployed one."""
-    from cribboard.deploy import deploy
-
+    vboard = deployed
     tree = changed_firmware(tmp_path, "9.9.4")
     seen: list[str] = []
     deploy(vboard.port, root=tree, compiled=False, progress=seen.append)

@@ -131,7 +131,9 @@ def test_mpremote_fs_cp_and_cat_use_the_flash(board: VirtualBoard, tmp_path: Pat
     mpremote_ok(board.port, "fs", "cp", str(local), ":note.txt")
     assert mpremote_ok(board.port, "fs", "cat", ":note.txt") == "pegged to 121\n"
     listing = mpremote_ok(board.port, "exec", "import os; print(os.listdir('/'), os.getcwd())")
-    assert listing.strip() == "['note.txt'] /"  # the flash root, not the host's file system
+    # The flash root, not the host's file system; /rom holds the firmware the image has frozen
+    # (read-only: MicroPython's own name for a board's ROM file system).
+    assert listing.strip() == "['rom', 'note.txt'] /"
 
 
 def test_mpremote_soft_reset(board: VirtualBoard) -> None:
@@ -186,10 +188,14 @@ def test_ctrl_c_interrupts_running_main(app_board: VirtualBoard) -> None:
 
 def test_mpremote_works_while_main_runs(app_board: VirtualBoard) -> None:
     assert mpremote_ok(app_board.port, "exec", "print('over the app')").strip() == "over the app"
-    assert "main.py" in mpremote_ok(app_board.port, "fs", "ls")
+    assert "main.py" in mpremote_ok(app_board.port, "fs", "ls", ":rom")
 
 
-def test_first_boot_copies_firmware_tree_once(tmp_path: Path) -> None:
+def test_firmware_runs_from_the_image_and_the_flash_starts_empty(tmp_path: Path) -> None:
+    """The virtual board is a cribboard image: the firmware is in it (read-only at /rom, as a
+    board's frozen modules), laid out as deploy would (compiled, sim/ left out); the flash's
+    file system starts empty. A changed firmware tree is a newly flashed image: the next start
+    runs it, and the flash keeps what it had."""
     firmware = make_firmware(
         tmp_path / "firmware",
         {
@@ -200,17 +206,20 @@ def test_first_boot_copies_firmware_tree_once(tmp_path: Path) -> None:
     )
     flash = tmp_path / "flash.img"
     with VirtualBoard(flash=flash, firmware=firmware) as board:
-        code = "import os; print(sorted(os.listdir('/')), os.listdir('/cribcore'))"
-        # the flash gets what deploy puts on a board: modules compiled to .mpy
-        assert mpremote_ok(board.port, "exec", code).strip() == "['cribcore'] ['layout.mpy']"
+        code = "import os; print(sorted(os.listdir('/')), os.listdir('/rom'), os.listdir('/rom/cribcore'))"
+        assert (
+            mpremote_ok(board.port, "exec", code).strip() == "['rom'] ['cribcore'] ['layout.mpy']"
+        )
         assert mpremote_ok(board.port, "exec", "import cribcore.layout as l; print(l.HOLES)") == (
             "121\n"
         )
+        mpremote_ok(board.port, "exec", "with open('kept.txt', 'w') as f: f.write('yes')")
     (firmware / "cribcore/layout.py").write_text("HOLES = 61\n")
     with VirtualBoard(flash=flash, firmware=firmware) as board:
         assert mpremote_ok(board.port, "exec", "import cribcore.layout as l; print(l.HOLES)") == (
-            "121\n"
+            "61\n"
         )
+        assert mpremote_ok(board.port, "fs", "cat", ":kept.txt") == "yes"
 
 
 def test_flash_survives_launcher_restart(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@
 # bytes: the address type and the 6 address bytes as the BLE stack reports them).
 #
 # Persistence (the list and open mode survive a power cut): on a board with Bluetooth, main()
-# gives load() a file, written on every change (cribfw/admitfile.py, imported only then).
+# gives the admission a keeper (cribfw/admitfile.AdmitRecords), which writes on every change.
 
 try:
     from micropython import const
@@ -40,7 +40,7 @@ class Admission:
         self.candidate = None  # the link a tap of deal would admit
         self._until = 0
         self.rev = 0  # bumped on every change: the dispatcher pushes `! admit`
-        self.path = None  # where the list is kept (load() sets it)
+        self.keeper = None  # keeps the list on the flash (keep() sets it)
         self.errors = 0  # saves that failed
 
     # --- questions --------------------------------------------------------------------------
@@ -134,15 +134,12 @@ class Admission:
                 return slot
         return -1
 
-    def load(self, path):
-        """Read the list and open mode from `path` (kept for later saves); True if read."""
-        self.path = path
-        from cribfw.admitfile import load
-
-        return load(self, path)
+    def keep(self, keeper):
+        """Keep the list with `keeper` (load(admission), save(admission)): read it now, write it
+        on every change. True if a list was read."""
+        self.keeper = keeper
+        return keeper.load(self)
 
     def _save(self):
-        if self.path is not None:  # only a board with Bluetooth keeps the file
-            from cribfw.admitfile import save
-
-            save(self, self.path)
+        if self.keeper is not None:  # only a board with Bluetooth keeps the list
+            self.keeper.save(self)

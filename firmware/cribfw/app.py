@@ -52,7 +52,10 @@ class App:
     async def run(self):
         import asyncio
 
+        import cribboot
+
         self.dispatcher.announce()
+        cribboot.up()  # the board came up: the boot guard stands down
         tasks = [asyncio.create_task(self.usb.run())]
         for task in self.tasks:
             tasks.append(asyncio.create_task(task(self)))
@@ -120,8 +123,11 @@ def main():
     import machine
     import neopixel
 
+    import cribboot
     from cribcore.profiles import detect
     from cribfw import store
+    from cribfw.admitfile import AdmitRecords
+    from cribfw.ring import Ring
 
     profile = detect()
     pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)
@@ -141,9 +147,19 @@ def main():
             if name not in buttons:
                 buttons[name] = Button(pad.pins[name])
     app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons)
-    store.attach(app, "/", profile.name == "sim")  # the saved game, shown from the first frame
+    boot = cribboot.current  # what a cribboard image's boot found (None on stock MicroPython)
+    state_ring = admit_ring = None
+    if boot is not None:
+        app.dispatcher.boot_fs = boot.fs.encode()
+        app.dispatcher.boot_failed = boot.failed
+        if boot.state is not None and boot.admitted is not None:
+            state_ring = Ring(*boot.state)
+            admit_ring = Ring(*boot.admitted)
+    # The saved game, shown from the first frame: in the image's raw flash region, else in files.
+    files = store.attach(app, "/", profile.name == "sim", state_ring)
     if ble is not None:
-        app.dispatcher.admission.load("/" + store.STATE_DIR + "/admitted.dat")
+        keeper = AdmitRecords(admit_ring if admit_ring is not None else files + "/admitted.dat")
+        app.dispatcher.admission.keep(keeper)
         try:
             app.add_ble(ble, pad)
         except OSError:
@@ -161,6 +177,7 @@ def main():
     try:
         asyncio.run(app.run())
     finally:
+        cribboot.up()  # ended in Python (an error, a Ctrl-C): not a crash; the REPL follows
         if status is not None:
             status.value(0)
 

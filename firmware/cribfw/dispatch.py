@@ -99,6 +99,9 @@ class Dispatcher:
         self.t_ms = 0  # animation time for frame replies, kept by the app
         self.selftest_requested = False  # set by `test`, taken up by the render task
         self.store = b""  # where the state came from at boot (cribfw.store), set by the app
+        self.store_keeper = None  # the cribfw.store.Store, set by the app
+        self.boot_fs = b""  # what the boot did with the file system (cribboot.py), if known
+        self.boot_failed = 0  # boots in a row that crashed or hung before this one
         self.ble_name = b""  # the name the board advertises over Bluetooth, set by the BLE link
         self.admission = admission if admission is not None else Admission()
         self._published_admission = self.admission.rev
@@ -375,6 +378,12 @@ class Dispatcher:
         if self.store:
             out.key(b"store")
             out.text(self.store)
+        if self.boot_fs:
+            out.key(b"fs")
+            out.text(self.boot_fs)
+        if self.boot_failed:
+            out.key(b"boots")
+            out.number(self.boot_failed)
         if self.ble_name:
             out.key(b"ble")
             out.text(self.ble_name)

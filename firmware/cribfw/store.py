@@ -1,13 +1,13 @@
 # The store: the whole board state (pegs, undo history, dealer, games won, target, settings) kept
-# on the board's flash, so a game survives a power cut. Runs on MicroPython and CPython; the file
-# system root is passed in (the board's littlefs is mounted at "/"), no hardware is created here.
+# on the board's flash, so a game survives a power cut. Runs on MicroPython and CPython; where it
+# lives (a raw flash region, or a directory) is passed in, no hardware is created here.
 #
 # The record (version 1, little-endian; 52 bytes plus 28 per undo step, 1844 bytes at most):
 #   0  b"CRIB"         magic
 #   4  u8 version      1; another version is not read (never guessed at): `fresh-version`
 #   5  u8 0            reserved
 #   6  u16 body bytes  2 * (18 + undo steps * 14)
-#   8  u32 seq         +1 on every save: the newest valid file wins at boot
+#   8  u32 seq         +1 on every save: the newest valid record wins at boot
 #   12 body            18 int16s: players target dealer winner award x2 front[3] back[3] games[3]
 #                      brightness budget_ma undo_count; then the undo rows, 14 int16s each, oldest
 #                      first (GameState.undo_rows(): state.py's snapshot layout)
@@ -19,21 +19,11 @@
 # Not saved: the pending previews (a preview is not a move) and `rev` (it starts again at 0 after
 # a restart; hosts resync on the `! hello` the board sends when it starts).
 #
-# Atomic save, three files in /state: <name>.dat (current), <name>.bak (backup), <name>.tmp.
-#   1. write the whole record to .tmp and close it    (littlefs commits a file on close)
-#   2. rename .dat -> .bak                            (the previous good state becomes the backup)
-#   3. rename .tmp -> .dat
-# A cut anywhere leaves a readable last-or-one-before state:
-#   during 1:         .dat (last save) and .bak intact; .tmp is empty, partial or absent
-#   between 1 and 2:  .tmp complete (newest), .dat (last), .bak (one before)
-#   between 2 and 3:  .tmp complete (newest), .bak (last); .dat missing
-#   after 3:          .dat (newest), .bak (last)
-# Boot reads all three, validates each (magic, version, length, checksum, sane values) and takes
-# the newest valid by seq; a record still in .tmp is then moved into place (steps 2 and 3 again).
-# This relies on rename being atomic and replacing its target: true on littlefs (VfsLfs2, the
-# MicroPython default on rp2 and esp32) and on POSIX (CPython tests). Not on FAT (VfsFat): there
-# rename refuses an existing target, and removing the target first opens a window with no current
-# file, and FAT updates are not atomic anyway. Keep the state on littlefs.
+# Where it lives (Store's `place`): a Ring of records in a raw flash region outside the file
+# system (cribfw/ring.py: the cribboard images for the Pico, the virtual board), where no damage
+# to the file system can reach it and reading it cannot crash MicroPython; or, on a board running
+# stock MicroPython, files on its littlefs (cribfw/storefiles.py: written atomically with a
+# backup). Either way boot takes the newest record that reads back intact.
 #
 # When it writes: Store.run (a task for App.tasks) watches board.rev and the dispatcher's
 # settings_rev and saves QUIET_MS after the last change, or MAX_MS after the first unsaved change
@@ -49,11 +39,6 @@
 # about 135 block erases per game; three games a night on a Pico 2 W's 2.5 MiB littlefs wear each
 # block about 250 cycles a year on average, the most erased one about 900: a century or more
 # before 100k-cycle NOR flash wears out.
-#
-# Wear: littlefs spreads the writes over all free blocks (dynamic wear leveling) and moves a
-# metadata pair elsewhere after 100 erases (MicroPython's block_cycles). The files live in a
-# directory of their own, not in the root: the root's metadata pair is the superblock, which
-# wore twice as fast in bench/flash_bench.py (204 vs 103 erases of the worst block in 30 games).
 #
 # The module is kept small on purpose (few globals, functions and classes): its bytecode lives in
 # the board's RAM next to everything else (see test_board_is_usable_in_a_64k_heap).
@@ -84,7 +69,7 @@ from cribfw.clock import ticks_diff, ticks_ms
 
 QUIET_MS = const(1000)
 MAX_MS = const(5000)
-STATE_DIR = "state"  # a directory of its own: see "Wear" at the top
+STATE_DIR = "state"  # a directory of its own: see "Wear" in cribfw/storefiles.py
 BAD = const(0)  # decode(): damaged, truncated or impossible
 OTHER_VERSION = const(1)  # decode(): an intact record of another version
 _POLL_MS = const(50)
@@ -96,7 +81,7 @@ _BRIGHT = const(15)
 _BUDGET = const(16)
 _UNDO = const(17)
 _ROW = const(14)  # cribcore.state.SNAPSHOT_LEN
-_MAX_RECORD = const(1844)  # _HEADER + 2 * (_FIXED + 64 * _ROW) + 4: a full undo ring (UNDO_DEPTH)
+MAX_RECORD = const(1844)  # _HEADER + 2 * (_FIXED + 64 * _ROW) + 4: a full undo ring (UNDO_DEPTH)
 
 
 def encode(board, renderer, seq):
@@ -179,9 +164,9 @@ def decode(data):
 
 
 def _sane(v, pegs):
-    # players, target, dealer, winner, award at v[0..4], front[3] and back[3] from v[pegs]: a
-    # state the board can reach. Games won are not bounded: the board can reach a negative count
-    # (clear the games after a win, then take the win back).
+    # players, target, dealer, winner, award at v[0..4], front[3], back[3] and games[3] from
+    # v[pegs]: a state the board can reach. A won game may have credited nothing (its games were
+    # cleared from the tally), but a credit needs a winner; the tally never goes below zero.
     players = v[0]
     target = v[1]
     winner = v[3]
@@ -191,12 +176,12 @@ def _sane(v, pegs):
         or not 0 <= v[2] < players
         or not -1 <= winner < players
         or not 0 <= v[4] <= 2
-        or (winner < 0) != (v[4] == 0)
+        or (winner < 0 and v[4] != 0)
     ):
         return False
     for p in range(3):
         front = v[pegs + p]
-        if not 0 <= v[pegs + 3 + p] <= front <= target:
+        if not 0 <= v[pegs + 3 + p] <= front <= target or v[pegs + 6 + p] < 0:
             return False
         if p < players and (front == target) != (p == winner):
             return False
@@ -223,15 +208,19 @@ def apply(rec, board, renderer):
 
 
 class Store:
-    """The board state in files under `root` (a directory: "/state" on a board). Also decides
-    when to save: `quiet_ms` after the last change, at most `max_ms` after the first unsaved
-    one (times are ticks_ms() values; any int clock in tests and benchmarks)."""
+    """The board state in one of two places: a directory of files on the flash file system
+    (`place` a path: "/state" on a board running stock MicroPython) or a Ring of records in a raw
+    flash region outside it (`place` a cribfw.ring.Ring: the cribboard images, the virtual board).
+    Also decides when to save: `quiet_ms` after the last change, at most `max_ms` after the first
+    unsaved one (times are ticks_ms() values; any int clock in tests and benchmarks)."""
 
-    def __init__(self, root, name="cribboard", quiet_ms=QUIET_MS, max_ms=MAX_MS):
-        base = root.rstrip("/") + "/" + name
-        self.current = base + ".dat"
-        self.backup = base + ".bak"
-        self.tmp = base + ".tmp"
+    def __init__(self, place, name="cribboard", quiet_ms=QUIET_MS, max_ms=MAX_MS):
+        if isinstance(place, str):
+            from cribfw.storefiles import StoreFiles
+
+            self.place = StoreFiles(place, name)
+        else:
+            self.place = _RingPlace(place)
         self.quiet_ms = quiet_ms
         self.max_ms = max_ms
         self.poll_ms = max(5, min(_POLL_MS, quiet_ms // 4))
@@ -239,10 +228,10 @@ class Store:
         self.source = "fresh"  # where load() found the state
         self.saves = 0  # records written since boot
         self.errors = 0  # saves that failed (flash full or failing); retried
+        self.last_error = ""  # the last failure, for the board's health report
         self._first = None  # time of the first unsaved change; None when all is saved
         self._last = 0  # time of the last change
         self._saved = None  # crc32 of the body on the flash, when known
-        self._good = False  # .dat holds a valid record (so it may become the backup)
 
     # --- when ---------------------------------------------------------------------------------
 
@@ -268,8 +257,9 @@ class Store:
         self._first = None
         try:
             return self.save(board, renderer)
-        except (OSError, MemoryError):
+        except (OSError, MemoryError) as err:
             self.errors += 1
+            self.last_error = "%s %s" % (type(err).__name__, err)
             self.changed(now)
             return False
 
@@ -291,77 +281,62 @@ class Store:
                 self.changed(now)
             self.save_due(board, renderer, now)  # no await inside: never beside an LED write
 
-    # --- the files ----------------------------------------------------------------------------
+    # --- the flash ----------------------------------------------------------------------------
 
     def load(self, board, renderer):
         """Restore the newest valid state into `board` and `renderer` (left as they are when
         there is none); return where it came from (also kept in `source`)."""
-        found = []  # per file: a record tuple, BAD, OTHER_VERSION, or None when missing
-        for path in (self.current, self.tmp, self.backup):
-            try:
-                with open(path, "rb") as f:
-                    found.append(decode(f.read(_MAX_RECORD + 1)))
-            except OSError:
-                found.append(None)
-        best = -1
-        for i in range(3):
-            rec = found[i]
-            if isinstance(rec, tuple):
-                if best < 0 or rec[0] > found[best][0]:
-                    best = i
-                self.seq = max(self.seq, rec[0])  # never reuse a seq still on the flash
-        self._good = isinstance(found[0], tuple)
-        if best < 0:
-            kept = (found[0], found[2])  # a stray .tmp alone: nothing was ever committed
-            self.source = (
-                "fresh-version"
-                if OTHER_VERSION in kept
-                else "fresh-corrupt"
-                if BAD in kept
-                else "fresh"
-            )
-        else:
-            apply(found[best], board, renderer)
-            self.source = "backup" if best == 2 else "saved"
-            if best < 2:  # .dat holds it (once a cut save is settled below)
+        rec, self.source, seq, settled = self.place.load()
+        self.seq = max(self.seq, seq)  # never reuse a seq still on the flash
+        if rec is not None:
+            apply(rec, board, renderer)
+            if settled:  # the newest place holds it: an equal state needs no new save
                 self._saved = _body_crc(encode(board, renderer, 0))
-        if found[1] is not None:  # a save was cut: finish it if it is the newest, else drop it
-            try:
-                if best == 1:
-                    self._swap_in()
-                else:
-                    os.remove(self.tmp)
-            except OSError:
-                self._saved = None  # not settled: the next save writes in any case
         return self.source
 
     def save(self, board, renderer):
         """Write the state now unless the flash already holds it; True if written. One
-        synchronous call from start to end. Raises OSError if the flash fails; the files are
-        then as a cut at that point would leave them."""
+        synchronous call from start to end. Raises OSError if the flash fails; what is on the
+        flash is then as a cut at that point would leave it."""
         rec = encode(board, renderer, self.seq + 1)
         crc = _body_crc(rec)
         if crc == self._saved:
             return False
-        with open(self.tmp, "wb") as f:
-            f.write(rec)
-        self._swap_in()
+        self._saved = None
+        self.place.write(rec)
         self.seq += 1
         self._saved = crc
         self.saves += 1
         return True
 
-    def _swap_in(self):
-        # .dat -> .bak only when .dat is valid: a damaged .dat must not replace a good backup.
-        if self._good:
-            os.rename(self.current, self.backup)
-        else:
-            try:
-                os.remove(self.current)
-            except OSError:
-                pass
-        os.rename(self.tmp, self.current)
-        self._good = True
+
+class _RingPlace:
+    """The store's records in a Ring: the newest that reads back intact wins."""
+
+    def __init__(self, ring):
+        self.ring = ring
+
+    def load(self):
+        """(record or None, source, seq, settled), as StoreFiles.load."""
+        seen = [0]  # bit 1: a damaged record, bit 2: a record of another version
+
+        def accept(data):
+            rec = decode(data)
+            if isinstance(rec, tuple):
+                return rec
+            seen[0] |= 2 if rec == OTHER_VERSION else 1
+            return None
+
+        rec = self.ring.newest(accept)
+        if rec is None:
+            source = "fresh-version" if seen[0] & 2 else "fresh-corrupt" if seen[0] & 1 else "fresh"
+            return None, source, 0, False
+        # A newer record that did not read back: the last save was cut or damaged.
+        newest = not seen[0] & 1
+        return rec, "saved" if newest else "backup", rec[0], newest
+
+    def write(self, rec):
+        self.ring.append(rec)
 
 
 def _body_crc(rec):
@@ -369,23 +344,27 @@ def _body_crc(rec):
     return crc32(memoryview(rec)[_HEADER : len(rec) - 4]) & 0xFFFFFFFF
 
 
-def attach(app, root, sim=False):
+def attach(app, root, sim=False, ring=None):
     """main()'s part: restore the saved state into `app` before its first frame (so the board
-    shows it at once), let the hello say where it came from, add the store task. `root`: where
-    the flash (littlefs) is mounted; the files go in its STATE_DIR. On the virtual board (`sim`)
-    the environment variable CRIBBOARD_SIM_STORE_MS = "quiet,max" (ms) may shorten the delays,
-    so tests can cut the power around many saves quickly: the same code with other numbers."""
+    shows it at once), let the hello say where it came from, add the store task. The game lives
+    in `ring` (a cribfw.ring.Ring in the image's raw flash region) when given, else in files in
+    the STATE_DIR of `root`, where the flash file system is mounted. Returns that directory (other
+    records kept as files go there too). On the virtual board (`sim`) the environment variable
+    CRIBBOARD_SIM_STORE_MS = "quiet,max" (ms) may shorten the delays, so tests can cut the power
+    around many saves quickly: the same code with other numbers."""
     quiet_ms = QUIET_MS
     max_ms = MAX_MS
     timing = os.getenv("CRIBBOARD_SIM_STORE_MS") if sim else None
     if timing:
         quiet_ms, max_ms = [int(v) for v in timing.split(",")]
     root = root.rstrip("/") + "/" + STATE_DIR
-    try:
-        os.mkdir(root)
-    except OSError:
-        pass  # there already (or the flash is read-only: load finds nothing, saves fail)
-    store = Store(root, quiet_ms=quiet_ms, max_ms=max_ms)
+    if ring is None:
+        try:
+            os.mkdir(root)
+        except OSError:
+            pass  # there already (or the flash is read-only: load finds nothing, saves fail)
+    store = Store(ring if ring is not None else root, quiet_ms=quiet_ms, max_ms=max_ms)
     app.dispatcher.store = store.load(app.board, app.renderer).encode()
+    app.dispatcher.store_keeper = store
     app.tasks.append(store.run)
-    return store
+    return root

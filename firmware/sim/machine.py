@@ -150,7 +150,8 @@ def bootloader(*args):
 def reset_cause():
     import os
 
-    return SOFT_RESET if os.getenv("CRIBBOARD_SIM_RESET") == "soft" else PWRON_RESET
+    cause = os.getenv("CRIBBOARD_SIM_RESET")
+    return SOFT_RESET if cause == "soft" else WDT_RESET if cause == "wdt" else PWRON_RESET
 
 
 def unique_id():

@@ -1,9 +1,13 @@
 # Boot script of the virtual board (MicroPython unix port; never deployed).
 #
 # The launcher runs `micropython -i simboot.py` from firmware/sim/ with CRIBBOARD_SIM_*
-# variables set. It does what a board's boot does before the REPL: load the hardware modules,
-# mount the flash at / (the host file system leaves the firmware's view), run boot.py and,
-# unless the boot kind says otherwise, main.py. Then `-i` drops into the REPL.
+# variables set. It does what a cribboard image's boot does before the REPL (its frozen _boot.py):
+# load the hardware modules, start the boot guard (cribboot.py: the launcher keeps the watchdog
+# and its scratch register), lay out the flash (simflash.py: the file system mounted at / in
+# place of the host's, formatted or left alone as the guard decides; the rings for the game),
+# put the firmware the image holds frozen at /rom, run boot.py and, unless the boot kind says
+# otherwise, main.py (the frozen one, as MicroPython prefers it; the flash's on a stock board).
+# Then `-i` drops into the REPL.
 #
 # Everything lives in one function, deleted at the end, so the REPL's namespace holds only
 # what main.py defined, as on a board.
@@ -16,7 +20,16 @@ def _cribboard_boot():
     import time
 
     # Imported while the host file system is still mounted; they stay in sys.modules and
-    # stand in for the board's built-in modules.
+    # stand in for the board's built-in modules (and cribboot, from the firmware the image
+    # holds frozen, for the frozen _boot.py's part).
+    firmware = os.getenv("CRIBBOARD_SIM_FIRMWARE")  # empty: stock MicroPython, nothing frozen
+    cribboot = None  # without the boot guard: boot as stock MicroPython does
+    if firmware:
+        sys.path.insert(0, firmware)
+        try:
+            import cribboot
+        except ImportError:
+            pass
     import simlink
     import machine
     import neopixel
@@ -42,9 +55,28 @@ def _cribboard_boot():
     sys.atexit(sweep)  # runs on Ctrl-D at either REPL and on sys.exit() there
 
     boot = os.getenv("CRIBBOARD_SIM_BOOT") or "main"  # main | raw | repl
-    simflash.mount(os.getenv("CRIBBOARD_SIM_FLASH"), os.getenv("CRIBBOARD_SIM_FIRMWARE"))
+
+    class Scratch:
+        def get(self):
+            return simlink.link.scratch()
+
+        def set(self, value):
+            simlink.link.set_scratch(value)
+
+    class Watchdog:
+        def arm(self, ms):
+            simlink.link.watchdog(ms)
+
+        def disarm(self):
+            simlink.link.watchdog(0)
+
+    guard = None
+    if cribboot is not None:
+        guard = cribboot.current = cribboot.Boot(Scratch(), Watchdog())
+    simflash.mount(os.getenv("CRIBBOARD_SIM_FLASH"), guard)
+    simflash.mount_rom(firmware)
     sys.path.clear()
-    sys.path.extend(("", ".frozen", "/lib"))
+    sys.path.extend(("", ".frozen", "/rom", "/lib"))
     sys.argv.clear()
 
     # The launcher holds the host's input, Ctrl-C included, until this point: the set-up
@@ -53,9 +85,9 @@ def _cribboard_boot():
     try:
         scripts = ("boot.py", "main.py") if boot == "main" else ("boot.py",)
         for script in scripts:
-            try:
-                os.stat(script)
-            except OSError:
+            if script == "main.py" and firmware and _exists("/rom/main.py"):
+                script = "/rom/main.py"  # a frozen main.py runs before the flash's (pyexec.c)
+            if not _exists(script):
                 continue
             try:
                 execfile(script, globals())
@@ -71,5 +103,15 @@ def _cribboard_boot():
         pass  # a Ctrl-C between scripts: on to the REPL
 
 
+def _exists(path):
+    import os
+
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
 _cribboard_boot()
-del _cribboard_boot
+del _cribboard_boot, _exists

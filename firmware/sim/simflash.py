@@ -1,30 +1,64 @@
-# The virtual board's flash: a littlefs2 file system in an image file on the host
-# (MicroPython unix port; never deployed).
+# The virtual board's flash: an image file on the host, laid out as a cribboard image lays out a
+# board's flash (MicroPython unix port; never deployed). The file system (littlefs2) has the
+# region from the first block up to the rings; the rings (cribfw/ring.py, cribboot.py) take
+# the last RESERVED_BLOCKS. The image behaves as NOR flash does: an erase sets a block to 0xFF, a
+# program can only clear bits, and both take time (an erase about 4 ms, a tenth of a real chip's;
+# a 256-byte page 0.25 ms, a third of one), in steps, so a cut in the middle of either leaves what
+# a board would, and a save pauses the firmware as it does on a board.
 import os
+import time
 
 import vfs
 
 BLOCK_SIZE = 4096
-_DIR = 0x4000
+_ERASE = 6
+_CHUNK = 256  # the program/erase scratch buffer: small, the firmware shares the heap
+_PAGE_US = 250  # time to program one 256-byte page
+_ERASE_STEP_US = 250  # time to erase 256 bytes of a block
+_scratch = bytearray(_CHUNK)
+_erased = b"\xff" * _CHUNK
+_STEP = 64  # littlefs programs multiples of its program size (64), the rings of 256
+_views = [memoryview(_scratch)[:n] for n in range(0, _CHUNK + 1, _STEP)]
 
 
-class FileBlockDevice:
-    """MicroPython block device (extended protocol) backed by an open image file."""
+class FlashImage:
+    """A MicroPython block device (extended protocol) over blocks first..first+count-1 of an
+    open image file."""
 
-    def __init__(self, image, block_size=BLOCK_SIZE):
+    def __init__(self, image, first=0, count=None, block_size=BLOCK_SIZE):
         self._image = image
         self._block_size = block_size
-        image.seek(0, 2)
-        self.block_count = image.tell() // block_size
+        self._first = first
+        if count is None:
+            image.seek(0, 2)
+            count = image.tell() // block_size - first
+        self.block_count = count
 
     def readblocks(self, block_num, buf, offset=0):
-        self._image.seek(block_num * self._block_size + offset)
+        self._image.seek((self._first + block_num) * self._block_size + offset)
         self._image.readinto(buf)
 
     def writeblocks(self, block_num, buf, offset=None):
-        # offset None is the simple protocol (erase + write); a file needs no erase.
-        self._image.seek(block_num * self._block_size + (offset or 0))
-        self._image.write(buf)
+        if offset is None:  # the simple protocol: erase, then program
+            self.ioctl(_ERASE, block_num)
+            offset = 0
+        # NOR: a program clears bits, never sets them. In chunks through one small buffer,
+        # allocating nothing: a file closed by a soft reset's collection is written from a
+        # finaliser, with the heap locked.
+        at = (self._first + block_num) * self._block_size + offset
+        done = 0
+        n = len(buf)
+        while done < n:
+            size = min(_CHUNK, n - done)
+            view = _views[size // _STEP] if size % _STEP == 0 else memoryview(_scratch)[:size]
+            self._image.seek(at + done)
+            self._image.readinto(view)
+            for i in range(size):
+                view[i] &= buf[done + i]
+            self._image.seek(at + done)
+            self._image.write(view)
+            time.sleep_us(_PAGE_US)
+            done += size
 
     def ioctl(self, op, arg):
         if op == 3:  # sync
@@ -34,58 +68,58 @@ class FileBlockDevice:
             return self.block_count
         if op == 5:  # block size
             return self._block_size
-        return 0  # init, deinit, erase: nothing to do for a file
+        if op == _ERASE:
+            self._image.seek((self._first + arg) * self._block_size)
+            for _ in range(self._block_size // _CHUNK):
+                self._image.write(_erased)
+                time.sleep_us(_ERASE_STEP_US)
+            return 0
+        return 0  # init, deinit
 
 
-def mount(image_path, firmware_dir):
-    """Mount the image at / (formatting it if it holds no file system) in place of the host
-    file system; on a fresh image copy the firmware tree into it. Returns True if fresh."""
-    device = FileBlockDevice(open(image_path, "r+b"))
-    fresh = False
+def mount(image_path, boot):
+    """Lay out the flash for `boot` (a cribboot.Boot): its rings, and the file system at /
+    in place of the host's, mounted, formatted or left alone as the boot decides. Without a
+    boot (a firmware without cribboot: stock MicroPython's boot) the file system has the whole
+    image and is formatted only when it cannot be mounted."""
+    image = open(image_path, "r+b")
+    whole = FlashImage(image)
+    vfs.umount("/")
+    if boot is None:
+        _mount_fs(FlashImage(image), False)
+        return
+    import cribboot
+
+    total = whole.block_count
+    fs_blocks = total - cribboot.RESERVED_BLOCKS
+    boot.admitted = (whole, fs_blocks, cribboot.ADMIT_BLOCKS)
+    boot.state = (whole, total - cribboot.STATE_BLOCKS, cribboot.STATE_BLOCKS)
+    action = boot.file_system()
+    if action == cribboot.FS_OFF:
+        boot.fs = action
+        return
+    formatted = _mount_fs(FlashImage(image, 0, fs_blocks), action == cribboot.FS_FORMATTED)
+    boot.fs = cribboot.FS_FORMATTED if formatted else cribboot.FS_OK
+
+
+def _mount_fs(device, format_first):
+    """Mount littlefs from `device` at /, formatting it first if asked or if the mount fails
+    (as MicroPython's own boot does with a flash it cannot mount). True if it was formatted."""
+    if format_first:
+        vfs.VfsLfs2.mkfs(device)
     try:
         flash = vfs.VfsLfs2(device)
     except OSError:
         vfs.VfsLfs2.mkfs(device)
         flash = vfs.VfsLfs2(device)
-        fresh = True
-    vfs.umount("/")
+        format_first = True
     vfs.mount(flash, "/")
-    if fresh and firmware_dir:
-        _copy_firmware(firmware_dir)
     os.chdir("/")
-    return fresh
+    return format_first
 
 
-def _copy_firmware(firmware_dir):
-    source_root = "/_firmware_source"
-    try:
-        vfs.mount(vfs.VfsPosix(firmware_dir), source_root)
-    except OSError as err:
-        print("simflash: cannot read firmware from", firmware_dir, err)
-        return
-    try:
-        _copy_tree(source_root, "", True, bytearray(1024))
-    finally:
-        vfs.umount(source_root)
-
-
-def _copy_tree(source, target, top, chunk):
-    for entry in os.ilistdir(source):
-        name = entry[0]
-        if name == "__pycache__" or name.startswith(".") or (top and name == "sim"):
-            continue
-        source_path = source + "/" + name
-        target_path = target + "/" + name
-        if entry[1] == _DIR:
-            try:
-                os.mkdir(target_path)
-            except OSError:
-                pass
-            _copy_tree(source_path, target_path, False, chunk)
-        else:
-            with open(source_path, "rb") as src, open(target_path, "wb") as dst:
-                while True:
-                    n = src.readinto(chunk)
-                    if not n:
-                        break
-                    dst.write(memoryview(chunk)[:n])
+def mount_rom(firmware_dir):
+    """The firmware a cribboard image holds frozen, read-only at /rom (the virtual board's stand-in
+    for frozen modules; a board lists no such folder)."""
+    if firmware_dir:
+        vfs.mount(vfs.VfsPosix(firmware_dir), "/rom", readonly=True)

@@ -7,6 +7,8 @@
 # board -> launcher:  b"H" hello (link up)        b"B" boot done (about to run boot.py)
 #                     b"F" + bpp + pixel bytes (GRB[W] order)
 #                     b"R" hard reset request     b"S" soft reset request
+#                     b"X <value>" the scratch register is set (it survives a watchdog reset)
+#                     b"W <ms>" the watchdog is armed for ms (0: stopped)
 # launcher -> board:  b"D <pin> <ms>" press pin for ms (-1: hold until released)
 #                     b"U <pin>" release pin
 # Bluetooth LE (the simulated radio): messages starting with b"b", both ways; see bluetooth.py.
@@ -164,6 +166,18 @@ class Link:
     def connected(self):
         """True when the launcher started this board (the side channel exists)."""
         return self._sock is not None
+
+    def scratch(self):
+        """The watchdog scratch register as the launcher kept it over the last reset."""
+        return int(os.getenv("CRIBBOARD_SIM_SCRATCH") or "0")
+
+    def set_scratch(self, value):
+        self.send(b"X %d" % value)
+
+    def watchdog(self, ms):
+        """Arm the launcher's watchdog for `ms` (0 stops it): if the interpreter is still busy
+        then (a crash or a hang), the launcher restarts it as a watchdog reset."""
+        self.send(b"W %d" % ms)
 
     def request_reset(self, hard):
         """Ask the launcher to restart the interpreter; True if the request went out."""

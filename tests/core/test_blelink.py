@@ -3,17 +3,19 @@
 # buffer, notifications): run under CPython (pytest) and MicroPython (mprun.py).
 import time
 
-from checks import FakePixels
+from checks import FakePixels, NorFlash
 
 from cribcore.layout import HOLES
 from cribcore.profiles import PROFILES
 from cribfw import buttons as B
 from cribfw.admission import Admission
+from cribfw.admitfile import AdmitRecords
 from cribfw.app import App
 from cribfw.blelink import MAX_CENTRALS, MAX_STALLS, NUS_ADV, BleLink, advertising_payloads
 from cribfw.buttons import Button
 from cribfw.pad import LATCH_MS, EitherPin, Pad, VirtualPin, checksum
 from cribfw.panel import Panel
+from cribfw.ring import Ring
 
 try:
     from time import sleep_ms, ticks_ms
@@ -319,31 +321,41 @@ def test_a_central_is_refused_until_a_tap_of_deal_admits_it_and_then_remembered(
         rig.close()
 
 
-def test_admitted_devices_and_open_mode_survive_a_restart(tmp=None):
-    path = _temp_dir() + "/cribboard-admit-%d.dat" % ticks_ms()
+def _check_admissions_survive(place, damage):
+    """A keeper at `place` (a path or a Ring) keeps the list and open mode; `damage()` spoils
+    what it wrote."""
 
     class Link:
         trusted = False
         address = b"\x01" + PHONE
 
-    try:
-        first = Admission()
-        assert not first.load(path)  # nothing saved yet
-        first.admit(Link())
-        first.set_open(True)
-        again = Admission()
-        assert again.load(path) and again.open and again.knows(b"\x01" + PHONE)
-        assert not again.knows(b"\x00" + PHONE)  # another address type: another device
-        for i in range(10):  # at most 8 remembered: the oldest go first
-            link = Link()
-            link.address = b"\x00\x00\x00\x00\x00\x00" + bytes((i,))
-            again.admit(link)
-        assert again.count == 8 and not again.knows(b"\x01" + PHONE)
-        with open(path, "r+b") as f:  # a damaged file: nobody admitted, closed
+    first = Admission()
+    assert not first.keep(AdmitRecords(place))  # nothing saved yet
+    first.admit(Link())
+    first.set_open(True)
+    again = Admission()
+    assert again.keep(AdmitRecords(place)) and again.open and again.knows(b"\x01" + PHONE)
+    assert not again.knows(b"\x00" + PHONE)  # another address type: another device
+    for i in range(10):  # at most 8 remembered: the oldest go first
+        link = Link()
+        link.address = b"\x00\x00\x00\x00\x00\x00" + bytes((i,))
+        again.admit(link)
+    assert again.count == 8 and not again.knows(b"\x01" + PHONE)
+    damage()  # a damaged record: nobody admitted, closed
+    third = Admission()
+    assert not third.keep(AdmitRecords(place)) and third.count == 0 and not third.open
+
+
+def test_admitted_devices_and_open_mode_survive_a_restart_in_a_file():
+    path = _temp_dir() + "/cribboard-admit-%d.dat" % ticks_ms()
+
+    def damage():
+        with open(path, "r+b") as f:
             f.seek(9)
             f.write(b"\xff")
-        third = Admission()
-        assert not third.load(path) and third.count == 0 and not third.open
+
+    try:
+        _check_admissions_survive(path, damage)
     finally:
         import os
 
@@ -352,6 +364,17 @@ def test_admitted_devices_and_open_mode_survive_a_restart(tmp=None):
                 os.remove(name)
             except OSError:
                 pass
+
+
+def test_admitted_devices_and_open_mode_survive_a_restart_in_a_ring():
+    flash = NorFlash(count=2)
+
+    def damage():
+        for i in range(len(flash.data)):
+            if flash.data[i] == 0x41:  # "A" of every b"ADMT": no record reads back
+                flash.data[i] = 0x40
+
+    _check_admissions_survive(Ring(flash, 0, 2), damage)
 
 
 def _temp_dir():

@@ -202,6 +202,20 @@ def test_a_finished_game_round_trips():
     with_root(run)
 
 
+def test_a_won_game_whose_games_were_cleared_round_trips():
+    def run(root):
+        b = GameState()
+        b.set_pegs(0, 121, 100)
+        b.reset_games()  # the win stays, its game is no longer in the tally
+        s = Settings()
+        Store(root).save(b, s)
+        source, b2, s2 = restored(root)
+        assert source == SAVED and state(b2, s2) == state(b, s)
+        assert (b2.winner, b2.award, b2.games[0]) == (0, 0, 0)
+
+    with_root(run)
+
+
 def test_nothing_saved_is_a_fresh_game():
     def run(root):
         source, b, s = restored(root)
@@ -224,9 +238,9 @@ def test_save_keeps_the_previous_state_as_backup():
         first = state(b, s)
         b.peg(1, 7)
         store.save(b, s)
-        assert not exists(store.tmp)
-        back = decode(read(store.backup))
-        cur = decode(read(store.current))
+        assert not exists(store.place.tmp)
+        back = decode(read(store.place.backup))
+        cur = decode(read(store.place.current))
         assert isinstance(back, tuple) and isinstance(cur, tuple)
         assert cur[0] == back[0] + 1
         b2 = GameState()
@@ -274,7 +288,7 @@ def test_seq_continues_after_a_restart():
         assert again.seq == 5
         b.peg(0, 1)
         again.save(b, s)
-        assert decode(read(again.current))[0] == 6
+        assert decode(read(again.place.current))[0] == 6
 
     with_root(run)
 
@@ -299,9 +313,9 @@ def two_saves(root):
 def test_a_corrupt_current_file_falls_back_to_the_backup():
     def run(root):
         store, b, s, a, _ = two_saves(root)
-        data = bytearray(read(store.current))
+        data = bytearray(read(store.place.current))
         data[len(data) // 2] ^= 0x40  # one bit flipped
-        write(store.current, data)
+        write(store.place.current, data)
         source, b2, s2 = restored(root)
         assert source == BACKUP and state(b2, s2) == a
         # The next save must not rotate the damaged file over the good backup.
@@ -312,7 +326,7 @@ def test_a_corrupt_current_file_falls_back_to_the_backup():
         assert state(*restored(root)[1:]) == state(b, s)
         back = GameState()
         back_settings = Settings()
-        apply(decode(read(store.backup)), back, back_settings)
+        apply(decode(read(store.place.backup)), back, back_settings)
         assert state(back, back_settings) == a
 
     with_root(run)
@@ -321,7 +335,7 @@ def test_a_corrupt_current_file_falls_back_to_the_backup():
 def test_a_missing_current_file_falls_back_to_the_backup():
     def run(root):
         store, _, _, a, _ = two_saves(root)
-        os.remove(store.current)
+        os.remove(store.place.current)
         source, b2, s2 = restored(root)
         assert source == BACKUP and state(b2, s2) == a
 
@@ -331,10 +345,10 @@ def test_a_missing_current_file_falls_back_to_the_backup():
 def test_both_files_corrupt_is_a_fresh_game_that_says_so():
     def run(root):
         store, _, _, _, _ = two_saves(root)
-        write(store.current, b"CRIB\x01garbage")
-        data = bytearray(read(store.backup))
+        write(store.place.current, b"CRIB\x01garbage")
+        data = bytearray(read(store.place.backup))
         data[-1] ^= 1  # the checksum itself
-        write(store.backup, data)
+        write(store.place.backup, data)
         source, b2, s2 = restored(root)
         assert source == FRESH_CORRUPT
         assert state(b2, s2) == state(GameState(), Settings())
@@ -348,10 +362,10 @@ def test_a_truncated_tmp_is_ignored_and_removed():
         b.peg(0, 20)
         newer = encode(b, s, store.seq + 1)
         for cut in (0, 3, 12, len(newer) // 2, len(newer) - 1):
-            write(store.tmp, newer[:cut])  # a save cut while writing .tmp
+            write(store.place.tmp, newer[:cut])  # a save cut while writing .tmp
             source, b2, s2 = restored(root)
             assert source == SAVED and state(b2, s2) == last, cut
-            assert not exists(store.tmp)
+            assert not exists(store.place.tmp)
 
     with_root(run)
 
@@ -360,7 +374,7 @@ def test_a_stray_tmp_alone_means_nothing_was_saved():
     def run(root):
         b = GameState()
         b.peg(0, 3)
-        write(Store(root).tmp, encode(b, Settings(), 1)[:40])  # the first save, cut
+        write(Store(root).place.tmp, encode(b, Settings(), 1)[:40])  # the first save, cut
         source, b2, s2 = restored(root)
         assert source == FRESH and state(b2, s2) == state(GameState(), Settings())
 
@@ -372,16 +386,16 @@ def test_a_complete_tmp_is_the_newest_state_and_is_moved_into_place():
         store, b, s, _, last = two_saves(root)
         b.peg(0, 20)
         newest = state(b, s)
-        write(store.tmp, encode(b, s, store.seq + 1))  # cut after .tmp was closed
+        write(store.place.tmp, encode(b, s, store.seq + 1))  # cut after .tmp was closed
         source, b2, s2 = restored(root)
         assert source == SAVED and state(b2, s2) == newest
-        assert not exists(store.tmp)
-        assert decode(read(store.current))[0] == store.seq + 1
-        assert decode(read(store.backup))[0] == store.seq  # `last` is the backup now
+        assert not exists(store.place.tmp)
+        assert decode(read(store.place.current))[0] == store.seq + 1
+        assert decode(read(store.place.backup))[0] == store.seq  # `last` is the backup now
         # And cut between the two renames: no current file, .tmp and .bak hold the last two.
         b.peg(1, 2)
-        write(store.tmp, encode(b, s, store.seq + 2))
-        os.rename(store.current, store.backup)
+        write(store.place.tmp, encode(b, s, store.seq + 2))
+        os.rename(store.place.current, store.place.backup)
         source, b3, s3 = restored(root)
         assert source == SAVED and state(b3, s3) == state(b, s)
         assert last != newest
@@ -392,14 +406,14 @@ def test_a_complete_tmp_is_the_newest_state_and_is_moved_into_place():
 def test_another_record_version_is_not_read():
     def run(root):
         store, b, s, a, _ = two_saves(root)
-        rec = bytearray(read(store.current))
+        rec = bytearray(read(store.place.current))
         rec[4] = 2  # a record of a future firmware, intact
         reseal(rec)
         assert decode(rec) == OTHER_VERSION
-        write(store.current, rec)
+        write(store.place.current, rec)
         source, b2, s2 = restored(root)
         assert source == BACKUP and state(b2, s2) == a  # the backup is still version 1
-        write(store.backup, rec)
+        write(store.place.backup, rec)
         source, b3, s3 = restored(root)
         assert source == FRESH_VERSION and state(b3, s3) == state(GameState(), Settings())
 
@@ -424,6 +438,7 @@ def test_a_well_sealed_record_with_impossible_values_is_rejected():
         (22, 2),
         (24, 130),
         (30, 6),
+        (36, -1),
         (42, 300),
         (44, 20),
         (46, 7),

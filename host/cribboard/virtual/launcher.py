@@ -9,6 +9,10 @@ How it works (details in docs/virtual-board.md):
 * When the interpreter exits (Ctrl-D at a REPL, ``sys.exit()``) or asks to be reset, the
   relay starts a new one and prints what a board prints on a soft reboot; a soft reboot from
   the raw REPL comes back in the raw REPL without running main.py, as on a board.
+* The relay is also the board's watchdog: the firmware's boot guard (firmware/cribboot.py)
+  arms it while the board boots; an interpreter that crashes or is still busy when it runs out
+  is restarted as a watchdog reset, keeping the scratch register the guard counts failed boots
+  in. A power cycle (:meth:`VirtualBoard.reset`) clears it, as on a chip.
 * A Ctrl-C (0x03) from the host becomes SIGINT while code runs, and stays a byte for the
   REPL otherwise, as a board's USB stack does.
 """
@@ -46,7 +50,7 @@ DEFAULT_HEAP = "128wK"
 """Default `-X heapsize`: about the 128 KB heap of a 32-bit board on this 64-bit port."""
 
 DEFAULT_FLASH_SIZE = 1 << 20
-"""Size of a new flash image: 256 blocks of 4096 bytes."""
+"""Size of a new flash image: 256 blocks of 4096 bytes, erased (0xFF) like a new flash chip."""
 
 _BLOCK_SIZE = 4096
 _SOFT_REBOOT = b"MPY: soft reboot\r\n"
@@ -62,6 +66,7 @@ _BOOT_TIMEOUT = 10.0
 _HOST_STALL_TIMEOUT = 0.5  # like a board's USB CDC, drop output a host does not read
 _RECENT_OUTPUT = 4096
 _QUICK_FAILURES = 3
+_WATCHDOG_BOOTS = 6  # start() waits through this many watchdog resets of a failing first boot
 
 # Marker left in pty A's local modes while the interpreter runs code: MicroPython switches its
 # terminal to lflag 0 to read REPL input and restores our settings to run code. NOFLSH does
@@ -148,8 +153,11 @@ class VirtualBoard:
             interpreter's default.
         micropython: interpreter executable (else $CRIBBOARD_MICROPYTHON, PATH, or beside
             the running Python).
-        firmware: firmware tree copied into a fresh flash image on first boot (default: the
-            package's firmware/ directory).
+        firmware: the firmware tree the board's image holds, as a cribboard image holds it frozen
+            (default: the package's firmware/ directory); the board runs it from read-only
+            /rom unless a main.py on the flash takes over (firmware deployed there).
+        stock: a board with stock MicroPython instead: nothing in the image, the whole flash a
+            file system, and no boot guard; `cribboard deploy` puts the firmware on it.
         on_frame: called on the relay thread with each new LED frame (RGB, 3 bytes per LED);
             it must return quickly.
         ble: whether the board has Bluetooth LE (the simulated radio, cribboard.virtual.radio);
@@ -165,6 +173,7 @@ class VirtualBoard:
         heap: str | None = DEFAULT_HEAP,
         micropython: str | os.PathLike[str] | None = None,
         firmware: str | os.PathLike[str] | None = None,
+        stock: bool = False,
         on_frame: FrameCallback | None = None,
         start_timeout: float = 10.0,
         ble: bool = True,
@@ -176,6 +185,7 @@ class VirtualBoard:
         self._heap = check_heap_size(heap) if heap is not None else None
         self._micropython_arg = micropython
         self._firmware = Path(firmware) if firmware is not None else firmware_dir()
+        self._stock = stock
         self._on_frame = on_frame
         self._start_timeout = start_timeout
         self._ble = ble
@@ -200,8 +210,10 @@ class VirtualBoard:
             self._flash_path = self._open_flash()
             side_env = {
                 "CRIBBOARD_SIM_FLASH": str(self._flash_path.resolve()),
-                # What a fresh flash gets: the firmware as deploy puts it on a board.
-                "CRIBBOARD_SIM_FIRMWARE": str(build(self._firmware.resolve())),
+                # The firmware the image holds, as deploy would lay it out; none when stock.
+                "CRIBBOARD_SIM_FIRMWARE": ""
+                if self._stock
+                else str(build(self._firmware.resolve())),
                 "CRIBBOARD_SIM_BLE": "1" if self._ble else "0",
             }
             relay = _Relay(
@@ -213,7 +225,7 @@ class VirtualBoard:
             )
             atexit.register(self.stop)
             self._thread.start()
-            if not relay.ready.wait(self._start_timeout):
+            if not self._wait_ready(relay):
                 raise VirtualBoardError(
                     f"virtual board did not boot within {self._start_timeout:g} s; "
                     f"its output: {relay.recent_output()!r}"
@@ -224,6 +236,16 @@ class VirtualBoard:
             self.stop()
             raise
         return self
+
+    def _wait_ready(self, relay: _Relay) -> bool:
+        # Each watchdog reset of a failing boot (a damaged flash) gives the board another
+        # start_timeout, up to _WATCHDOG_BOOTS of them: its boot guard recovers by then.
+        resets = 0
+        while not relay.ready.wait(self._start_timeout):
+            if relay.watchdog_resets == resets or resets >= _WATCHDOG_BOOTS:
+                return False
+            resets = relay.watchdog_resets
+        return True
 
     def stop(self) -> None:
         """Stop the interpreter and the relay and free the pty, sockets and temporary files."""
@@ -281,6 +303,11 @@ class VirtualBoard:
         """How many times the firmware side has come up (first boot and every restart)."""
         return self._running().side.boots
 
+    @property
+    def watchdog_resets(self) -> int:
+        """How many times the board's watchdog restarted it (a boot that crashed or hung)."""
+        return self._running().watchdog_resets
+
     def reset(self) -> None:
         """Hard-reset the board (like the reset button): main.py runs again."""
         relay = self._running()
@@ -301,7 +328,8 @@ class VirtualBoard:
             os.close(fd)
             raise VirtualBoardError(f"flash image {path} is in use by another virtual board")
         if os.fstat(fd).st_size < _BLOCK_SIZE:
-            os.ftruncate(fd, self._flash_size)
+            os.ftruncate(fd, 0)
+            os.write(fd, b"\xff" * self._flash_size)  # a new flash chip comes erased
         self._flash_lock = fd
         return path
 
@@ -360,6 +388,7 @@ class _Relay:
         self._scan_tail = b""
         self._last_sigint = 0.0
         self._quick_failures = 0
+        self.watchdog_resets = 0
         self._recent = bytearray()
         self._calls: collections.deque[Callable[[], None]] = collections.deque()
         self._stopping = False
@@ -451,6 +480,7 @@ class _Relay:
             self._to_host.clear()  # nobody reads: do not stall the firmware for ever
         if self._raw_filter is not None and time.monotonic() > self._raw_filter_deadline:
             self._release_raw_filter(bytes(self._raw_filter))
+        self._watch()
         if self._booting and self._boot_over():
             self._booting = False
             held, self._held_input = bytes(self._held_input), bytearray()
@@ -458,6 +488,20 @@ class _Relay:
                 self._host_input(held)
         if not self.ready.is_set() and self.side.booted:
             self.ready.set()
+
+    def _watch(self) -> None:
+        """The board's watchdog: stands down once Python is at the REPL (the boot script's soft
+        timer would run there); bites when armed time runs out while code still runs."""
+        side = self.side
+        if not side.watchdog_ms or self._proc is None or self._proc.poll() is not None:
+            return
+        if not termios.tcgetattr(self._board_slave)[3] & _RUNNING_MARK:
+            side.watchdog_ms = 0
+            side.scratch = 0
+        elif time.monotonic() - side.watchdog_armed_at > side.watchdog_ms / 1000:
+            _log.warning("the board's watchdog ran out during its boot; resetting it")
+            self._exit_request = "watchdog"
+            self._kill()
 
     def _boot_over(self) -> bool:
         if self.side.booted or time.monotonic() > self._boot_deadline:
@@ -591,7 +635,14 @@ class _Relay:
         REPL, no main.py). cause: power or soft, for machine.reset_cause()."""
         _make_raw(self._board_slave, mark=True)  # the last one may have left its REPL mode
         self.side.board_starting()
-        env = dict(self._env, CRIBBOARD_SIM_BOOT=kind, CRIBBOARD_SIM_RESET=cause)
+        if cause == "power":
+            self.side.scratch = 0  # a power cycle clears the watchdog's scratch registers
+        env = dict(
+            self._env,
+            CRIBBOARD_SIM_BOOT=kind,
+            CRIBBOARD_SIM_RESET=cause,
+            CRIBBOARD_SIM_SCRATCH=str(self.side.scratch),
+        )
         args = [self._executable]
         if self._heap is not None:
             args += ["-X", f"heapsize={self._heap}"]
@@ -658,7 +709,14 @@ class _Relay:
         # Input the old interpreter did not read goes with it.
         termios.tcflush(self._board_slave, termios.TCIFLUSH)
         self._to_board.clear()
+        self.side.drain()  # the board's last words on the side channel (its scratch register)
         request, self._exit_request = self._exit_request, None
+        if request is None and status < 0 and status != -signal.SIGINT and self.side.watchdog_ms:
+            request = "watchdog"  # a crash while the watchdog runs: it resets the board
+        if request == "watchdog":
+            self.watchdog_resets += 1
+            self._boot("main", "wdt")
+            return
 
         if not self.side.booted:
             self._quick_failures += 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,9 @@ class SideChannel:
         describe: Callable[[], dict[str, str]],
         on_frame: FrameCallback | None = None,
     ) -> None:
+        self.scratch = 0  # the board's watchdog scratch register, kept over watchdog resets
+        self.watchdog_ms = 0  # the board's watchdog, as last armed (0: stopped)
+        self.watchdog_armed_at = 0.0  # time.monotonic() when it was armed
         self.link_path = directory / "launcher.sock"
         self.board_path = directory / "board.sock"
         self.control_path = directory / "control.sock"
@@ -122,8 +126,13 @@ class SideChannel:
             return
         del client.outbox[:sent]
 
+    def drain(self) -> None:
+        """Take in what the board sent before it stopped (its last scratch value, say)."""
+        self._read_link()
+
     def board_starting(self) -> None:
-        """A new interpreter is about to start: forget the old one's socket."""
+        """A new interpreter is about to start: forget the old one's socket and watchdog."""
+        self.watchdog_ms = 0
         self.linked = self.booted = False
         self.radio.board_starting()
         try:
@@ -193,6 +202,13 @@ class SideChannel:
                 self._send_board(press)
         elif kind in (b"R", b"S"):
             self._on_reset_request(kind == b"R")
+        elif kind in (b"X", b"W") and message[1:2] == b" " and message[2:].isdigit():
+            value = int(message[2:])
+            if kind == b"X":
+                self.scratch = value & 0xFFFFFFFF
+            else:
+                self.watchdog_ms = value
+                self.watchdog_armed_at = time.monotonic()
         elif kind == b"b":
             self.radio.from_board(message[1:])
         else:

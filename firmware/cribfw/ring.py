@@ -1,0 +1,132 @@
+# A ring of records in a raw flash region, outside any file system: where the board keeps its
+# game (and the admitted Bluetooth devices) on a board whose image has room for it (the cribboard
+# images for the Pico; the virtual board). A damaged file system can crash MicroPython itself
+# while mounting or reading it; reading this region is plain Python over bytes that carry their
+# own checks, so no damage here can do worse than lose the newest records.
+#
+# The device is a MicroPython block device with the extended interface (rp2.Flash, the virtual
+# board's flash): readblocks(block, buf, offset), writeblocks(block, buf, offset) programs bytes
+# that were erased (NOR flash: a program can only clear bits), ioctl(6, block) erases a block.
+#
+# Entries are appended one after another in a block, each a whole number of PAGE-byte pages:
+#   0  u32 seq        +1 per entry: orders entries across blocks
+#   4  u16 length     of the record that follows
+#   6  u16 ~length    (0xFFFF ^ length): a header that was not written whole does not match
+#   8  the record, then 0xFF up to the page boundary
+# The record is the caller's and carries its own checksum (cribfw/store.py, cribfw/admitfile.py).
+# When the next entry does not fit, the ring erases the next block and goes on there; the oldest
+# entries go with it. The block holding the newest good record is never the one erased, and after
+# a restart (or a failed write) the ring always starts a fresh block, so it never programs over
+# bytes a cut may have left half written.
+#
+# Wear: every entry is written once; a block is erased once per pass round the ring.
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
+
+import struct
+
+PAGE = const(256)  # flash program granularity
+_HEADER = const(8)
+_ERASE = const(6)  # ioctl: erase a block
+_NO_SEQ = const(0xFFFFFFFF)  # erased flash
+
+
+class Ring:
+    """Records in blocks first..first+count-1 of `device` (each `block_size` bytes)."""
+
+    def __init__(self, device, first, count, block_size=4096):
+        self.device = device
+        self.first = first
+        self.count = count
+        self.block_size = block_size
+        self._head = bytearray(_HEADER)
+        self._block = -1  # where the next entry goes (-1: a fresh block first)
+        self._offset = 0
+        self._good = -1  # the block holding the newest good record (-1: none)
+        self._seq = 0  # of the next entry
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def _entry(self, block, offset):
+        """(seq, length) of the entry at `offset` in ring block `block`, or None."""
+        if offset + _HEADER > self.block_size:
+            return None
+        head = self._head
+        self.device.readblocks(self.first + block, head, offset)
+        seq, length, check = struct.unpack("<IHH", head)
+        if seq == _NO_SEQ or length ^ check != 0xFFFF or length == 0:
+            return None
+        if offset + _HEADER + length > self.block_size:
+            return None
+        return seq, length
+
+    def newest(self, accept):
+        """The newest record for which accept(record) is not None, as accept returns it; None
+        when no record is accepted. Remembers where it was, for the next append."""
+        order = []  # blocks by the seq of their first entry, newest first
+        for block in range(self.count):
+            entry = self._entry(block, 0)
+            if entry is not None:
+                i = 0
+                while i < len(order) and order[i][0] > entry[0]:
+                    i += 1
+                order.insert(i, (entry[0], block))
+        for _, block in order:
+            offsets = []
+            offset = 0
+            while True:
+                entry = self._entry(block, offset)
+                if entry is None:
+                    break
+                offsets.append((offset, entry[0], entry[1]))
+                offset += _pages(_HEADER + entry[1])
+            for i in range(len(offsets) - 1, -1, -1):
+                offset, seq, length = offsets[i]
+                record = bytearray(length)
+                self.device.readblocks(self.first + block, record, offset + _HEADER)
+                found = accept(record)
+                if found is not None:
+                    self._good = block
+                    last = offsets[len(offsets) - 1][1]
+                    self._seq = (max(seq, last) + 1) & 0x7FFFFFFF
+                    self._block = -1
+                    return found
+        return None
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def append(self, record):
+        """Write `record` (bytes) as the newest entry. Raises OSError when the flash fails; the
+        next append then starts a fresh block."""
+        size = _pages(_HEADER + len(record))
+        if size > self.block_size:
+            raise ValueError("record larger than a block")
+        if self._block < 0 or self._offset + size > self.block_size:
+            # The block after the newest good record: the oldest entries, or a fresh block
+            # whose write failed (it holds nothing good then).
+            block = (self._good + 1) % self.count
+            self._block = -1
+            self.device.ioctl(_ERASE, self.first + block)
+            self._block = block
+            self._offset = 0
+        entry = bytearray(b"\xff" * size)
+        struct.pack_into("<IHH", entry, 0, self._seq, len(record), 0xFFFF ^ len(record))
+        entry[_HEADER : _HEADER + len(record)] = record
+        try:
+            self.device.writeblocks(self.first + self._block, entry, self._offset)
+        except OSError:
+            self._block = -1  # never program after a write that may be half done
+            raise
+        self._good = self._block
+        self._offset += size
+        self._seq = (self._seq + 1) & 0x7FFFFFFF
+
+
+def _pages(n):
+    return (n + PAGE - 1) // PAGE * PAGE

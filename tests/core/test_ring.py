@@ -1,0 +1,198 @@
+# The ring of records in a raw flash region (cribfw/ring.py) and the store kept in it: run under
+# CPython (pytest) and MicroPython (mprun.py) on a NOR flash stand-in (checks.NorFlash) that
+# erases to 0xFF, programs by clearing bits, and can lose power in the middle of either.
+from checks import NorFlash
+
+from cribcore.state import GameState
+from cribfw.ring import PAGE, Ring
+from cribfw.store import Store
+
+
+class Settings:
+    def __init__(self, brightness=128, budget_ma=400):
+        self.brightness = brightness
+        self.budget_ma = budget_ma
+
+
+def record(i, size=40):
+    """A record that checks itself: i, then size - 2 bytes of i, then its sum mod 256."""
+    body = bytes([i & 0xFF] * (size - 1))
+    return body + bytes([sum(body) & 0xFF])
+
+
+def intact(data):
+    return data if len(data) > 1 and sum(data[:-1]) & 0xFF == data[-1] else None
+
+
+def newest(flash, first=0, count=None):
+    ring = Ring(flash, first, count if count is not None else flash.count)
+    return ring, ring.newest(intact)
+
+
+def test_an_empty_region_holds_nothing():
+    flash = NorFlash(count=4)
+    _, found = newest(flash)
+    assert found is None
+
+
+def test_the_newest_record_wins_across_restarts():
+    flash = NorFlash(count=4)
+    ring, _ = newest(flash)
+    for i in range(5):
+        ring.append(record(i))
+    _, found = newest(flash)
+    assert found == record(4)
+    ring, _ = newest(flash)  # a restart: appends go on in a fresh block
+    ring.append(record(9))
+    _, found = newest(flash)
+    assert found == record(9)
+
+
+def test_entries_take_whole_pages_and_a_block_holds_several():
+    flash = NorFlash(count=4)
+    ring, _ = newest(flash)
+    for i in range(3):
+        ring.append(record(i, 300))  # two pages each
+    assert flash.erases == [1, 0, 0, 0]
+    assert flash.data[2 * PAGE] != 0xFF and flash.data[4 * PAGE] != 0xFF
+    ring.append(record(3, 2600))  # 11 pages: no room left in block 0's 16
+    assert flash.erases == [1, 1, 0, 0]
+
+
+def test_the_ring_wraps_erasing_the_oldest_block_never_the_newest():
+    flash = NorFlash(count=3)
+    ring, _ = newest(flash)
+    for i in range(30):
+        ring.append(record(i, 2000))  # two per block
+        _, found = newest(flash)
+        assert found == record(i, 2000)
+    assert sum(flash.erases) == 15 and max(flash.erases) - min(flash.erases) <= 1
+
+
+def test_a_cut_while_writing_keeps_the_record_before():
+    for cut in (0, 3, 8, 100, 299):
+        flash = NorFlash(count=3)
+        ring, _ = newest(flash)
+        ring.append(record(1, 300))
+        ring.append(record(2, 300))
+        flash.cut_after = cut
+        try:
+            ring.append(record(3, 300))
+            raise AssertionError("the cut did not happen")
+        except OSError:
+            pass
+        flash.cut_after = -1
+        ring2, found = newest(flash)
+        assert found == record(2, 300), cut
+        ring2.append(record(4, 300))  # and the next boot writes on, in another block
+        assert newest(flash)[1] == record(4, 300), cut
+
+
+def test_a_cut_while_erasing_keeps_the_newest_record():
+    flash = NorFlash(count=3)
+    ring, _ = newest(flash)
+    ring.append(record(1, 2000))
+    ring.append(record(2, 2000))  # block 0 full
+    flash.cut_after = 1000  # the erase of block 1 stops part way
+    try:
+        ring.append(record(3, 2000))
+        raise AssertionError("the cut did not happen")
+    except OSError:
+        pass
+    flash.cut_after = -1
+    ring, found = newest(flash)
+    assert found == record(2, 2000)
+    ring.append(record(4))
+    assert newest(flash)[1] == record(4)
+
+
+def test_after_a_failed_write_the_ring_goes_on_in_another_block():
+    flash = NorFlash(count=4)
+    ring, _ = newest(flash)
+    ring.append(record(1))
+    flash.cut_after = 10
+    try:
+        ring.append(record(2))
+    except OSError:
+        pass
+    flash.cut_after = -1
+    ring.append(record(3))  # the same boot, the flash working again
+    assert flash.erases == [1, 1, 0, 0]
+    assert newest(flash)[1] == record(3)
+
+
+def test_garbage_in_the_region_is_skipped():
+    flash = NorFlash(count=4)
+    ring, _ = newest(flash)
+    ring.append(record(7))
+    # Random-looking bytes in another block, including a header that claims a newer seq.
+    at = 2 * flash.block_size
+    flash.data[at : at + 8] = b"\xff\xff\xff\x7f\x10\x00\xef\xff"
+    for i in range(8, 200):
+        flash.data[at + i] = (i * 37) & 0xFF
+    ring, found = newest(flash)
+    assert found == record(7)
+    ring.append(record(8))
+    assert newest(flash)[1] == record(8)
+
+
+def test_a_ring_in_part_of_a_device():
+    flash = NorFlash(count=8)
+    ring = Ring(flash, 5, 3)
+    ring.newest(intact)
+    for i in range(10):
+        ring.append(record(i, 2000))
+    assert flash.erases[:5] == [0] * 5
+    assert Ring(flash, 5, 3).newest(intact) == record(9, 2000)
+
+
+# --- the store in a ring ---------------------------------------------------------------------------
+
+
+def test_the_store_keeps_the_game_in_a_ring():
+    flash = NorFlash(count=4)
+    game = GameState()
+    game.peg(0, 12)
+    game.peg(1, 7)
+    store = Store(Ring(flash, 0, 4))
+    assert store.load(GameState(), Settings()) == "fresh"
+    assert store.save(game, Settings(90, 500))
+    assert not store.save(game, Settings(90, 500))  # unchanged: nothing written
+    again = GameState()
+    settings = Settings()
+    assert Store(Ring(flash, 0, 4)).load(again, settings) == "saved"
+    assert again.front[:2] == [12, 7] and again.undo_count == 2
+    assert (settings.brightness, settings.budget_ma) == (90, 500)
+
+
+def test_a_save_cut_short_restores_the_one_before_and_says_so():
+    flash = NorFlash(count=4)
+    game = GameState()
+    store = Store(Ring(flash, 0, 4))
+    store.load(GameState(), Settings())
+    game.peg(0, 5)
+    store.save(game, Settings())
+    game.peg(0, 6)
+    flash.cut_after = 40  # the header and part of the record
+    try:
+        store.save(game, Settings())
+    except OSError:
+        pass
+    flash.cut_after = -1
+    again = GameState()
+    store2 = Store(Ring(flash, 0, 4))
+    assert store2.load(again, Settings()) == "backup"
+    assert again.front[0] == 5
+    assert store2.save(again, Settings())  # the restored state is written again, as newest
+    assert Store(Ring(flash, 0, 4)).load(GameState(), Settings()) == "saved"
+
+
+def test_a_region_of_garbage_is_a_fresh_game_that_says_so():
+    flash = NorFlash(count=2)
+    for i in range(len(flash.data)):
+        flash.data[i] = (i * 131 + 7) & 0xFF
+    # A header that reads right in front of a record that does not.
+    flash.data[0:8] = b"\x01\x00\x00\x00\x20\x00\xdf\xff"
+    game = GameState()
+    assert Store(Ring(flash, 0, 2)).load(game, Settings()) == "fresh-corrupt"
+    assert game.front[0] == 0
