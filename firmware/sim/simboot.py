@@ -54,6 +54,13 @@ def _cribboard_boot():
 
     sys.atexit(sweep)  # runs on Ctrl-D at either REPL and on sys.exit() there
 
+    def _exists(path):
+        try:
+            os.stat(path)
+            return True
+        except OSError:
+            return False
+
     boot = os.getenv("CRIBBOARD_SIM_BOOT") or "main"  # main | raw | repl
 
     class Scratch:
@@ -103,15 +110,5 @@ def _cribboard_boot():
         pass  # a Ctrl-C between scripts: on to the REPL
 
 
-def _exists(path):
-    import os
-
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
-
-
 _cribboard_boot()
-del _cribboard_boot, _exists
+del _cribboard_boot
