@@ -516,7 +516,7 @@ def sha256(data: bytes) -> str:
 # --- building -----------------------------------------------------------------------------------
 
 
-def build_commands(image: Image, build: str, manifest: str, jobs: int) -> list[list[str]]:
+def build_commands(image: Image, build: str, manifest: str, jobs: str) -> list[list[str]]:
     """Configure and build, run in the MicroPython checkout: what ports/rp2/Makefile runs, with
     every option spelled out (that Makefile appends BOARD and FROZEN_MANIFEST to CMAKE_ARGS,
     which a CMAKE_ARGS on its command line would silently replace)."""
@@ -604,7 +604,7 @@ def build_image(
     started = time.monotonic()
     log = work / "logs" / f"{image.stem}.log"
     log.unlink(missing_ok=True)
-    for command in build_commands(image, str(build), str(manifest), jobs):
+    for command in build_commands(image, str(build), str(manifest), str(jobs)):
         run_logged(command, top, log, env)
     seconds = time.monotonic() - started
     binary = (build / "firmware.bin").read_bytes()
@@ -694,13 +694,12 @@ def build_image(
             "commands": [
                 " ".join(command)
                 for command in build_commands(
-                    image, "<build>", "<cribboard>/firmware/ports/rp2/manifest.py", jobs
+                    image, "<build>", "<cribboard>/firmware/ports/rp2/manifest.py", "<jobs>"
                 )
             ],
             "cwd": "<micropython checkout>",
             "environment": {"SOURCE_DATE_EPOCH": env["SOURCE_DATE_EPOCH"]},
             "uf2": "cribboard.uf2.encode(firmware.bin, base, family_id)",
-            "seconds": round(seconds),
         },
     }
     (out / f"{image.name}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
