@@ -95,3 +95,33 @@ mosquitto:
 	      "sudo apt-get install mosquitto"; \
 	  fi; \
 	fi
+
+# The rp2 firmware images in firmware/ports/rp2/images/ (MicroPython v1.28.0, stock and with the
+# firmware frozen in), rebuilt from source with their provenance files. A developer target, never
+# part of `make test`: RP2_SOURCES names the directory holding the bare git repositories of
+# MicroPython and its pinned libraries (firmware/ports/rp2/README.md); nothing is downloaded.
+# RP2_IMAGES limits the build to some images (names as in that README).
+.PHONY: rp2-images rp2-toolchain
+rp2-images: rp2-toolchain
+	@if [ -z "$(RP2_SOURCES)" ]; then \
+	  echo "make rp2-images: name the source repositories: make rp2-images RP2_SOURCES=DIR" \
+	    "(see firmware/ports/rp2/README.md)" >&2; exit 2; \
+	fi
+	$(PYTHON) firmware/ports/rp2/build.py --sources "$(RP2_SOURCES)" \
+	  $(if $(RP2_IMAGES),--images $(RP2_IMAGES))
+
+# Debian's Arm cross toolchain, CMake and host compilers for rp2-images. Installed with apt-get
+# when missing and the user is root; otherwise it says what to install.
+rp2-toolchain:
+	@if ! command -v arm-none-eabi-gcc >/dev/null || ! command -v cmake >/dev/null \
+	    || ! command -v gcc >/dev/null || [ ! -f /usr/lib/arm-none-eabi/newlib/libc.a ] \
+	    || [ ! -f /usr/lib/arm-none-eabi/newlib/libstdc++.a ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib cmake \
+	      build-essential; \
+	  else \
+	    echo "make rp2-toolchain: install gcc-arm-none-eabi libnewlib-arm-none-eabi" \
+	      "libstdc++-arm-none-eabi-newlib cmake build-essential (sudo apt-get install ...)"; \
+	  fi; \
+	fi

@@ -15,7 +15,9 @@ from pathlib import Path
 from cribboard.errors import CribboardError
 from cribboard.paths import firmware_dir
 
-SKIP_DIRS = {"sim", "__pycache__"}  # sim/ stands in for a board's own modules: never deployed
+# Never deployed: sim/ stands in for a board's own modules; ports/ builds whole firmware images
+# (flashed over USB, not copied file by file).
+SKIP_DIRS = {"sim", "ports", "__pycache__"}
 KEEP_SOURCE = {"main.py", "boot.py"}  # MicroPython runs these by name, as source
 
 

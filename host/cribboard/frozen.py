@@ -1,0 +1,50 @@
+"""The firmware files the rp2 images freeze in, and their digest.
+
+`firmware/ports/rp2/manifest.py` freezes the `cribcore` and `cribfw` packages, `main.py` (the
+app's start-up) and the project's `_boot.py` into MicroPython's rp2 port. The build records the
+digest of exactly those files next to each image; the tests compare it with the digest of the
+tree as it is now, so an image built from older firmware is caught.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from cribboard.paths import firmware_dir
+
+FROZEN_PACKAGES = ("cribcore", "cribfw")  # frozen whole: every .py file under them
+FROZEN_MODULES = ("main.py",)  # runs at boot, frozen: the board starts straight into the app
+BOOT_SCRIPT = "ports/rp2/_boot.py"  # frozen as `_boot.py`, in place of the port's own
+
+
+def frozen_sources(root: Path | None = None) -> dict[str, Path]:
+    """The frozen files by their path relative to `root` (the firmware tree), sorted."""
+    root = root or firmware_dir()
+    files: dict[str, Path] = {}
+    for package in FROZEN_PACKAGES:
+        for path in (root / package).rglob("*.py"):
+            if "__pycache__" not in path.relative_to(root).parts:
+                files[path.relative_to(root).as_posix()] = path
+    for name in (*FROZEN_MODULES, BOOT_SCRIPT):
+        if (root / name).is_file():
+            files[name] = root / name
+    return dict(sorted(files.items()))
+
+
+def frozen_name(relative: str) -> str:
+    """The name a frozen file has in the image: `ports/rp2/_boot.py` -> `_boot.py`."""
+    return "_boot.py" if relative == BOOT_SCRIPT else relative
+
+
+def frozen_digest(root: Path | None = None) -> str:
+    """SHA-256 (hex) over the frozen files' relative paths and contents, in sorted order.
+
+    Each file adds its path, a NUL byte, its length as decimal text, a NUL byte and its bytes,
+    so no two different trees give the same stream.
+    """
+    digest = hashlib.sha256()
+    for relative, path in frozen_sources(root).items():
+        content = path.read_bytes()
+        digest.update(b"%s\0%d\0" % (relative.encode(), len(content)) + content)
+    return digest.hexdigest()
