@@ -194,8 +194,9 @@ class RP2Board:
             if image is None:
                 raise ValueError("a board without an image needs its flash symbols")
             symbols = FlashSymbols.for_image(image)
-        self._image = Path(image) if image is not None else None
-        self._flash_arg = Path(flash) if flash is not None else None
+        # Absolute: the emulator runs in its own directory.
+        self._image = Path(image).resolve() if image is not None else None
+        self._flash_arg = Path(flash).resolve() if flash is not None else None
         self._symbols = symbols
         self._edge_pins = tuple(edge_pins)
         self._pace = pace
