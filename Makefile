@@ -10,12 +10,13 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(MAKE) --no-print-directory stubs
 	touch $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: lint browser dbus emulator
+test: lint browser dbus mosquitto stubs emulator
 	$(BIN)/python -m pytest
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
@@ -36,6 +37,22 @@ hardware: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache host/cribboard/virtual/rp2/node_modules
+
+# The MicroPython stubs the firmware's type check runs pyright against
+# (tests/test_firmware_checks.py), for the MicroPython release the firmware targets. The rp2 and
+# esp32 packages install files of the same names, so each gets a folder of its own in the venv.
+STUBS_VERSION := 1.29
+.PHONY: stubs
+stubs:
+	@for port in rp2 esp32; do \
+	  dir=$(VENV)/micropython-stubs/$$port-$(STUBS_VERSION); \
+	  if [ ! -e $$dir/machine.pyi ] && [ ! -d $$dir/machine ]; then \
+	    rm -rf $$dir.partial && \
+	    $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
+	      --target $$dir.partial "micropython-$$port-stubs==$(STUBS_VERSION).*" && \
+	    rm -rf $$dir && mv $$dir.partial $$dir || exit 1; \
+	  fi; \
+	done
 
 # Debian's headless Chromium and curl, for the bridge's browser and example tests
 # (tests/test_bridge_browser.py, tests/test_bridge_examples.py). Installed with apt-get when
@@ -61,6 +78,21 @@ dbus:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dbus; \
 	  else \
 	    echo "make dbus: the Bluetooth LE tests need Debian's dbus: sudo apt-get install dbus"; \
+	  fi; \
+	fi
+
+# Debian's mosquitto (the MQTT broker and mosquitto_passwd), for the club hall's tests
+# (tests/test_hall_broker.py): each starts a private broker on a free port. Installed with apt-get
+# when missing and the user is root; otherwise it says what to install (those tests skip, saying
+# so). The hall never uses the system service the package sets up on port 1883.
+.PHONY: mosquitto
+mosquitto:
+	@if ! command -v mosquitto >/dev/null && [ ! -x /usr/sbin/mosquitto ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto; \
+	  else \
+	    echo "make mosquitto: the club hall's tests need Debian's mosquitto:" \
+	      "sudo apt-get install mosquitto"; \
 	  fi; \
 	fi
 

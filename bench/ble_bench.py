@@ -20,9 +20,9 @@ import shutil
 import time
 
 from cribboard.api import Board
-from cribboard.ble import NUS_RX, NUS_SERVICE, NUS_TX
 from cribboard.virtual import SimControl, VirtualBoard
 from cribboard.virtual.fakebluez import fake_bluetooth
+from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 
 ROUND_TRIPS = 300
 WARM_UP = 20

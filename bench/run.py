@@ -223,6 +223,10 @@ def main() -> None:
     from ble_bench import main as ble_bench  # bench/ble_bench.py: the board over Bluetooth LE
 
     ble_bench()
+    print()
+    from show_bench import main as show_bench  # bench/show_bench.py: the show against PyPI peers
+
+    show_bench()
 
 
 if __name__ == "__main__":

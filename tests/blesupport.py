@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from cribboard.ble import NUS_RX, NUS_SERVICE, NUS_TX
 from cribboard.virtual import VirtualBoard
 from cribboard.virtual.fakebluez import (
     DEFAULT_ADAPTERS,
@@ -18,6 +17,7 @@ from cribboard.virtual.fakebluez import (
     FakeBluetooth,
     fake_bluetooth,
 )
+from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 
 needs_dbus = pytest.mark.skipif(
     shutil.which("dbus-daemon") is None,

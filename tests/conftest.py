@@ -1,10 +1,15 @@
+from __future__ import annotations
+
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from cribboard.api import Board
+from cribboard.bridge.server import Bridge
 from cribboard.virtual import VirtualBoard
+from support import running_bridge
 
 ROOT = Path(__file__).resolve().parents[1]
 # The core tests import cribcore straight from firmware/ (the one source) and their helpers.
@@ -26,6 +31,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture
 def vboard() -> Iterator[VirtualBoard]:
-    """A fresh virtual board (the firmware on MicroPython behind a pty), stopped after the test."""
+    """A fresh virtual board (the firmware on MicroPython behind a pty), stopped after the test.
+    A test module whose tests each start their own game may share one instead:
+
+        @pytest.fixture
+        def vboard(module_vboard: VirtualBoard) -> VirtualBoard:
+            return module_vboard
+    """
     with VirtualBoard() as board:
         yield board
+
+
+@pytest.fixture(scope="module")
+def module_vboard() -> Iterator[VirtualBoard]:
+    """One virtual board for a whole test module (started once: the slow part of a test)."""
+    with VirtualBoard() as board:
+        yield board
+
+
+@pytest.fixture
+async def board(vboard: VirtualBoard) -> AsyncIterator[Board]:
+    """The library's Board, open on `vboard` over its pty as on a USB board."""
+    async with await Board.open(vboard.port, timeout=3.0) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def bridge(vboard: VirtualBoard) -> AsyncIterator[Bridge]:
+    """The bridge on a free port of 127.0.0.1, serving `vboard` (connected)."""
+    async with running_bridge(vboard.port) as running:
+        yield running

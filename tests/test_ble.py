@@ -6,20 +6,19 @@ of the board's deal button, and a USB host alongside."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 
 from blesupport import Nus, bluetooth, board_name, needs_dbus, nus, pad_packet, vboard
-from cribboard.api import Board, BoardState
+from cribboard.api import Board
 from cribboard.ble import scan
-from cribboard.client import Event
 from cribboard.errors import BoardRejected
 from cribboard.virtual import SimControl, VirtualBoard
 from cribboard.virtual.fakebluez import FakeBluetooth
 from cribcore.layout import LED_OF_HOLE, WIN_HOLE
 from cribcore.profiles import PROFILES
+from support import EventLog, raw_exchange, state_event, wait_state
 
 __all__ = ["bluetooth", "vboard", "nus"]  # fixtures from blesupport
 pytestmark = needs_dbus
@@ -28,12 +27,9 @@ DENIED = b"err denied tap the deal button on the board to admit this device\n"
 
 
 @pytest.fixture
-async def usb(vboard: VirtualBoard) -> AsyncIterator[Board]:
-    board = await Board.open(vboard.port, timeout=3.0)
-    try:
-        yield board
-    finally:
-        await board.close()
+def usb(board: Board) -> Board:
+    """A USB host: conftest's board (on blesupport's virtual board, which BlueZ presents)."""
+    return board
 
 
 @pytest.fixture
@@ -45,47 +41,6 @@ async def ble(vboard: VirtualBoard, usb: Board) -> AsyncIterator[Board]:
         yield board
     finally:
         await board.close()
-
-
-class Events:
-    """Collects a host's events; wait() for one that matches."""
-
-    def __init__(self, board: Board) -> None:
-        self.seen: list[Event] = []
-        self._changed = asyncio.Event()
-        board.client.subscribe(self._add)
-
-    def _add(self, event: Event) -> None:
-        self.seen.append(event)
-        self._changed.set()
-
-    async def wait(self, match: Callable[[Event], bool], timeout: float = 5.0) -> Event:
-        async def scan_events() -> Event:
-            while True:
-                for event in self.seen:
-                    if match(event):
-                        self.seen.remove(event)
-                        return event
-                self._changed.clear()
-                await self._changed.wait()
-
-        return await asyncio.wait_for(scan_events(), timeout)
-
-
-def state_event(check: Callable[[BoardState], bool]) -> Callable[[Event], bool]:
-    return lambda e: e.name == "st" and check(BoardState.from_fields(e.fields))
-
-
-async def wait_state(
-    board: Board, check: Callable[[BoardState], bool], timeout: float = 5.0
-) -> BoardState:
-    deadline = time.monotonic() + timeout
-    while True:
-        state = await board.state()
-        if check(state):
-            return state
-        assert time.monotonic() < deadline, f"state never matched: {state}"
-        await asyncio.sleep(0.05)
 
 
 # --- finding and connecting ------------------------------------------------------------------
@@ -105,7 +60,7 @@ async def test_a_scan_by_service_uuid_finds_the_virtual_board(vboard: VirtualBoa
 
 
 async def test_every_command_over_ble(ble: Board, vboard: VirtualBoard) -> None:
-    assert ble.client.name == f"ble:{vboard.ble_address}"
+    assert ble.name == f"ble:{vboard.ble_address}"
     assert ble.hello.board == "sim" and ble.hello.fields["ble"] == board_name(vboard)
     assert "admit" in ble.hello.capabilities
     await ble.ping()
@@ -183,14 +138,14 @@ async def test_plain_lines_from_a_uart_terminal_in_pieces_of_any_size(nus: Nus) 
 async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
     usb: Board, ble: Board, vboard: VirtualBoard
 ) -> None:
-    at_usb, at_ble = Events(usb), Events(ble)
+    at_usb, at_ble = EventLog.of(usb), EventLog.of(ble)
     await usb.peg(0, 7)
     await at_ble.wait(state_event(lambda s: s.front == [7, 0]))
     await ble.peg(1, 9)
     await at_usb.wait(state_event(lambda s: s.front == [7, 9]))
     with SimControl(vboard.control) as sim:  # a button on the board: both hear it
         sim.press(PINS["A+"], 60)
-        await asyncio.sleep(0.15)
+        await at_usb.wait(lambda e: e.name == "btn" and e.fields == {"n": "A+", "a": "tap"})
         sim.press(PINS["deal"], 60)
     for events in (at_usb, at_ble):
         await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "deal", "a": "tap"})
@@ -199,12 +154,12 @@ async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
 
 async def test_disconnect_and_reconnect(ble: Board, vboard: VirtualBoard) -> None:
     await ble.peg(0, 5)
-    events = Events(ble)
+    events = EventLog.of(ble)
     vboard.reset()  # the board restarts: the link drops, the client reconnects and resyncs
     await events.wait(lambda e: e.name == "link" and e.fields == {"state": "lost"})
     await events.wait(lambda e: e.name == "link" and e.fields == {"state": "back"}, timeout=10)
     await events.wait(lambda e: e.name == "st")  # resynchronised
-    assert ble.client.connected
+    assert ble.connected
     state = await wait_state(ble, lambda s: s.rev >= 0)
     assert state.front == [0, 0] or state.front == [5, 0]  # the store may not have saved yet
     await ble.close()
@@ -234,7 +189,7 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
 ) -> None:
     name = board_name(vboard)
     phone = await Board.open_ble(name, timeout=3.0, adapter="hci0")
-    at_usb, at_phone = Events(usb), Events(phone)
+    at_usb, at_phone = EventLog.of(usb), EventLog.of(phone)
     try:
         assert await phone.state()  # reading is allowed
         assert not (await phone.admission()).may_change
@@ -261,7 +216,7 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
         with pytest.raises(BoardRejected):
             await other.undo()
         # the owner forgets the admitted devices: refused again
-        cleared = Events(again)
+        cleared = EventLog.of(again)
         assert (await usb.clear_admitted()).admitted == 0
         await cleared.wait(lambda e: e.name == "admit" and e.fields["you"] == "0")
         with pytest.raises(BoardRejected):
@@ -272,7 +227,7 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
 
 
 async def test_bluefruit_control_pad(nus: Nus, usb: Board) -> None:
-    events = Events(usb)
+    events = EventLog.of(usb)
     await nus.write(pad_packet(1, True))  # not admitted: refused, nothing pressed
     assert await nus.lines(1) == [DENIED]
     await usb.set_open(True)
@@ -282,7 +237,7 @@ async def test_bluefruit_control_pad(nus: Nus, usb: Board) -> None:
     await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "A+", "a": "tap"})
     await wait_state(usb, lambda s: s.pending == [1, 0])
     await nus.write(pad_packet(3, True))  # B+ pressed, released a moment later
-    await asyncio.sleep(0.08)
+    await asyncio.sleep(0.08)  # the press itself: held this long (not a wait for anything)
     await nus.write(pad_packet(3, False))
     await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "B+", "a": "tap"})
     await nus.write(pad_packet(7, True) + pad_packet(7, False))  # left: deal commits
@@ -306,7 +261,6 @@ def test_a_board_with_bluetooth_serves_a_game_in_an_80k_heap(bluetooth: FakeBlue
     about 4 KB of a 32-bit board's heap that a board's built-in `bluetooth` does not take)
     the firmware serves a game over USB and Bluetooth in an 80 KB heap (a 32-bit board's;
     without Bluetooth: 64 KB, tests/test_host_e2e.py)."""
-    from test_host_e2e import raw_exchange
 
     async def over_ble(name: str) -> list[int]:
         board = await Board.open_ble(name, timeout=3.0)

@@ -106,8 +106,8 @@ def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
     try:
         assert watcher.stderr is not None and watcher.stdout is not None
         out, err = Lines(watcher.stdout.fileno()), Lines(watcher.stderr.fileno())
+        # Said once the watcher follows the board's events: the change below reaches it.
         assert err.next().startswith(f"watching ble:{vboard.ble_address}")
-        time.sleep(0.2)
         with SyncBoard.open(vboard.port) as usb:  # a change on USB reaches the BLE watcher
             usb.peg(1, 4)
         while True:

@@ -5,13 +5,12 @@ CORS, reconnecting, the OpenAPI document and the layout data."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -27,25 +26,10 @@ from cribboard.bridge.server import Bridge, BridgeConfigError, is_loopback
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import layout, protocol
 from cribcore.profiles import PROFILES
+from support import next_message, running_bridge
 
 ROOT = Path(__file__).resolve().parents[1]
 A_PLUS = PROFILES["sim"].buttons["A+"]  # the sim profile's pin of player A's "+" button
-
-
-@contextlib.asynccontextmanager
-async def running_bridge(*ports: str, **options: Any) -> AsyncIterator[Bridge]:
-    """A bridge on a free port of 127.0.0.1, its boards connected."""
-    options.setdefault("http_port", 0)
-    async with Bridge(list(ports), **options) as bridge:
-        if ports:
-            await bridge.registry.wait_connected(10.0)
-        yield bridge
-
-
-@pytest.fixture
-async def bridge(vboard: VirtualBoard) -> AsyncIterator[Bridge]:
-    async with running_bridge(vboard.port) as b:
-        yield b
 
 
 @pytest.fixture
@@ -75,20 +59,6 @@ async def get_state(http: aiohttp.ClientSession, bridge: Bridge) -> dict[str, An
     status, state = await call(http, bridge, "GET", "api/state")
     assert status == 200, state
     return state  # type: ignore[no-any-return]
-
-
-async def next_message(
-    ws: aiohttp.ClientWebSocketResponse,
-    match: Callable[[dict[str, Any]], bool],
-    timeout: float = 5.0,
-) -> dict[str, Any]:
-    async def scan() -> dict[str, Any]:
-        while True:
-            message = await ws.receive_json()
-            if match(message):
-                return message  # type: ignore[no-any-return]
-
-    return await asyncio.wait_for(scan(), timeout)
 
 
 # --- the API ---------------------------------------------------------------------------------
@@ -208,9 +178,11 @@ async def test_game_over_is_a_conflict(bridge: Bridge, http: aiohttp.ClientSessi
 
 
 async def test_a_board_that_is_not_there(http: aiohttp.ClientSession) -> None:
-    async with running_bridge() as bridge:
+    async with running_bridge() as bridge, http.ws_connect(bridge.url + "api/ws") as ws:
         bridge.registry.add("/dev/cribboard-nothing-here")
-        await asyncio.sleep(0.3)
+        await next_message(
+            ws, lambda m: m["type"] == "boards" and any(b["problem"] for b in m["boards"])
+        )
         status, boards = await call(http, bridge, "GET", "api/boards")
         assert status == 200
         [board] = boards["boards"]
@@ -303,11 +275,8 @@ async def test_reconnects_after_a_board_restart(
         await next_message(ws, lambda m: m["type"] == "hello", timeout=10)
         state = await next_message(ws, lambda m: m["type"] == "state", timeout=10)
         assert state["board"] == "b1"
-    for _ in range(50):
-        status, reply = await call(http, bridge, "POST", "api/peg", {"player": 1, "points": 2})
-        if status == 200:
-            break
-        await asyncio.sleep(0.1)
+    # The bridge has the restarted board again (a request while it reconnects would wait).
+    status, reply = await call(http, bridge, "POST", "api/peg", {"player": 1, "points": 2})
     assert status == 200 and reply["state"]["front"][1] == 2
 
 

@@ -25,7 +25,7 @@ from cribboard.transport import SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import layout, protocol
 from cribcore.profiles import PROFILES
-from test_bridge import running_bridge
+from support import running_bridge, wait_bridge_state
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -81,6 +81,7 @@ async def page(browser: Any) -> AsyncIterator[Any]:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def bridge(vboard: VirtualBoard) -> AsyncIterator[Bridge]:
+    """conftest's bridge, on this module's event loop (the browser's)."""
     async with running_bridge(vboard.port) as b:
         yield b
 
@@ -92,11 +93,7 @@ async def board_state(bridge: Bridge) -> dict[str, Any]:
 
 
 async def wait_state(bridge: Bridge, key: str, value: Any, timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while (state := await board_state(bridge))[key] != value:
-        assert loop.time() < deadline, f"the board's {key} is {state[key]}, not {value}"
-        await asyncio.sleep(0.05)
+    await wait_bridge_state(bridge, lambda state: state[key] == value, timeout)
 
 
 async def open_page(page: Any, url: str) -> None:
@@ -210,17 +207,17 @@ async def test_websocket_snippet_of_the_docs(bridge: Bridge, page: Any) -> None:
     code = snippet.group(1).replace("ws://127.0.0.1:8321/", bridge.url.replace("http", "ws"))
     await open_page(page, bridge.url)
     logged: list[Any] = []
+    state_logged = asyncio.Event()
 
     async def on_console(message: Any) -> None:
         if message.args:
             logged.append(await message.args[0].json_value())
+            if isinstance(logged[-1], dict) and logged[-1].get("type") == "state":
+                state_logged.set()
 
     page.on("console", on_console)
     await page.evaluate(f"() => {{ {code} }}")
-    for _ in range(100):
-        if any(m.get("type") == "state" for m in logged if isinstance(m, dict)):
-            break
-        await asyncio.sleep(0.05)
+    await asyncio.wait_for(state_logged.wait(), 5)
     assert logged[0]["type"] == "boards"
     assert [m for m in logged if m.get("type") == "state"][0]["state"]["front"] == [0, 0]
 

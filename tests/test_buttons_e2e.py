@@ -4,16 +4,16 @@ through the simulator's side channel, a host watching the events."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 
-from cribboard.api import Board, BoardState
+from cribboard.api import Board
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from cribfw.buttons import Button
 from cribfw.panel import Panel
+from support import wait_state
 
 PINS = PROFILES["sim"].buttons
 HOLD_MS = Button.LONG_MS + 100  # a hold: long enough for the long-press action
@@ -28,16 +28,14 @@ def sim(vboard: VirtualBoard) -> Iterator[SimControl]:
 
 
 @pytest.fixture
-async def host(vboard: VirtualBoard) -> AsyncIterator[Board]:
-    board = await Board.open(vboard.port, timeout=3.0)
-    try:
-        yield board
-    finally:
-        await board.close()
+def host(board: Board) -> Board:
+    """The host watching the table: conftest's board."""
+    return board
 
 
 class Presser:
-    """Presses the virtual board's buttons in real time, as fingers would."""
+    """Presses the virtual board's buttons in real time, as fingers would: its sleeps are the
+    presses and the gaps between them (what the firmware's timings judge), not waits."""
 
     def __init__(self, sim: SimControl) -> None:
         self.sim = sim
@@ -61,20 +59,9 @@ class Presser:
         await self.tap(name, ones)
 
 
-async def wait_state(host: Board, check: object, timeout: float = 5.0) -> BoardState:
-    deadline = time.monotonic() + timeout
-    while True:
-        state = await host.state()
-        if callable(check) and check(state):
-            return state
-        if time.monotonic() > deadline:
-            raise AssertionError(f"state never matched: {state}")
-        await asyncio.sleep(0.05)
-
-
 async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: SimControl) -> None:
     events: list[tuple[str, dict[str, str]]] = []
-    host.client.subscribe(lambda e: events.append((e.name, dict(e.fields))))
+    host.subscribe(lambda e: events.append((e.name, dict(e.fields))))
     fingers = Presser(sim)
     await fingers.tap("A+", 3)
     state = await wait_state(host, lambda s: s.pending == [3, 0])
@@ -117,7 +104,7 @@ async def test_new_game_needs_a_long_hold(host: Board, sim: SimControl) -> None:
     fingers = Presser(sim)
     await host.peg(1, 9)
     await fingers.hold("deal", 1500)  # not long enough
-    await asyncio.sleep(0.2)
+    await asyncio.sleep(0.2)  # time for a new game that must not come (nothing to wait for)
     assert (await host.state()).front == [0, 9]
     await fingers.hold("deal", Panel.NEW_GAME_MS + 300)
     state = await wait_state(host, lambda s: s.front == [0, 0])
@@ -146,7 +133,7 @@ async def test_a_whole_game_with_the_buttons_alone(host: Board, sim: SimControl)
     assert state.front == [61, 22] and state.result == "skunk" and state.games == [1, 0]
     # after the end "+" does nothing; a long hold of deal starts the next game
     await fingers.tap("B+", 2)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.3)  # time for a count that must not come (nothing to wait for)
     assert (await host.state()).pending == [0, 0]
     await fingers.hold("deal", Panel.NEW_GAME_MS + 300)
     state = await wait_state(host, lambda s: s.winner is None)
@@ -162,17 +149,17 @@ async def test_the_self_test_walks_the_chain_and_leaves_the_game(
     await host.peg(0, 5)
     before = await host.state()
     game_frame = sim.wait_frame(lambda rgb: len(lit_leds(rgb)) == 2)  # the peg, the dealer lamp
-    await host.client.request("test")
     lit: list[int] = []
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        rgb = sim.wait_frame(timeout=5)
+
+    def sweep_over(rgb: bytes) -> bool:
+        """Notes the LED lit alone in each frame; True once the game's frame is back."""
         on = lit_leds(rgb)
         if len(on) == 1 and (not lit or lit[-1] != on[0]):
             lit.append(on[0])
-        if rgb == game_frame and lit:
-            break
-        await asyncio.sleep(0.005)
+        return rgb == game_frame and bool(lit)
+
+    await host.self_test()  # answered at once; the sweep takes about 3 s
+    await asyncio.to_thread(sim.wait_frame, sweep_over, 10)  # every frame from now on
     assert lit == sorted(lit) and len(lit) > 40 and lit[0] < 5 and lit[-1] > 115
     assert sim.frame() == game_frame
     assert await host.state() == before

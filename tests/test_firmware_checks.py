@@ -4,8 +4,9 @@ are imported only where they exist.
 
 The type check runs pyright (PyPI `pyright`, which bundles pyright and runs it on the machine's
 Node.js) against `micropython-rp2-stubs` and `micropython-esp32-stubs`. The two stub packages
-install files of the same names, so they cannot share one environment: each is installed once,
-with pip, into its own folder in the virtual environment (`.venv/micropython-stubs/`).
+install files of the same names, so they cannot share one environment: `make stubs` (part of
+`make test` and of setting up the venv) installs each into its own folder in the virtual
+environment (`.venv/micropython-stubs/PORT-VERSION`); the tests never install anything.
 
 Port-specific code: a module named `*_rp2.py` is checked against the rp2 stubs only, `*_esp32.py`
 against the esp32 stubs only; port-only modules (`rp2`, `esp32`, `esp`, ...) may be imported only
@@ -39,7 +40,6 @@ BOARD_FILES = sorted(
     ]
 )
 PORTS = ("rp2", "esp32")
-STUBS_VERSION = "1.29.*"  # the MicroPython release the firmware targets (as the unix port)
 
 # Modules that exist only on a board (never on CPython or the unix port without firmware/sim),
 # and the ports that have each one.
@@ -173,38 +173,15 @@ def test_hardware_modules_are_imported_only_on_their_board(path: Path) -> None:
 
 
 def _stubs(port: str) -> Path:
-    """The stubs of `port`, installed once into the virtual environment."""
-    base = Path(sys.prefix) / "micropython-stubs"
-    target = base / f"{port}-{STUBS_VERSION.rstrip('.*')}"
-    if (target / "machine.pyi").is_file() or (target / "machine").is_dir():
-        return target
-    partial = base / f".{port}-partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-compile",
-            "--target",
-            str(partial),
-            f"micropython-{port}-stubs=={STUBS_VERSION}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if result.returncode != 0:
-        pytest.fail(
-            f"could not install micropython-{port}-stubs from the package index:\n"
-            + result.stderr[-2000:]
-        )
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
-    return target
+    """The stubs of `port`, as `make stubs` installed them (the Makefile names the version)."""
+    installed = [
+        folder
+        for folder in sorted((Path(sys.prefix) / "micropython-stubs").glob(f"{port}-*"))
+        if (folder / "machine.pyi").is_file() or (folder / "machine").is_dir()
+    ]
+    if not installed:
+        pytest.fail(f"the MicroPython stubs for {port} are not installed: run `make stubs`")
+    return installed[-1]
 
 
 def _fallback_lines(path: Path) -> set[int]:

@@ -11,17 +11,21 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from cribboard import hardware as hw
 from cribboard.discovery import known_usb_ids
+from cribboard.hardware import svg
+from cribboard.hardware.cutlist import cutlist_markdown
 from cribboard.virtual.interpreter import find_micropython
 from cribcore import layout as L
 from cribcore import profiles as P
 from cribcore.limits import MAX_BUDGET_MA
 from cribcore.render import DEFAULT_BUDGET_MA, Renderer
+from cribcore.state import GameState
 from cribfw.panel import PLAYER_KEYS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,8 +172,8 @@ def _svg(path: Path) -> ET.Element:
 def _mm(root: ET.Element) -> tuple[float, float, float, float]:
     """The viewBox, after checking that one user unit is one millimetre."""
     vb = [float(v) for v in root.attrib["viewBox"].split()]
-    assert root.attrib["width"] == f"{hw._n(vb[2])}mm"
-    assert root.attrib["height"] == f"{hw._n(vb[3])}mm"
+    assert root.attrib["width"] == f"{svg.number(vb[2])}mm"
+    assert root.attrib["height"] == f"{svg.number(vb[3])}mm"
     return vb[0], vb[1], vb[2], vb[3]
 
 
@@ -236,9 +240,9 @@ def test_template_outline_scale_bar_buttons_and_connector() -> None:
         if c.attrib.get("class") == "button"
     }
     assert set(buttons) == set(hw.BUTTON_NAMES)
-    frame = 9  # the case's side walls (bom.csv) sit under the panel's edges
+    frame = hw.CASE.frame_mm  # the case's side walls sit under the panel's edges
     for name, (x, y, r) in buttons.items():
-        assert 2 * r == hw.BUTTON_HOLE_MM
+        assert 2 * r == hw.CASE.button_hole_mm
         assert x - r - 1.5 > frame and y - r - 1.5 > frame, name  # 1.5: the nut's overhang
         assert x + r + 1.5 < L.BOARD_WIDTH_MM - frame and y + r + 1.5 < L.BOARD_HEIGHT_MM - frame
         for hole in range(L.HOLES):
@@ -421,6 +425,7 @@ def test_readme_tells_a_maker_how_to_bring_the_board_up() -> None:
         "template-sheet2.svg",
         "wiring-pico2w.svg",
         "wiring-esp32s3.svg",
+        "section.svg",
         "bom.csv",
     ):
         assert f"({name})" in text, name
@@ -436,3 +441,214 @@ def test_wiring_diagrams_name_every_profile_pin() -> None:
             assert hw.pin_label(profile, gpio) in text
         for line in hw.chain_description():
             assert line in text
+
+
+# --- the maker's guide: clearances, cut list, section, joints, bench step ------------------------
+
+
+def test_every_button_has_its_room_from_the_frame() -> None:
+    """7 mm from a button's centre to the frame's inside face; 6 mm for the three-player buttons
+    beside the USB-C socket (at the left end). Worked out here from the positions alone."""
+    assert (hw.BUTTON_CLEARANCE_MM, hw.BESIDE_USB_CLEARANCE_MM) == (7, 6)
+    case = hw.CASE
+    inside = (case.frame_mm, case.width_mm - case.frame_mm)  # x of the left and right faces
+    for name, (x, y) in case.button_positions().items():
+        room = min(
+            x - inside[0], inside[1] - x, y - case.frame_mm, case.height_mm - case.frame_mm - y
+        )
+        assert room >= (6 if name in ("C+", "C-") else 7), name
+    assert hw.clearance_problems(case) == []
+    by_name = {c.button: c for c in hw.clearances(case)}
+    assert {n: c.required_mm for n, c in by_name.items() if c.required_mm == 6} == {
+        "C+": 6,
+        "C-": 6,
+    }
+    assert by_name["A+"].faces == ("right", "top") and by_name["C-"].faces == ("left",)
+
+
+@pytest.mark.parametrize(
+    "change, too_close",
+    [
+        (dict(frame_mm=10), {"A+", "A-", "deal", "B-", "B+", "C-", "C+"}),
+        (dict(button_inset_mm=15), {"A+", "A-", "deal", "B-", "B+"}),
+        (dict(margin_x_mm=28), {"C-", "C+"}),
+        (dict(button_pitch_mm=15), {"A+", "B+", "C+"}),
+    ],
+)
+def test_a_button_too_close_to_the_frame_is_caught(
+    change: dict[str, float], too_close: set[str]
+) -> None:
+    case = replace(hw.CASE, **change)  # type: ignore[arg-type]
+    problems = hw.clearance_problems(case)
+    assert {p.split(":")[0].removeprefix("button ") for p in problems} == too_close, problems
+
+
+def test_the_template_shows_the_frame_and_each_buttons_room() -> None:
+    def marks(text: str) -> tuple[ET.Element, dict[tuple[str, str], float]]:
+        root = ET.fromstring(text)
+        found = {
+            (g.attrib["data-button"], g.attrib["data-face"]): float(g.attrib["data-mm"])
+            for g in root.iter(f"{SVG}g")
+            if g.attrib.get("class") == "clearance"
+        }
+        return root, found
+
+    root, found = marks((HARDWARE / "template.svg").read_text(encoding="utf-8"))
+    expected = {(c.button, f): c.distance_mm for c in hw.clearances(hw.CASE) for f in c.faces}
+    assert found == expected and len(found) == 9  # A+ and B+ sit in corners: two faces each
+    frame = [r for r in root.iter(f"{SVG}rect") if r.attrib.get("class") == "frame"]
+    assert [(float(r.attrib["x"]), float(r.attrib["width"])) for r in frame] == [
+        (hw.CASE.frame_mm, hw.CASE.width_mm - 2 * hw.CASE.frame_mm)
+    ]
+    _, moved = marks(hw.template_svg(replace(hw.CASE, frame_mm=8)))
+    assert moved[("deal", "right")] == 8 and moved[("C-", "left")] == 7
+
+
+def test_the_cut_list_follows_the_board() -> None:
+    case = hw.CASE
+    butt = {p.name: p for p in hw.frame_pieces(case, "butt")}
+    mitre = {p.name: p for p in hw.frame_pieces(case, "mitre")}
+    assert (butt["side"].length_mm, butt["end"].length_mm) == (380, 88 - 2 * 9)
+    assert (mitre["side"].length_mm, mitre["end"].length_mm) == (380, 88)
+    for piece in [*butt.values(), *mitre.values()]:
+        assert piece.qty == 2
+        assert (piece.width_mm, piece.thickness_mm) == (case.frame_height_mm, case.frame_mm)
+    # the frame's outside is the top panel's outline, either way
+    assert butt["side"].length_mm == case.width_mm == mitre["side"].length_mm
+    assert butt["end"].length_mm + 2 * case.frame_mm == case.height_mm == mitre["end"].length_mm
+    assert hw.stock_length_mm(case, "butt") == 2 * 380 + 2 * 70 + 5 * case.kerf_mm
+    assert {p.name: p.thickness_mm for p in hw.panels(case)} == {"top panel": 6, "back panel": 3}
+    wider = replace(case, width_mm=400, frame_mm=12)
+    assert [p.length_mm for p in hw.frame_pieces(wider, "butt")] == [400, 88 - 24]
+    assert "| butt | end | 2 | 64 mm |" in cutlist_markdown(wider)
+    with pytest.raises(ValueError, match="joint"):
+        hw.frame_pieces(case, "dovetail")
+
+
+def _section(text: str) -> dict[str, object]:
+    root = ET.fromstring(text)
+    dims = {
+        g.attrib["data-what"]: float(g.attrib["data-mm"])
+        for g in root.iter(f"{SVG}g")
+        if g.attrib.get("class") == "dimension"
+    }
+    rects: dict[str, list[tuple[float, float, float, float]]] = {}
+    for r in root.iter(f"{SVG}rect"):
+        kind = r.attrib.get("class")
+        if kind:
+            box = tuple(float(r.attrib[k]) for k in ("x", "y", "width", "height"))
+            rects.setdefault(kind, []).append(box)  # type: ignore[arg-type]
+    leds = [p for p in root.iter(f"{SVG}path") if p.attrib.get("class") == "led"]
+    return {"dims": dims, "rects": rects, "leds": len(leds)}
+
+
+def test_the_side_section_is_drawn_from_the_case() -> None:
+    case = hw.CASE
+    drawn = _section((HARDWARE / "section.svg").read_text(encoding="utf-8"))
+    assert drawn["dims"] == {
+        "hole depth": case.panel_mm,
+        "proud": round(case.led_height_mm - case.led_flange_thickness_mm - case.panel_mm, 2),
+        "panel": 6,
+        "frame height": 34,
+        "back": 3,
+        "depth": 43,
+        "frame thickness": 9,
+        "width": L.BOARD_HEIGHT_MM,
+    }
+    rects = drawn["rects"]
+    assert isinstance(rects, dict)
+    # the panel is cut through at each row's hole, the holes where the layout has them
+    panel = sorted(rects["panel"])
+    gaps = [(a[0] + a[2], b[0]) for a, b in zip(panel, panel[1:])]
+    rows = [L.hole_xy_mm(row * L.COLS)[1] for row in range(L.ROWS)]
+    assert gaps == [(y - 2.5, y + 2.5) for y in rows]
+    assert all(box[3] == case.panel_mm for box in panel)
+    assert sorted(box[0] for box in rects["frame"]) == [0, case.height_mm - case.frame_mm]
+    assert rects["back"] == [(0, case.panel_mm + case.frame_height_mm, case.height_mm, 3)]
+    assert len(rects["flange"]) == L.ROWS == drawn["leds"]
+    assert {box[1] for box in rects["flange"]} == {case.panel_mm}  # flange against the underside
+    # another panel: deeper holes, the LEDs less proud, the case taller
+    thinner = _section(hw.section_svg(replace(case, panel_mm=5, frame_height_mm=30)))
+    assert thinner["dims"] == {
+        **drawn["dims"],  # type: ignore[dict-item]
+        "hole depth": 5,
+        "panel": 5,
+        "proud": 2.6,
+        "frame height": 30,
+        "depth": 38,
+    }
+
+
+def test_the_joint_count_comes_from_the_parts() -> None:
+    pico, s3 = P.PROFILES["pico2w"], P.PROFILES["esp32s3"]
+    rows = {row.what.split(",")[0].split(" (")[0]: row for row in hw.joint_rows(pico)}
+    bom = _bom()
+    assert rows["addressable LED"].count == int(_rows(bom, r"addressable RGB LED")[0]["qty"])
+    caps = (
+        rows["100 nF capacitor beside each LED"].count
+        + rows["100 nF capacitor at the 74AHCT125"].count
+    )
+    assert caps == int(_rows(bom, r"100 nF")[0]["qty"])
+    buttons = {r["build"]: int(r["qty"]) for r in _rows(bom, r"push button")}
+    assert rows["push button"].count == buttons["all"] == 5
+    two = hw.total_joints(pico)
+    assert two == 121 * 4 + 121 * 2 + 2 + 14 + 2 + 2 + 5 * 2 + 40 + 11 * 2 + 4 + 5 == 827
+    assert hw.total_joints(pico, players=3) == two + buttons["3-player"] * 3  # 2 lugs, 1 wire
+    assert hw.total_joints(s3) == two + 4  # the DevKitC's 2 x 22 header sockets
+    assert hw.total_joints(pico, leds=120) == two - 6  # 4 leads, a capacitor's 2
+    fewer = P.Profile("pico2w", 16, {k: v for k, v in pico.buttons.items() if k != "deal"}, 400, ())
+    assert hw.total_joints(fewer) == two - 3
+    text = (HARDWARE / "README.md").read_text(encoding="utf-8")
+    assert f"**{two} joints**" in text and "about 600" not in text
+
+
+def test_a_short_chain_shows_what_the_full_chain_shows_on_its_leds() -> None:
+    """The bench step's model: the firmware's whole frame sent down five LEDs shows, on those
+    five, exactly what a full chain shows on its first five; the rest runs off the end."""
+    rng = random.Random(7)
+    short, full = hw.ShortChain(5), hw.ShortChain(L.HOLES)
+    for _ in range(50):
+        board = GameState()
+        board.peg(0, rng.randint(1, 29))
+        board.peg(1, rng.randint(1, 29))
+        for chain in (short, full):
+            Renderer(chain).render(board, rng.randrange(2000))
+        assert short.shown == full.shown[:5]
+
+
+def test_the_firmware_drives_the_whole_chain_whatever_is_connected() -> None:
+    """What the guide says of a short chain: the app makes its NeoPixel for all the holes."""
+    import ast
+
+    tree = ast.parse((ROOT / "firmware" / "cribfw" / "app.py").read_text(encoding="utf-8"))
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "NeoPixel"
+    ]
+    assert len(calls) == 1 and ast.unparse(calls[0].args[1]) == "HOLES" and L.HOLES == 121
+
+
+def test_the_bench_step_says_what_five_leds_show() -> None:
+    steps = dict(hw.bench_steps())
+    assert steps["cribboard test"].startswith(
+        "LED 1, LED 2, LED 3, LED 4, LED 5 light white one after another; then 116 steps"
+    )
+    # blue pegs 3 then 2: where the layout puts those scores, and back peg dimmer than front
+    third = L.LED_OF_HOLE[L.hole_for_score(2, 0, 3, 121)] + 1
+    fifth = L.LED_OF_HOLE[L.hole_for_score(2, 0, 5, 121)] + 1
+    assert steps["cribboard peg blue 3"].startswith(f"LED {third} blue")
+    assert steps["cribboard peg blue 2"].startswith(f"LED {third} dim blue, LED {fifth} blue")
+    orange = L.LED_OF_HOLE[L.hole_for_score(2, 1, 4, 121)] + 1
+    assert f"also lights LED {orange}, LED 121" in steps["cribboard peg orange 4"]
+    assert dict(hw.bench_steps(leds=10))["cribboard test"].startswith(
+        "LED 1, LED 2, LED 3, LED 4, LED 5, LED 6, LED 7, LED 8, LED 9, LED 10 light"
+    )
+    text = (HARDWARE / "README.md").read_text(encoding="utf-8")
+    bench = text.split("## 6. Bench test")[1].split("## 7.")[0]
+    for needle in ("cribboard test", "cribboard peg blue 3", "neopixel.NeoPixel(pin, 121)", "DOUT"):
+        assert needle in bench, needle
+    assert text.index("## 6. Bench test") < text.index("## 7. Seat and chain the LEDs")
+    assert "(section.svg)" in text

@@ -7,76 +7,18 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
 
 import pytest
-import serial
 
 from cribboard.api import Board, BoardState, SyncBoard
-from cribboard.client import Client, Event
+from cribboard.client import Client
 from cribboard.errors import BoardRejected, LinkError
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import protocol
 from cribcore.layout import HOLES, hole_for_score
 from cribcore.render import FRONT, PALETTE
-from cribfw.store import QUIET_MS as STORE_QUIET_MS
-
-
-@pytest.fixture
-async def board(vboard: VirtualBoard) -> AsyncIterator[Board]:
-    b = await Board.open(vboard.port, timeout=3.0)
-    try:
-        yield b
-    finally:
-        await b.close()
-
-
-def raw_exchange(port: str, lines: list[bytes], timeout: float = 3.0) -> list[bytes]:
-    """Send request lines one by one on a plain serial link; collect every line that comes back
-    until each request has had its reply (leaving out the board's boot announcement)."""
-    got: list[bytes] = []
-    with serial.Serial(port, timeout=timeout) as link:
-        for line in lines:
-            link.write(line)
-            while True:
-                reply = link.readline()
-                assert reply.endswith(b"\n"), f"no reply to {line!r}: {got!r}"
-                if not reply.startswith(b"! hello "):
-                    got.append(reply)
-                if not reply.startswith(b"!"):
-                    break
-            # The events a request causes follow its reply at once: a ping behind it marks
-            # where they end.
-            link.write(b"#zz9 ping\n")
-            while (event := link.readline()) != b"#zz9 ok\n":
-                assert event.startswith(b"!"), f"unexpected line {event!r}"
-                got.append(event)
-    return got
-
-
-class Collector:
-    """Gathers a client's events; wait_for() waits for one that matches."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self._changed = asyncio.Event()
-
-    def __call__(self, event: Event) -> None:
-        self.events.append(event)
-        self._changed.set()
-
-    async def wait_for(self, match: Callable[[Event], bool], timeout: float = 5.0) -> Event:
-        async def scan() -> Event:
-            while True:
-                for event in self.events:
-                    if match(event):
-                        return event
-                self._changed.clear()
-                await self._changed.wait()
-
-        return await asyncio.wait_for(scan(), timeout)
-
+from support import EventLog, raw_exchange, wait_saved
 
 # --- every command ------------------------------------------------------------------------------
 
@@ -150,15 +92,27 @@ async def test_frame_mirrors_the_leds(board: Board, vboard: VirtualBoard) -> Non
 
 
 async def test_sync_wrapper_for_scripts(vboard: VirtualBoard) -> None:
-    def script() -> BoardState:
-        with SyncBoard.open(vboard.port) as b:
+    def script() -> tuple[BoardState, list[BoardState], list[str]]:
+        with SyncBoard.open(vboard.port) as b, b.states() as states:
+            names: list[str] = []
+            unsubscribe = b.subscribe(lambda event: names.append(event.name))
             b.peg(0, 5)
             b.peg(1, 3)
             b.undo()
-            return b.state()
+            b.set_skunk_double(True)
+            seen: list[BoardState] = []
+            while len(seen) < 3:
+                change = states.next_within(5)
+                if change.rev > 0:  # not a resync of the fresh board (see the test below)
+                    seen.append(change)
+            unsubscribe()
+            assert b.settings().brightness == b.brightness()
+            return b.state(), seen, names
 
-    state = await asyncio.get_running_loop().run_in_executor(None, script)
-    assert state.front == [5, 0]
+    state, seen, names = await asyncio.get_running_loop().run_in_executor(None, script)
+    assert state.front == [5, 0] and state.skunk_double
+    assert [s.front for s in seen] == [[5, 0], [5, 3], [5, 0]]  # every change, in order
+    assert names.count("st") >= 3
 
 
 # --- bad input ----------------------------------------------------------------------------------
@@ -231,31 +185,29 @@ async def test_library_resends_with_the_same_id_after_a_lost_reply(vboard: Virtu
 
 
 async def test_every_change_is_pushed_to_subscribers(board: Board) -> None:
-    seen = Collector()
-    board.client.subscribe(seen)
+    seen = EventLog.of(board)
     await board.peg(1, 3)
     # (The client may also hand on a resync `st` of the fresh board: the board's `! hello` can
     # reach an open port while the client connects. Wait for the change itself.)
-    event = await seen.wait_for(lambda e: e.name == "st" and e.fields.get("r") == "1")
+    event = await seen.wait(lambda e: e.name == "st" and e.fields.get("r") == "1")
     assert BoardState.from_fields(event.fields).front == [0, 3]
     await board.brightness(99)
-    await seen.wait_for(lambda e: e.name == "cfg" and e.fields.get("bright") == "99")
+    await seen.wait(lambda e: e.name == "cfg" and e.fields.get("bright") == "99")
 
 
 async def test_resync_after_the_board_restarts(board: Board, vboard: VirtualBoard) -> None:
-    seen = Collector()
-    board.client.subscribe(seen)
+    seen = EventLog.of(board)
     await board.peg(0, 20)
-    await asyncio.sleep(STORE_QUIET_MS / 1000 + 0.5)  # saved a quiet second after the change
+    await wait_saved(vboard.flash_path, lambda game: game.front[:2] == [20, 0])
     boots = vboard.boots
     seen.events.clear()  # from here on: what the restarted board sent
     await asyncio.get_running_loop().run_in_executor(None, vboard.reset)
-    hello = await seen.wait_for(lambda e: e.name == "hello")
+    hello = await seen.wait(lambda e: e.name == "hello")
     assert vboard.boots == boots + 1
     assert hello.fields["store"] == "saved"  # the board says where its state came from
     # The client read the state again by itself: the restarted board shows the saved game, with
     # `r` counting from 0 again.
-    restored = await seen.wait_for(lambda e: e.name == "st" and e.fields.get("r") == "0")
+    restored = await seen.wait(lambda e: e.name == "st" and e.fields.get("r") == "0")
     assert BoardState.from_fields(restored.fields).front == [20, 0]
     await board.peg(1, 2)  # the same open client carries on
     assert (await board.state()).front == [20, 2]
@@ -271,15 +223,15 @@ async def test_reconnect_after_the_link_drops(vboard: VirtualBoard) -> None:
     client = Client(factory, timeout=3.0, heartbeat=0)
     await client.connect()
     b = Board(client)
-    seen = Collector()
+    seen = EventLog()
     client.subscribe(seen)
     try:
         await b.peg(0, 4)
         # Pull the cable: the port closes under the reader.
         await transports[0].close()
         client._on_lost(LinkError("unplugged"))  # what the reader thread reports
-        await seen.wait_for(lambda e: e.name == "link" and e.fields["state"] == "back")
-        resynced = await seen.wait_for(lambda e: e.name == "st" and e.fields.get("f") == "4,0")
+        await seen.wait(lambda e: e.name == "link" and e.fields["state"] == "back")
+        resynced = await seen.wait(lambda e: e.name == "st" and e.fields.get("f") == "4,0")
         assert resynced.fields["r"] == "1"
         await b.peg(0, 2)
         assert (await b.state()).front == [6, 0]
@@ -293,15 +245,15 @@ async def test_heartbeat_notices_a_board_that_stopped_answering(vboard: VirtualB
         pid = int(sim.info()["pid"])
     client = Client(lambda: SerialTransport(vboard.port), timeout=0.5, heartbeat=0.2)
     await client.connect()
-    seen = Collector()
+    seen = EventLog()
     client.subscribe(seen)
     try:
         os.kill(pid, signal.SIGSTOP)  # the board hangs: the port stays open, nothing answers
         try:
-            await seen.wait_for(lambda e: e.name == "link" and e.fields["state"] == "lost")
+            await seen.wait(lambda e: e.name == "link" and e.fields["state"] == "lost")
         finally:
             os.kill(pid, signal.SIGCONT)
-        await seen.wait_for(lambda e: e.name == "link" and e.fields["state"] == "back")
+        await seen.wait(lambda e: e.name == "link" and e.fields["state"] == "back")
         await client.request("ping")
     finally:
         await client.close()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import builtins
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -19,20 +18,19 @@ from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, THREE_PLAYER
 from cribboard.virtual import VirtualBoard
 
 
-@pytest.fixture(scope="module")
-def vboard() -> Iterator[VirtualBoard]:
-    with VirtualBoard() as board:
-        yield board
+@pytest.fixture
+def vboard(module_vboard: VirtualBoard) -> VirtualBoard:
+    """One virtual board for these tests: each starts a game of its own on it."""
+    return module_vboard
 
 
 @pytest.fixture
-async def keeper(vboard: VirtualBoard) -> AsyncIterator[Scorekeeper]:
-    async with await Board.open(vboard.port) as board:
-        await board.new_game(121, 2)
-        await board.set_dealer(0)  # blue deals: orange is the pone
-        keeper = Scorekeeper(board, output=lambda text: None)
-        await keeper.start()
-        yield keeper
+async def keeper(board: Board) -> Scorekeeper:
+    await board.new_game(121, 2)
+    await board.set_dealer(0)  # blue deals: orange is the pone
+    keeper = Scorekeeper(board, output=lambda text: None)
+    await keeper.start()
+    return keeper
 
 
 async def typed(keeper: Scorekeeper, *lines: str) -> BoardState:

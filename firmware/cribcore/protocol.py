@@ -29,6 +29,7 @@ PROTOCOL_MINOR = const(1)  # bumped when something is added (1.1: admit, ! admit
 MAX_LINE = const(64)  # request bytes including the newline
 MAX_ID = const(8)  # characters in a request id
 MAX_ARGS = const(3)
+MAX_DIGITS = const(6)  # in a number argument (a minus sign not counted)
 
 # Verbs, in VERBS order. Since 1.0 unless noted.
 V_HELLO = const(0)
@@ -63,11 +64,9 @@ VERBS = (
     b"test",
     b"admit",
 )
-# Verbs that change the board: their replies are remembered so a resent request is not applied
-# twice.
-CHANGING_VERBS = (V_PEG, V_SET, V_UNDO, V_NEW, V_DEAL, V_PEND, V_GAMES, V_BRIGHT, V_BUDGET, V_ADMIT)
-# Verbs that only read, whoever asks (a central not admitted may use them). games, bright,
-# budget and admit read too when they have no arguments.
+# Verbs that only read, whoever asks (a central not admitted may use them); their replies are
+# never remembered (a resend simply runs again). games, bright, budget and admit read too when
+# they have no arguments. Every other request may change something.
 READING_VERBS = (V_HELLO, V_PING, V_STATE, V_FRAME)
 READING_BARE_VERBS = (V_GAMES, V_BRIGHT, V_BUDGET, V_ADMIT)
 
@@ -120,7 +119,7 @@ _ZERO = const(48)
 _NINE = const(57)
 
 
-def _is_id_char(c):
+def is_id_char(c):
     return _ZERO <= c <= _NINE or 65 <= c <= 90 or 97 <= c <= 122
 
 
@@ -166,6 +165,13 @@ class Request:
         return self.args[i]
 
 
+def is_reading(req, code):
+    """Whether `req`, parsed with result `code`, is a reading request (see READING_VERBS). A
+    line whose verb could not be read is not: it gets an error, remembered under its id."""
+    verb = req.verb
+    return verb in READING_VERBS or (verb in READING_BARE_VERBS and code == E_OK and req.argc == 0)
+
+
 def _match(line, start, end, word):
     if end - start != len(word):
         return False
@@ -193,7 +199,7 @@ def parse_id(req, n):
     if i < n and line[i] == _HASH:
         start = i + 1
         i = start
-        while i < n and _is_id_char(line[i]):
+        while i < n and is_id_char(line[i]):
             i += 1
         if i == start or i - start > MAX_ID or (i < n and line[i] != _SPACE):
             return -1
@@ -246,10 +252,13 @@ def _parse_arg(req, line, start, end):
     c = line[start]
     if _ZERO <= c <= _NINE or (c == _MINUS and end - start > 1):
         negative = c == _MINUS
+        first = start + 1 if negative else start
+        if end - first > MAX_DIGITS:  # leading zeros count: no small ints hidden in long ones
+            return False
         value = 0
-        for i in range(start + 1 if negative else start, end):
+        for i in range(first, end):
             d = line[i] - _ZERO
-            if d < 0 or d > 9 or value > 99999:  # digits only, and small: no big ints
+            if d < 0 or d > 9:
                 return False
             value = value * 10 + d
         req.args[k] = -value if negative else value
@@ -384,6 +393,12 @@ def write_state_event(out, board):
     out.end()
 
 
+# Bluetooth LE: the Nordic UART Service the board offers (docs/protocol.md, section 10), written in
+# lower case as BlueZ and Web Bluetooth write UUIDs (MicroPython's bluetooth.UUID takes either).
+NUS_SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
+NUS_RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"  # the central writes requests
+NUS_TX = "6e400003-b5a3-f393-e0a9-e50e24dcca9e"  # the board notifies replies and events
+
 # --- host side: encoding requests, decoding lines (allocates freely) ----------------------------
 
 # State keys and their meaning, for decoders: single numbers, or per-player lists.
@@ -413,7 +428,7 @@ def encode_request(verb, args=(), request_id=None):
         if not request_id or len(request_id) > MAX_ID:
             raise ValueError("bad request id")
         for c in request_id.encode():
-            if not _is_id_char(c):
+            if not is_id_char(c):
                 raise ValueError("bad request id")
         parts.append("#" + request_id)
     if verb.encode() not in VERBS:

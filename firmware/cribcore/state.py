@@ -121,6 +121,8 @@ class GameState:
             raise GameError("bad_pegs", "pegs must be less than a lap apart")
         if front == self.target and self.winner != NO_WINNER and self.winner != player:
             raise GameError("game_over", "another player has already won")
+        if front == self.front[player] and back == self.back[player] and not self.pending[player]:
+            return  # already so: nothing changes (no undo step, no new revision)
         self._save_snapshot()
         self.front[player] = front
         self.back[player] = back
@@ -179,16 +181,29 @@ class GameState:
         self.rev += 1
 
     def reset_games(self):
-        """Clear the games-won tally (undoable)."""
+        """Clear the games-won tally (undoable; nothing changes when it is clear already).
+
+        A game already won keeps its winner, but its games are no longer in the tally: a later
+        correction that takes the win back takes nothing off (the tally never goes below 0)."""
+        clear = True
+        for p in range(MAX_PLAYERS):
+            if self.games[p]:
+                clear = False
+        if clear:
+            return
         self._save_snapshot()
         for p in range(MAX_PLAYERS):
             self.games[p] = 0
+        self.award = 0
         self.rev += 1
 
     def set_skunk_double(self, on):
-        """Count a skunk as two games won (applies to games finished from now on)."""
-        self.skunk_double = bool(on)
-        self.rev += 1
+        """Count a skunk as two games won: for every game settled from now on, including a won
+        game that a correction settles again. Setting the value it has changes nothing."""
+        on = bool(on)
+        if on != self.skunk_double:
+            self.skunk_double = on
+            self.rev += 1
 
     def undo(self):
         """Reverse the last change; GameError('nothing_to_undo') when history is empty."""
@@ -255,7 +270,8 @@ class GameState:
 
     def _settle(self):
         # The winner follows from the pegs; games won stay in step with it, so a correction
-        # that takes a peg back out of the win hole also takes the win back.
+        # that takes a peg back out of the win hole also takes the win back: exactly the games
+        # the win added and still in the tally (`award`; 0 once the tally was cleared).
         winner = NO_WINNER
         for p in range(self.players):
             if self.front[p] >= self.target:

@@ -100,22 +100,27 @@ class Admission:
             self.candidate = None
 
     def set_open(self, on):
+        """Switch open mode; setting the mode it is in changes nothing (no `! admit`)."""
         on = bool(on)
         self.candidate = None
         if on != self.open:
             self.open = on
             self._save()
-        self.rev += 1
+            self.rev += 1
 
     def clear(self, links):
-        """Forget every admitted address and take the trust back from connected centrals."""
-        self.count = 0
+        """Forget every admitted address and take the trust back from connected centrals;
+        nothing changes (no `! admit`) when nobody is admitted."""
         self.candidate = None
+        changed = self.count > 0
+        self.count = 0
         for link in links:
-            if link.address is not None:
+            if link.address is not None and link.trusted:
                 link.trusted = False
-        self._save()
-        self.rev += 1
+                changed = True
+        if changed:
+            self._save()
+            self.rev += 1
 
     def _find(self, address):
         for slot in range(self.count):

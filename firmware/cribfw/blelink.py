@@ -2,9 +2,10 @@
 # same line protocol as USB. Built on MicroPython's low-level `bluetooth` module; the BLE object is
 # passed in (app.main() makes it), nothing here touches the radio at import.
 #
-# Service 6E400001-B5A3-F393-E0A9-E50E24DCCA9E: the central writes requests to 6E400002 (RX: write
-# and write-without-response), the board notifies replies and events on 6E400003 (TX: notify,
-# read). Centrals find the characteristics by these UUIDs (and by their properties).
+# Service 6e400001-b5a3-f393-e0a9-e50e24dcca9e (cribcore.protocol.NUS_*): the central writes
+# requests to 6e400002 (RX: write and write-without-response), the board notifies replies and
+# events on 6e400003 (TX: notify, read). Centrals find the characteristics by these UUIDs (and by
+# their properties).
 #
 # Advertising (31 bytes each): the advertising data carries the flags and the complete 128-bit
 # service UUID (3 + 18 bytes), so a scanner filtering on the service finds the board without a scan
@@ -38,6 +39,7 @@ except ImportError:  # CPython
         return value
 
 
+from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 from cribfw.admission import ADDR_LEN
 from cribfw.dispatch import RecentReplies
 from cribfw.linebuffer import LineAssembler
@@ -52,11 +54,14 @@ _FLAG_WRITE_NO_RESPONSE = const(0x0004)
 _FLAG_WRITE = const(0x0008)
 _FLAG_NOTIFY = const(0x0010)
 
-NUS_SERVICE = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
-NUS_RX = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"  # the central writes, the board reads
-NUS_TX = "6E400003-B5A3-F393-E0A9-E50E24DCCA9E"  # the board notifies
-# The service UUID as advertised: 16 bytes, least significant first.
-NUS_ADV = b"\x9e\xca\xdc\x24\x0e\xe5\xa9\xe0\x93\xf3\xa3\xb5\x01\x00\x40\x6e"
+
+def _uuid_bytes(text):
+    """A 128-bit UUID as advertised: its 16 bytes, least significant first."""
+    digits = text.replace("-", "")
+    return bytes(int(digits[i : i + 2], 16) for i in range(len(digits) - 2, -1, -2))
+
+
+NUS_ADV = _uuid_bytes(NUS_SERVICE)
 NAME_PREFIX = "Cribboard-"
 
 MAX_CENTRALS = const(2)  # connected at once (besides USB)
@@ -123,8 +128,7 @@ class Central:
 
     def reset(self):
         self.recent.clear()
-        self.lines.n = 0
-        self.lines.discarding = False
+        self.lines.reset()
         self.packet_n = 0
         self.packet_len = 0
         self.out_start = self.out_end = 0

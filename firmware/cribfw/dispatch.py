@@ -27,8 +27,8 @@ DENIED = b"tap the deal button on the board to admit this device"
 
 
 class RecentReplies:
-    """The last few (id, reply) pairs of state-changing requests on one link, so a request resent
-    after a lost reply gets the same reply again instead of being applied twice."""
+    """The last few (id, reply) pairs on one link, so a request resent after a lost reply gets
+    the same reply again instead of being applied twice. Ids are given as (buffer, start, end)."""
 
     def __init__(self):
         self.ids = bytearray(RECENT * P.MAX_ID)
@@ -37,22 +37,33 @@ class RecentReplies:
         self.reply_len = bytearray(RECENT)
         self.next = 0
 
-    def find(self, req):
+    def find(self, line, start, end):
+        """The slot remembering the id line[start:end], or -1."""
+        n = end - start
+        ids = self.ids
         for slot in range(RECENT):
-            start = slot * P.MAX_ID
-            if req.same_id(self.ids, start, start + self.id_len[slot]):
+            if self.id_len[slot] != n or n == 0:
+                continue
+            base = slot * P.MAX_ID
+            same = True
+            for i in range(n):
+                if ids[base + i] != line[start + i]:
+                    same = False
+                    break
+            if same:
                 return slot
         return -1
 
-    def remember(self, req, out):
+    def remember(self, line, start, end, out):
+        """Remember `out` as the reply to the id line[start:end]."""
         if out.n > RECENT_REPLY:
             return
         slot = self.next
         self.next = (slot + 1) % RECENT
         base = slot * P.MAX_ID
         j = 0
-        for i in range(req.id_start, req.id_end):
-            self.ids[base + j] = req.line[i]
+        for i in range(start, end):
+            self.ids[base + j] = line[i]
             j += 1
         self.id_len[slot] = j
         base = slot * RECENT_REPLY
@@ -110,31 +121,31 @@ class Dispatcher:
         out = self.out
         if code == P.E_EMPTY:
             return  # a blank line is not a request
-        if code != P.E_OK:
+        # Every reply to a line with an id is remembered, errors included, except replies to
+        # reading requests (they simply run again) and `denied` (see below).
+        remembered = req.has_id() and not P.is_reading(req, code)
+        slot = link.recent.find(line, req.id_start, req.id_end) if remembered else -1
+        if slot >= 0:
+            link.recent.replay(slot, out)  # a resend: same reply, nothing applied again
+            remembered = False
+        elif code != P.E_OK:
             err = P.PARSE_ERRORS[code]
             P.write_error(out, req, err[0], err[1])
+        elif not self._allowed(link, req):
+            # Not remembered: nothing was applied, so once admitted the same request (same
+            # id) may be sent again and is applied then.
+            P.write_error(out, req, b"denied", DENIED)
+            self.admission.request(link)
+            remembered = False
         else:
-            changing = req.verb in P.CHANGING_VERBS
-            slot = link.recent.find(req) if changing and req.has_id() else -1
-            if slot >= 0:
-                link.recent.replay(slot, out)  # a resend: same reply, nothing applied again
-            elif not self._allowed(link, req):
-                # Not remembered: nothing was applied, so once admitted the same request (same
-                # id) may be sent again and is applied then.
-                P.write_error(out, req, b"denied", DENIED)
-                self.admission.request(link)
-            else:
-                self._execute(req, out)
-                if changing and req.has_id():
-                    link.recent.remember(req, out)
+            self._execute(req, out)
+        if remembered:
+            link.recent.remember(line, req.id_start, req.id_end, out)
         link.send(out.buf, out.n)
         self.publish_if_changed()
 
     def _allowed(self, link, req):
-        if link.trusted or self.admission.open:
-            return True
-        verb = req.verb
-        return verb in P.READING_VERBS or (verb in P.READING_BARE_VERBS and req.argc == 0)
+        return link.trusted or self.admission.open or P.is_reading(req, P.E_OK)
 
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):
@@ -149,14 +160,23 @@ class Dispatcher:
         P.write_error(self.out, req, code, text)
         link.send(self.out.buf, self.out.n)
 
-    def line_too_long(self, link, line, n):
-        """A link discarded an over-long line (line[:n] is its start): tell the sender."""
-        self.req.line = line
-        if P.parse_id(self.req, n) < 0:
-            self.req.id_start = self.req.id_end = 0
-        err = P.PARSE_ERRORS[P.E_TOO_LONG]
-        P.write_error(self.out, self.req, err[0], err[1])
-        link.send(self.out.buf, self.out.n)
+    def line_too_long(self, link, request_id, id_len):
+        """A link discarded an over-long line whose id (read whole) is request_id[:id_len]
+        (id_len 0: none): tell the sender, remembered like any reply to a line with an id."""
+        req = self.req
+        req.line = request_id
+        req.id_start = 0
+        req.id_end = id_len
+        out = self.out
+        slot = link.recent.find(request_id, 0, id_len) if id_len else -1
+        if slot >= 0:
+            link.recent.replay(slot, out)
+        else:
+            err = P.PARSE_ERRORS[P.E_TOO_LONG]
+            P.write_error(out, req, err[0], err[1])
+            if id_len:
+                link.recent.remember(request_id, 0, id_len, out)
+        link.send(out.buf, out.n)
 
     def _execute(self, req, out):
         try:

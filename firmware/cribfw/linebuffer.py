@@ -1,8 +1,24 @@
 # Reassembles protocol lines from bytes arriving in pieces of any size (a USB read, a BLE write).
-# A line longer than the protocol allows is discarded up to its newline and reported once, with
-# its first bytes (so the error reply can carry the request's id).
+# A line longer than the protocol allows is discarded up to its newline and reported once with
+# the request's id. The id is read as the bytes pass, whatever the line's length and however many
+# spaces come before it, so a too-long line is answered with its whole id or with none: never
+# with an id cut short, which a client could take for another request's.
 
-from cribcore.protocol import MAX_LINE
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
+
+from cribcore.protocol import MAX_ID, MAX_LINE, is_id_char
+
+# Where the reading of a line's '#ID ' prefix stands.
+_LEAD = const(0)  # only spaces so far
+_IN_ID = const(1)  # after '#': id characters
+_READ = const(2)  # the id and the space after it were read whole
+_NONE = const(3)  # the line has no id (or a malformed one)
 
 
 class LineAssembler:
@@ -10,21 +26,35 @@ class LineAssembler:
         self.line = bytearray(MAX_LINE)
         self.n = 0
         self.discarding = False
+        self.id = bytearray(MAX_ID)  # the id of the line being read
+        self.id_len = 0
+        self._id_state = _LEAD
         self._on_line = on_line  # on_line(line, n)
-        self._on_too_long = on_too_long  # on_too_long(line, n): the line's first n bytes
+        self._on_too_long = on_too_long  # on_too_long(id, id_len): id_len 0 when none
+
+    def reset(self):
+        """Forget a line in progress (the link was reset)."""
+        self.n = 0
+        self.discarding = False
+        self.id_len = 0
+        self._id_state = _LEAD
 
     def feed_byte(self, c):
         if c == 10:  # newline
             if self.discarding:
-                self.discarding = False
+                # "#ID" then the newline: the id ended with the line, it was read whole.
+                whole = self._id_state == _READ or self._id_state == _IN_ID
+                id_len = self.id_len if whole else 0
+                self.reset()
+                self._on_too_long(self.id, id_len)
+            else:
                 n = self.n
-                self.n = 0
-                self._on_too_long(self.line, n)
-            elif self.n:
-                n = self.n
-                self.n = 0
-                self._on_line(self.line, n)
+                self.reset()
+                if n:
+                    self._on_line(self.line, n)
             return
+        if self._id_state < _READ:
+            self._read_id(c)
         if self.discarding:
             return
         if self.n >= MAX_LINE - 1:  # no room left for a line that still has to end
@@ -32,6 +62,20 @@ class LineAssembler:
             return
         self.line[self.n] = c
         self.n += 1
+
+    def _read_id(self, c):
+        if self._id_state == _LEAD:
+            if c == 35:  # '#'
+                self._id_state = _IN_ID
+            elif c != 32:
+                self._id_state = _NONE
+        elif c == 32:
+            self._id_state = _READ if self.id_len else _NONE
+        elif is_id_char(c) and self.id_len < MAX_ID:
+            self.id[self.id_len] = c
+            self.id_len += 1
+        else:
+            self._id_state = _NONE
 
     def feed(self, data, n):
         for i in range(n):

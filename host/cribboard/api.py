@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from cribboard.client import Client, Event, Hello
 from cribboard.errors import CribboardError
@@ -26,6 +27,7 @@ from cribcore import protocol
 from cribcore.layout import HOLES
 
 T = TypeVar("T")
+Fields = dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,15 @@ class BoardState:
     @classmethod
     def from_fields(cls, fields: dict[str, str]) -> BoardState:
         """Build from the protocol's state fields (raises CribboardError if some are missing)."""
-        s = protocol.decode_state(fields)
+        return cls._from_values(protocol.decode_state(fields), fields)
+
+    def updated(self, fields: dict[str, str]) -> BoardState:
+        """This state with a state event's fields applied: the protocol's events may be partial,
+        and a field they lack stays as it is."""
+        return self._from_values({**self._values(), **protocol.decode_state(fields)}, fields)
+
+    @classmethod
+    def _from_values(cls, s: dict[str, Any], fields: dict[str, str]) -> BoardState:
         try:
             return cls(
                 rev=s["rev"],
@@ -66,6 +76,15 @@ class BoardState:
             )
         except (KeyError, IndexError) as err:
             raise CribboardError(f"incomplete state from the board: {fields}") from err
+
+    def _values(self) -> dict[str, Any]:
+        """As `protocol.decode_state` gives them (the inverse of _from_values)."""
+        return {
+            **self.to_json(),
+            "winner": -1 if self.winner is None else self.winner,
+            "result": protocol.RESULT_NAMES.index(self.result),
+            "skunk_double": int(self.skunk_double),
+        }
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for JSON output."""
@@ -106,6 +125,24 @@ class Admission:
 
 
 @dataclass(frozen=True)
+class Settings:
+    """The LED settings: `brightness` (0..255, before the current limiter) and `budget`, the
+    most current (mA) the limiter lets the LEDs draw. A `! cfg` event carries them."""
+
+    brightness: int
+    budget: int
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, str]) -> Settings:
+        """From a `bright`/`budget` reply or a `cfg` event (raises CribboardError if some are
+        missing)."""
+        try:
+            return cls(int(fields["bright"]), int(fields["budget"]))
+        except (KeyError, ValueError) as err:
+            raise CribboardError(f"incomplete settings from the board: {fields}") from err
+
+
+@dataclass(frozen=True)
 class Frame:
     """The LEDs as the board drew them: `rgb` has 3 bytes per hole in hole order (see
     cribcore.layout), before brightness; `scale` (of 256) is the brightness and current limiter
@@ -120,16 +157,73 @@ class Frame:
         return (self.rgb[i], self.rgb[i + 1], self.rgb[i + 2])
 
 
+class Subscription(Generic[T]):
+    """What a board pushes, from the moment this was made: `async for` over it. Leave a `with`
+    block or call close() to stop (a subscription dropped without either stops when it is
+    garbage). Made by Board.events() and Board.states()."""
+
+    def __init__(self, client: Client, pick: Callable[[Event], T | None]) -> None:
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._queue = queue
+        self._pick = pick
+        self._unsubscribe = client.subscribe(queue.put_nowait)
+        self._finalizer = weakref.finalize(self, self._unsubscribe)
+
+    def __aiter__(self) -> Subscription[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        while True:
+            item = self._pick(await self._queue.get())
+            if item is not None:
+                return item
+
+    def close(self) -> None:
+        """Stop receiving."""
+        self._finalizer()
+
+    def __enter__(self) -> Subscription[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _every_event(event: Event) -> Event:
+    return event
+
+
+def _state_picker() -> Callable[[Event], BoardState | None]:
+    """Each `st` event as the whole state: a partial one merged over the last (events that
+    come before the first whole state are passed over)."""
+    last: BoardState | None = None
+
+    def pick(event: Event) -> BoardState | None:
+        nonlocal last
+        if event.name != "st":
+            return None
+        try:
+            last = (
+                BoardState.from_fields(event.fields) if last is None else last.updated(event.fields)
+            )
+        except CribboardError:
+            return None
+        return last
+
+    return pick
+
+
 class Board:
     """An open connection to one board (USB, the virtual board, Bluetooth LE)."""
 
     def __init__(self, client: Client, on_close: Callable[[], Awaitable[None]] | None = None):
-        self.client = client
+        self._client = client
         self._on_close = on_close
 
     @classmethod
     async def open(cls, port: str, *, timeout: float = 2.0, reconnect: bool = True) -> Board:
-        """Connect to a board on a serial port or pyserial URL."""
+        """Connect to a board on a serial port or pyserial URL. With `reconnect`, a link that
+        drops is opened again by itself (requests wait for it; see :meth:`events`)."""
         return await cls.open_transport(
             lambda: SerialTransport(port), timeout=timeout, reconnect=reconnect
         )
@@ -175,12 +269,23 @@ class Board:
         return cls(client, on_close)
 
     @property
+    def name(self) -> str:
+        """Where the board is: its serial port or URL, or ``ble:ADDRESS``."""
+        return self._client.name
+
+    @property
     def hello(self) -> Hello:
-        assert self.client.hello is not None
-        return self.client.hello
+        """What the board said about itself when the link (last) opened."""
+        assert self._client.hello is not None
+        return self._client.hello
+
+    @property
+    def connected(self) -> bool:
+        """Whether the link is up now (False while it reconnects)."""
+        return self._client.connected
 
     async def close(self) -> None:
-        await self.client.close()
+        await self._client.close()
         if self._on_close is not None:
             await self._on_close()
 
@@ -190,112 +295,124 @@ class Board:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    async def _fields(self, verb: str, *args: int | str, timeout: float | None = None) -> Fields:
+        fields: Fields = (await self._client.request(verb, *args, timeout=timeout)).fields
+        return fields
+
     # --- reading -------------------------------------------------------------------------------
 
     async def state(self) -> BoardState:
-        return BoardState.from_fields((await self.client.request("st")).fields)
+        return BoardState.from_fields(await self._fields("st"))
 
     async def frame(self) -> Frame:
-        fields = (await self.client.request("frame")).fields
+        fields = await self._fields("frame")
         rgb = protocol.decode_frame(fields.get("rgb", ""))
         if len(rgb) != 3 * HOLES:
             raise CribboardError(f"frame has {len(rgb) // 3} holes, expected {HOLES}")
         return Frame(rgb, int(fields.get("scale", 0)), int(fields.get("ma", 0)))
 
     async def ping(self) -> None:
-        await self.client.request("ping")
+        await self._fields("ping")
 
-    async def self_test(self) -> None:
-        """Light every LED in chain order, one at a time (the wiring check); the game stays."""
-        await self.client.request("test")
+    async def self_test(self, timeout: float | None = None) -> None:
+        """Light every LED in chain order, one at a time (the wiring check); the game stays.
+        `timeout`: seconds to wait for the reply (default: the board's open timeout)."""
+        await self._fields("test", timeout=timeout)
 
     # --- changing ------------------------------------------------------------------------------
 
     async def peg(self, player: int, points: int) -> int:
         """Score `points` for `player` (0-based); returns the board's new revision."""
-        return int((await self.client.request("peg", player, points)).fields["r"])
+        return int((await self._fields("peg", player, points))["r"])
 
     async def set_pegs(self, player: int, front: int, back: int | None = None) -> int:
         """Place a player's pegs; `back` None keeps the back peg where it is."""
         args = (player, front) if back is None else (player, front, back)
-        return int((await self.client.request("set", *args)).fields["r"])
+        return int((await self._fields("set", *args))["r"])
 
     async def undo(self) -> int:
-        return int((await self.client.request("undo")).fields["r"])
+        return int((await self._fields("undo"))["r"])
 
     async def new_game(self, target: int | None = None, players: int | None = None) -> int:
-        """Start a new game (61 or 121; 2 or 3 players); None keeps the current setting."""
+        """Start a new game (a target of limits.TARGETS, 61 or 121; 2 or 3 players); None keeps
+        the current setting."""
         args: tuple[int, ...] = ()
         if target is not None or players is not None:
             args = (target or 0,) if players is None else (target or 0, players)
-        return int((await self.client.request("new", *args)).fields["r"])
+        return int((await self._fields("new", *args))["r"])
 
     async def set_dealer(self, player: int | None = None) -> int:
         """Make `player` the dealer, or pass the deal on when None; returns the dealer."""
         args = () if player is None else (player,)
-        return int((await self.client.request("deal", *args)).fields["d"])
+        return int((await self._fields("deal", *args))["d"])
 
     async def preview(self, player: int, points: int) -> None:
         """Show a pending count on the board (0 clears it)."""
-        await self.client.request("pend", player, points)
+        await self._fields("pend", player, points)
 
     async def games(self) -> list[int]:
-        fields = (await self.client.request("games")).fields
-        return [int(g) for g in fields["g"].split(",")]
+        return [int(g) for g in (await self._fields("games"))["g"].split(",")]
 
     async def clear_games(self) -> None:
-        await self.client.request("games", "clear")
+        await self._fields("games", "clear")
 
     async def set_skunk_double(self, on: bool) -> None:
-        await self.client.request("games", "x2", 1 if on else 0)
+        await self._fields("games", "x2", 1 if on else 0)
 
     async def brightness(self, value: int | None = None) -> int:
         args = () if value is None else (value,)
-        return int((await self.client.request("bright", *args)).fields["bright"])
+        return int((await self._fields("bright", *args))["bright"])
 
     async def budget(self, milliamps: int | None = None) -> int:
         args = () if milliamps is None else (milliamps,)
-        return int((await self.client.request("budget", *args)).fields["budget"])
+        return int((await self._fields("budget", *args))["budget"])
+
+    async def settings(self) -> Settings:
+        """The brightness and the current budget, read in one request."""
+        return Settings.from_fields(await self._fields("bright"))
 
     # --- who may change the board -------------------------------------------------------------
 
     async def admission(self) -> Admission:
         """Whether this link may change the board (a Bluetooth device must be admitted by a tap
         of the board's deal button), open mode, and how many devices are admitted."""
-        return Admission.from_fields((await self.client.request("admit")).fields)
+        return Admission.from_fields(await self._fields("admit"))
 
     async def set_open(self, on: bool) -> Admission:
         """Open mode: every Bluetooth device may change the board (from a link that may)."""
-        return Admission.from_fields(
-            (await self.client.request("admit", "open", 1 if on else 0)).fields
-        )
+        return Admission.from_fields(await self._fields("admit", "open", 1 if on else 0))
 
     async def clear_admitted(self) -> Admission:
         """Forget every admitted Bluetooth device (from a link that may change the board)."""
-        return Admission.from_fields((await self.client.request("admit", "clear")).fields)
+        return Admission.from_fields(await self._fields("admit", "clear"))
 
     # --- watching ------------------------------------------------------------------------------
 
-    async def events(self) -> AsyncIterator[Event]:
-        """Every event the board pushes, as it comes (state, settings, hello, link)."""
-        queue: asyncio.Queue[Event] = asyncio.Queue()
-        unsubscribe = self.client.subscribe(queue.put_nowait)
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            unsubscribe()
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """Call `callback(event)` for every event the board pushes (state, settings, button,
+        hello, admit, and the client's own `link` events: lost, back, gone); after a reconnect or
+        a board restart, the state read again comes as an `st` event. Returns a function that
+        unsubscribes. The callback runs on the event loop: it must not block."""
+        return self._client.subscribe(callback)
 
-    async def states(self) -> AsyncIterator[BoardState]:
-        """The board's state each time it changes, whatever changed it."""
-        async for event in self.events():
-            if event.name == "st":
-                yield BoardState.from_fields(event.fields)
+    def events(self) -> Subscription[Event]:
+        """Every event the board pushes from now on, as it comes (see :meth:`subscribe`)::
+
+        with board.events() as events:
+            await board.peg(0, 5)          # its `st` event is not missed
+            async for event in events:
+                ...
+        """
+        return Subscription(self._client, _every_event)
+
+    def states(self) -> Subscription[BoardState]:
+        """The board's whole state each time it changes from now on, whatever changed it."""
+        return Subscription(self._client, _state_picker())
 
 
 class SyncBoard:
     """A blocking wrapper around `Board` for scripts: the same methods, no `await`. It runs an
-    event loop on a background thread."""
+    event loop on a background thread; callbacks given to subscribe() run on that thread."""
 
     def __init__(
         self, board: Board, loop: asyncio.AbstractEventLoop, thread: threading.Thread
@@ -305,13 +422,47 @@ class SyncBoard:
         self._thread = thread
 
     @classmethod
-    def open(cls, port: str, *, timeout: float = 2.0) -> SyncBoard:
-        return cls._start(lambda: Board.open(port, timeout=timeout))
+    def open(cls, port: str, *, timeout: float = 2.0, reconnect: bool = True) -> SyncBoard:
+        """A board on a serial port or pyserial URL (see Board.open)."""
+        return cls._start(lambda: Board.open(port, timeout=timeout, reconnect=reconnect))
 
     @classmethod
-    def open_ble(cls, target: str | None = None, *, timeout: float = 2.0) -> SyncBoard:
+    def open_ble(
+        cls,
+        target: str | None = None,
+        *,
+        timeout: float = 2.0,
+        reconnect: bool = True,
+        scan_timeout: float = 5.0,
+        adapter: str | None = None,
+    ) -> SyncBoard:
         """A board over Bluetooth LE (see Board.open_ble)."""
-        return cls._start(lambda: Board.open_ble(target, timeout=timeout))
+        return cls._start(
+            lambda: Board.open_ble(
+                target,
+                timeout=timeout,
+                reconnect=reconnect,
+                scan_timeout=scan_timeout,
+                adapter=adapter,
+            )
+        )
+
+    @classmethod
+    def open_transport(
+        cls,
+        factory: Callable[[], Transport],
+        *,
+        timeout: float = 2.0,
+        reconnect: bool = True,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+    ) -> SyncBoard:
+        """A board through any transport (see Board.open_transport); `on_close` runs on the
+        wrapper's event loop."""
+        return cls._start(
+            lambda: Board.open_transport(
+                factory, timeout=timeout, reconnect=reconnect, on_close=on_close
+            )
+        )
 
     @classmethod
     def _start(cls, opener: Callable[[], Coroutine[Any, Any, Board]]) -> SyncBoard:
@@ -329,6 +480,14 @@ class SyncBoard:
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
+    def _call(self, function: Callable[[], T]) -> T:
+        """Run a plain function on the loop's thread (what touches the client's state)."""
+
+        async def call() -> T:
+            return function()
+
+        return self._run(call())
+
     def close(self) -> None:
         self._run(self._board.close())
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -341,14 +500,32 @@ class SyncBoard:
         self.close()
 
     @property
+    def name(self) -> str:
+        return self._board.name
+
+    @property
     def hello(self) -> Hello:
         return self._board.hello
+
+    @property
+    def connected(self) -> bool:
+        return self._board.connected
+
+    # --- reading -------------------------------------------------------------------------------
 
     def state(self) -> BoardState:
         return self._run(self._board.state())
 
     def frame(self) -> Frame:
         return self._run(self._board.frame())
+
+    def ping(self) -> None:
+        self._run(self._board.ping())
+
+    def self_test(self, timeout: float | None = None) -> None:
+        self._run(self._board.self_test(timeout))
+
+    # --- changing ------------------------------------------------------------------------------
 
     def peg(self, player: int, points: int) -> int:
         return self._run(self._board.peg(player, points))
@@ -368,8 +545,79 @@ class SyncBoard:
     def preview(self, player: int, points: int) -> None:
         self._run(self._board.preview(player, points))
 
+    def games(self) -> list[int]:
+        return self._run(self._board.games())
+
+    def clear_games(self) -> None:
+        self._run(self._board.clear_games())
+
+    def set_skunk_double(self, on: bool) -> None:
+        self._run(self._board.set_skunk_double(on))
+
     def brightness(self, value: int | None = None) -> int:
         return self._run(self._board.brightness(value))
 
     def budget(self, milliamps: int | None = None) -> int:
         return self._run(self._board.budget(milliamps))
+
+    def settings(self) -> Settings:
+        return self._run(self._board.settings())
+
+    # --- who may change the board -------------------------------------------------------------
+
+    def admission(self) -> Admission:
+        return self._run(self._board.admission())
+
+    def set_open(self, on: bool) -> Admission:
+        return self._run(self._board.set_open(on))
+
+    def clear_admitted(self) -> Admission:
+        return self._run(self._board.clear_admitted())
+
+    # --- watching ------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """As Board.subscribe; the callback runs on the wrapper's event-loop thread."""
+        unsubscribe = self._call(lambda: self._board.subscribe(callback))
+        return lambda: self._call(unsubscribe)
+
+    def events(self) -> SyncSubscription[Event]:
+        """Every event from now on, as a blocking iterator (see Board.events)."""
+        return SyncSubscription(self._call(self._board.events), self._loop)
+
+    def states(self) -> SyncSubscription[BoardState]:
+        """The whole state each time it changes from now on, as a blocking iterator."""
+        return SyncSubscription(self._call(self._board.states), self._loop)
+
+
+class SyncSubscription(Generic[T]):
+    """A Subscription for scripts: `for event in board.events():` blocks for each one;
+    next_within() gives up after a timeout. Leave a `with` block or close() to stop."""
+
+    def __init__(self, subscription: Subscription[T], loop: asyncio.AbstractEventLoop) -> None:
+        self._subscription = subscription
+        self._loop = loop
+
+    def __iter__(self) -> SyncSubscription[T]:
+        return self
+
+    def __next__(self) -> T:
+        return self.next_within(None)
+
+    def next_within(self, timeout: float | None) -> T:
+        """The next item; TimeoutError when none comes within `timeout` seconds (None: wait)."""
+        future = asyncio.run_coroutine_threadsafe(anext(self._subscription), self._loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._subscription.close)
+
+    def __enter__(self) -> SyncSubscription[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -26,10 +26,8 @@ from typing import Any
 
 from cribboard.errors import LinkError, NoBoardFound
 from cribboard.transport import DataCallback, LostCallback, Transport
+from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 
-NUS_SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
-NUS_RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"  # the host writes
-NUS_TX = "6e400003-b5a3-f393-e0a9-e50e24dcca9e"  # the board notifies
 SCAN_TIMEOUT = 5.0  # seconds to look for a board
 SETTLE = 0.5  # after the first board is seen, how long to wait for others
 CONNECT_TIMEOUT = 10.0

@@ -13,11 +13,11 @@ import random
 import sys
 
 from cribboard.api import Board
+from cribboard.names import PLAYER_NAMES
 from cribboard.play.driver import GameDriver
 from cribboard.play.players import Computer
 from cribboard.play.screen import TableScreen
 from cribboard.rules.variants import STANDARD, Variant
-from cribboard.terminal import PLAYER_NAMES
 from cribboard.virtual.launcher import VirtualBoard
 
 

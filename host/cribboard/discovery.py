@@ -4,14 +4,18 @@ each confirmed by a protocol hello (a Pico running something else is not a cribb
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass
 
 from serial.tools import list_ports
 
 from cribboard.client import Client, Hello
-from cribboard.errors import CribboardError
+from cribboard.errors import CribboardError, NoBoardFound
 from cribboard.transport import SerialTransport
 from cribcore.profiles import PROFILES
+
+PORT_ENV = "CRIBBOARD_PORT"
+"""The environment variable that names the board's port when `--port` does not."""
 
 
 @dataclass(frozen=True)
@@ -63,3 +67,43 @@ async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundB
             return FoundBoard(device, description, None, str(err))
 
     return list(await asyncio.gather(*(one(d, desc) for d, desc in ports)))
+
+
+@dataclass(frozen=True)
+class ChosenPort:
+    """The port a command or app uses, and a sentence saying which board it is."""
+
+    port: str
+    description: str
+
+
+def named_port(port: str | None = None) -> str | None:
+    """The port the user named: `port` (``--port``), else $CRIBBOARD_PORT; None for neither."""
+    return port or os.environ.get(PORT_ENV) or None
+
+
+async def resolve_port(port: str | None = None, *, first_of_several: bool = False) -> ChosenPort:
+    """The board to use: `port` (``--port``), else $CRIBBOARD_PORT, else the board found on USB
+    (the first one with `first_of_several`, else only when it is the only one). Raises
+    NoBoardFound, saying what to do."""
+    named = named_port(port)
+    if named:
+        return ChosenPort(named, f"the board on {named}")
+    boards = [board for board in await find_boards() if board.hello is not None]
+    if not boards:
+        raise NoBoardFound(
+            "no board found: plug one in, or start the virtual board with "
+            "`cribboard sim` and pass the path it prints as --port"
+        )
+    if len(boards) > 1 and not first_of_several:
+        raise NoBoardFound(
+            "several boards found ("
+            + ", ".join(b.port for b in boards)
+            + "): choose one with --port"
+        )
+    first = boards[0]
+    assert first.hello is not None
+    text = f"the board on {first.port} ({first.hello.board}, firmware {first.hello.firmware})"
+    if len(boards) > 1:
+        text += f"; {len(boards) - 1} more found, choose one with --port"
+    return ChosenPort(first.port, text)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from cribboard.api import BoardState
+from cribboard.names import PLAYER_NAMES
 from cribcore.layout import COLS, GROUP, ROWS, WIN_HOLE
 
-PLAYER_NAMES = ("blue", "orange", "purple")
 _RESULT_TEXT = {
     "won": "won",
     "skunk": "won with a skunk",

@@ -168,11 +168,12 @@ def test_advertising_carries_the_service_and_the_name():
         assert len(adv) <= 31 and len(resp) <= 31
         assert adv[:3] == b"\x02\x01\x06"
         assert adv[3:5] == b"\x11\x07" and adv[5:21] == NUS_ADV
+        assert NUS_ADV == b"\x9e\xca\xdc\x24\x0e\xe5\xa9\xe0\x93\xf3\xa3\xb5\x01\x00\x40\x6e"
         assert adv[21:23] == b"\x09\x08" and adv[23:31] == b"Cribboar"  # the start of the name
         assert resp == b"\x0f\x09Cribboard-71A3"
         service = rig.ble.services[0]
-        assert service[0].value == "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
-        assert [c[0].value[:8] for c in service[1]] == ["6E400003", "6E400002"]
+        assert service[0].value == "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
+        assert [c[0].value[:8] for c in service[1]] == ["6e400003", "6e400002"]
         assert rig.ble.buffers[FakeBLE.RX] == (256, True)  # enlarged, appending
         assert advertising_payloads(b"Crib")[0][21:] == b"\x05\x09Crib"  # a short name fits whole
     finally:

@@ -133,7 +133,8 @@ def board_state(board):
 
 
 def request_id(data):
-    """The id of a request line, or None."""
+    """The id of a request line (spaces before it allowed), or None."""
+    data = data.lstrip(b" ")
     if not data.startswith(b"#"):
         return None
     end = 1
@@ -476,3 +477,24 @@ def test_document_examples_are_real_bytes():
         assert _mask_fw(literal) in known, (
             "docs/protocol.md quotes %r, not in the vectors" % literal
         )
+
+
+def test_every_remembered_reply_fits_the_memory_with_the_longest_id():
+    """A reply too long for RECENT_REPLY would silently not be remembered (and a resend would
+    run again): every reply a non-reading request gets must fit with an 8-character id."""
+    from cribfw.dispatch import RECENT_REPLY
+
+    longest = b""
+    for data, lines in V.VECTORS:
+        if not lines or request_verb(data) in (b"hello", b"ping", b"st", b"frame"):
+            continue
+        reply = P.decode_line(lines[0])
+        if reply.kind == "err" and reply.code == "denied":
+            continue  # never remembered
+        text = lines[0]
+        if reply.request_id is not None:
+            text = text[len(reply.request_id) + 2 :]
+        text = b"#12345678 " + text
+        if len(text) > len(longest):
+            longest = text
+    assert len(longest) <= RECENT_REPLY, longest

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cribboard.terminal import PLAYER_NAMES
-from cribcore import layout, limits, protocol, render
-
-
-def _hex(rgb: tuple[int, int, int]) -> str:
-    return "#%02x%02x%02x" % rgb
+from cribboard.names import PLAYER_NAMES, colour_hex
+from cribcore import layout, limits, protocol
 
 
 def layout_json() -> dict[str, Any]:
@@ -42,8 +38,7 @@ def layout_json() -> dict[str, Any]:
         "tracks": {str(n): [list(layout.track(n, p)) for p in range(n)] for n in (2, 3)},
         "skunk_lines": {str(t): list(layout.skunk_lines(t)) for t in limits.TARGETS},
         "players": [
-            {"name": PLAYER_NAMES[p], "color": _hex(render.FRONT_RGB[p])}
-            for p in range(limits.MAX_PLAYERS)
+            {"name": PLAYER_NAMES[p], "color": colour_hex(p)} for p in range(limits.MAX_PLAYERS)
         ],
     }
 
@@ -60,4 +55,15 @@ def protocol_json() -> dict[str, Any]:
         "list_keys": list(protocol.LIST_KEYS),
         "result_names": list(protocol.RESULT_NAMES),
         "error_codes": list(protocol.ERROR_CODES),
+        # The values the board accepts (cribcore/limits.py): the page's controls offer these.
+        "limits": {
+            "max_points": limits.MAX_POINTS,
+            "targets": list(limits.TARGETS),
+            "player_counts": list(limits.PLAYER_COUNTS),
+            "max_brightness": limits.MAX_BRIGHTNESS,
+            "min_budget_ma": limits.MIN_BUDGET_MA,
+            "max_budget_ma": limits.MAX_BUDGET_MA,
+        },
+        # The Nordic UART Service the board offers over Bluetooth LE (the page's Web Bluetooth).
+        "nus": {"service": protocol.NUS_SERVICE, "rx": protocol.NUS_RX, "tx": protocol.NUS_TX},
     }

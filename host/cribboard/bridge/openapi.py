@@ -12,8 +12,12 @@ import sys
 from typing import Any
 
 from cribboard import __version__
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
 from cribboard.bridge.ops import OPS, Op, Param
+from cribboard.names import PLAYER_WORDS
 from cribcore import protocol
+from cribcore.layout import HOLES
+from cribcore.limits import MAX_PLAYERS, PLAYER_COUNTS, TARGETS
 
 _ERROR_CODES_HTTP = [
     "bad_request",
@@ -57,8 +61,8 @@ SCHEMAS: dict[str, Any] = {
         ],
         "properties": {
             "rev": {"type": "integer", "description": "revision: goes up on every change"},
-            "target": {"type": "integer", "enum": [61, 121]},
-            "players": {"type": "integer", "enum": [2, 3]},
+            "target": {"type": "integer", "enum": list(TARGETS)},
+            "players": {"type": "integer", "enum": list(PLAYER_COUNTS)},
             "dealer": {"type": "integer", "description": "the dealer (has the crib)"},
             "winner": {"type": ["integer", "null"], "description": "null while playing"},
             "result": {"type": "string", "enum": list(protocol.RESULT_NAMES)},
@@ -97,7 +101,7 @@ SCHEMAS: dict[str, Any] = {
             "rgb": {
                 "type": "string",
                 "pattern": "^([0-9a-f]{6})*$",
-                "description": "RRGGBB per hole, in hole order (121 holes: 726 digits)",
+                "description": f"RRGGBB per hole, in hole order ({HOLES} holes: {6 * HOLES} digits)",
             },
         },
     },
@@ -164,8 +168,8 @@ def _param_schema(param: Param) -> dict[str, Any]:
     if param.kind == "player":
         return {
             "oneOf": [
-                {"type": "integer", "minimum": 0, "maximum": 2},
-                {"type": "string", "enum": ["blue", "orange", "purple", "a", "b", "c"]},
+                {"type": "integer", "minimum": 0, "maximum": MAX_PLAYERS - 1},
+                {"type": "string", "enum": list(PLAYER_WORDS)},
             ],
             "description": param.description,
         }
@@ -229,8 +233,65 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
     return doc
 
 
-def openapi_document() -> dict[str, Any]:
-    paths: dict[str, Any] = {
+def _data_path(summary: str, operation_id: str, source: str) -> dict[str, Any]:
+    """A GET of the board's fixed data, generated from `source`."""
+    return {
+        "get": {
+            "summary": summary,
+            "operationId": operation_id,
+            "tags": ["data"],
+            "responses": {
+                "200": {
+                    "description": f"generated from {source}",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                }
+            },
+        }
+    }
+
+
+def _websocket_path() -> dict[str, Any]:
+    return {
+        "get": {
+            "summary": "WebSocket: every board event, pushed",
+            "operationId": "ws",
+            "tags": ["bridge"],
+            "description": "Upgrade to a WebSocket. The bridge sends JSON text messages (schema "
+            "Message): first a snapshot (`boards`, then each board's `state` "
+            "and `cfg`), then every event as it happens: `state` (a change, "
+            "whatever made it), `cfg` (brightness), `button` (a button on the "
+            "board), `hello` (the board restarted), `link` (lost, back, gone), "
+            "`boards` (a board was added, connected or lost), `event` (a kind "
+            "this bridge does not know), and with frames=1 `frame` (the LEDs). "
+            "Messages from the client are ignored. See docs/bridge.md.",
+            "parameters": [
+                {
+                    "name": "board",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "only this board's messages",
+                },
+                {
+                    "name": "frames",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "integer", "enum": [0, 1]},
+                    "description": "1: also the LED frame after each change (and while the board "
+                    "animates)",
+                },
+            ],
+            "responses": {
+                "101": {"description": "switching to the WebSocket protocol"},
+                "401": _error_response("the token is missing or wrong"),
+            },
+        }
+    }
+
+
+def _fixed_paths() -> dict[str, Any]:
+    """The bridge's own paths: the boards, the WebSocket, the board's fixed data."""
+    return {
         "/api/boards": {
             "get": {
                 "summary": "The boards the bridge holds",
@@ -245,109 +306,67 @@ def openapi_document() -> dict[str, Any]:
                 },
             }
         },
-        "/api/ws": {
-            "get": {
-                "summary": "WebSocket: every board event, pushed",
-                "operationId": "ws",
-                "tags": ["bridge"],
-                "description": "Upgrade to a WebSocket. The bridge sends JSON text messages (schema "
-                "Message): first a snapshot (`boards`, then each board's `state` "
-                "and `cfg`), then every event as it happens: `state` (a change, "
-                "whatever made it), `cfg` (brightness), `button` (a button on the "
-                "board), `hello` (the board restarted), `link` (lost, back, gone), "
-                "`boards` (a board was added, connected or lost), `event` (a kind "
-                "this bridge does not know), and with frames=1 `frame` (the LEDs). "
-                "Messages from the client are ignored. See docs/bridge.md.",
-                "parameters": [
-                    {
-                        "name": "board",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "string"},
-                        "description": "only this board's messages",
-                    },
-                    {
-                        "name": "frames",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "integer", "enum": [0, 1]},
-                        "description": "1: also the LED frame after each change (and while the board "
-                        "animates)",
-                    },
-                ],
-                "responses": {
-                    "101": {"description": "switching to the WebSocket protocol"},
-                    "401": _error_response("the token is missing or wrong"),
-                },
-            }
+        "/api/ws": _websocket_path(),
+        "/layout.json": _data_path(
+            "The hole layout (millimetres), tracks and player colours", "layout", "cribcore.layout"
+        ),
+        "/protocol.json": _data_path(
+            "The line protocol's constants (for a codec)", "protocol", "cribcore.protocol"
+        ),
+    }
+
+
+def _info() -> dict[str, Any]:
+    return {
+        "title": "cribboard bridge",
+        "version": __version__,
+        "description": "Drive LED cribbage boards from any language: a JSON API over HTTP "
+        "and a WebSocket of board events (`cribboard serve`). Operations "
+        "on /api/OP act on the first board; /api/boards/{board}/OP on the "
+        "board named. Bodies are JSON objects. Errors are "
+        '{"error": CODE, "message": TEXT} with a 4xx status (5xx when '
+        "the board is unreachable), and change nothing. A bridge bound to an "
+        "address other than localhost needs its token on every request. "
+        "User's guide: docs/bridge.md.",
+        "license": {"name": "MIT", "identifier": "MIT"},
+    }
+
+
+def _security_schemes() -> dict[str, Any]:
+    return {
+        "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "the bridge's token (--token, $CRIBBOARD_TOKEN); "
+            "needed when it is bound to another address than "
+            "localhost",
         },
-        "/layout.json": {
-            "get": {
-                "summary": "The hole layout (millimetres), tracks and player colours",
-                "operationId": "layout",
-                "tags": ["data"],
-                "responses": {
-                    "200": {
-                        "description": "generated from cribcore.layout",
-                        "content": {"application/json": {"schema": {"type": "object"}}},
-                    }
-                },
-            }
-        },
-        "/protocol.json": {
-            "get": {
-                "summary": "The line protocol's constants (for a codec)",
-                "operationId": "protocol",
-                "tags": ["data"],
-                "responses": {
-                    "200": {
-                        "description": "generated from cribcore.protocol",
-                        "content": {"application/json": {"schema": {"type": "object"}}},
-                    }
-                },
-            }
+        "queryToken": {
+            "type": "apiKey",
+            "in": "query",
+            "name": "token",
+            "description": "the token in the URL (WebSocket, the page)",
         },
     }
+
+
+def openapi_document() -> dict[str, Any]:
+    """The whole document: the fixed paths, then each operation for the first board and by
+    board id."""
+    paths = _fixed_paths()
     for op in OPS:
         method = op.method.lower()
         paths[f"/api/{op.name}"] = {method: _operation(op, False)}
         paths[f"/api/boards/{{board}}/{op.name}"] = {method: _operation(op, True)}
     return {
         "openapi": "3.1.0",
-        "info": {
-            "title": "cribboard bridge",
-            "version": __version__,
-            "description": "Drive LED cribbage boards from any language: a JSON API over HTTP "
-            "and a WebSocket of board events (`cribboard serve`). Operations "
-            "on /api/OP act on the first board; /api/boards/{board}/OP on the "
-            "board named. Bodies are JSON objects. Errors are "
-            '{"error": CODE, "message": TEXT} with a 4xx status (5xx when '
-            "the board is unreachable), and change nothing. A bridge bound to an "
-            "address other than localhost needs its token on every request. "
-            "User's guide: docs/bridge.md.",
-            "license": {"name": "MIT", "identifier": "MIT"},
-        },
-        "servers": [{"url": "http://127.0.0.1:8321", "description": "cribboard serve"}],
+        "info": _info(),
+        "servers": [
+            {"url": f"http://{DEFAULT_HOST}:{DEFAULT_HTTP_PORT}", "description": "cribboard serve"}
+        ],
         "security": [{}, {"bearer": []}, {"queryToken": []}],
         "paths": paths,
-        "components": {
-            "schemas": SCHEMAS,
-            "securitySchemes": {
-                "bearer": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "the bridge's token (--token, $CRIBBOARD_TOKEN); "
-                    "needed when it is bound to another address than "
-                    "localhost",
-                },
-                "queryToken": {
-                    "type": "apiKey",
-                    "in": "query",
-                    "name": "token",
-                    "description": "the token in the URL (WebSocket, the page)",
-                },
-            },
-        },
+        "components": {"schemas": SCHEMAS, "securitySchemes": _security_schemes()},
     }
 
 

@@ -10,11 +10,11 @@ from typing import Any
 from cribboard.api import Board
 from cribboard.bridge.registry import frame_json
 from cribboard.errors import BoardRejected, CribboardError, LinkError
-from cribboard.terminal import PLAYER_NAMES
+from cribboard.names import BUTTON_LETTERS, PLAYER_HELP, PLAYER_WORDS
+from cribcore import protocol
+from cribcore.limits import MAX_POINTS, PLAYER_COUNTS, TARGETS
 
-PLAYER_WORDS = {name: i for i, name in enumerate(PLAYER_NAMES)}
-PLAYER_WORDS.update({"a": 0, "b": 1, "c": 2})
-_INT_LIMIT = 999_999  # the protocol's numbers have at most 6 digits
+_INT_LIMIT = 10**protocol.MAX_DIGITS - 1  # the largest number the protocol carries
 
 
 class ApiError(Exception):
@@ -64,7 +64,8 @@ class Op:
     result: str  # the component schema of the 200 reply
 
 
-_PLAYER = Param("player", "player", True, "0, 1, 2 or blue, orange, purple (a, b, c)", 0)
+_PLAYER = Param("player", "player", True, f"{PLAYER_HELP} ({', '.join(BUTTON_LETTERS)})", 0)
+_TARGETS = " or ".join(str(t) for t in TARGETS)
 
 
 async def _with_state(board: Board, **extra: Any) -> dict[str, Any]:
@@ -136,7 +137,7 @@ OPS: tuple[Op, ...] = (
         "POST",
         "Score points for a player",
         "The back peg leapfrogs to front + points. Clears the player's pending count.",
-        (_PLAYER, Param("points", "int", True, "1..29", 5)),
+        (_PLAYER, Param("points", "int", True, f"1..{MAX_POINTS}", 5)),
         _peg,
         "Change",
     ),
@@ -170,8 +171,8 @@ OPS: tuple[Op, ...] = (
         "Absent fields keep the current setting. Games won carry over unless the player count "
         "changes.",
         (
-            Param("target", "int", False, "61 or 121", 121),
-            Param("players", "int", False, "2 (or two partnerships) or 3", 2),
+            Param("target", "int", False, _TARGETS, max(TARGETS)),
+            Param("players", "int", False, "2 (or two partnerships) or 3", min(PLAYER_COUNTS)),
         ),
         _new,
         "Change",
@@ -190,7 +191,7 @@ OPS: tuple[Op, ...] = (
         "POST",
         "Preview a count before it is scored",
         "The board blinks the hole the player's peg would reach; 0 clears it. Not undoable.",
-        (_PLAYER, Param("points", "int", True, "0..29 (0 clears)", 6)),
+        (_PLAYER, Param("points", "int", True, f"0..{MAX_POINTS} (0 clears)", 6)),
         _preview,
         "Change",
     ),
@@ -227,11 +228,7 @@ def parse_args(op: Op, body: object) -> dict[str, int]:
         if param.kind == "player" and isinstance(value, str):
             word = value.strip().lower()
             if word not in PLAYER_WORDS:
-                raise ApiError(
-                    400,
-                    "bad_player",
-                    f"unknown player {value!r}: use 0, 1, 2 or blue, orange, purple",
-                )
+                raise ApiError(400, "bad_player", f"unknown player {value!r}: use {PLAYER_HELP}")
             args[param.name] = PLAYER_WORDS[word]
         else:
             args[param.name] = _int(param.name, value)

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from cribboard.api import Board, BoardState, Frame
+from cribboard.api import Board, BoardState, Frame, Settings
 from cribboard.bridge.hub import Hub
 from cribboard.client import Event, Hello
 from cribboard.errors import CribboardError
@@ -43,8 +43,8 @@ class BoardEntry:
         self.connected = False
         self.problem = ""
         self.hello: Hello | None = None
-        self.fields: dict[str, str] = {}
-        self.cfg: dict[str, int] = {}
+        self.state: BoardState | None = None
+        self.settings: Settings | None = None
         self.frame: dict[str, Any] | None = None
         self.frame_dirty = False
         self.frame_task: asyncio.Task[None] | None = None
@@ -65,25 +65,30 @@ class BoardEntry:
         }
 
     def state_json(self) -> dict[str, Any] | None:
-        try:
-            return BoardState.from_fields(self.fields).to_json() if self.fields else None
-        except (CribboardError, ValueError):
+        return self.state.to_json() if self.state is not None else None
+
+    def cfg_json(self) -> dict[str, int] | None:
+        """The settings as the bridge's `cfg` message carries them."""
+        if self.settings is None:
             return None
+        return {"bright": self.settings.brightness, "budget": self.settings.budget}
 
     def animating(self) -> bool:
-        pending = self.fields.get("q", "")
-        return self.fields.get("w", "-1") != "-1" or any(
-            p not in ("", "0") for p in pending.split(",")
-        )
+        state = self.state
+        return state is not None and (state.winner is not None or any(state.pending))
 
     def merge_state(self, fields: dict[str, str]) -> bool:
-        """Merge state fields over what we have; False when they are older (a lower rev)."""
+        """Merge a state event's fields over the state we have (the protocol's events may be
+        partial); False when they are older (a lower rev) or make no whole state yet."""
         try:
-            if self.fields and int(fields.get("r", "0")) < int(self.fields.get("r", "0")):
+            if self.state is not None and int(fields.get("r", "0")) < self.state.rev:
                 return False
-        except ValueError:
+            if self.state is None:
+                self.state = BoardState.from_fields(fields)
+            else:
+                self.state = self.state.updated(fields)
+        except (CribboardError, ValueError):
             return False
-        self.fields = {**self.fields, **fields}
         return True
 
 
@@ -131,7 +136,7 @@ class Registry:
 
         async def all_up() -> None:
             while not (
-                self.entries and all(e.connected and e.fields for e in self.entries.values())
+                self.entries and all(e.connected and e.state for e in self.entries.values())
             ):
                 self._changed.clear()
                 await self._changed.wait()
@@ -192,14 +197,14 @@ class Registry:
                 continue
             gone = asyncio.Event()
             # Unsubscribed before this iteration ends, so binding `gone` late is right.
-            unsubscribe = board.client.subscribe(
+            unsubscribe = board.subscribe(
                 lambda event: self._on_event(entry, event, gone)  # noqa: B023
             )
             entry.board = board
             entry.hello = board.hello
             entry.connected = True
             entry.problem = ""
-            entry.fields = {}
+            entry.state = None
             try:
                 await self._resync(entry, board)
                 await gone.wait()
@@ -216,21 +221,25 @@ class Registry:
 
     async def _resync(self, entry: BoardEntry, board: Board) -> None:
         try:
-            state = (await board.client.request("st")).fields
-            cfg = (await board.client.request("bright")).fields
+            state = await board.state()
+            settings = await board.settings()
         except CribboardError as err:
             log.info("%s: resync failed: %s", entry.id, err)
             return
         self._boards_changed()
-        self._on_state(entry, state)
-        self._on_cfg(entry, cfg)
+        if entry.state is None or state.rev >= entry.state.rev:
+            entry.state = state
+            self._publish_state(entry)
+        self._set_settings(entry, settings)
 
     def _on_event(self, entry: BoardEntry, event: Event, gone: asyncio.Event) -> None:
         name, fields = event.name, event.fields
         if name == "st":
-            self._on_state(entry, fields)
+            if entry.merge_state(fields):
+                self._publish_state(entry)
         elif name == "cfg":
-            self._on_cfg(entry, fields)
+            with contextlib.suppress(CribboardError):
+                self._set_settings(entry, Settings.from_fields(fields))
         elif name == "btn":
             self.hub.publish(
                 {
@@ -242,7 +251,7 @@ class Registry:
             )
         elif name == "hello":
             # The board restarted: its revisions start again from 0.
-            entry.fields = {}
+            entry.state = None
             with contextlib.suppress(CribboardError):
                 entry.hello = Hello.from_fields(fields)
             self.hub.publish({"type": "hello", "board": entry.id, "fields": fields})
@@ -254,24 +263,19 @@ class Registry:
                 return
             entry.connected = link_state != "lost"
             if link_state == "back":
-                entry.fields = {}
+                entry.state = None
             self.hub.publish({"type": "link", "board": entry.id, "state": link_state})
             self._boards_changed()
         else:
             self.hub.publish({"type": "event", "board": entry.id, "name": name, "fields": fields})
 
-    def _on_state(self, entry: BoardEntry, fields: dict[str, str]) -> None:
-        if not entry.merge_state(fields):
-            return
-        state = entry.state_json()
-        if state is not None:
-            self.hub.publish({"type": "state", "board": entry.id, "state": state})
+    def _publish_state(self, entry: BoardEntry) -> None:
+        self.hub.publish({"type": "state", "board": entry.id, "state": entry.state_json()})
         self.want_frame(entry)
 
-    def _on_cfg(self, entry: BoardEntry, fields: dict[str, str]) -> None:
-        with contextlib.suppress(KeyError, ValueError):
-            entry.cfg = {"bright": int(fields["bright"]), "budget": int(fields["budget"])}
-            self.hub.publish({"type": "cfg", "board": entry.id, **entry.cfg})
+    def _set_settings(self, entry: BoardEntry, settings: Settings) -> None:
+        entry.settings = settings
+        self.hub.publish({"type": "cfg", "board": entry.id, **(entry.cfg_json() or {})})
         self.want_frame(entry)
 
     def _boards_changed(self) -> None:

@@ -277,8 +277,9 @@ async def _websocket(
         state = entry.state_json()
         if state is not None:
             Hub.send_to(sub, {"type": "state", "board": entry.id, "state": state})
-        if entry.cfg:
-            Hub.send_to(sub, {"type": "cfg", "board": entry.id, **entry.cfg})
+        cfg = entry.cfg_json()
+        if cfg is not None:
+            Hub.send_to(sub, {"type": "cfg", "board": entry.id, **cfg})
         if frames:
             if entry.frame is not None:
                 Hub.send_to(sub, {"type": "frame", "board": entry.id, **entry.frame})

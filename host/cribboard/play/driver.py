@@ -23,13 +23,13 @@ from functools import partial
 from typing import TypeVar
 
 from cribboard.api import Board
+from cribboard.names import PLAYER_NAMES
 from cribboard.play.players import DiscardView, Player, PlayView
 from cribboard.rules.cards import Card, format_cards, shuffled_deck
 from cribboard.rules.errors import IllegalMove
 from cribboard.rules.game import Deal, Game, Phase, Reason, ScoreEvent, cut_for_deal
 from cribboard.rules.show import Combo
 from cribboard.rules.variants import STANDARD, Variant
-from cribboard.terminal import PLAYER_NAMES
 
 T = TypeVar("T")
 
@@ -337,14 +337,14 @@ def run_play(
     *,
     port: str | None = None,
     virtual: bool = False,
-    target: int = 121,
+    target: int | None = None,
     seed: int | None = None,
     color: bool = False,
     timeout: float = 2.0,
     delay: float = 0.8,
 ) -> int:
     """`cribboard play`: you (blue) against the computer (orange), scored on the board found on
-    USB, else on the virtual board."""
+    USB, else on the virtual board; to `target` (61 or 121; None: 121)."""
     from cribboard.play.boards import choose_board
     from cribboard.play.players import Computer, HumanTerminal
     from cribboard.play.screen import TableScreen
@@ -354,16 +354,17 @@ def run_play(
         with contextlib.ExitStack() as stack:
             chosen = await choose_board(port, virtual, stack)
             print(f"playing on {chosen.description}", flush=True)
+            you, computer = PLAYER_NAMES[:2]
             async with await Board.open(chosen.port, timeout=timeout) as board:
                 screen = TableScreen(
                     board,
                     color=color,
-                    title=f"you are blue, the computer orange · on {chosen.description}",
+                    title=f"you are {you}, the computer {computer} · on {chosen.description}",
                 )
                 driver = GameDriver(
                     board,
-                    [HumanTerminal("blue"), Computer("orange")],
-                    variant=SHORT if target == 61 else STANDARD,
+                    [HumanTerminal(you), Computer(computer)],
+                    variant=SHORT if target == SHORT.target else STANDARD,
                     rng=random.Random(seed),
                     delay=delay,
                     say=screen.say,

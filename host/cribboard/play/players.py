@@ -19,15 +19,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from itertools import combinations, combinations_with_replacement
 from math import comb
 
 from cribboard.play.screen import terminal_input, terminal_output
-from cribboard.rules.allhands import rank_points
 from cribboard.rules.cards import JACK, SUITS, Card, deck, format_cards, parse_card
 from cribboard.rules.errors import CardError
 from cribboard.rules.pegging import Laid, peg_combos
+from cribboard.rules.show import hand_points, points_of_ranks
 from cribboard.rules.variants import Variant
 
 
@@ -104,24 +103,6 @@ class Player(ABC):
 # --- the computer ----------------------------------------------------------------------------
 
 
-@cache
-def _points_of_ranks(ranks: tuple[int, ...]) -> int:
-    return rank_points(ranks)
-
-
-def hand_points(hand: Sequence[Card], starter: Card, *, crib: bool = False) -> int:
-    """The count of `hand` with `starter`, as `count_hand(...).total` but quicker (fifteens,
-    pairs and runs by rank, cached)."""
-    points = _points_of_ranks(tuple(sorted([card.rank for card in hand] + [starter.rank])))
-    suit = hand[0].suit
-    if all(card.suit == suit for card in hand):
-        if starter.suit == suit:
-            points += len(hand) + 1
-        elif not crib:
-            points += len(hand)
-    return points + sum(1 for card in hand if card.rank == JACK and card.suit == starter.suit)
-
-
 def expected_hand(kept: Sequence[Card], unseen: Sequence[Card]) -> float:
     """The average count of `kept` over every starter in `unseen`."""
     return sum(hand_points(kept, starter) for starter in unseen) / len(unseen)
@@ -147,7 +128,7 @@ def expected_crib(laid_away: Sequence[Card], unseen: Sequence[Card]) -> float:
         for starter in range(1, 14):
             left = have[starter] - extra.count(starter)
             if left > 0:
-                weighted += ways * left * _points_of_ranks(tuple(sorted(base + extra + (starter,))))
+                weighted += ways * left * points_of_ranks((*base, *extra, starter))
     expected = weighted / (comb(total, k) * (total - k))
     by_suit = {suit: sum(1 for card in unseen if card.suit == suit) for suit in SUITS}
     # his nobs: a jack laid away, or one of the unknown crib cards, of the starter's suit

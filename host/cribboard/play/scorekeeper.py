@@ -38,6 +38,7 @@ from functools import partial
 
 from cribboard.api import Board, BoardState
 from cribboard.errors import BoardRejected
+from cribboard.names import PLAYER_NAMES, initial
 from cribboard.play.boards import choose_board
 from cribboard.play.driver import describe_combos, off_loop
 from cribboard.play.screen import CLEAR, terminal_input, terminal_output
@@ -45,7 +46,8 @@ from cribboard.rules.cards import Card, format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.show import HandCount, count_hand
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
-from cribboard.terminal import PLAYER_NAMES, describe_state, draw_frame
+from cribboard.terminal import describe_state, draw_frame
+from cribcore.limits import MAX_POINTS, TARGETS
 
 KEYS = """\
   12            the next hand in the show counts 12 (0: nothing)
@@ -245,7 +247,7 @@ class Scorekeeper:
         return text
 
     def _letter(self, seat: int) -> str:
-        letter = PLAYER_NAMES[self.side(seat)][0]
+        letter = initial(self.side(seat))
         return f"{letter}{seat // 2 + 1}" if self.game.partnerships else letter
 
     # --- one line of input ---------------------------------------------------------------------
@@ -341,9 +343,9 @@ class Scorekeeper:
     def _player(self, word: str) -> int:
         """The board's player (a side) named by a colour or its first letter."""
         for i in range(self.players):
-            if word in (PLAYER_NAMES[i], PLAYER_NAMES[i][0]):
+            if word in (PLAYER_NAMES[i], initial(i)):
                 return i
-        letters = "/".join(PLAYER_NAMES[i][0] for i in range(self.players))
+        letters = "/".join(initial(i) for i in range(self.players))
         raise Problem(f"{word!r}? the players are {letters}; ? shows the keys")
 
     def _dealer_seat(self, word: str) -> int:
@@ -365,8 +367,8 @@ class Scorekeeper:
     async def _pegging(self, who: str, points_text: str) -> str:
         player = self._player(who)
         points = int(points_text) if points_text else 1
-        if not 1 <= points <= 29:
-            raise Problem("pegging points are 1..29")
+        if not 1 <= points <= MAX_POINTS:
+            raise Problem(f"pegging points are 1..{MAX_POINTS}")
         await self._peg(player, points)
         self.messages.append(f"{PLAYER_NAMES[player]} pegs {points}")
         return f"{PLAYER_NAMES[player]} {points}"
@@ -378,8 +380,8 @@ class Scorekeeper:
     async def _count(self, claim: int | None, card_words: list[str]) -> str:
         """A hand of the show: a claimed count, the cards, or both."""
         self._game_over()
-        if claim is not None and not 0 <= claim <= 29:
-            raise Problem("a hand counts 0..29")
+        if claim is not None and not 0 <= claim <= MAX_POINTS:
+            raise Problem(f"a hand counts 0..{MAX_POINTS}")
         player, crib = self.show_order()[self.turn.step]
         whose = self.whose()
         counted: HandCount | None = None
@@ -522,8 +524,8 @@ class Scorekeeper:
     async def _new(self, words: list[str]) -> str:
         target = None
         if words:
-            if words[0] not in ("61", "121") or len(words) > 1:
-                raise Problem("n, or n 61 / n 121")
+            if words[0] not in [str(t) for t in TARGETS] or len(words) > 1:
+                raise Problem("n, or " + " / ".join(f"n {t}" for t in TARGETS))
             target = int(words[0])
         await self.board.new_game(target, self.players)
         self._changes += 1
@@ -571,7 +573,7 @@ class Scorekeeper:
         rest = [self.whose(step) for step in range(turn.step, len(self.show_order()))]
         show = f"show: 12⏎ counts {rest[0]}" + (f", then {', '.join(rest[1:])}" if rest[1:] else "")
         if turn.step == 0:
-            letters = " / ".join(f"{PLAYER_NAMES[p][0]}2" for p in range(self.players))
+            letters = " / ".join(f"{initial(p)}2" for p in range(self.players))
             show = f"play: {letters} pegs 2 (letter alone: 1) · {show}"
         if turn.bonus_due:
             show = (
@@ -614,6 +616,10 @@ def _breakdown(count: HandCount, whose: str) -> str:
     return f"{whose} {format_cards(count.hand)} + {count.starter}: {what} = {count.total}"
 
 
+TABLE_GAMES = {2: STANDARD, 3: THREE_PLAYER, 4: FOUR_PLAYER}
+"""The form of the game for each `cribboard keep --players N` (four: in partnerships)."""
+
+
 def table_game(players: int = 2, five_card: bool = False) -> Variant:
     """The form of the game for `cribboard keep --players N [--five-card]`: two, three, or four
     players in partnerships; the five-card game is for two. Raises ValueError otherwise."""
@@ -621,10 +627,9 @@ def table_game(players: int = 2, five_card: bool = False) -> Variant:
         if players != 2:
             raise ValueError("the five-card game is for two players")
         return FIVE_CARD
-    games = {2: STANDARD, 3: THREE_PLAYER, 4: FOUR_PLAYER}
-    if players not in games:
+    if players not in TABLE_GAMES:
         raise ValueError(f"2, 3 or 4 players, not {players}")
-    return games[players]
+    return TABLE_GAMES[players]
 
 
 def run_scorekeeper(

@@ -1,7 +1,8 @@
 """The cribbage rules engine: cards, counting hands and cribs, the play, and the game.
 
-from cribboard.rules import parse_cards, parse_card, count_hand
-count_hand(parse_cards("5H 5S 5C JD"), parse_card("5D")).total   # 29
+from cribboard.rules import parse_cards, parse_card, count_hand, hand_points
+count_hand(parse_cards("5H 5S 5C JD"), parse_card("5D")).total   # 29, with the breakdown
+hand_points(parse_cards("5H 5S 5C JD"), parse_card("5D"))         # 29, the number alone, fast
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from cribboard.rules.game import (
     cut_for_deal,
 )
 from cribboard.rules.pegging import Laid, Pegging, PlayResult, peg_combos
-from cribboard.rules.show import Combo, HandCount, Kind, count_hand
+from cribboard.rules.show import Combo, HandCount, Kind, count_hand, hand_points, points_of_ranks
 from cribboard.rules.variants import (
     FIVE_CARD,
     FOUR_PLAYER,
@@ -69,6 +70,8 @@ __all__ = [
     "HandCount",
     "Kind",
     "count_hand",
+    "hand_points",
+    "points_of_ranks",
     "FIVE_CARD",
     "FOUR_PLAYER",
     "SHORT",

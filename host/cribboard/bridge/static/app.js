@@ -10,7 +10,7 @@ const params = new URLSearchParams(location.search);
 const QUICK_POINTS = [1, 2, 3, 4, 5, 6];
 const RESULTS = { won: "wins", skunk: "wins, skunk", double_skunk: "wins, double skunk" };
 
-let layout, codec, view, link;
+let layout, limits, codec, view, link;
 let current = params.get("board");
 const states = {};
 const frames = {};
@@ -75,6 +75,7 @@ function buildPlayers(count) {
       pegs.appendChild(b);
     }
     const form = card.querySelector(".more");
+    form.querySelector("input").max = limits.max_points;
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       const n = parseInt(form.querySelector("input").value, 10);
@@ -105,6 +106,13 @@ function showState(state) {
   $("#target").value = String(state.target);
   $("#player-count").value = String(state.players);
   document.body.dataset.rev = state.rev;
+}
+
+// The game controls offer what the board accepts (/protocol.json's limits, from cribcore).
+function buildGameControls() {
+  const option = (value, text) => Object.assign(document.createElement("option"), { value, text });
+  $("#target").replaceChildren(...[...limits.targets].reverse().map((t) => option(t, String(t))));
+  $("#player-count").replaceChildren(...limits.player_counts.map((n) => option(n, `${n} players`)));
 }
 
 // --- boards ------------------------------------------------------------------------------
@@ -162,7 +170,9 @@ async function connectBluetooth() {
 async function main() {
   const [layoutData, protocol] = await Promise.all([fetchJson("layout.json"), fetchJson("protocol.json")]);
   layout = layoutData;
+  limits = protocol.limits;
   codec = makeCodec(protocol);
+  buildGameControls();
   window.cribboard = { codec, layout, states, link: null };
   view = new BoardView($("#board"), layout);
   const portrait = matchMedia("(orientation: portrait) and (max-width: 900px)");

@@ -106,5 +106,9 @@ export function makeCodec(P) {
     };
   }
 
-  return { major: P.major, encodeRequest, decodeLine, decodeState, decodeFrame, stateJson };
+  // nusService: the Bluetooth LE service the board offers (the Nordic UART Service).
+  return {
+    major: P.major, nusService: P.nus.service,
+    encodeRequest, decodeLine, decodeState, decodeFrame, stateJson,
+  };
 }

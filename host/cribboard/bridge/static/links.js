@@ -75,9 +75,9 @@ export class BridgeLink extends Emitter {
   close() { this.closed = true; if (this.ws) this.ws.close(); }
 }
 
-// Nordic UART Service. The board notifies on one characteristic and the central writes to the
-// other; which is which is found by their properties (names differ between sources).
-export const NUS_SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e";
+// Nordic UART Service (its UUID comes with the codec, from /protocol.json). The board notifies on
+// one characteristic and the central writes to the other; which is which is found by their
+// properties (names differ between sources).
 const PACKET = 20; // bytes per write at BLE's default ATT MTU (23)
 const TIMEOUT_MS = 3000;
 const FRAME_POLL_MS = 500; // frame refresh while the board animates
@@ -98,13 +98,14 @@ export class BleLink extends Emitter {
   }
 
   async start() {
+    const nus = this.codec.nusService;
     this.device = await this.bluetooth.requestDevice({
-      filters: [{ services: [NUS_SERVICE] }], optionalServices: [NUS_SERVICE],
+      filters: [{ services: [nus] }], optionalServices: [nus],
     });
     this.device.addEventListener("gattserverdisconnected", () =>
       this.emit("status", { text: "Bluetooth link lost", live: false }));
     const server = await this.device.gatt.connect();
-    const service = await server.getPrimaryService(NUS_SERVICE);
+    const service = await server.getPrimaryService(nus);
     const chars = await service.getCharacteristics();
     this.rx = chars.find((c) => c.properties.write || c.properties.writeWithoutResponse);
     this.tx = chars.find((c) => c.properties.notify);

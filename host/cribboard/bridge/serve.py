@@ -1,0 +1,80 @@
+"""`cribboard serve`: run the bridge until Ctrl-C (or SIGTERM), saying where it is. The command
+line (cribboard.cli) parses the arguments; this module imports the server only when it runs, so
+the rest of the command line does not pay for aiohttp."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import TYPE_CHECKING
+
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
+
+if TYPE_CHECKING:  # the server (aiohttp) is imported when the bridge runs
+    from cribboard.bridge.server import Bridge
+
+
+def serve(
+    ports: list[str],
+    *,
+    virtual: int = 0,
+    host: str = DEFAULT_HOST,
+    http_port: int = DEFAULT_HTTP_PORT,
+    token: str | None = None,
+) -> int:
+    """Serve the boards on `ports` and `virtual` new virtual boards; with neither, every board
+    found on USB, as it is plugged in."""
+    from cribboard.bridge.server import Bridge
+
+    bridge = Bridge(
+        ports,
+        virtual=virtual,
+        discover=not ports and not virtual,
+        host=host,
+        http_port=http_port,
+        token=token,
+    )
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with bridge:
+            if bridge.registry.entries:  # the boards named: give them a moment to answer
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await bridge.registry.wait_connected(5.0)
+            _announce(bridge)
+            await stop.wait()
+        print("cribboard bridge: stopped", file=sys.stderr, flush=True)
+
+    asyncio.run(main())
+    return 0
+
+
+def _announce(bridge: Bridge) -> None:
+    """Say which boards the bridge serves and where it listens."""
+    from cribboard.bridge.server import lan_address
+
+    for entry in bridge.registry.entries.values():
+        problem = "" if entry.connected else f"; not connected yet: {entry.problem}"
+        print(f"board {entry.id}: {entry.port} ({entry.kind}{problem})", flush=True)
+    if bridge.discover:
+        print(
+            "boards: every board found on USB, as it is plugged in (none yet?: "
+            "--virtual starts a virtual board)",
+            flush=True,
+        )
+    suffix = f"?token={bridge.token}" if bridge.token else ""
+    print(
+        f"cribboard bridge: {bridge.url}{suffix}  (API: {bridge.url}openapi.json; Ctrl-C to stop)",
+        flush=True,
+    )
+    if not bridge.loopback:
+        lan = lan_address()
+        if lan:
+            print(
+                f"on a phone on this network: http://{lan}:{bridge.bound_port}/{suffix}", flush=True
+            )

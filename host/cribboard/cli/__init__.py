@@ -1,0 +1,82 @@
+"""The `cribboard` command line. The commands are a table (cli/board_commands.py: the commands
+that act on one board; cli/app_commands.py: the apps); each entry holds its arguments, help and
+runner. Errors are caught once, here: one line on stderr, `cribboard: message`, exit status 1
+(2 for a usage error, as argparse's own)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from cribboard import __version__
+from cribboard.cli.app_commands import APP_COMMANDS
+from cribboard.cli.board_commands import BOARD_COMMANDS
+from cribboard.cli.table import PROG, Command, UsageError, arg, build_parser
+from cribboard.discovery import PORT_ENV
+from cribboard.errors import CribboardError
+
+COMMANDS: tuple[Command, ...] = BOARD_COMMANDS + APP_COMMANDS
+COMMANDS_BY_NAME = {command.name: command for command in COMMANDS}
+
+GLOBAL_ARGS = (
+    arg("--version", action="version", version=f"{PROG} {__version__}"),
+    arg(
+        "--port",
+        help=f"the board's serial port or pyserial URL (default: ${PORT_ENV}, else the only "
+        "board found)",
+    ),
+    arg(
+        "--ble",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="NAME_OR_ADDRESS",
+        help="reach the board over Bluetooth LE: its name (Cribboard-XXXX) or address, or alone "
+        "for the only board advertising",
+    ),
+    arg("--timeout", type=float, default=2.0, help="seconds to wait for a reply"),
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The whole command line's parser, from the table."""
+    return build_parser(
+        COMMANDS,
+        GLOBAL_ARGS,
+        "Drive an LED cribbage board over USB serial, or the virtual board.",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    whole = parser()
+    args, rest = whole.parse_known_args(_ble_before_command(words))
+    command = COMMANDS_BY_NAME[args.command]
+    if command.takes_rest:
+        args.rest = rest
+    elif rest:
+        whole.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        if args.ble is not None and command.usb_only:
+            raise UsageError(f"{command.name} needs a USB link: leave out --ble")
+        return command.run(args)
+    except UsageError as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 2
+    except CribboardError as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _ble_before_command(words: list[str]) -> list[str]:
+    """`--ble status`: argparse would take the command for --ble's optional value, so a
+    command name right after --ble is the command (a board named like one: --ble=NAME)."""
+    out = list(words)
+    for i, word in enumerate(out[:-1]):
+        if word == "--ble" and out[i + 1] in COMMANDS_BY_NAME:
+            out[i] = "--ble="
+    return out

@@ -1,0 +1,293 @@
+"""The commands that act on one board: list, status, peg, set, undo, new, deal, bright, test,
+admit, watch, deploy. Each opens the board named by --port (else $CRIBBOARD_PORT, else the only
+board found) or --ble, acts, and closes it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from cribboard.api import Board
+from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
+from cribboard.discovery import resolve_port
+from cribboard.errors import CribboardError
+from cribboard.names import PLAYER_HELP, parse_player
+from cribboard.terminal import describe_state, draw_frame
+from cribcore.limits import MAX_BRIGHTNESS, MAX_POINTS, PLAYER_COUNTS, TARGETS
+
+BLE_LIST_SCAN = 2.0  # seconds `list` scans for Bluetooth boards
+
+Action = Callable[[Board, argparse.Namespace], Awaitable[int]]
+
+
+def player_arg(text: str) -> int:
+    """A player as 0, 1, 2 or a name (blue, orange, purple; a, b, c)."""
+    try:
+        return parse_player(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def on_board(action: Action, *, reconnect: bool = False) -> Runner:
+    """A runner that opens the board, runs `action` on it and closes it. With `reconnect` the
+    link is opened again when it drops (a watcher rides out a board restart)."""
+
+    def run(args: argparse.Namespace) -> int:
+        return asyncio.run(_with_board(args, action, reconnect))
+
+    return run
+
+
+async def _with_board(args: argparse.Namespace, action: Action, reconnect: bool) -> int:
+    if args.ble is not None:  # --ble [NAME_OR_ADDRESS]
+        board = await Board.open_ble(args.ble or None, timeout=args.timeout, reconnect=reconnect)
+    else:
+        port = (await resolve_port(args.port)).port
+        board = await Board.open(port, timeout=args.timeout, reconnect=reconnect)
+    async with board:
+        return await action(board, args)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+async def _status(board: Board, args: argparse.Namespace) -> int:
+    state = await board.state()
+    frame = await board.frame()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "port": board.name,
+                    "board": board.hello.board,
+                    "firmware": board.hello.firmware,
+                    "state": state.to_json(),
+                    "frame": frame.rgb.hex(),
+                    "scale": frame.scale,
+                    "milliamps": frame.milliamps,
+                }
+            )
+        )
+    else:
+        print(draw_frame(frame.rgb, use_color(args)))
+        print(describe_state(state))
+    return 0
+
+
+async def _watch(board: Board, args: argparse.Namespace) -> int:
+    with board.events() as events:
+        # Said once subscribed: whatever changes from here on is printed.
+        print(f"watching {board.name} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        async for event in events:
+            if args.json:
+                print(json.dumps({"event": event.name, **event.fields}), flush=True)
+            else:
+                fields = " ".join(f"{k}={v}" for k, v in event.fields.items())
+                print(f"{event.name} {fields}".rstrip(), flush=True)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from cribboard.discovery import find_boards
+
+    boards = asyncio.run(find_boards())
+    for found in boards:
+        if found.hello is not None:
+            h = found.hello
+            print(
+                f"{found.port}  {h.board}  firmware {h.firmware}  protocol "
+                f"{h.protocol[0]}.{h.protocol[1]}"
+            )
+        else:
+            print(f"{found.port}  {found.description}  (not answering: {found.problem})")
+    found_ble = _list_ble()
+    if not boards and not found_ble:
+        print(f"no boards found; the virtual board: `{PROG} sim`", file=sys.stderr)
+    return 0
+
+
+def _list_ble() -> int:
+    """Boards advertising over Bluetooth LE (a short scan); one line if Bluetooth is
+    unavailable. Returns how many were found."""
+    try:
+        from cribboard.ble import BluetoothUnavailable, scan
+
+        boards = asyncio.run(scan(BLE_LIST_SCAN))
+    except ImportError as err:
+        print(f"Bluetooth: not available ({err})")
+        return 0
+    except BluetoothUnavailable as err:
+        print(f"Bluetooth: not available ({err.reason})")
+        return 0
+    except CribboardError as err:
+        print(f"Bluetooth: scan failed ({err})")
+        return 0
+    for found in boards:
+        rssi = f", {found.rssi} dBm" if found.rssi is not None else ""
+        print(f"{found.address}  {found.name}  (Bluetooth LE{rssi}; --ble {found.name})")
+    return len(boards)
+
+
+# --- changing --------------------------------------------------------------------------------
+
+
+def _change(make: Callable[[Board, argparse.Namespace], Awaitable[int]]) -> Action:
+    """An action that changes the board, then prints the game as it is."""
+
+    async def action(board: Board, args: argparse.Namespace) -> int:
+        await make(board, args)
+        print(describe_state(await board.state()))
+        return 0
+
+    return action
+
+
+async def _bright(board: Board, args: argparse.Namespace) -> int:
+    print(await board.brightness(args.value))
+    return 0
+
+
+async def _self_test(board: Board, args: argparse.Namespace) -> int:
+    await board.self_test()
+    print("self-test running: the LEDs light one by one in wiring order (about 3 s)")
+    return 0
+
+
+async def _admit(board: Board, args: argparse.Namespace) -> int:
+    if args.open or args.closed:
+        admission = await board.set_open(args.open)
+    elif args.clear:
+        admission = await board.clear_admitted()
+    else:
+        admission = await board.admission()
+    print(
+        f"open mode: {'on' if admission.open else 'off'}; this link may change the board: "
+        f"{'yes' if admission.may_change else 'no (tap deal on the board to admit it)'}; "
+        f"admitted devices: {admission.admitted}"
+    )
+    return 0
+
+
+def _deploy(args: argparse.Namespace) -> int:
+    from cribboard.deploy import deploy
+
+    if args.firmware is not None and not (args.firmware / "main.py").is_file():
+        raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
+    deploy(
+        asyncio.run(resolve_port(args.port)).port,
+        root=args.firmware,
+        compiled=not args.source,
+        reset=not args.no_reset,
+    )
+    return 0
+
+
+# --- the table -------------------------------------------------------------------------------
+
+_PLAYER = arg("player", type=player_arg, help=PLAYER_HELP)
+_HOLE_MAX = max(TARGETS)
+
+BOARD_COMMANDS: tuple[Command, ...] = (
+    Command("list", "list boards on serial ports and Bluetooth LE", _list),
+    Command(
+        "status",
+        "show the board",
+        on_board(_status),
+        (
+            arg("--json", action="store_true", help="print the state as JSON"),
+            arg("--no-color", action="store_true", help="plain characters"),
+        ),
+    ),
+    Command(
+        "peg",
+        "score points for a player",
+        on_board(_change(lambda b, a: b.peg(a.player, a.points))),
+        (_PLAYER, arg("points", type=int_in(1, MAX_POINTS, "points"), help=f"1..{MAX_POINTS}")),
+    ),
+    Command(
+        "set",
+        "place a player's pegs (correct a mistake)",
+        on_board(_change(lambda b, a: b.set_pegs(a.player, a.front, a.back))),
+        (
+            _PLAYER,
+            arg("front", type=int_in(0, _HOLE_MAX, "front")),
+            arg("back", type=int_in(0, _HOLE_MAX, "back"), nargs="?"),
+        ),
+    ),
+    Command("undo", "take back the last change", on_board(_change(lambda b, a: b.undo()))),
+    Command(
+        "new",
+        "start a new game",
+        on_board(_change(lambda b, a: b.new_game(a.target, a.players))),
+        (
+            arg("--target", type=int, choices=TARGETS),
+            arg("--players", type=int, choices=PLAYER_COUNTS),
+        ),
+    ),
+    Command(
+        "deal",
+        "pass the deal on, or give it to PLAYER",
+        on_board(_change(lambda b, a: b.set_dealer(a.player))),
+        (arg("player", type=player_arg, nargs="?", help=f"{PLAYER_HELP}; absent: the next"),),
+    ),
+    Command(
+        "bright",
+        f"show or set the LED brightness (0..{MAX_BRIGHTNESS})",
+        on_board(_bright),
+        (arg("value", type=int_in(0, MAX_BRIGHTNESS, "brightness"), nargs="?"),),
+    ),
+    Command("test", "the wiring self-test: every hole lights in chain order", on_board(_self_test)),
+    Command(
+        "admit",
+        "who may change the board over Bluetooth: show, or switch open mode, or forget the "
+        "admitted devices",
+        on_board(_admit),
+        (
+            OneOf(
+                (
+                    arg(
+                        "--open",
+                        action="store_true",
+                        help="every Bluetooth device may change the board",
+                    ),
+                    arg(
+                        "--closed",
+                        action="store_true",
+                        help="only admitted devices (a tap of the board's deal button admits one)",
+                    ),
+                    arg("--clear", action="store_true", help="forget every admitted device"),
+                )
+            ),
+        ),
+    ),
+    Command(
+        "watch",
+        "print the board's events as they come",
+        on_board(_watch, reconnect=True),
+        (arg("--json", action="store_true", help="one JSON object per event"),),
+    ),
+    Command(
+        "deploy",
+        "copy the firmware to a board (mpremote)",
+        _deploy,
+        (
+            arg("--no-reset", action="store_true", help="do not reset the board after"),
+            arg(
+                "--source",
+                action="store_true",
+                help="copy .py source instead of compiling to .mpy (for a board whose "
+                "MicroPython is older than 1.22)",
+            ),
+            arg(
+                "--firmware",
+                type=Path,
+                help="firmware tree to deploy (default: the one in this package)",
+            ),
+        ),
+        usb_only=True,
+    ),
+)

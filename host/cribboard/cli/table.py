@@ -1,0 +1,118 @@
+"""The command table's parts: a command is one small entry (its name, help, arguments and
+runner), and the parser is built from the table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from cribboard.cliparse import OneLineParser
+from cribboard.errors import CribboardError
+
+PROG = "cribboard"
+
+Runner = Callable[[argparse.Namespace], int]
+
+
+class UsageError(CribboardError):
+    """A bad command-line argument that argparse cannot see (exit status 2, as argparse's)."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument, as argparse's add_argument takes it."""
+
+    names: tuple[str, ...]
+    options: dict[str, Any]
+
+
+def arg(*names: str, **options: Any) -> Arg:
+    """An argument: `arg("--json", action="store_true", help="...")`."""
+    return Arg(names, options)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Arguments of which at most one may be given."""
+
+    args: tuple[Arg, ...]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One sub-command: `run(args)` returns the exit status and raises CribboardError (or
+    UsageError) for one line on stderr."""
+
+    name: str
+    help: str
+    run: Runner
+    args: tuple[Arg | OneOf, ...] = ()
+    description: str | None = None
+    usb_only: bool = False
+    """It needs a serial link: refused with --ble."""
+    takes_rest: bool = False
+    """It parses the rest of the line itself (`sim`): `args.rest` holds the words."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """More of add_parser's options."""
+
+
+class _SubParser(OneLineParser):
+    # Sub-commands report errors under the program's name, as the main parser does.
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{PROG}: {message} (see {self.prog} --help)\n")
+
+
+def build_parser(
+    commands: Sequence[Command], global_args: Sequence[Arg], description: str
+) -> argparse.ArgumentParser:
+    """The command line's parser: the global options, then one sub-parser per command."""
+    parser = OneLineParser(prog=PROG, description=description)
+    for option in global_args:
+        parser.add_argument(*option.names, **option.options)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
+    sub.required = True
+    for command in commands:
+        options = dict(command.extra)
+        if command.description is not None:
+            options["description"] = command.description
+        if command.takes_rest:
+            options["add_help"] = False  # its own parser answers --help
+        sub_parser = sub.add_parser(command.name, help=command.help, **options)
+        for item in command.args:
+            if isinstance(item, OneOf):
+                group = sub_parser.add_mutually_exclusive_group()
+                for one in item.args:
+                    group.add_argument(*one.names, **one.options)
+            else:
+                sub_parser.add_argument(*item.names, **item.options)
+    return parser
+
+
+def use_color(args: argparse.Namespace) -> bool:
+    """Colour on a terminal, unless NO_COLOR is set or --no-color given."""
+    return (
+        sys.stdout.isatty()
+        and not os.environ.get("NO_COLOR")
+        and not getattr(args, "no_color", False)
+    )
+
+
+def int_in(low: int, high: int, what: str) -> Callable[[str], int]:
+    """An argument type: a whole number from `low` to `high`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a whole number, not {text!r}"
+            ) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low}..{high}, not {value}")
+        return value
+
+    return parse

@@ -1,0 +1,428 @@
+"""The tournament in one SQLite file: every change a transaction, durable once a method returns.
+
+    store = Store.open(Path("club.sqlite"), rules=Rules())    # creates it, or opens it
+    ann = store.register("Ann")
+    round_1 = store.next_round()
+    store.record_finished(round_no=1, table=3, game=finished)  # from the board's state
+    store.correct(1, 3, new_result, who="director", why="board misread")
+    store.export_standings_csv(sys.stdout)
+
+Durability: the file is in WAL mode with ``synchronous=FULL``: each transaction's commit
+appends it to the write-ahead log and fsyncs the log before the method returns. A process
+killed right after a method returned loses nothing (the log is in the file system already,
+and SQLite replays it on the next open); FULL also keeps it across a power cut or an OS crash
+(``NORMAL`` would not: it fsyncs only at checkpoints). The price is one fsync a change, a few
+milliseconds: fine on the event loop at a club's pace, or run it in ``asyncio.to_thread`` (the
+connection may be used from another thread, one call at a time).
+
+Idempotency: a result arrives with a key (:func:`cribboard.hall.wins.result_key`: table,
+round, the board's revision at the win). A key seen before, or the same result under another
+key (a board that restarted republishes its win with a new revision), changes nothing; a
+different result for a table that has one raises ResultConflict: only a correction replaces a
+result, and every correction is kept (who, when, old, new, why).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from cribboard.hall import HallError
+from cribboard.hall.tournament import (
+    Correction,
+    Player,
+    Result,
+    Round,
+    Rules,
+    Standing,
+    Table,
+    Tournament,
+)
+from cribboard.hall.wins import FinishedGame, result_key
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE players (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    registered_at TEXT NOT NULL
+);
+CREATE TABLE rounds (
+    number INTEGER PRIMARY KEY,
+    bye INTEGER REFERENCES players(id),
+    paired_at TEXT NOT NULL
+);
+-- The games of a round: one per table, seat 0 (blue) and seat 1 (orange).
+CREATE TABLE games (
+    round INTEGER NOT NULL REFERENCES rounds(number),
+    table_no INTEGER NOT NULL,
+    blue INTEGER NOT NULL REFERENCES players(id),
+    orange INTEGER NOT NULL REFERENCES players(id),
+    PRIMARY KEY (round, table_no)
+);
+-- A game's result as it stands (after corrections). key: the delivery that set it, NULL when
+-- a correction did.
+CREATE TABLE results (
+    round INTEGER NOT NULL,
+    table_no INTEGER NOT NULL,
+    winner INTEGER NOT NULL REFERENCES players(id),
+    loser INTEGER NOT NULL REFERENCES players(id),
+    loser_score INTEGER NOT NULL,
+    target INTEGER NOT NULL,
+    key TEXT,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (round, table_no),
+    FOREIGN KEY (round, table_no) REFERENCES games(round, table_no)
+);
+-- Every result key delivered, so a redelivery changes nothing.
+CREATE TABLE deliveries (
+    key TEXT PRIMARY KEY,
+    round INTEGER NOT NULL,
+    table_no INTEGER NOT NULL,
+    received_at TEXT NOT NULL
+);
+-- The audit trail: old and new are a result as JSON, or NULL (none).
+CREATE TABLE corrections (
+    id INTEGER PRIMARY KEY,
+    round INTEGER NOT NULL,
+    table_no INTEGER NOT NULL,
+    who TEXT NOT NULL,
+    at TEXT NOT NULL,
+    why TEXT NOT NULL,
+    old TEXT,
+    new TEXT
+);
+"""
+
+STANDINGS_COLUMNS = (
+    "rank",
+    "player",
+    "points",
+    "played",
+    "won",
+    "lost",
+    "skunks",
+    "double_skunks",
+    "byes",
+    "spread",
+)
+GAMES_COLUMNS = (
+    "round",
+    "table",
+    "blue",
+    "orange",
+    "winner",
+    "loser",
+    "loser_score",
+    "target",
+    "outcome",
+    "points",
+    "margin",
+    "corrected",
+)
+
+
+class StoreError(HallError):
+    """The file is not a hall store this version can use."""
+
+
+class ResultConflict(HallError):
+    """A table that has a result reported a different one: the director corrects it or not."""
+
+    def __init__(self, stored: Result, reported: Result) -> None:
+        super().__init__(
+            f"round {stored.round} table {stored.table} already has a result "
+            f"(winner {stored.winner}, loser {stored.loser_score}); the table reported "
+            f"winner {reported.winner}, loser {reported.loser_score}: correct it if it is right"
+        )
+        self.stored = stored
+        self.reported = reported
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _result_json(result: Result | None) -> str | None:
+    return None if result is None else json.dumps(asdict(result), separators=(",", ":"))
+
+
+def _result_from_json(text: str | None) -> Result | None:
+    return None if text is None else Result(**json.loads(text))
+
+
+class Store:
+    """A hall's tournament on disk; :attr:`tournament` is its state in memory (read it, change
+    it only through the store's methods)."""
+
+    def __init__(self, db: sqlite3.Connection, tournament: Tournament, clock: Callable[[], str]):
+        """Use :meth:`open`."""
+        self._db = db
+        self.tournament = tournament
+        self._clock = clock
+
+    @classmethod
+    def open(
+        cls, path: Path, *, rules: Rules | None = None, clock: Callable[[], str] = utc_now
+    ) -> Store:
+        """Open the store at `path`, creating it (with `rules`, default Rules()) if new. For an
+        existing store `rules` must be None or the rules it was made with."""
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA foreign_keys=ON")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                with _transaction(db):
+                    _create(db, rules or Rules())
+            elif version != SCHEMA_VERSION:
+                raise StoreError(
+                    f"{path} has schema version {version}; this cribboard reads {SCHEMA_VERSION}"
+                )
+            tournament = _load(db)
+        except sqlite3.DatabaseError as err:
+            db.close()
+            raise StoreError(f"{path}: {err}")
+        except HallError:
+            db.close()
+            raise
+        if rules is not None and rules != tournament.rules:
+            db.close()
+            raise StoreError(f"{path} was made with other rules: {tournament.rules}")
+        return cls(db, tournament, clock)
+
+    def close(self) -> None:
+        """Close the file (everything is already on disk)."""
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- players and rounds ------------------------------------------------------------------
+
+    def register(self, name: str) -> Player:
+        """Add a player (before round 1)."""
+        tournament = self.tournament
+        clean = tournament.check_new_player(name)
+        player = Player(max(tournament.players, default=0) + 1, clean)
+        with _transaction(self._db):
+            self._db.execute(
+                "INSERT INTO players (id, name, registered_at) VALUES (?, ?, ?)",
+                (player.id, player.name, self._clock()),
+            )
+        tournament.players[player.id] = player
+        return player
+
+    def next_round(self) -> Round:
+        """Pair the next round and keep it."""
+        round_ = self.tournament.next_round_pairing()
+        with _transaction(self._db):
+            self._db.execute(
+                "INSERT INTO rounds (number, bye, paired_at) VALUES (?, ?, ?)",
+                (round_.number, round_.bye, self._clock()),
+            )
+            self._db.executemany(
+                "INSERT INTO games (round, table_no, blue, orange) VALUES (?, ?, ?, ?)",
+                [(round_.number, t.number, *t.players) for t in round_.tables],
+            )
+        self.tournament.add_round(round_)
+        return round_
+
+    # --- results -----------------------------------------------------------------------------
+
+    def record_result(self, result: Result, key: str) -> bool:
+        """Keep a table's result under its idempotency `key`. True: stored now; False: already
+        had it (this key, or the same result). ResultConflict: the table has another result."""
+        tournament = self.tournament
+        tournament.check_result(result)
+        table = (result.round, result.table)
+        now = self._clock()
+        with _transaction(self._db):
+            if self._db.execute("SELECT 1 FROM deliveries WHERE key = ?", (key,)).fetchone():
+                return False
+            stored = tournament.results.get(table)
+            if stored is not None and stored != result:
+                raise ResultConflict(stored, result)
+            self._db.execute(
+                "INSERT INTO deliveries (key, round, table_no, received_at) VALUES (?, ?, ?, ?)",
+                (key, *table, now),
+            )
+            if stored is not None:
+                return False
+            self._db.execute(
+                "INSERT INTO results (round, table_no, winner, loser, loser_score, target, key,"
+                " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (*table, result.winner, result.loser, result.loser_score, result.target, key, now),
+            )
+        tournament.record(result)
+        return True
+
+    def record_finished(self, round_no: int, table: int, game: FinishedGame) -> bool:
+        """Keep the result a table's board showed (see :func:`wins.finished_game`), keyed by
+        table, round and the board's revision. Returns as :meth:`record_result`."""
+        result = self.tournament.make_result(
+            round_no, table, game.winner_seat, game.loser_score, game.target
+        )
+        return self.record_result(result, result_key(table, round_no, game.rev))
+
+    def correct(
+        self, round_no: int, table: int, new: Result | None, *, who: str, why: str
+    ) -> Correction:
+        """Replace a table's result by `new` (None: strike it); the audit trail keeps who,
+        when, the old and the new result, and why."""
+        probe = replace(self.tournament, results=dict(self.tournament.results), corrections=[])
+        correction = probe.correct(round_no, table, new, who=who, why=why, when=self._clock())
+        with _transaction(self._db):
+            self._db.execute(
+                "DELETE FROM results WHERE round = ? AND table_no = ?", (round_no, table)
+            )
+            if new is not None:
+                self._db.execute(
+                    "INSERT INTO results (round, table_no, winner, loser, loser_score, target,"
+                    " key, recorded_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
+                    (
+                        round_no,
+                        table,
+                        new.winner,
+                        new.loser,
+                        new.loser_score,
+                        new.target,
+                        correction.when,
+                    ),
+                )
+            self._db.execute(
+                "INSERT INTO corrections (round, table_no, who, at, why, old, new)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    round_no,
+                    table,
+                    who,
+                    correction.when,
+                    why,
+                    _result_json(correction.old),
+                    _result_json(new),
+                ),
+            )
+        self.tournament.results = probe.results
+        self.tournament.corrections.append(correction)
+        return correction
+
+    def standings(self) -> list[Standing]:
+        """The standings now (see :meth:`Tournament.standings`)."""
+        return self.tournament.standings()
+
+    # --- CSV ---------------------------------------------------------------------------------
+
+    def export_standings_csv(self, out: TextIO) -> None:
+        """The standings as CSV: a header row (STANDINGS_COLUMNS), then one row a player."""
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(STANDINGS_COLUMNS)
+        for s in self.standings():
+            writer.writerow(
+                [
+                    s.rank,
+                    s.player.name,
+                    s.points,
+                    s.played,
+                    s.won,
+                    s.lost,
+                    s.skunks,
+                    s.double_skunks,
+                    s.byes,
+                    s.spread,
+                ]
+            )
+
+    def export_games_csv(self, out: TextIO) -> None:
+        """Every game of every round as CSV: a header row (GAMES_COLUMNS), then one row a
+        table; a game without a result has its result columns empty. `corrected`: 1 when a
+        correction touched it."""
+        tournament = self.tournament
+        corrected = {(c.round, c.table) for c in tournament.corrections}
+
+        def name(player_id: int) -> str:
+            return tournament.player(player_id).name
+
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(GAMES_COLUMNS)
+        for round_ in tournament.rounds:
+            for table in round_.tables:
+                key = (round_.number, table.number)
+                row: list[Any] = [round_.number, table.number, *map(name, table.players)]
+                result = tournament.results.get(key)
+                if result is None:
+                    row += [""] * 7
+                else:
+                    outcome = tournament.rules.outcome(result.loser_score, result.target)
+                    row += [
+                        name(result.winner),
+                        name(result.loser),
+                        result.loser_score,
+                        result.target,
+                        outcome,
+                        tournament.rules.points(outcome),
+                        result.margin,
+                    ]
+                writer.writerow(row + [int(key in corrected)])
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE ... COMMIT (fsynced: synchronous=FULL), or ROLLBACK on any error."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _create(db: sqlite3.Connection, rules: Rules) -> None:
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    db.execute(
+        "INSERT INTO settings (key, value) VALUES ('rules', ?)", (json.dumps(asdict(rules)),)
+    )
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _load(db: sqlite3.Connection) -> Tournament:
+    (rules_json,) = db.execute("SELECT value FROM settings WHERE key = 'rules'").fetchone()
+    tournament = Tournament(rules=Rules(**json.loads(rules_json)))
+    for pid, name in db.execute("SELECT id, name FROM players ORDER BY id"):
+        tournament.players[pid] = Player(pid, name)
+    games: dict[int, list[Table]] = {}
+    for round_no, table_no, blue, orange in db.execute(
+        "SELECT round, table_no, blue, orange FROM games ORDER BY round, table_no"
+    ):
+        games.setdefault(round_no, []).append(Table(table_no, (blue, orange)))
+    for number, bye in db.execute("SELECT number, bye FROM rounds ORDER BY number"):
+        tournament.add_round(Round(number, tuple(games.get(number, [])), bye))
+    for row in db.execute(
+        "SELECT round, table_no, winner, loser, loser_score, target FROM results"
+    ):
+        tournament.results[(row[0], row[1])] = Result(*row)
+    for round_no, table_no, who, at, why, old, new in db.execute(
+        "SELECT round, table_no, who, at, why, old, new FROM corrections ORDER BY id"
+    ):
+        tournament.corrections.append(
+            Correction(
+                round_no, table_no, _result_from_json(old), _result_from_json(new), who, at, why
+            )
+        )
+    return tournament

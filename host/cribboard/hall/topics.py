@@ -1,0 +1,131 @@
+"""The club hall's MQTT topics, version 1: every topic name, QoS and retain flag, once.
+
+Described with byte-level examples in docs/mqtt.md. A topic is::
+
+    cribboard/v1/<hall>/table/<N>/<leaf>     leaf: state, event, online, cmd, ack
+    cribboard/v1/<hall>/<leaf>               leaf: standings, round
+
+A breaking change to a topic or a payload bumps ``v1``; fields are only ever added within it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cribboard.hall import HallError
+
+ROOT = "cribboard"
+VERSION = "v1"
+
+# Per table. The table publishes state, event, online and ack and reads cmd.
+STATE = "state"
+EVENT = "event"
+ONLINE = "online"
+CMD = "cmd"
+ACK = "ack"
+TABLE_LEAVES = (STATE, EVENT, ONLINE, CMD, ACK)
+TABLE_PUBLISHES = (STATE, EVENT, ONLINE, ACK)
+
+# Hall-wide, published by the director.
+STANDINGS = "standings"
+ROUND = "round"
+HALL_LEAVES = (STANDINGS, ROUND)
+
+DIRECTOR_USER = "director"
+VIEWER_USER = "viewer"
+
+_HALL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
+MAX_TABLES = 999
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """How messages on a leaf are published."""
+
+    qos: int
+    retain: bool
+
+
+DELIVERY: dict[str, Delivery] = {
+    # The latest state replaces the last; the next change or a reconnect republishes it, so
+    # QoS 0 is enough (a board's umqtt.simple publishes it without waiting for an answer).
+    STATE: Delivery(0, True),
+    # Every change, queued for the director while it is away: nothing missed.
+    EVENT: Delivery(1, False),
+    # "1" on connecting; "0" by the broker (the Last Will) when the table's link dies.
+    ONLINE: Delivery(1, True),
+    # Queued for a table that is away (it keeps a persistent session); never retained, so a
+    # command runs once.
+    CMD: Delivery(1, False),
+    ACK: Delivery(1, False),
+    STANDINGS: Delivery(1, True),
+    ROUND: Delivery(1, True),
+}
+
+
+@dataclass(frozen=True)
+class TopicName:
+    """A parsed topic: `table` is None for a hall-wide topic."""
+
+    hall: str
+    table: int | None
+    leaf: str
+
+
+def check_hall(hall: str) -> str:
+    """The hall name, if usable in a topic (1-32 of a-z, 0-9, _ and -, starting with a letter
+    or digit); raises HallError otherwise."""
+    if not _HALL_NAME.match(hall):
+        raise HallError(
+            f"bad hall name {hall!r}: 1 to 32 of a-z, 0-9, '_' and '-', starting with a-z or 0-9"
+        )
+    return hall
+
+
+def check_table(table: int) -> int:
+    """The table number, if in 1..MAX_TABLES; raises HallError otherwise."""
+    if not 1 <= table <= MAX_TABLES:
+        raise HallError(f"bad table number {table}: tables are 1..{MAX_TABLES}")
+    return table
+
+
+def hall_prefix(hall: str) -> str:
+    """``cribboard/v1/<hall>``: everything of one hall is under it."""
+    return f"{ROOT}/{VERSION}/{check_hall(hall)}"
+
+
+def table_topic(hall: str, table: int | str, leaf: str) -> str:
+    """A table's topic; `table` may be ``+`` (any table) in a subscription filter."""
+    if leaf not in TABLE_LEAVES:
+        raise HallError(f"not a table topic: {leaf}")
+    if table != "+":
+        table = check_table(int(table))
+    return f"{hall_prefix(hall)}/table/{table}/{leaf}"
+
+
+def hall_topic(hall: str, leaf: str) -> str:
+    """A hall-wide topic (standings, round)."""
+    if leaf not in HALL_LEAVES:
+        raise HallError(f"not a hall topic: {leaf}")
+    return f"{hall_prefix(hall)}/{leaf}"
+
+
+def table_user(table: int) -> str:
+    """The broker user name of a table: ``table-N``."""
+    return f"table-{check_table(table)}"
+
+
+def parse(topic: str) -> TopicName:
+    """Parse a hall topic; raises HallError for anything else (another version included)."""
+    parts = topic.split("/")
+    if len(parts) < 4 or parts[0] != ROOT or parts[1] != VERSION:
+        raise HallError(f"not a {ROOT}/{VERSION} topic: {topic}")
+    hall = check_hall(parts[2])
+    if len(parts) == 4 and parts[3] in HALL_LEAVES:
+        return TopicName(hall, None, parts[3])
+    if len(parts) == 6 and parts[3] == "table" and parts[5] in TABLE_LEAVES:
+        if not parts[4].isdigit() or parts[4] != str(int(parts[4])):
+            raise HallError(f"bad table number in {topic}")
+        return TopicName(hall, check_table(int(parts[4])), parts[5])
+    raise HallError(f"unknown hall topic: {topic}")

@@ -1,0 +1,45 @@
+"""The players as the host names them: one home for their names, their colours as the host shows
+them, and the words people type for them (the command line, the bridge, the scorekeeper, the
+terminal drawing). What the board itself needs (how many players, the value limits) lives in
+`cribcore.limits`; the board's colours in `cribcore.render`."""
+
+from __future__ import annotations
+
+from cribcore import render
+from cribcore.limits import MAX_PLAYERS
+
+PLAYER_NAMES = ("blue", "orange", "purple")
+"""Player 0, 1, 2 by the colour of their pegs."""
+
+BUTTON_LETTERS = ("a", "b", "c")
+"""Player 0, 1, 2 by the letter of their buttons on the board (A+, B+, C+)."""
+
+PLAYER_WORDS: dict[str, int] = {
+    **{name: player for player, name in enumerate(PLAYER_NAMES)},
+    **{letter: player for player, letter in enumerate(BUTTON_LETTERS)},
+}
+"""Every word that names a player on the command line and in the bridge's API."""
+
+PLAYER_HELP = "0, 1, 2 or " + ", ".join(PLAYER_NAMES)
+"""How to name a player, for messages: `0, 1, 2 or blue, orange, purple`."""
+
+
+def parse_player(text: str) -> int:
+    """A player as 0, 1, 2, a colour or a button letter (any case); ValueError with a message
+    for people otherwise."""
+    word = text.strip().lower()
+    if word in PLAYER_WORDS:
+        return PLAYER_WORDS[word]
+    if word.isdigit() and int(word) < MAX_PLAYERS:
+        return int(word)
+    raise ValueError(f"unknown player {text!r}: use {PLAYER_HELP}")
+
+
+def initial(player: int) -> str:
+    """The scorekeeper's letter for a player: the first letter of the colour (b, o, p)."""
+    return PLAYER_NAMES[player][0]
+
+
+def colour_hex(player: int) -> str:
+    """The player's front-peg colour as `#rrggbb` (the web page's player cards)."""
+    return "#%02x%02x%02x" % render.FRONT_RGB[player]

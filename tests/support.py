@@ -1,0 +1,188 @@
+"""Helpers the tests share (the fixtures are in conftest.py): following a board's events, waiting
+for a state, plain request lines on a serial link, a running bridge and its WebSocket messages, and the game a virtual board saved on
+its flash."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import aiohttp
+import serial
+
+from cribboard.api import Board, BoardState
+from cribboard.bridge.server import Bridge
+from cribboard.client import Event
+from cribcore.state import GameState
+from cribfw import store
+
+
+class EventLog:
+    """Keeps the events a board (or a client) pushes: `board.subscribe(log)`, or
+    `EventLog.of(board)`. wait() takes out the first one that matches, waiting for it."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._changed = asyncio.Event()
+
+    @classmethod
+    def of(cls, board: Board) -> EventLog:
+        log = cls()
+        board.subscribe(log)
+        return log
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+        self._changed.set()
+
+    async def wait(self, match: Callable[[Event], bool], timeout: float = 5.0) -> Event:
+        async def scan() -> Event:
+            while True:
+                for event in self.events:
+                    if match(event):
+                        self.events.remove(event)
+                        return event
+                self._changed.clear()
+                await self._changed.wait()
+
+        return await asyncio.wait_for(scan(), timeout)
+
+
+def state_event(check: Callable[[BoardState], bool]) -> Callable[[Event], bool]:
+    """An EventLog match: a state event whose state passes `check`."""
+    return lambda e: e.name == "st" and check(BoardState.from_fields(e.fields))
+
+
+async def wait_state(
+    board: Board, check: Callable[[BoardState], bool], timeout: float = 5.0
+) -> BoardState:
+    """The board's state once `check` passes: now, or at one of the changes to come."""
+    with board.states() as states:
+        state = await board.state()
+        try:
+            async with asyncio.timeout(timeout):
+                while not check(state):
+                    state = await anext(states)
+        except TimeoutError:
+            raise AssertionError(f"state never matched: {state}") from None
+    return state
+
+
+def raw_exchange(port: str, lines: list[bytes], timeout: float = 3.0) -> list[bytes]:
+    """Send request lines one by one on a plain serial link; collect every line that comes back
+    until each request has had its reply (leaving out the board's boot announcement)."""
+    got: list[bytes] = []
+    with serial.Serial(port, timeout=timeout) as link:
+        for line in lines:
+            link.write(line)
+            while True:
+                reply = link.readline()
+                assert reply.endswith(b"\n"), f"no reply to {line!r}: {got!r}"
+                if not reply.startswith(b"! hello "):
+                    got.append(reply)
+                if not reply.startswith(b"!"):
+                    break
+            # The events a request causes follow its reply at once: a ping behind it marks
+            # where they end.
+            link.write(b"#zz9 ping\n")
+            while (event := link.readline()) != b"#zz9 ok\n":
+                assert event.startswith(b"!"), f"unexpected line {event!r}"
+                got.append(event)
+    return got
+
+
+# --- the bridge --------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def running_bridge(*ports: str, **options: Any) -> AsyncIterator[Bridge]:
+    """A bridge on a free port of 127.0.0.1, its boards connected."""
+    options.setdefault("http_port", 0)
+    async with Bridge(list(ports), **options) as bridge:
+        if ports:
+            await bridge.registry.wait_connected(10.0)
+        yield bridge
+
+
+async def next_message(
+    ws: aiohttp.ClientWebSocketResponse,
+    match: Callable[[dict[str, Any]], bool],
+    timeout: float = 5.0,
+) -> dict[str, Any]:
+    """The next WebSocket message of the bridge that matches."""
+
+    async def scan() -> dict[str, Any]:
+        while True:
+            message = await ws.receive_json()
+            if match(message):
+                return message  # type: ignore[no-any-return]
+
+    return await asyncio.wait_for(scan(), timeout)
+
+
+async def wait_bridge_state(
+    bridge: Bridge, check: Callable[[dict[str, Any]], bool], timeout: float = 5.0
+) -> dict[str, Any]:
+    """The first board's state (as JSON) once `check` passes: the WebSocket's snapshot, or a
+    change to come."""
+    seen: list[dict[str, Any]] = []
+
+    def matches(message: dict[str, Any]) -> bool:
+        if message["type"] != "state":
+            return False
+        seen.append(message["state"])
+        return check(message["state"])
+
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(bridge.url + "api/ws") as ws:
+            try:
+                message = await next_message(ws, matches, timeout)
+            except TimeoutError:
+                raise AssertionError(f"state never matched: {seen[-1:]}") from None
+    return message["state"]  # type: ignore[no-any-return]
+
+
+# --- the flash ---------------------------------------------------------------------------------
+
+
+def saved_games(image: Path) -> list[GameState]:
+    """The games the store saved in a virtual board's flash image, oldest first: every intact
+    record in it (littlefs writes a file's bytes whole, and keeps older copies until it reuses
+    their blocks). The record's layout is cribfw/store.py's; `decode` checks it."""
+    data = image.read_bytes()
+    found: list[tuple[int, GameState]] = []
+    at = data.find(b"CRIB")
+    while at >= 0:
+        body = int.from_bytes(data[at + 6 : at + 8], "little")  # the header's body length
+        record = store.decode(data[at : at + 12 + body + 4])  # header, body, crc32
+        if isinstance(record, tuple):
+            game = GameState()
+            store.apply(record, game, SimpleNamespace(brightness=0, budget_ma=0))
+            found.append((record[0], game))
+        at = data.find(b"CRIB", at + 1)
+    return [game for _, game in sorted(found, key=lambda seq_game: seq_game[0])]
+
+
+async def wait_saved(
+    image: Path, check: Callable[[GameState], bool], timeout: float = 5.0
+) -> GameState:
+    """The newest game saved on the flash once it passes `check` (the store saves a quiet
+    moment after a change). Reads the image each time it is written."""
+    deadline = time.monotonic() + timeout
+    seen = -1
+    while True:
+        written = os.stat(image).st_mtime_ns
+        if written != seen:
+            seen = written
+            games = saved_games(image)
+            if games and check(games[-1]):
+                return games[-1]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no matching game saved within {timeout:g} s")
+        await asyncio.sleep(0.02)  # the next look at the file's modification time
