@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: lint browser dbus mosquitto stubs
+test: lint browser dbus mosquitto stubs emulator
 	$(BIN)/python -m pytest
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
@@ -36,7 +36,7 @@ hardware: $(STAMP)
 	$(BIN)/python -m cribboard.hardware
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache
+	rm -rf $(VENV) build dist .pytest_cache host/cribboard/virtual/rp2/node_modules
 
 # The MicroPython stubs the firmware's type check runs pyright against
 # (tests/test_firmware_checks.py), for the MicroPython release the firmware targets. The rp2 and
@@ -124,4 +124,25 @@ rp2-toolchain:
 	    echo "make rp2-toolchain: install gcc-arm-none-eabi libnewlib-arm-none-eabi" \
 	      "libstdc++-arm-none-eabi-newlib cmake build-essential (sudo apt-get install ...)"; \
 	  fi; \
+	fi
+
+# Node.js, npm and the RP2040 emulator (rp2040js, pinned by host/cribboard/virtual/rp2/
+# package-lock.json) for the emulated-board tests (tests/test_rp2_emulator.py): Debian's nodejs
+# and npm with apt-get when node is missing and the user is root (otherwise it says what to
+# install, and those tests skip, saying so); then `npm ci` when node_modules is missing or older
+# than the lock file. Nothing is downloaded at test time.
+EMULATOR := host/cribboard/virtual/rp2
+.PHONY: emulator
+emulator:
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+	  else \
+	    echo "make emulator: the emulated-board tests need Node.js and npm:" \
+	      "sudo apt-get install nodejs npm, then make emulator"; \
+	  fi; \
+	fi
+	@if command -v npm >/dev/null && { [ ! -f $(EMULATOR)/node_modules/.package-lock.json ] || \
+	    [ $(EMULATOR)/package-lock.json -nt $(EMULATOR)/node_modules/.package-lock.json ]; }; then \
+	  cd $(EMULATOR) && npm ci --no-audit --no-fund --loglevel=error; \
 	fi

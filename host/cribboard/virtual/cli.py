@@ -1,6 +1,7 @@
 """``cribboard sim``: run a virtual board until interrupted.
 
-Prints the serial device path as the first line on stdout and ``control: ADDRESS`` as the
+Prints the serial device path as the first line on stdout and ``control: ADDRESS`` (the unix-port
+board's side channel) or ``flash: PATH`` (the emulated RP2040's flash file, ``--rp2``) as the
 second, then runs until SIGINT or SIGTERM.
 """
 
@@ -15,6 +16,8 @@ from types import FrameType
 from ..cliparse import OneLineParser
 from .errors import VirtualBoardError
 from .launcher import DEFAULT_HEAP, VirtualBoard
+from .rp2board import FIRMWARE_IMAGE, RP2Board, images_dir
+from .ws2812 import decode_ws2812, grb_to_rgb, split_complete
 
 _SHOW_PERIOD = 0.1  # redraw the board at most ten times a second
 
@@ -23,16 +26,27 @@ def build_parser(prog: str = "cribboard sim") -> argparse.ArgumentParser:
     """The argument parser of ``cribboard sim``."""
     parser = OneLineParser(
         prog=prog,
-        description="Run the firmware on a virtual board (MicroPython's unix port) behind a "
-        "pseudo-terminal that mpremote and the cribboard host open like a USB board.",
+        description="Run the firmware on a virtual board (MicroPython's unix port; with --rp2 an "
+        "emulated RP2040 running an rp2 image) behind a pseudo-terminal that mpremote and the "
+        "cribboard host open like a USB board.",
     )
     parser.add_argument(
         "--flash", metavar="PATH", help="flash image to use and keep (default: a temporary one)"
     )
     parser.add_argument(
+        "--rp2",
+        action="store_true",
+        help="an emulated Raspberry Pi Pico (rp2040js; make emulator installs it) instead",
+    )
+    parser.add_argument(
+        "--image",
+        metavar="PATH",
+        help=f"with --rp2: the UF2 or BIN image, with its provenance <image>.json beside it "
+        f"(default: {FIRMWARE_IMAGE} in firmware/ports/rp2/images/)",
+    )
+    parser.add_argument(
         "--heap",
         metavar="SIZE",
-        default=DEFAULT_HEAP,
         help=f"MicroPython heap, as -X heapsize= takes it (default {DEFAULT_HEAP})",
     )
     parser.add_argument(
@@ -63,7 +77,18 @@ def board_picture(chain_rgb: bytes, color: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``cribboard sim``; return the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.rp2:
+        for option, value in (
+            ("--heap", args.heap),
+            ("--micropython", args.micropython),
+            ("--firmware", args.firmware),
+        ):
+            if value is not None:
+                parser.error(f"{option} is for the unix-port board, not --rp2")
+    elif args.image is not None:
+        parser.error("--image needs --rp2")
     latest: list[bytes] = []
     changed = threading.Event()
 
@@ -71,14 +96,19 @@ def main(argv: list[str] | None = None) -> int:
         latest[:] = [rgb]
         changed.set()
 
+    board: VirtualBoard | RP2Board
     try:
-        board = VirtualBoard(
-            flash=args.flash,
-            heap=args.heap,
-            micropython=args.micropython,
-            firmware=args.firmware,
-            on_frame=remember if args.show else None,
-        ).start()
+        if args.rp2:
+            image = args.image if args.image is not None else images_dir() / FIRMWARE_IMAGE
+            board = RP2Board(image, flash=args.flash).start()
+        else:
+            board = VirtualBoard(
+                flash=args.flash,
+                heap=args.heap if args.heap is not None else DEFAULT_HEAP,
+                micropython=args.micropython,
+                firmware=args.firmware,
+                on_frame=remember if args.show else None,
+            ).start()
     except (VirtualBoardError, ValueError) as err:
         print(f"cribboard sim: {err}", file=sys.stderr)
         return 1
@@ -91,10 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         print(board.port, flush=True)
-        print(f"control: {board.control}", flush=True)
+        if isinstance(board, RP2Board):
+            print(f"flash: {board.flash_path}", flush=True)
+        else:
+            print(f"control: {board.control}", flush=True)
         color = sys.stdout.isatty()
         drawn_lines = 0
+        sending: list[tuple[int, int]] = []  # edges of an LED frame still being sent
         while not stop.wait(_SHOW_PERIOD):
+            if args.show and isinstance(board, RP2Board):
+                now = board.clock().nanos
+                done, sending = split_complete(sending + board.edges(clear=True).edges, now)
+                frames = decode_ws2812(done)
+                if frames:
+                    remember(grb_to_rgb(frames[-1].data))
             if args.show and changed.is_set():
                 changed.clear()
                 picture = board_picture(latest[0], color)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import atexit
 import collections
-import ctypes
 import fcntl
 import logging
 import os
@@ -29,7 +28,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import termios
 import threading
@@ -42,6 +40,8 @@ from ..firmware_build import build
 from ..paths import firmware_dir
 from .errors import VirtualBoardError
 from .interpreter import check_heap_size, find_micropython
+from .process import die_with_parent
+from .ptyport import BUFFER_LIMIT, HostPort, make_raw
 from .sidechannel import ENV_BLE_ADDR, ENV_BOARD, ENV_LINK, FrameCallback, SideChannel
 
 _log = logging.getLogger("cribboard.virtual")
@@ -59,11 +59,9 @@ _FRIENDLY_BANNER = b'Type "help()" for more information.'
 _BANNER_START = b"MicroPython "
 _CTRL_A = b"\x01"
 _CTRL_C = 0x03
-_BUFFER_LIMIT = 1 << 16  # stop reading a side whose peer lags this far (back-pressure)
 _IDLE_TICK = 0.02  # poll period for things that have no fd to wait on
 _RAW_FILTER_TIMEOUT = 5.0
 _BOOT_TIMEOUT = 10.0
-_HOST_STALL_TIMEOUT = 0.5  # like a board's USB CDC, drop output a host does not read
 _RECENT_OUTPUT = 4096
 _QUICK_FAILURES = 3
 _WATCHDOG_BOOTS = 6  # start() waits through this many watchdog resets of a failing first boot
@@ -72,28 +70,6 @@ _WATCHDOG_BOOTS = 6  # start() waits through this many watchdog resets of a fail
 # terminal to lflag 0 to read REPL input and restores our settings to run code. NOFLSH does
 # nothing without ISIG, so it only serves as the flag.
 _RUNNING_MARK = termios.NOFLSH
-
-
-def _make_raw(fd: int, mark: bool = False) -> None:
-    """Set a tty fully raw: no echo, no signals, no CR/NL translation either way."""
-    attrs = termios.tcgetattr(fd)
-    attrs[0] &= ~(
-        termios.IGNBRK
-        | termios.BRKINT
-        | termios.PARMRK
-        | termios.ISTRIP
-        | termios.INLCR
-        | termios.IGNCR
-        | termios.ICRNL
-        | termios.IXON
-        | termios.IXOFF
-    )
-    attrs[1] &= ~termios.OPOST
-    attrs[2] = (attrs[2] & ~(termios.CSIZE | termios.PARENB)) | termios.CS8
-    attrs[3] = _RUNNING_MARK if mark else 0
-    attrs[6][termios.VMIN] = 1
-    attrs[6][termios.VTIME] = 0
-    termios.tcsetattr(fd, termios.TCSANOW, attrs)
 
 
 def _sigint_caught(pid: int) -> bool | None:
@@ -108,32 +84,11 @@ def _sigint_caught(pid: int) -> bool | None:
     return None
 
 
-def _peer_open(master: int) -> bool:
-    """Whether some process has the slave of this pty master open."""
-    poller = select.poll()
-    poller.register(master, select.POLLIN)
-    for _, events in poller.poll(0):
-        if events & select.POLLNVAL:
-            return True  # poll cannot tell on this system; assume a host is there
-        if events & select.POLLHUP:
-            return False
-    return True
-
-
-_PR_SET_PDEATHSIG = 1
-
-
 def _prepare_child() -> None:
     # Runs in the child before exec: MicroPython installs its own handler only while code
     # runs, and a CPython-hosted interpreter leaves an ignored SIGINT alone.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The board has no power without its launcher: if the launcher dies without stopping it
-    # (killed, crashed), the kernel ends the interpreter too (Linux; elsewhere stop() does).
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
+    die_with_parent()
 
 
 class VirtualBoard:
@@ -360,25 +315,19 @@ class _Relay:
 
         # pty A: the interpreter's console. pty B: what hosts open.
         self._board_master, self._board_slave = os.openpty()
-        _make_raw(self._board_slave, mark=True)
-        self._host_master, host_slave = os.openpty()
-        _make_raw(host_slave)
-        self.port = os.ttyname(host_slave)
-        os.close(host_slave)  # hosts open it by path; the master sees a hangup until then
+        make_raw(self._board_slave, _RUNNING_MARK)
+        self._host = HostPort()
+        self.port = self._host.path
         os.set_blocking(self._board_master, False)
-        os.set_blocking(self._host_master, False)
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
 
         self._to_board = bytearray()
-        self._to_host = bytearray()
         self._booting = False
         self._boot_deadline = 0.0
         self._held_input = bytearray()  # host input that arrived while the board booted
         self._power_cycling = False  # booting after a hard reset: host input is dropped
-        self._host_connected = False
-        self._host_last_read = 0.0  # when the host last took output from us
         self._proc: subprocess.Popen[bytes] | None = None
         self._pidfd: int | None = None
         self._mode = "friendly"  # which REPL the interpreter is in: friendly | raw
@@ -431,24 +380,23 @@ class _Relay:
     def _step(self) -> None:
         while self._calls:
             self._calls.popleft()()
-        if not self._host_connected and _peer_open(self._host_master):
-            self._host_connected = True
+        host_connected = self._host.poll_connection()
         alive = self._proc is not None and self._proc.returncode is None
         readers = [self._wake_r, *self.side.read_fds()]
         writers = self.side.write_fds()
-        if len(self._to_host) < _BUFFER_LIMIT:
+        if not self._host.output_full:
             readers.append(self._board_master)
         pending_input = len(self._held_input) + len(self._to_board)
-        if self._host_connected and pending_input < _BUFFER_LIMIT:
-            readers.append(self._host_master)
+        if host_connected and pending_input < BUFFER_LIMIT:
+            readers.append(self._host.fd)
         if self._to_board and alive:
             writers.append(self._board_master)
-        if self._to_host and self._host_connected:
-            writers.append(self._host_master)
+        if self._host.output_pending:
+            writers.append(self._host.fd)
         if self._pidfd is not None:
             readers.append(self._pidfd)
         quiet = (
-            self._host_connected
+            host_connected
             and self._pidfd is not None
             and self._raw_filter is None
             and not self._booting
@@ -460,24 +408,20 @@ class _Relay:
                 self._drain_wake()
             elif fd == self._board_master:
                 self._read_board()
-            elif fd == self._host_master:
+            elif fd == self._host.fd:
                 self._read_host()
             elif fd != self._pidfd:
                 self.side.handle_readable(fd)
         for fd in writable:
             if fd == self._board_master:
                 self._write_board()
-            elif fd == self._host_master:
-                self._write_host()
+            elif fd == self._host.fd:
+                self._host.write()
             else:
                 self.side.handle_writable(fd)
         if self._proc is not None and self._proc.poll() is not None:
             self._on_exit(self._proc.returncode)
-        if (
-            len(self._to_host) >= _BUFFER_LIMIT
-            and time.monotonic() - self._host_last_read > _HOST_STALL_TIMEOUT
-        ):
-            self._to_host.clear()  # nobody reads: do not stall the firmware for ever
+        self._host.drop_if_stalled()
         if self._raw_filter is not None and time.monotonic() > self._raw_filter_deadline:
             self._release_raw_filter(bytes(self._raw_filter))
         self._watch()
@@ -561,35 +505,13 @@ class _Relay:
         self._scan_tail = window[-64:]
 
     def _send_host(self, data: bytes) -> None:
-        # Without a host on the port the output is lost, as on a USB board nobody listens to.
-        if self._host_connected:
-            if not self._to_host:
-                self._host_last_read = time.monotonic()
-            self._to_host += data
-
-    def _write_host(self) -> None:
-        try:
-            sent = os.write(self._host_master, self._to_host)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            self._host_gone()
-            return
-        del self._to_host[:sent]
-        self._host_last_read = time.monotonic()
+        self._host.send(data)
 
     # -- bytes from the host ------------------------------------------------------------------
 
     def _read_host(self) -> None:
-        try:
-            data = os.read(self._host_master, 4096)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            self._host_gone()
-            return
-        if not data:
-            self._host_gone()
+        data = self._host.read()
+        if data is None:
             return
         if self._booting:
             if not self._power_cycling:
@@ -608,10 +530,6 @@ class _Relay:
             self._last_sigint = time.monotonic()
             data = data.replace(b"\x03", b"")
         self._to_board += data
-
-    def _host_gone(self) -> None:
-        self._host_connected = False
-        self._to_host.clear()
 
     def _code_running(self) -> bool:
         if self._proc is None or self._proc.poll() is not None:
@@ -633,7 +551,7 @@ class _Relay:
     def _boot(self, kind: str, cause: str) -> None:
         """Start an interpreter. kind: main (run main.py), raw (raw REPL), repl (friendly
         REPL, no main.py). cause: power or soft, for machine.reset_cause()."""
-        _make_raw(self._board_slave, mark=True)  # the last one may have left its REPL mode
+        make_raw(self._board_slave, _RUNNING_MARK)  # the last one may have left its REPL mode
         self.side.board_starting()
         if cause == "power":
             self.side.scratch = 0  # a power cycle clears the watchdog's scratch registers
@@ -761,7 +679,8 @@ class _Relay:
             os.close(self._pidfd)
             self._pidfd = None
         self.side.close()
-        for fd in (self._board_master, self._board_slave, self._host_master):
+        self._host.close()
+        for fd in (self._board_master, self._board_slave):
             try:
                 os.close(fd)
             except OSError:

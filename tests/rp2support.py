@@ -1,0 +1,142 @@
+"""Fixtures and helpers of the tests on the emulated RP2040 board (cribboard.virtual.rp2board):
+a factory that starts boards on an rp2 image with a fresh flash file, the raw REPL over the
+board's pty and mpremote with a timeout.
+
+Images come from firmware/ports/rp2/images/ ($CRIBBOARD_RP2_IMAGES names another directory).
+The tests skip, saying so, only when the emulator is not installed (make emulator).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import serial
+
+from cribboard.virtual.rp2board import (
+    FIRMWARE_IMAGE,
+    STOCK_IMAGE,
+    RP2Board,
+    emulator_missing,
+    images_dir,
+)
+
+_missing = emulator_missing()
+needs_emulator = pytest.mark.skipif(_missing is not None, reason=f"{_missing}")
+
+RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
+BANNER = b'Type "help()" for more information.\r\n>>> '
+
+
+def rp2_image(name: str = STOCK_IMAGE) -> Path:
+    """An rp2 image by name; a missing one fails the test (it belongs in the repository)."""
+    path = images_dir() / name
+    if not path.is_file():
+        pytest.fail(f"rp2 image {path} not found (build it with firmware/ports/rp2/build.py)")
+    return path
+
+
+BoardFactory = Callable[..., RP2Board]
+
+
+@pytest.fixture
+def rp2_boards(tmp_path: Path) -> Iterator[BoardFactory]:
+    """Start emulated boards: ``start(image=None, flash=None, **options) -> RP2Board``.
+
+    `image` defaults to the stock MicroPython image (a name in the images directory or a
+    path); `flash` to a fresh flash file in the test's tmp_path. Every board is stopped after
+    the test. Options are :class:`RP2Board`'s (pace, edge_pins, symbols, ...).
+    """
+    started: list[RP2Board] = []
+
+    def start(
+        image: str | Path | None = STOCK_IMAGE, flash: Path | None = None, **options: Any
+    ) -> RP2Board:
+        if isinstance(image, str):
+            image = rp2_image(image)
+        if flash is None:
+            flash = tmp_path / f"flash-{len(started)}.bin"
+        board = RP2Board(image, flash=flash, **options)
+        started.append(board)
+        return board.start()
+
+    try:
+        yield start
+    finally:
+        for board in started:
+            board.stop()
+
+
+@pytest.fixture
+def rp2_board(rp2_boards: BoardFactory) -> RP2Board:
+    """An emulated Pico on the stock MicroPython image with a fresh flash file."""
+    return rp2_boards()
+
+
+@pytest.fixture
+def rp2_firmware_board(rp2_boards: BoardFactory) -> RP2Board:
+    """An emulated Pico on the image with the cribboard firmware frozen in, fresh flash."""
+    return rp2_boards(FIRMWARE_IMAGE)
+
+
+def mpremote(port: str, *args: str, timeout: float = 30) -> str:
+    """Run mpremote on the port (it reads /dev/pts paths without a timeout); its stdout."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mpremote", "connect", port, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, f"mpremote {args}: {result.stderr.strip()}"
+    return result.stdout
+
+
+def read_until(link: serial.Serial, marker: bytes, timeout: float = 20.0) -> bytes:
+    """Read from the link until `marker` has arrived; everything read."""
+    data = bytearray()
+    deadline = time.monotonic() + timeout
+    while not data.endswith(marker):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {marker!r} within {timeout:g} s; got {bytes(data)!r}")
+        data += link.read(1)
+    return bytes(data)
+
+
+class RawRepl:
+    """MicroPython's raw REPL over a board's pty, as mpremote drives it, without its start-up
+    cost: one link for many commands."""
+
+    def __init__(self, port: str) -> None:
+        self.link = serial.Serial(port, timeout=0.2)
+
+    def enter(self, timeout: float = 20.0) -> None:
+        """Interrupt whatever runs and enter the raw REPL (no soft reset)."""
+        self.link.write(b"\r\x03\x03\x01")
+        read_until(self.link, RAW_PROMPT, timeout)
+
+    def start(self, code: str, timeout: float = 20.0) -> None:
+        """Send code to run; the caller reads its output (see :meth:`finish`)."""
+        self.link.write(code.encode() + b"\x04")
+        answer = read_until(self.link, b"OK", timeout)
+        assert answer == b"OK", f"raw REPL answered {answer!r}"
+
+    def finish(self, timeout: float = 20.0) -> str:
+        """The output of the code started, raising AssertionError on a traceback."""
+        out = read_until(self.link, b"\x04", timeout)[:-1]
+        err = read_until(self.link, b"\x04", timeout)[:-1]
+        read_until(self.link, b">", timeout)
+        assert not err, err.decode(errors="replace")
+        return out.decode()
+
+    def exec(self, code: str, timeout: float = 20.0) -> str:
+        """Run code; its printed output."""
+        self.start(code)
+        return self.finish(timeout)
+
+    def close(self) -> None:
+        self.link.close()
