@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import ssl
 from dataclasses import dataclass
@@ -17,6 +18,10 @@ KEEPALIVE_S = 30  # docs/mqtt.md: a table's keepalive is 30 s or less; the other
 # Small messages go out at once: without it, Nagle's algorithm and the broker's delayed ACK
 # hold each QoS 1 round trip for about 40 ms.
 _SOCKET_OPTIONS = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
+# paho logs a lost connection as an error on stderr; the hall's clients say it themselves, in
+# one line, and reconnect.
+_MQTT_LOG = logging.getLogger("cribboard.hall.mqtt")
+_MQTT_LOG.setLevel(logging.CRITICAL)
 
 
 @dataclass(frozen=True)
@@ -77,4 +82,5 @@ class BrokerAddress:
             tls_context=ssl.create_default_context() if self.tls else None,
             timeout=10.0,
             socket_options=_SOCKET_OPTIONS,
+            logger=_MQTT_LOG,
         )

@@ -335,7 +335,7 @@ def format_standings(standings: Sequence[Any]) -> str:
     for s in standings:
         lines.append(
             f"{s.rank:>3}  {s.player.name:<{width}}  {s.points:>6}  {s.played:>6}  {s.won:>3}"
-            f"  {s.skunks:>6}  {s.spread:>+6}"
+            f"  {s.skunks:>6}  {f'{s.spread:+}' if s.spread else '0':>6}"
         )
     return "\n".join(lines)
 
@@ -537,7 +537,7 @@ async def _run_hall(
 ) -> int:
     from cribboard.hall.control import ControlServer
     from cribboard.hall.director import Director
-    from cribboard.hall.page import DEFAULT_HTTP_PORT, Page
+    from cribboard.hall.page import Page
 
     director = Director(
         store,
@@ -558,7 +558,11 @@ async def _run_hall(
         await stack.enter_async_context(ControlServer(director, hall_dir))
         if not args.no_page:
             page = await stack.enter_async_context(
-                Page(director.view, args.http_host, args.http_port or DEFAULT_HTTP_PORT)
+                Page(
+                    director.view,
+                    args.http_host,
+                    _http_port(args),
+                )
             )
             print(f"page: {_page_url(page)}", flush=True)
         connecting = asyncio.create_task(director.connected.wait())
@@ -583,6 +587,12 @@ async def _run_hall(
     stopping.cancel()
     print("director: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _http_port(args: argparse.Namespace) -> int:
+    from cribboard.hall.page import DEFAULT_HTTP_PORT
+
+    return DEFAULT_HTTP_PORT if args.http_port is None else int(args.http_port)
 
 
 def _page_url(page: Any) -> str:
@@ -625,7 +635,7 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
 
 
 async def _serve_page(address: Any, hall: str, args: argparse.Namespace) -> int:
-    from cribboard.hall.page import DEFAULT_HTTP_PORT, Page
+    from cribboard.hall.page import Page
     from cribboard.hall.view import HallView, follow
 
     view = HallView(hall)
@@ -635,7 +645,7 @@ async def _serve_page(address: Any, hall: str, args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     connected = asyncio.Event()
     following = asyncio.create_task(follow(view, address, connected))
-    async with Page(view, args.http_host, args.http_port or DEFAULT_HTTP_PORT) as page:
+    async with Page(view, args.http_host, _http_port(args)) as page:
         print(f"page: {_page_url(page)}; following {address.url} (Ctrl-C stops)", flush=True)
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({following, stopping}, return_when=asyncio.FIRST_COMPLETED)
