@@ -48,6 +48,7 @@ SETTINGS = "director.json"
 STORE = "hall.sqlite"
 BROKER_DIR = "broker"
 PRIVATE = "private"
+PID_FILE = "mosquitto.pid"  # in the broker's directory: a restarted director stops it on exit
 
 
 class UsageError(CribboardError):
@@ -466,6 +467,7 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
         raise UsageError(f"{hall_dir} runs its own broker: leave out --broker")
     store = _open_store(hall_dir, create=True)
     broker: Broker | None = None
+    adopted: int | None = None
     try:
         if settings["broker"] == PRIVATE:
             if args.username or args.password:
@@ -480,7 +482,6 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
                 broker = Broker.create(
                     broker_dir, hall, tables, host=args.listen, port=args.mqtt_port, viewer=True
                 )
-            broker.start()
             host = "127.0.0.1" if broker.host in ("0.0.0.0", "::") else broker.host
             director_address = BrokerAddress(
                 host,
@@ -488,6 +489,18 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
                 username=topics.DIRECTOR_USER,
                 password=broker.credentials(topics.DIRECTOR_USER).password,
             )
+            if asyncio.run(_answers(director_address)):
+                # A director that was killed leaves its broker running (its own session): it
+                # is this hall's (the director's password works), so take it up as it is.
+                print(
+                    f"broker: this hall's broker is still running on port {broker.port}: using it",
+                    flush=True,
+                )
+                adopted = _recorded_pid(broker_dir)
+                broker = None
+            else:
+                broker.start()
+                (broker_dir / PID_FILE).write_text(f"{broker.pid}\n")
         else:
             director_address = BrokerAddress.parse(
                 settings["broker"], args.username or topics.DIRECTOR_USER, _password(args)
@@ -500,6 +513,31 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
         store.close()
         if broker is not None:
             broker.stop()
+        elif adopted is not None:
+            with contextlib.suppress(OSError):
+                os.kill(adopted, signal.SIGTERM)  # a clean stop: it saves its state
+
+
+def _recorded_pid(broker_dir: Path) -> int | None:
+    """The pid of the broker a killed director left running, if it is still that mosquitto
+    (its command line names this state directory's config)."""
+    try:
+        pid = int((broker_dir / PID_FILE).read_text())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if str(broker_dir / "mosquitto.conf").encode() in cmdline else None
+
+
+async def _answers(address: Any) -> bool:
+    """Whether a broker at `address` lets its user in now."""
+    import aiomqtt
+
+    try:
+        async with asyncio.timeout(2.0), address.client():
+            return True
+    except (aiomqtt.MqttError, TimeoutError, OSError):
+        return False
 
 
 def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
