@@ -227,6 +227,10 @@ def main() -> None:
     from show_bench import main as show_bench  # bench/show_bench.py: the show against PyPI peers
 
     show_bench()
+    print()
+    from hall_bench import main as hall_bench  # bench/hall_bench.py: the club hall over MQTT
+
+    hall_bench()
 
 
 if __name__ == "__main__":

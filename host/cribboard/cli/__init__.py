@@ -15,8 +15,9 @@ from cribboard.cli.board_commands import BOARD_COMMANDS
 from cribboard.cli.table import PROG, Command, UsageError, arg, build_parser
 from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
+from cribboard.hall import cli as hall_cli
 
-COMMANDS: tuple[Command, ...] = BOARD_COMMANDS + APP_COMMANDS
+COMMANDS: tuple[Command, ...] = BOARD_COMMANDS + APP_COMMANDS + (hall_cli.command(),)
 COMMANDS_BY_NAME = {command.name: command for command in COMMANDS}
 
 GLOBAL_ARGS = (

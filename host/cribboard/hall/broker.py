@@ -129,6 +129,9 @@ def config_text(state_dir: Path, host: str, port: int) -> str:
         "persistence true",
         f"persistence_location {state_dir / 'data'}/",
         f"autosave_interval {AUTOSAVE_S}",
+        # Deliver each small message at once (a board's umqtt cannot set it on its side):
+        # Nagle's algorithm would hold a state behind an unacknowledged one for ~40 ms.
+        "set_tcp_nodelay true",
         "log_dest stderr",
         "log_type error",
         "log_type warning",

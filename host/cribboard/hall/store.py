@@ -7,6 +7,12 @@
     store.correct(1, 3, new_result, who="director", why="board misread")
     store.export_standings_csv(sys.stdout)
 
+Commands: pairing a round also keeps, for each of its tables, the new-game command the director
+sends (:class:`TableCommand`: its id, its attempt, whether the table has started the game). A
+table's win counts for the round only once the table has acknowledged that command
+(:meth:`Store.mark_started`), so the previous round's win still on a board is never taken for
+this round's.
+
 Durability: the file is in WAL mode with ``synchronous=FULL``: each transaction's commit
 appends it to the write-ahead log and fsyncs the log before the method returns. A process
 killed right after a method returned loses nothing (the log is in the file system already,
@@ -29,7 +35,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -44,10 +50,11 @@ from cribboard.hall.tournament import (
     Standing,
     Table,
     Tournament,
+    TournamentError,
 )
 from cribboard.hall.wins import FinishedGame, result_key
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -102,6 +109,19 @@ CREATE TABLE corrections (
     new TEXT
 );
 """
+# Version 2 adds the tables' new-game commands (a version 1 file gains the table on opening).
+_SCHEMA_2 = """
+-- The new-game command of each table of a round: its latest attempt, and when the table
+-- acknowledged it (NULL: not yet, and its wins do not count for the round until then).
+CREATE TABLE commands (
+    round INTEGER NOT NULL,
+    table_no INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    started_at TEXT,
+    PRIMARY KEY (round, table_no),
+    FOREIGN KEY (round, table_no) REFERENCES games(round, table_no)
+);
+"""
 
 STANDINGS_COLUMNS = (
     "rank",
@@ -148,6 +168,25 @@ class ResultConflict(HallError):
         self.reported = reported
 
 
+@dataclass(frozen=True)
+class TableCommand:
+    """The new-game command of a round's table: `attempt` counts the sends that asked for a
+    new game (a table refused the earlier ones, or never answered them); `started`: the table
+    acknowledged the latest."""
+
+    round: int
+    table: int
+    attempt: int
+    started: bool
+
+    @property
+    def id(self) -> str:
+        """The command's id (docs/mqtt.md): ``r2t3`` for the first attempt, ``r2t3.2`` for the
+        second. A table runs each id once, so a resent id never restarts a game."""
+        base = f"r{self.round}t{self.table}"
+        return base if self.attempt == 1 else f"{base}.{self.attempt}"
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -185,6 +224,10 @@ class Store:
             if version == 0:
                 with _transaction(db):
                     _create(db, rules or Rules())
+            elif version == 1:
+                with _transaction(db):
+                    _execute_script(db, _SCHEMA_2)
+                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise StoreError(
                     f"{path} has schema version {version}; this cribboard reads {SCHEMA_VERSION}"
@@ -226,8 +269,22 @@ class Store:
         tournament.players[player.id] = player
         return player
 
+    def choose_movement(self, movement: str) -> None:
+        """Set the pairing movement (:data:`~cribboard.hall.tournament.CIRCLE` or
+        :data:`~cribboard.hall.tournament.ROTATION`) before round 1 is paired; never after."""
+        rules = replace(self.tournament.rules, movement=movement)
+        if rules == self.tournament.rules:
+            return
+        if self.tournament.rounds:
+            raise TournamentError("the movement is fixed once round 1 is paired")
+        with _transaction(self._db):
+            self._db.execute(
+                "UPDATE settings SET value = ? WHERE key = 'rules'", (json.dumps(asdict(rules)),)
+            )
+        self.tournament.rules = rules
+
     def next_round(self) -> Round:
-        """Pair the next round and keep it."""
+        """Pair the next round and keep it, with each table's first new-game command."""
         round_ = self.tournament.next_round_pairing()
         with _transaction(self._db):
             self._db.execute(
@@ -238,8 +295,55 @@ class Store:
                 "INSERT INTO games (round, table_no, blue, orange) VALUES (?, ?, ?, ?)",
                 [(round_.number, t.number, *t.players) for t in round_.tables],
             )
+            self._db.executemany(
+                "INSERT INTO commands (round, table_no, attempt) VALUES (?, ?, 1)",
+                [(round_.number, t.number) for t in round_.tables],
+            )
         self.tournament.add_round(round_)
         return round_
+
+    # --- the tables' new-game commands -------------------------------------------------------
+
+    def command(self, round_no: int, table: int) -> TableCommand:
+        """The latest new-game command of a round's table."""
+        row = self._db.execute(
+            "SELECT attempt, started_at FROM commands WHERE round = ? AND table_no = ?",
+            (round_no, table),
+        ).fetchone()
+        if row is None:
+            raise TournamentError(f"round {round_no} has no table {table}")
+        return TableCommand(round_no, table, row[0], row[1] is not None)
+
+    def retry_command(self, round_no: int, table: int) -> TableCommand:
+        """A new attempt (a new id) for a table that has not started its game: the table
+        refused the last one (busy) or never answered it."""
+        current = self.command(round_no, table)
+        if current.started:
+            raise TournamentError(
+                f"round {round_no} table {table} has started its game: a new one would lose it"
+            )
+        with _transaction(self._db):
+            self._db.execute(
+                "UPDATE commands SET attempt = attempt + 1 WHERE round = ? AND table_no = ?",
+                (round_no, table),
+            )
+        return replace(current, attempt=current.attempt + 1)
+
+    def mark_started(self, round_no: int, table: int, command_id: str) -> bool:
+        """Note that a table acknowledged `command_id` (ok). True when this is news: the id is
+        the latest attempt of that round's table, not yet marked; False otherwise."""
+        try:
+            current = self.command(round_no, table)
+        except TournamentError:
+            return False
+        if current.started or current.id != command_id:
+            return False
+        with _transaction(self._db):
+            self._db.execute(
+                "UPDATE commands SET started_at = ? WHERE round = ? AND table_no = ?",
+                (self._clock(), round_no, table),
+            )
+        return True
 
     # --- results -----------------------------------------------------------------------------
 
@@ -391,10 +495,15 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("COMMIT")
 
 
-def _create(db: sqlite3.Connection, rules: Rules) -> None:
-    for statement in _SCHEMA.split(";"):
+def _execute_script(db: sqlite3.Connection, script: str) -> None:
+    # One statement at a time: executescript() would commit the open transaction.
+    for statement in script.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+def _create(db: sqlite3.Connection, rules: Rules) -> None:
+    _execute_script(db, _SCHEMA + _SCHEMA_2)
     db.execute(
         "INSERT INTO settings (key, value) VALUES ('rules', ?)", (json.dumps(asdict(rules)),)
     )

@@ -1,0 +1,311 @@
+"""`make bench`, club hall part: 200 simulated tables, one private mosquitto, the director and its
+projector page (bench/run.py calls main()). Prints figures only; nothing here asserts speed.
+
+Three processes share the machine's cores: mosquitto; this one (the director, the page's server
+and a WebSocket client reading the page's feed, like a browser would); and a second Python
+process running the 200 simulated tables (cribboard.hall.simtable: GameState plays the pegs;
+each peg publishes the board's state to `state` and `event`, as a board's table client does).
+
+1. Latency from a table's peg (just before it publishes) to the page's WebSocket message for it,
+   p50 / p99, with pegs spread over all 200 tables at a steady rate. Clocks: both processes read
+   the system's monotonic clock.
+2. Messages per second the hall sustains: every table pegs as fast as it can; counted from the
+   first peg to the director having taken the last state (each peg is two messages in, `state`
+   and `event`).
+3. Recovery after a broker restart (stopped cleanly, started on the same port): until the
+   director is connected again, and until every table is back (its `online` 1 seen again).
+4. Bytes per state message: the JSON payload, and the whole MQTT PUBLISH packet.
+
+    .venv/bin/python bench/hall_bench.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from cribboard.api import BoardState
+from cribboard.hall import messages
+from cribboard.hall import topics as t
+from cribboard.hall.address import BrokerAddress
+from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
+from cribboard.hall.director import Director
+from cribboard.hall.page import Page
+from cribboard.hall.simtable import SimTable
+from cribboard.hall.store import Store
+
+TABLES = 200
+HALL = "club"
+LATENCY_PEGS = 1000
+LATENCY_RATE = 200  # pegs a second, spread over the tables
+BURST_PEGS = 10  # per table
+WAIT_S = 120.0
+
+
+# --- the tables' process -------------------------------------------------------------------------
+
+
+async def run_tables(port: int, credentials: dict[str, str]) -> None:
+    """The 200 tables, driven by lines on stdin; answers on stdout."""
+    tables = [
+        SimTable(
+            BrokerAddress("127.0.0.1", port, password=credentials[t.table_user(n)]),
+            HALL,
+            n,
+            seed=n,
+        )
+        for n in range(1, TABLES + 1)
+    ]
+    await asyncio.gather(*(table.start() for table in tables))
+    print("ready", flush=True)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    rng = random.Random(1)
+    while words := (await reader.readline()).decode().split():
+        if words[0] == "latency":
+            count, rate = int(words[1]), float(words[2])
+            start = time.monotonic()
+            for i in range(count):
+                await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
+                table = tables[i % TABLES]
+                sent = time.monotonic()
+                state = await table.peg(rng.randrange(2), rng.randint(1, 3))
+                print(f"sent {table.table} {state.rev} {sent}", flush=True)
+            print("done", flush=True)
+        elif words[0] == "burst":
+
+            async def burst(table: SimTable, pegs: int = int(words[1])) -> None:
+                for _ in range(pegs):
+                    await table.peg(rng.randrange(2), 1)
+
+            start = time.monotonic()
+            await asyncio.gather(*(burst(table) for table in tables))
+            print(f"burst {start} {time.monotonic()}", flush=True)
+        elif words[0] == "quit":
+            break
+    await asyncio.gather(*(table.stop() for table in tables))
+
+
+# --- the director's side -------------------------------------------------------------------------
+
+
+class Feed:
+    """The page's WebSocket, read as a browser would: when each table's state arrived."""
+
+    def __init__(self) -> None:
+        self.arrived: dict[tuple[int, int], float] = {}
+        self.changed = asyncio.Event()
+        self.connected = asyncio.Event()
+
+    async def read(self, url: str) -> None:
+        async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+            async for message in ws:
+                data = json.loads(message.data)
+                self.connected.set()  # the snapshot's first message
+                if data["type"] == "table" and data["state"] is not None:
+                    self.arrived[(data["table"], data["state"]["rev"])] = time.monotonic()
+                    self.changed.set()
+
+
+async def expect(process: Any, word: str) -> list[str]:
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            line = (await process.stdout.readline()).decode()
+            if not line:
+                raise RuntimeError("the tables' process stopped")
+            if line.startswith(word):
+                return line.split()
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+async def run(work: Path) -> None:
+    broker = Broker.create(work / "broker", HALL, tables=TABLES, viewer=True)
+    broker.start()
+    store = Store.open(work / "hall.sqlite")
+    password = broker.credentials(t.DIRECTOR_USER).password
+    director = Director(
+        store,
+        BrokerAddress("127.0.0.1", broker.port, username=t.DIRECTOR_USER, password=password),
+        HALL,
+        max_tables=TABLES,
+        ack_timeout=WAIT_S,
+    )
+    running = asyncio.create_task(director.run())
+    tables = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--tables",
+        str(broker.port),
+        str(broker.state_dir / "credentials.json"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert tables.stdin is not None
+    try:
+        await asyncio.wait_for(director.connected.wait(), WAIT_S)
+        await expect(tables, "ready")
+        director.register(f"P{n:03}" for n in range(1, 2 * TABLES + 1))
+        report = await director.next_round()
+        started = sum(1 for a in report.answers.values() if a is not None and a.ok)
+        async with Page(director.view, port=0) as page:
+            feed = Feed()
+            reading = asyncio.create_task(feed.read(f"{page.url}api/ws"))
+            await asyncio.wait_for(feed.connected.wait(), WAIT_S)
+
+            # 1. Peg to page.
+            tables.stdin.write(f"latency {LATENCY_PEGS} {LATENCY_RATE}\n".encode())
+            sent: dict[tuple[int, int], float] = {}
+            while True:
+                words = await expect(tables, "")
+                if words[0] == "done":
+                    break
+                sent[(int(words[1]), int(words[2]))] = float(words[3])
+            async with asyncio.timeout(WAIT_S):
+                while not all(key in feed.arrived for key in sent):
+                    feed.changed.clear()
+                    await feed.changed.wait()
+            latencies = [1000 * (feed.arrived[key] - at) for key, at in sent.items()]
+
+            # 2. Throughput.
+            before = director.view.updates
+            tables.stdin.write(f"burst {BURST_PEGS}\n".encode())
+            words = await expect(tables, "burst")
+            burst_start, burst_sent = float(words[1]), float(words[2])
+            want = 2 * TABLES * BURST_PEGS  # state + event per peg
+            await director.wait_until(lambda: director.view.updates - before >= want, WAIT_S)
+            burst_done = time.monotonic()
+
+            # 3. Broker restart: a viewer with a persistent session counts the tables' live
+            # `online` 1 (queued for it while it reconnects), not the retained ones.
+            viewer_address = BrokerAddress(
+                "127.0.0.1",
+                broker.port,
+                username=t.VIEWER_USER,
+                password=broker.credentials(t.VIEWER_USER).password,
+            )
+            online = t.table_topic(HALL, "+", t.ONLINE)
+            async with viewer_address.client("bench-viewer", clean_session=False) as viewer:
+                await viewer.subscribe(online, qos=1)
+            restart_began = time.monotonic()
+            await asyncio.to_thread(broker.stop)
+            stopped = time.monotonic()
+            await asyncio.to_thread(broker.start)
+            up = time.monotonic()
+            await director.wait_until(director.connected.is_set, WAIT_S)
+            reconnected = time.monotonic()
+            back: set[str] = set()
+            async with viewer_address.client("bench-viewer", clean_session=False) as viewer:
+                await viewer.subscribe(online, qos=1)
+                async with asyncio.timeout(WAIT_S):
+                    async for message in viewer.messages:
+                        if not message.retain and message.payload == messages.ONLINE:
+                            back.add(str(message.topic))
+                            if len(back) == TABLES:
+                                break
+            all_back = time.monotonic()
+            reading.cancel()
+
+        # 4. Bytes.
+        typical = messages.encode_state(
+            BoardState(
+                118, 121, 2, 1, None, "playing", [97, 104], [88, 96], [0, 0], [0, 0], 24, False
+            )
+        )
+        topic = t.table_topic(HALL, 123, t.STATE)
+        largest = messages.encode_state(
+            BoardState(
+                99999,
+                121,
+                2,
+                1,
+                1,
+                "double_skunk",
+                [120, 121],
+                [119, 120],
+                [99, 99],
+                [29, 29],
+                64,
+                True,
+            )
+        )
+
+        def packet(payload: bytes, qos: int) -> int:
+            body = 2 + len(topic.encode()) + (2 if qos else 0) + len(payload)
+            length_bytes = 1 if body < 128 else 2
+            return 1 + length_bytes + body
+
+        elapsed = burst_done - burst_start
+        print("cribboard club hall benchmark")
+        print(
+            f"   {TABLES} simulated tables (one process), one private mosquitto, the director and"
+            f" its page (this process); {started} tables acknowledged round 1's new game"
+        )
+        print(
+            f"\n1. Peg to the page's WebSocket ({len(latencies)} pegs at {LATENCY_RATE}/s over "
+            f"{TABLES} tables): p50 {pct(latencies, 50):.2f} ms, p99 {pct(latencies, 99):.2f} ms,"
+            f" worst {max(latencies):.2f} ms (mean {statistics.mean(latencies):.2f} ms)"
+        )
+        print(
+            f"\n2. Sustained: {TABLES} tables x {BURST_PEGS} pegs as fast as they go: "
+            f"{want} messages (state + event) taken by the director in {elapsed:.2f} s = "
+            f"{want / elapsed:.0f} messages/s ({TABLES * BURST_PEGS / elapsed:.0f} pegs/s; the "
+            f"tables' process sent its last after {burst_sent - burst_start:.2f} s)"
+        )
+        print(
+            f"\n3. Broker restart (clean stop {1000 * (stopped - restart_began):.0f} ms, start "
+            f"{1000 * (up - stopped):.0f} ms): director reconnected "
+            f"{1000 * (reconnected - up):.0f} ms after the broker was up; all {TABLES} tables "
+            f"back (online again) after {1000 * (all_back - up):.0f} ms (they retry every 0.5 s)"
+        )
+        print(
+            f"\n4. A state message: {len(typical)} bytes of JSON mid-game, {len(largest)} at most "
+            f"(two players); the MQTT PUBLISH on `{topic}`: {packet(typical, 0)} bytes "
+            f"(state, QoS 0), {packet(typical, 1)} (event, QoS 1)"
+        )
+    finally:
+        if tables.returncode is None:
+            tables.stdin.write(b"quit\n")
+            try:
+                await asyncio.wait_for(tables.wait(), 20)
+            except TimeoutError:
+                tables.kill()
+        running.cancel()
+        try:
+            await running
+        except asyncio.CancelledError:
+            pass
+        store.close()
+        broker.stop()
+
+
+def main() -> None:
+    try:
+        find_executable("mosquitto")
+    except MosquittoNotFound as err:
+        print(f"club hall benchmark skipped: {err}")
+        return
+    with tempfile.TemporaryDirectory(prefix="cribboard-hall-bench-") as work:
+        asyncio.run(run(Path(work)))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--tables"]:
+        credentials = json.loads(Path(sys.argv[3]).read_text())
+        asyncio.run(run_tables(int(sys.argv[2]), credentials))
+    else:
+        main()

@@ -1,0 +1,694 @@
+"""`cribboard hall ...`: a club night from the command line.
+
+    cribboard hall start                 the broker (a private mosquitto), the director, the page
+    cribboard hall players add NAME...   register players (before round 1)
+    cribboard hall round next            pair the next round; the tables get their new games
+    cribboard hall round resend [TABLE]  send a table its new game again (it was busy, or away)
+    cribboard hall standings             the standings in the terminal
+    cribboard hall correct R T ...       replace (or strike) a result, with a reason
+    cribboard hall export --standings F --games F    CSV
+    cribboard hall serve                 the projector page alone (another computer, a second
+                                         screen): it follows the broker as a viewer
+
+Everything of a hall lives in one directory (``--dir``, default ``$CRIBBOARD_HALL_DIR`` or
+``./hall``): the store ``hall.sqlite``, the settings ``director.json``, the private broker's
+``broker/`` and, while ``start`` runs, the director's socket. The commands that change the
+tournament ask the running director; without one, those that need no table (players,
+corrections) change the store themselves.
+
+The main command line's table holds :func:`command`, which hands the words after ``hall`` to
+:func:`main`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cribboard.cliparse import OneLineParser
+from cribboard.errors import CribboardError
+from cribboard.hall import HallError
+
+if TYPE_CHECKING:
+    from cribboard.cli.table import Command
+
+DIR_ENV = "CRIBBOARD_HALL_DIR"
+PASSWORD_ENV = "CRIBBOARD_HALL_PASSWORD"
+DEFAULT_DIR = "hall"
+DEFAULT_TABLES = 10
+SETTINGS = "director.json"
+STORE = "hall.sqlite"
+BROKER_DIR = "broker"
+PRIVATE = "private"
+PID_FILE = "mosquitto.pid"  # in the broker's directory: a restarted director stops it on exit
+
+
+class UsageError(CribboardError):
+    """A bad argument argparse cannot see (exit status 2)."""
+
+
+class _Parser(OneLineParser):
+    def error(self, message: str) -> Any:
+        self.exit(2, f"cribboard: {message} (see {self.prog} --help)\n")
+
+
+# --- the parser ----------------------------------------------------------------------------------
+
+
+def command() -> Command:
+    """The ``hall`` entry of the main command line's table: it hands the words after ``hall``
+    to :func:`main`, which parses them."""
+    from cribboard.cli.table import Command
+
+    return Command(
+        "hall",
+        "a club night: the tournament director, its broker and projector page "
+        "(see `cribboard hall --help`)",
+        lambda args: main(args.rest),
+        takes_rest=True,
+    )
+
+
+def add_arguments(hall: argparse.ArgumentParser) -> None:
+    """The ``hall`` group's sub-commands on `hall`."""
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help=f"the hall's directory (default ${DIR_ENV}, else ./{DEFAULT_DIR})",
+    )
+    broker_options = _Parser(add_help=False)
+    broker_options.add_argument(
+        "--broker", metavar="URL", help="an existing broker: mqtt://HOST:PORT or mqtts://HOST:PORT"
+    )
+    broker_options.add_argument("--username", help="the broker user (with --broker)")
+    broker_options.add_argument(
+        "--password", help=f"the broker user's password (default ${PASSWORD_ENV})"
+    )
+    page_options = _Parser(add_help=False)
+    page_options.add_argument(
+        "--http-host",
+        default="0.0.0.0",
+        help="the page's address (default 0.0.0.0: phones on the club's network see it too; "
+        "the page only reads)",
+    )
+    page_options.add_argument(
+        "--http-port", type=_port, default=None, help="the page's TCP port (default 8322)"
+    )
+
+    groups = hall.add_subparsers(dest="hall_command", metavar="COMMAND", parser_class=_Parser)
+    groups.required = True
+    start = groups.add_parser(
+        "start",
+        parents=[common, broker_options, page_options],
+        help="run the hall: the broker (unless --broker), the director and the page",
+    )
+    start.add_argument("--hall", help="the hall's name in the topics (default club)")
+    start.add_argument(
+        "--tables",
+        type=_count(1, 999, "tables"),
+        help=f"boards the private broker makes users for (default {DEFAULT_TABLES}, or enough "
+        "for the players registered)",
+    )
+    start.add_argument("--target", type=int, choices=(61, 121), help="games to 121 (default) or 61")
+    start.add_argument(
+        "--rounds", type=_count(1, 99, "rounds"), help="rounds the evening plans (default 9)"
+    )
+    start.add_argument(
+        "--listen",
+        default="0.0.0.0",
+        help="the private broker's address (default 0.0.0.0: the tables on the Wi-Fi reach it)",
+    )
+    start.add_argument(
+        "--mqtt-port", type=_port, help="the private broker's port (default: a free one)"
+    )
+    start.add_argument(
+        "--credentials",
+        type=Path,
+        metavar="FILE",
+        help="write how the tables connect (URL, users, passwords) to FILE instead of printing",
+    )
+    start.add_argument("--no-page", action="store_true", help="do not serve the page")
+
+    players = groups.add_parser("players", help="the players").add_subparsers(
+        dest="players_command", metavar="COMMAND", parser_class=_Parser
+    )
+    players.required = True
+    add = players.add_parser("add", parents=[common], help="register players (before round 1)")
+    add.add_argument("names", nargs="+", metavar="NAME")
+    players.add_parser("list", parents=[common], help="the players registered")
+
+    rounds = groups.add_parser("round", help="the rounds").add_subparsers(
+        dest="round_command", metavar="COMMAND", parser_class=_Parser
+    )
+    rounds.required = True
+    rounds.add_parser(
+        "next",
+        parents=[common],
+        help="pair the next round and send every table its new game (needs `hall start`)",
+    )
+    resend = rounds.add_parser(
+        "resend",
+        parents=[common],
+        help="send a table its new game again (it was busy, or away)",
+    )
+    resend.add_argument(
+        "tables", nargs="*", type=_count(1, 999, "table"), metavar="TABLE",
+        help="the tables (default: every table that has not started its game)",
+    )  # fmt: skip
+
+    standings = groups.add_parser("standings", parents=[common], help="the standings")
+    standings.add_argument("--json", action="store_true", help="as the standings topic's JSON")
+
+    correct = groups.add_parser(
+        "correct",
+        parents=[common],
+        help="replace or strike a table's result; the audit trail keeps it",
+    )
+    correct.add_argument("round", type=_count(1, 99, "round"))
+    correct.add_argument("table", type=_count(1, 999, "table"))
+    what = correct.add_mutually_exclusive_group(required=True)
+    what.add_argument("--winner", metavar="NAME", help="the winner's name")
+    what.add_argument("--strike", action="store_true", help="no result (the game is replayed)")
+    correct.add_argument(
+        "--loser-score", type=_count(0, 120, "the loser's score"), help="with --winner"
+    )
+    correct.add_argument("--target", type=int, choices=(61, 121), help="default: the hall's")
+    correct.add_argument("--why", required=True, help="the reason, for the audit trail")
+    correct.add_argument("--who", default="director", help="who corrects (default director)")
+
+    export = groups.add_parser("export", parents=[common], help="the standings and games as CSV")
+    export.add_argument("--standings", type=Path, metavar="FILE", help="'-' for stdout")
+    export.add_argument("--games", type=Path, metavar="FILE", help="'-' for stdout")
+
+    groups.add_parser(
+        "serve",
+        parents=[common, broker_options, page_options],
+        help="the projector page alone, following the broker as a viewer",
+    )
+
+
+def _count(low: int, high: int, what: str) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, not {text!r}")
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low}..{high}, not {value}")
+        return value
+
+    return parse
+
+
+_port = _count(0, 65535, "a port")
+
+
+# --- running -------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``cribboard hall`` with its own words (for a command line that hands them over)."""
+    parser = _Parser(
+        prog="cribboard hall",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        return run(args)
+    except UsageError as err:
+        print(f"cribboard: {err}", file=sys.stderr)
+        return 2
+    except CribboardError as err:
+        print(f"cribboard: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed ``hall`` command; CribboardError (UsageError: exit 2) for one line."""
+    hall_dir = args.dir or Path(os.environ.get(DIR_ENV) or DEFAULT_DIR)
+    command = args.hall_command
+    if command == "start":
+        return _start(hall_dir, args)
+    if command == "serve":
+        return _serve(hall_dir, args)
+    if command == "players":
+        if args.players_command == "add":
+            return _players_add(hall_dir, args.names)
+        return _players_list(hall_dir)
+    if command == "round":
+        if args.round_command == "next":
+            report = _ask(hall_dir, "POST", "/round/next", {})
+        else:
+            report = _ask(hall_dir, "POST", "/round/resend", {"tables": args.tables})
+        print(format_report(report))
+        return 0
+    if command == "standings":
+        return _standings(hall_dir, args.json)
+    if command == "correct":
+        return _correct(hall_dir, args)
+    if command == "export":
+        return _export(hall_dir, args.standings, args.games)
+    raise UsageError(f"unknown hall command {command}")
+
+
+def _ask(hall_dir: Path, method: str, route: str, body: object = None) -> dict[str, Any]:
+    from cribboard.hall.control import DirectorNotRunning, call
+
+    try:
+        return asyncio.run(call(hall_dir, method, route, body))
+    except DirectorNotRunning:
+        raise HallError(
+            f"no director is running on {hall_dir}: start it with `cribboard hall start"
+            f"{'' if hall_dir == Path(DEFAULT_DIR) else f' --dir {hall_dir}'}`"
+        )
+
+
+def _director_running(hall_dir: Path) -> bool:
+    from cribboard.hall.control import DirectorNotRunning, call
+
+    try:
+        asyncio.run(call(hall_dir, "GET", "/status"))
+    except DirectorNotRunning:
+        return False
+    return True
+
+
+def _open_store(hall_dir: Path, *, create: bool = False) -> Any:
+    from cribboard.hall.store import Store
+
+    path = hall_dir / STORE
+    if not path.exists() and not create:
+        raise HallError(f"{hall_dir} holds no hall yet: `cribboard hall players add` or `start`")
+    hall_dir.mkdir(parents=True, exist_ok=True)
+    return Store.open(path)
+
+
+def _settings(hall_dir: Path) -> dict[str, Any]:
+    path = hall_dir / SETTINGS
+    if not path.exists():
+        return {}
+    try:
+        settings: dict[str, Any] = json.loads(path.read_text())
+    except ValueError as err:
+        raise HallError(f"{path}: {err}")
+    return settings
+
+
+def _players_add(hall_dir: Path, names: list[str]) -> int:
+    if _director_running(hall_dir):
+        answer = _ask(hall_dir, "POST", "/players", {"names": names})
+        added, count = answer["players"], answer["count"]
+    else:
+        from cribboard.hall.director import register_players
+
+        with _open_store(hall_dir, create=True) as store:
+            added = [p.name for p in register_players(store, names)]
+            count = len(store.tournament.players)
+    print(f"registered {', '.join(added)} ({count} players)")
+    return 0
+
+
+def _players_list(hall_dir: Path) -> int:
+    with _open_store(hall_dir) as store:
+        for player in store.tournament.players.values():
+            print(player.name)
+    return 0
+
+
+def format_standings(standings: Sequence[Any]) -> str:
+    """The standings as a table for the terminal."""
+    width = max([len("player")] + [len(s.player.name) for s in standings])
+    lines = [f"{'#':>3}  {'player':<{width}}  points  played  won  skunks  spread"]
+    for s in standings:
+        lines.append(
+            f"{s.rank:>3}  {s.player.name:<{width}}  {s.points:>6}  {s.played:>6}  {s.won:>3}"
+            f"  {s.skunks:>6}  {f'{s.spread:+}' if s.spread else '0':>6}"
+        )
+    return "\n".join(lines)
+
+
+def _standings(hall_dir: Path, as_json: bool) -> int:
+    from cribboard.hall import messages
+
+    with _open_store(hall_dir) as store:
+        standings = store.standings()
+        rounds = len(store.tournament.rounds)
+        if as_json:
+            print(messages.encode_standings(rounds, standings).decode())
+        else:
+            print(f"standings after round {rounds}" if rounds else "no round played yet")
+            print(format_standings(standings))
+    return 0
+
+
+def _correct(hall_dir: Path, args: argparse.Namespace) -> int:
+    if args.winner is not None and args.loser_score is None:
+        raise UsageError("--winner needs --loser-score")
+    if args.strike and args.loser_score is not None:
+        raise UsageError("--strike takes no --loser-score")
+    body = {
+        "round": args.round,
+        "table": args.table,
+        "winner": args.winner,
+        "loser_score": args.loser_score,
+        "target": args.target,
+        "who": args.who,
+        "why": args.why,
+    }
+    if _director_running(hall_dir):
+        answer = _ask(hall_dir, "POST", "/correct", body)
+    else:
+        from cribboard.hall.control import correction_json
+        from cribboard.hall.director import correct_result
+
+        with _open_store(hall_dir) as store:
+            correction = correct_result(
+                store,
+                args.round,
+                args.table,
+                winner=args.winner,
+                loser_score=args.loser_score,
+                target=args.target or _settings(hall_dir).get("target", 121),
+                who=args.who,
+                why=args.why,
+            )
+            answer = correction_json(store, correction)
+    print(
+        f"round {answer['round']} table {answer['table']}: {answer['new'] or 'no result'} "
+        f"(was: {answer['old'] or 'no result'}); by {answer['who']}: {answer['why']}"
+    )
+    return 0
+
+
+def _export(hall_dir: Path, standings: Path | None, games: Path | None) -> int:
+    if standings is None and games is None:
+        raise UsageError("export needs --standings FILE and/or --games FILE")
+    with _open_store(hall_dir) as store:
+        for path, write in (
+            (standings, store.export_standings_csv),
+            (games, store.export_games_csv),
+        ):
+            if path is None:
+                continue
+            if str(path) == "-":
+                write(sys.stdout)
+                continue
+            try:
+                with path.open("w", newline="") as out:
+                    write(out)
+            except OSError as err:
+                raise HallError(f"cannot write {path}: {err.strerror}")
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """A round report (the director's answer to `round next` / `resend`) for the terminal."""
+    lines = []
+    if report.get("movement_note"):
+        lines.append(report["movement_note"])
+    lines.append(f"round {report['round']}:")
+    for row in report["tables"]:
+        blue, orange = row["players"]
+        if row["ok"]:
+            status = "new game started"
+        elif row["ok"] is None:
+            status = "no answer yet (the table is away: it starts when it comes back)"
+        else:
+            status = (
+                f"refused: {row['error']}"
+                + (f" ({row['message']})" if row.get("message") else "")
+                + f"; `cribboard hall round resend {row['table']}` when it is free"
+            )
+        lines.append(f"  table {row['table']:>3}: {blue} (blue) v {orange} (orange): {status}")
+    if report.get("bye"):
+        lines.append(f"  bye: {report['bye']}")
+    return "\n".join(lines)
+
+
+# --- start and serve ---------------------------------------------------------------------------
+
+
+def _password(args: argparse.Namespace) -> str | None:
+    password: str | None = args.password or os.environ.get(PASSWORD_ENV) or None
+    return password
+
+
+def _start(hall_dir: Path, args: argparse.Namespace) -> int:
+    from cribboard.hall import topics
+    from cribboard.hall.address import BrokerAddress
+    from cribboard.hall.broker import Broker
+
+    saved = _settings(hall_dir)
+    hall = topics.check_hall(args.hall or saved.get("hall") or "club")
+    if saved and args.hall and args.hall != saved.get("hall"):
+        raise UsageError(f"{hall_dir} is the hall {saved.get('hall')!r}, not {args.hall!r}")
+    settings: dict[str, Any] = {
+        "hall": hall,
+        "target": args.target or saved.get("target") or 121,
+        "rounds": args.rounds or saved.get("rounds") or 9,
+        "broker": args.broker or saved.get("broker") or PRIVATE,
+    }
+    if args.broker and saved.get("broker", PRIVATE) == PRIVATE and (hall_dir / BROKER_DIR).exists():
+        raise UsageError(f"{hall_dir} runs its own broker: leave out --broker")
+    store = _open_store(hall_dir, create=True)
+    broker: Broker | None = None
+    adopted: int | None = None
+    try:
+        if settings["broker"] == PRIVATE:
+            if args.username or args.password:
+                raise UsageError("--username and --password go with --broker")
+            broker_dir = hall_dir / BROKER_DIR
+            if (broker_dir / "hall.json").exists():
+                broker = Broker.open(broker_dir)
+            else:
+                tables = args.tables or max(
+                    DEFAULT_TABLES, math.ceil(len(store.tournament.players) / 2)
+                )
+                broker = Broker.create(
+                    broker_dir, hall, tables, host=args.listen, port=args.mqtt_port, viewer=True
+                )
+            host = "127.0.0.1" if broker.host in ("0.0.0.0", "::") else broker.host
+            director_address = BrokerAddress(
+                host,
+                broker.port,
+                username=topics.DIRECTOR_USER,
+                password=broker.credentials(topics.DIRECTOR_USER).password,
+            )
+            if asyncio.run(_answers(director_address)):
+                # A director that was killed leaves its broker running (its own session): it
+                # is this hall's (the director's password works), so take it up as it is.
+                print(
+                    f"broker: this hall's broker is still running on port {broker.port}: using it",
+                    flush=True,
+                )
+                adopted = _recorded_pid(broker_dir)
+                broker = None
+            else:
+                broker.start()
+                (broker_dir / PID_FILE).write_text(f"{broker.pid}\n")
+        else:
+            director_address = BrokerAddress.parse(
+                settings["broker"], args.username or topics.DIRECTOR_USER, _password(args)
+            )
+        (hall_dir / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n")
+        if broker is not None:
+            _tell_tables(broker, hall, args.credentials)
+        return asyncio.run(_run_hall(hall_dir, store, director_address, broker, settings, args))
+    finally:
+        store.close()
+        if broker is not None:
+            broker.stop()
+        elif adopted is not None:
+            with contextlib.suppress(OSError):
+                os.kill(adopted, signal.SIGTERM)  # a clean stop: it saves its state
+
+
+def _recorded_pid(broker_dir: Path) -> int | None:
+    """The pid of the broker a killed director left running, if it is still that mosquitto
+    (its command line names this state directory's config)."""
+    try:
+        pid = int((broker_dir / PID_FILE).read_text())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if str(broker_dir / "mosquitto.conf").encode() in cmdline else None
+
+
+async def _answers(address: Any) -> bool:
+    """Whether a broker at `address` lets its user in now."""
+    import aiomqtt
+
+    try:
+        async with asyncio.timeout(2.0), address.client():
+            return True
+    except (aiomqtt.MqttError, TimeoutError, OSError):
+        return False
+
+
+def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
+    from cribboard.bridge.server import lan_address
+    from cribboard.hall import topics
+
+    host = broker.host
+    if host in ("0.0.0.0", "::"):
+        host = lan_address() or "127.0.0.1"
+    url = f"mqtt://{host}:{broker.port}"
+    users = {
+        topics.table_user(n): broker.credentials(topics.table_user(n)).password
+        for n in range(1, broker.tables + 1)
+    }
+    print(f"broker: {url} (a private mosquitto; its state in {broker.state_dir})", flush=True)
+    if credentials is not None:
+        text = json.dumps({"url": url, "hall": hall, "users": users}, indent=1) + "\n"
+        fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        print(f"how the tables connect (URL, users, passwords): {credentials}", flush=True)
+        return
+    print(f"tables connect to {url}, hall {hall}, as these users (client id = user):", flush=True)
+    for user, password in users.items():
+        print(f"  {user}  {password}", flush=True)
+
+
+async def _run_hall(
+    hall_dir: Path,
+    store: Any,
+    address: Any,
+    broker: Any,
+    settings: dict[str, Any],
+    args: argparse.Namespace,
+) -> int:
+    from cribboard.hall.control import ControlServer
+    from cribboard.hall.director import Director
+    from cribboard.hall.page import Page
+
+    director = Director(
+        store,
+        address,
+        settings["hall"],
+        target=settings["target"],
+        rounds=settings["rounds"],
+        max_tables=None if broker is None else broker.tables,
+        say=lambda text: print(text, flush=True),
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    running = asyncio.create_task(director.run())
+    stopping = asyncio.create_task(stop.wait())
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(ControlServer(director, hall_dir))
+        if not args.no_page:
+            page = await stack.enter_async_context(
+                Page(
+                    director.view,
+                    args.http_host,
+                    _http_port(args),
+                )
+            )
+            print(f"page: {_page_url(page)}", flush=True)
+        connecting = asyncio.create_task(director.connected.wait())
+        done, _ = await asyncio.wait(
+            {connecting, running, stopping}, return_when=asyncio.FIRST_COMPLETED
+        )
+        connecting.cancel()
+        if running in done:
+            running.result()  # a refused login: HallError
+        tournament = store.tournament
+        if not stop.is_set():
+            print(
+                f"director: connected to {address.url}; {len(tournament.players)} players, "
+                f"round {len(tournament.rounds)} of {settings['rounds']} "
+                f"(`cribboard hall round next` pairs the next one; Ctrl-C stops)",
+                flush=True,
+            )
+            await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+    stopping.cancel()
+    print("director: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+def _http_port(args: argparse.Namespace) -> int:
+    from cribboard.hall.page import DEFAULT_HTTP_PORT
+
+    return DEFAULT_HTTP_PORT if args.http_port is None else int(args.http_port)
+
+
+def _page_url(page: Any) -> str:
+    from cribboard.bridge.server import lan_address
+
+    if page.host in ("0.0.0.0", "::"):
+        lan = lan_address()
+        if lan:
+            return f"{page.url} (on the club's network: http://{lan}:{page.bound_port}/)"
+    return str(page.url)
+
+
+def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
+    from cribboard.hall import topics
+    from cribboard.hall.address import BrokerAddress
+    from cribboard.hall.broker import Broker
+
+    settings = _settings(hall_dir)
+    if args.broker:
+        address = BrokerAddress.parse(
+            args.broker, args.username or topics.VIEWER_USER, _password(args)
+        )
+        hall = settings.get("hall", "club")
+    elif settings.get("broker", PRIVATE) == PRIVATE and (hall_dir / BROKER_DIR).exists():
+        broker = Broker.open(hall_dir / BROKER_DIR)
+        host = "127.0.0.1" if broker.host in ("0.0.0.0", "::") else broker.host
+        address = BrokerAddress(
+            host, broker.port, username=topics.VIEWER_USER,
+            password=broker.credentials(topics.VIEWER_USER).password,
+        )  # fmt: skip
+        hall = broker.hall
+    elif settings:
+        address = BrokerAddress.parse(
+            settings["broker"], args.username or topics.VIEWER_USER, _password(args)
+        )
+        hall = settings["hall"]
+    else:
+        raise UsageError(f"{hall_dir} holds no hall: name its broker with --broker")
+    return asyncio.run(_serve_page(address, hall, args))
+
+
+async def _serve_page(address: Any, hall: str, args: argparse.Namespace) -> int:
+    from cribboard.hall.page import Page
+    from cribboard.hall.view import HallView, follow
+
+    view = HallView(hall)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    connected = asyncio.Event()
+    following = asyncio.create_task(follow(view, address, connected))
+    async with Page(view, args.http_host, _http_port(args)) as page:
+        print(f"page: {_page_url(page)}; following {address.url} (Ctrl-C stops)", flush=True)
+        stopping = asyncio.create_task(stop.wait())
+        await asyncio.wait({following, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        following.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await following
+    return 0

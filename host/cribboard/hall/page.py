@@ -1,0 +1,133 @@
+"""The projector page (aiohttp, like the bridge's): standings, every table's board in miniature,
+who plays whom at which table, live over a WebSocket.
+
+    GET /              the page (static/hall.html; large type, 1920x1080 and phones)
+    GET /static/...    its script and style; /board/... the bridge's board drawing (board.js)
+    GET /layout.json   the board's holes (the bridge's, from cribcore)
+    GET /api/hall      the hall now, as the WebSocket's first messages
+    GET /api/ws        those messages, then every change: {"type": "table" | "round" |
+                       "standings" | "hall", ...}
+
+The page only reads: it changes nothing in the hall, so it needs no token (bind it to
+127.0.0.1 to keep it on this computer)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from aiohttp import WSMsgType, web
+
+from cribboard import bridge
+from cribboard.bridge import meta
+from cribboard.bridge.hub import Hub, Subscriber
+from cribboard.hall import HallError
+from cribboard.hall.view import HallView
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+# The bridge's page files: the board drawing (board.js) is shared, not copied.
+BRIDGE_STATIC = Path(bridge.__file__).resolve().parent / "static"
+DEFAULT_HTTP_PORT = 8322
+
+
+def create_app(view: HallView) -> web.Application:
+    """The page's web application over a hall's view."""
+    app = web.Application()
+    sockets: set[web.WebSocketResponse] = set()
+    layout = meta.layout_json()
+
+    async def index(request: web.Request) -> web.StreamResponse:
+        response = web.FileResponse(STATIC_DIR / "hall.html")
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+    async def layout_json(request: web.Request) -> web.StreamResponse:
+        return web.json_response(layout)
+
+    async def hall(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"messages": view.snapshot()})
+
+    async def websocket(request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse(heartbeat=30.0)
+        await ws.prepare(request)
+        sub = view.hub.subscribe()
+        for snapshot in view.snapshot():  # no await in between: nothing can overtake it
+            Hub.send_to(sub, snapshot)
+        sockets.add(ws)
+        writer = asyncio.create_task(_write(ws, sub))
+        try:
+            async for message in ws:
+                if message.type == WSMsgType.ERROR:
+                    break  # the page only listens
+        finally:
+            view.hub.unsubscribe(sub)
+            sockets.discard(ws)
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
+        return ws
+
+    async def close_sockets(app: web.Application) -> None:
+        for ws in list(sockets):
+            await ws.close(code=1001, message=b"the hall's page is stopping")
+
+    app.on_shutdown.append(close_sockets)
+    app.router.add_get("/", index)
+    app.router.add_static("/static/", STATIC_DIR)
+    app.router.add_static("/board/", BRIDGE_STATIC)
+    app.router.add_get("/layout.json", layout_json)
+    app.router.add_get("/api/hall", hall)
+    app.router.add_get("/api/ws", websocket)
+    return app
+
+
+async def _write(ws: web.WebSocketResponse, sub: Subscriber) -> None:
+    while True:
+        text = await sub.queue.get()
+        if text is None:
+            await ws.close(code=1013, message=b"too slow: messages were piling up")
+            return
+        try:
+            await ws.send_str(text)
+        except (ConnectionError, RuntimeError):
+            return
+
+
+class Page:
+    """The page's server: ``async with Page(view, host, port) as page: page.url``."""
+
+    def __init__(self, view: HallView, host: str = "127.0.0.1", port: int = DEFAULT_HTTP_PORT):
+        self.view = view
+        self.host = host
+        self.port = port
+        self.bound_port = 0
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.bound_port}/"
+
+    async def start(self) -> Page:
+        self._runner = web.AppRunner(create_app(self.view), handle_signals=False, access_log=None)
+        await self._runner.setup()
+        try:
+            await web.TCPSite(self._runner, self.host, self.port).start()
+        except OSError as err:
+            await self.stop()
+            raise HallError(f"the page cannot listen on {self.host}:{self.port}: {err.strerror}")
+        self.bound_port = int(self._runner.addresses[0][1])
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> Page:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

@@ -1,0 +1,164 @@
+"""What the projector page shows, kept up to date from the hall's MQTT messages: every table's
+board (its state, drawn as the board draws it, and whether it is online), the round (who plays
+whom at which table) and the standings.
+
+The director feeds its view from its own subscription; ``cribboard hall serve`` feeds one from a
+read-only viewer connection (:func:`follow`). Each change goes out to the page's WebSockets
+through the bridge's fan-out (:class:`cribboard.bridge.hub.Hub`), serialised once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import aiomqtt
+
+from cribboard.api import BoardState
+from cribboard.bridge.hub import Hub
+from cribboard.hall import HallError, messages
+from cribboard.hall import topics as t
+from cribboard.hall.address import BrokerAddress
+from cribcore.render import Renderer
+from cribcore.state import NO_WINNER
+
+log = logging.getLogger(__name__)
+
+RECONNECT_S = 1.0
+
+
+def frame_hex(state: BoardState, renderer: Renderer | None = None) -> str:
+    """The board's LEDs for `state` as the firmware's renderer draws them (hole order, 6 hex
+    digits a hole, the still frame: no blink or pulse), for the page's board drawing."""
+    renderer = renderer or Renderer(None)
+    board = SimpleNamespace(
+        players=state.players,
+        target=state.target,
+        dealer=state.dealer,
+        winner=NO_WINNER if state.winner is None else state.winner,
+        front=state.front,
+        back=state.back,
+        pending=state.pending,
+    )
+    renderer.draw(board, 0)
+    return bytes(renderer.frame).hex()
+
+
+@dataclass
+class TableView:
+    """One table as the page shows it; None: not heard of yet."""
+
+    number: int
+    state: BoardState | None = None
+    online: bool | None = None
+    rgb: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "table",
+            "table": self.number,
+            "state": None if self.state is None else self.state.to_json(),
+            "online": self.online,
+            "rgb": self.rgb,
+        }
+
+
+class HallView:
+    """The hall as the page sees it. :meth:`feed` takes every message of the hall's topics."""
+
+    def __init__(self, hall: str) -> None:
+        self.hall = t.check_hall(hall)
+        self.tables: dict[int, TableView] = {}
+        self.round: dict[str, Any] | None = None
+        self.standings: dict[str, Any] | None = None
+        self.hub = Hub()
+        self.updates = 0  # messages taken, for tests and benchmarks
+        self._renderer = Renderer(None)
+
+    def table(self, number: int) -> TableView:
+        view = self.tables.get(number)
+        if view is None:
+            view = self.tables[number] = TableView(number)
+        return view
+
+    def feed(self, topic: str, payload: bytes) -> None:
+        """Take one message (anything not for the page is ignored; a bad payload is logged)."""
+        try:
+            name = t.parse(topic)
+            if name.table is None:
+                obj = json.loads(payload)
+                if name.leaf == t.ROUND:
+                    self.round = obj
+                    self.hub.publish({"type": "round", "round": obj})
+                else:
+                    self.standings = obj
+                    self.hub.publish({"type": "standings", "standings": obj})
+            elif name.leaf in (t.STATE, t.EVENT):
+                self.set_state(name.table, messages.decode_state(payload))
+            elif name.leaf == t.ONLINE:
+                self.set_online(name.table, messages.decode_online(payload))
+            else:
+                return
+        except (HallError, ValueError) as err:
+            log.warning("%s: %s", topic, err)
+            return
+        self.updates += 1
+
+    def set_state(self, table: int, state: BoardState) -> None:
+        view = self.table(table)
+        if view.state == state:
+            return  # the same state again (state and event carry the same bytes)
+        view.state = state
+        view.rgb = frame_hex(state, self._renderer)
+        self.hub.publish(view.to_json())
+
+    def set_online(self, table: int, online: bool) -> None:
+        view = self.table(table)
+        if view.online != online:
+            view.online = online
+            self.hub.publish(view.to_json())
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Everything, as the messages a page that just connected needs."""
+        out: list[dict[str, Any]] = [{"type": "hall", "hall": self.hall}]
+        if self.round is not None:
+            out.append({"type": "round", "round": self.round})
+        if self.standings is not None:
+            out.append({"type": "standings", "standings": self.standings})
+        out += [self.tables[n].to_json() for n in sorted(self.tables)]
+        return out
+
+
+def view_filters(hall: str) -> Iterable[str]:
+    """The topic filters that feed a view (and the director)."""
+    for leaf in (t.STATE, t.EVENT, t.ONLINE):
+        yield t.table_topic(hall, "+", leaf)
+    for leaf in t.HALL_LEAVES:
+        yield t.hall_topic(hall, leaf)
+
+
+async def follow(view: HallView, address: BrokerAddress, connected: asyncio.Event) -> None:
+    """Feed `view` from the broker as a viewer (read-only, a clean session: the retained
+    messages give the hall as it is), reconnecting until cancelled. `connected` is set while
+    the connection is up."""
+    identifier = f"viewer-{secrets.token_hex(4)}"
+    while True:
+        try:
+            async with address.client(identifier) as client:
+                for topic in view_filters(view.hall):
+                    await client.subscribe(topic, qos=1)
+                connected.set()
+                async for message in client.messages:
+                    view.feed(str(message.topic), bytes(message.payload))
+        except aiomqtt.MqttError as err:
+            if "authori" in str(err):
+                raise HallError(f"the broker refused the page's login: {err}")
+            log.warning("the page lost the broker (%s): reconnecting", err)
+        finally:
+            connected.clear()
+        await asyncio.sleep(RECONNECT_S)
