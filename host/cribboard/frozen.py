@@ -14,7 +14,7 @@ from pathlib import Path
 from cribboard.paths import firmware_dir
 
 FROZEN_PACKAGES = ("cribcore", "cribfw")  # frozen whole: every .py file under them
-FROZEN_MODULES = ("main.py",)  # runs at boot, frozen: the board starts straight into the app
+FROZEN_MODULES = ("main.py", "cribboot.py")  # main.py: the board starts straight into the app
 BOOT_SCRIPT = "ports/rp2/_boot.py"  # frozen as `_boot.py`, in place of the port's own
 
 

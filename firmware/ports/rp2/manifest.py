@@ -6,8 +6,8 @@
 #
 # What it freezes: what the board would freeze without it (its own manifest, else the port's),
 # then the `cribcore` and `cribfw` packages and `main.py`, so the board boots straight into the
-# app; and this folder's `_boot.py` in place of the port's `_boot.py` (the script MicroPython
-# runs first at every start, which mounts the file system). host/cribboard/frozen.py lists the
+# app, and `cribboot.py`; and this folder's `_boot.py` in place of the port's `_boot.py` (the
+# script MicroPython runs first at every start: the boot guard, then the file system). host/cribboard/frozen.py lists the
 # same files for the digest the build records.
 import os
 
@@ -23,6 +23,7 @@ firmware = os.path.normpath(os.path.join(os.getcwd(), "..", ".."))
 freeze(firmware, "cribcore")  # noqa: F821
 freeze(firmware, "cribfw")  # noqa: F821
 freeze(firmware, "main.py")  # noqa: F821
+freeze(firmware, "cribboot.py")  # noqa: F821  (the boot guard, which _boot.py starts)
 
 if os.path.isfile("_boot.py"):
     # The port freezes its own `_boot.py`; two frozen files of one name cannot be built, so the
