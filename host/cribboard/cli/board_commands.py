@@ -11,7 +11,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from cribboard.api import Board
+from cribboard.api import Board, Health
 from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
 from cribboard.discovery import resolve_port
 from cribboard.errors import CribboardError
@@ -58,6 +58,7 @@ async def _with_board(args: argparse.Namespace, action: Action, reconnect: bool)
 async def _status(board: Board, args: argparse.Namespace) -> int:
     state = await board.state()
     frame = await board.frame()
+    health = await board.health()
     if args.json:
         print(
             json.dumps(
@@ -69,13 +70,41 @@ async def _status(board: Board, args: argparse.Namespace) -> int:
                     "frame": frame.rgb.hex(),
                     "scale": frame.scale,
                     "milliamps": frame.milliamps,
+                    "health": health.to_json() if health is not None else None,
                 }
             )
         )
     else:
         print(draw_frame(frame.rgb, use_color(args)))
         print(describe_state(state))
+        if health is not None:
+            print(describe_health(health, board.hello.fields))
     return 0
+
+
+def describe_health(health: Health, hello: dict[str, str]) -> str:
+    """The board's health in a line, and a warning line for each thing that needs a look."""
+    minutes, seconds = divmod(health.uptime, 60)
+    hours, minutes = divmod(minutes, 60)
+    up = f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
+    lines = [
+        f"board: up {up}, {health.free_heap // 1024} KB free, "
+        f"{health.saves} save{'s' if health.saves != 1 else ''} to the flash"
+    ]
+    if health.save_errors:
+        last = f" (last: {health.last_save_error})" if health.last_save_error else ""
+        lines.append(
+            f"warning: {health.save_errors} save{'s' if health.save_errors != 1 else ''} to the "
+            f"flash failed{last}: the game is not being kept through a power cut"
+        )
+    if hello.get("fs") == "formatted" and hello.get("boots"):
+        lines.append(
+            "warning: the board's file system crashed its start "
+            f"{hello['boots']} times and was formatted (the game was kept)"
+        )
+    if health.admission_errors:
+        lines.append("warning: the admitted Bluetooth devices could not be saved")
+    return "\n".join(lines)
 
 
 async def _watch(board: Board, args: argparse.Namespace) -> int:
