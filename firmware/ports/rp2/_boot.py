@@ -1,21 +1,70 @@
 # Frozen into the cribboard rp2 images as `_boot.py`, in place of the port's own: MicroPython
-# runs it first at every start, before boot.py and main.py. It mounts the flash's storage region
-# as littlefs at "/", and formats it when it holds no file system yet (a fresh board).
-import machine  # noqa: F401  (left imported, as by the port's own: the REPL has machine and rp2)
+# runs it first at every start (and soft reset), before boot.py and main.py. It starts the boot
+# guard (cribboot.py: the chip's watchdog runs through the boot, a watchdog scratch register
+# counts the boots that crashed or hung), lays out the storage region (the game's and the
+# admitted devices' rings at its end, littlefs on the rest), and mounts the file system at "/":
+# formatted when it holds none (a fresh board) or when it crashed the board twice in a row.
+import machine
 import rp2
 
 
-def _mount():
+def _boot():
+    import sys
+
+    import cribboot
     import vfs
 
-    flash = rp2.Flash()  # the whole storage region, after the firmware
-    try:
-        root = vfs.VfsLfs2(flash, progsize=256)  # the flash programs in 256-byte pages
-    except OSError:
-        vfs.VfsLfs2.mkfs(flash, progsize=256)
-        root = vfs.VfsLfs2(flash, progsize=256)
-    vfs.mount(root, "/")
+    # The WATCHDOG block (RP2040 datasheet 4.7, RP2350 12.9): CTRL at 0, SCRATCH0..7 from 0x0C.
+    # SCRATCH4..7 belong to the SDK and the boot ROM (watchdog_reboot); SCRATCH2 is free.
+    base = 0x400D8000 if "RP2350" in sys.implementation._machine else 0x40058000
+    scratch2 = base + 0x14
+    ctrl_clear = base + 0x3000  # the atomic bit-clear alias of CTRL
+    enable = 1 << 30  # CTRL.ENABLE
+
+    class Scratch:
+        def get(self):
+            return machine.mem32[scratch2] & 0xFFFFFFFF
+
+        def set(self, value):
+            machine.mem32[scratch2] = value
+
+    class Watchdog:
+        def arm(self, ms):
+            machine.WDT(timeout=ms)  # MicroPython's WDT cannot be stopped: disarm() can
+
+        def disarm(self):
+            machine.mem32[ctrl_clear] = enable
+
+    boot = cribboot.current = cribboot.Boot(Scratch(), Watchdog())
+    whole = rp2.Flash()  # the storage region after the firmware, 4 KiB blocks
+    total = whole.ioctl(4, 0)
+    fs_blocks = total - cribboot.RESERVED_BLOCKS
+    boot.admitted = (whole, fs_blocks, cribboot.ADMIT_BLOCKS)
+    boot.state = (whole, total - cribboot.STATE_BLOCKS, cribboot.STATE_BLOCKS)
+    action = boot.file_system()
+    if action == cribboot.FS_OFF:
+        boot.fs = action
+    else:
+        flash = rp2.Flash(len=fs_blocks * 4096)
+        formatted = action == cribboot.FS_FORMATTED
+        if formatted:
+            vfs.VfsLfs2.mkfs(flash, progsize=256)  # the flash programs in 256-byte pages
+        try:
+            root = vfs.VfsLfs2(flash, progsize=256)
+        except OSError:
+            vfs.VfsLfs2.mkfs(flash, progsize=256)
+            root = vfs.VfsLfs2(flash, progsize=256)
+            formatted = True
+        vfs.mount(root, "/")
+        boot.fs = cribboot.FS_FORMATTED if formatted else cribboot.FS_OK
+    # Python at the REPL (no app, or the app stopped before it said so): a soft timer's callback
+    # runs only when Python is in control, never while MicroPython is stuck in C (a damaged file
+    # system's mount or read, a fault), so it tells the guard the boot came up.
+    def up(timer):
+        cribboot.up()
+
+    machine.Timer(mode=machine.Timer.ONE_SHOT, period=1000, callback=up)  # < cribboot.WATCH_MS
 
 
-_mount()
-del _mount
+_boot()
+del _boot
