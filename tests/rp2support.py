@@ -140,3 +140,71 @@ class RawRepl:
 
     def close(self) -> None:
         self.link.close()
+
+
+class ProtocolLink:
+    """The board's line protocol over a plain serial link: requests and their replies, the
+    events (``! ...`` lines) kept in order as they come."""
+
+    def __init__(self, port: str, timeout: float = 10.0) -> None:
+        self.link = serial.Serial(port, timeout=timeout)
+        self.events: list[bytes] = []
+        self.other: list[bytes] = []  # anything else: REPL output, a banner
+
+    def readline(self) -> bytes:
+        line = self.link.readline()
+        if not line.endswith(b"\n"):
+            raise TimeoutError(f"no whole line from the board; got {line!r}")
+        return line
+
+    def request(self, line: bytes) -> bytes:
+        """Send one request line; its reply (events read meanwhile go to `events`)."""
+        self.link.write(line)
+        return self.reply()
+
+    def reply(self) -> bytes:
+        """The next reply line (``ok ...``, ``err ...``, with or without an id)."""
+        while True:
+            got = self.readline()
+            if got.startswith(b"! "):
+                self.events.append(got)
+            elif got.startswith((b"ok", b"err", b"#")):
+                return got
+            else:
+                self.other.append(got)
+
+    def wait_up(self) -> bytes:
+        """Ping until the app answers (it may still be starting); the reply to hello."""
+        deadline = time.monotonic() + 30
+        self.link.write(b"#up ping\n")
+        while True:
+            got = self.link.readline()
+            if got == b"#up ok\n":
+                return self.request(b"hello\n")
+            if time.monotonic() > deadline:
+                raise TimeoutError("the app never answered")
+            if not got:
+                self.link.write(b"#up ping\n")
+            elif got.startswith(b"! "):
+                self.events.append(got)
+
+    def wait_event(self, match: Callable[[bytes], bool]) -> bytes:
+        """The first event, kept or to come, that `match` accepts (taken out of `events`)."""
+        while True:
+            for event in self.events:
+                if match(event):
+                    self.events.remove(event)
+                    return event
+            got = self.readline()
+            if got.startswith(b"! "):
+                self.events.append(got)
+            else:
+                self.other.append(got)
+
+    def close(self) -> None:
+        self.link.close()
+
+
+def fields(line: bytes) -> dict[str, str]:
+    """The ``key=value`` fields of a protocol line."""
+    return dict(word.partition("=")[::2] for word in line.decode().split() if "=" in word)
