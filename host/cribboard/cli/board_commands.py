@@ -191,6 +191,8 @@ def _deploy(args: argparse.Namespace) -> int:
                 "a board in BOOTSEL mode gets a whole image (--image)"
             )
         flash(drive, choose_image(drive, args.image, images_dir()))
+        if args.image is None and drive.chip.name == "RP2040":
+            print("(a Pico W gets Bluetooth with --image cribboard-RPI_PICO_W.uf2)")
         return 0
     if args.image is not None:
         raise UsageError(
