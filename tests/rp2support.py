@@ -8,10 +8,12 @@ The tests skip, saying so, only when the emulator is not installed (make emulato
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +210,88 @@ class ProtocolLink:
 def fields(line: bytes) -> dict[str, str]:
     """The ``key=value`` fields of a protocol line."""
     return dict(word.partition("=")[::2] for word in line.decode().split() if "=" in word)
+
+
+# --- power cuts during saves ---------------------------------------------------------------
+
+NEXT_OP_WINDOW = 20_000 * 125  # cycles (20 ms) within which a save's next flash operation comes
+
+
+@dataclass
+class CutTally:
+    """What the power cuts hit and what the board restored."""
+
+    cuts: int = 0
+    where: dict[str, int] = field(default_factory=dict)  # erase, program, after the save
+    restored: dict[str, int] = field(default_factory=dict)  # the move, or the state before
+    sources: dict[str, int] = field(default_factory=dict)  # the hello's store= field
+
+    @staticmethod
+    def add(table: dict[str, int], key: str) -> None:
+        table[key] = table.get(key, 0) + 1
+
+    def text(self) -> str:
+        return f"{self.cuts} cuts; in {self.where}; restored {self.restored}; store {self.sources}"
+
+
+NEW_GAME_ST = b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"
+
+
+def game_key(st_reply: bytes) -> dict[str, str]:
+    """The saved fields of a state reply (`st`): all but its revision."""
+    return {k: v for k, v in fields(st_reply).items() if k != "r"}
+
+
+def random_move(rng: random.Random, state: dict[str, str]) -> bytes:
+    """A move a game could have next (never a win: a won game's frame animates)."""
+    fronts = [int(v) for v in state["f"].split(",")]
+    target = int(state["t"])
+    if max(fronts) > target - 14 or rng.random() < 0.05:
+        return b"new\n"
+    roll = rng.random()
+    if roll < 0.1:
+        return b"undo\n"
+    if roll < 0.15:
+        return b"deal\n"
+    return b"peg %d %d\n" % (rng.randrange(2), rng.randint(1, 12))
+
+
+def cut_during_a_save(
+    pico: RP2Board, link: ProtocolLink, rng: random.Random, tally: CutTally, go_on: float
+) -> None:
+    """Make a move, stop the chip at the first flash operation of the save that follows, cut
+    the power at a random cycle of that operation or of a later one of the same save (going on
+    to the next one with probability `go_on`; past the last one, after the save), power on and
+    check what the store restored: the state before the move or the one after, both of which
+    the host saw acknowledged, never another (the rule of tests/test_power_cut.py, exact here
+    since the save that was cut is known)."""
+    before = game_key(link.request(b"st\n"))
+    pico.break_on_flash("any")
+    reply = link.request(random_move(rng, before))
+    after = game_key(link.request(b"st\n"))
+    assert reply.startswith(b"ok") or after == before, reply
+    op: dict[str, Any] | None = pico.wait_halted(timeout=60)["flash_op"]
+    while op is not None and rng.random() < go_on:
+        pico.break_on_flash("any")
+        until = max(pico.clock().cycles, op["end_cycle"]) + NEXT_OP_WINDOW
+        op = pico.flash_op() if pico.run_until(until).cycles < until else None
+    if op is None:
+        tally.add(tally.where, "after")
+        pico.power_cut()
+    else:
+        tally.add(tally.where, op["kind"])
+        pico.power_cut(at_cycle=rng.randint(op["start_cycle"] + 1, op["end_cycle"]))
+    tally.cuts += 1
+    link.events.clear()  # the events of the chip that is gone
+    pico.power_on()
+    hello = fields(link.wait_event(lambda event: event.startswith(b"! hello ")))
+    restored = game_key(link.request(b"st\n"))
+    assert restored in (before, after), f"restored {restored}; before {before}, after {after}"
+    tally.add(tally.sources, hello["store"])
+    tally.add(tally.restored, "the move" if restored == after != before else "before it")
+    # "fresh" only while nothing was ever saved: the restored state is a new game then.
+    assert hello["store"] in ("saved", "backup", "fresh"), hello
+    if hello["store"] == "fresh":
+        assert restored == game_key(NEW_GAME_ST), restored
+    if op is None:
+        assert restored == after and hello["store"] == "saved", (hello, restored, after, before)
