@@ -11,8 +11,9 @@ import rp2
 def _boot():
     import sys
 
-    import cribboot
     import vfs
+
+    import cribboot
 
     # The WATCHDOG block (RP2040 datasheet 4.7, RP2350 12.9): CTRL at 0, SCRATCH0..7 from 0x0C.
     # SCRATCH4..7 belong to the SDK and the boot ROM (watchdog_reboot); SCRATCH2 is free.
@@ -36,6 +37,26 @@ def _boot():
             machine.mem32[ctrl_clear] = enable
 
     boot = cribboot.current = cribboot.Boot(Scratch(), Watchdog())
+    # The boot came up once Python is in control outside the file system's mount: the app says
+    # so itself (App.run); at the REPL (no app, a Ctrl-C) a soft timer's callback does. It runs
+    # only when MicroPython handles events: between bytecodes, at the REPL, and also inside the
+    # flash driver's reads (rp2.Flash.readblocks handles events), so it stands the guard down
+    # only while no mount is in progress: a mount that hangs in littlefs is still caught.
+    mounting = [True]
+
+    def up(timer):
+        if not mounting[0]:
+            timer.deinit()
+            cribboot.up()
+
+    machine.Timer(mode=machine.Timer.PERIODIC, period=1000, callback=up)  # < WATCH_MS
+    try:
+        _mount(boot, cribboot, vfs)
+    finally:
+        mounting[0] = False  # mounted, or a Ctrl-C stopped the boot: Python is in control
+
+
+def _mount(boot, cribboot, vfs):
     whole = rp2.Flash()  # the storage region after the firmware, 4 KiB blocks
     total = whole.ioctl(4, 0)
     fs_blocks = total - cribboot.RESERVED_BLOCKS
@@ -57,14 +78,7 @@ def _boot():
             formatted = True
         vfs.mount(root, "/")
         boot.fs = cribboot.FS_FORMATTED if formatted else cribboot.FS_OK
-    # Python at the REPL (no app, or the app stopped before it said so): a soft timer's callback
-    # runs only when Python is in control, never while MicroPython is stuck in C (a damaged file
-    # system's mount or read, a fault), so it tells the guard the boot came up.
-    def up(timer):
-        cribboot.up()
-
-    machine.Timer(mode=machine.Timer.ONE_SHOT, period=1000, callback=up)  # < cribboot.WATCH_MS
 
 
 _boot()
-del _boot
+del _boot, _mount
