@@ -8,7 +8,31 @@ import machine
 import rp2
 
 
-def _boot():
+def _mount(boot, cribboot, vfs):
+    whole = rp2.Flash()  # the storage region after the firmware, 4 KiB blocks
+    total = whole.ioctl(4, 0)
+    fs_blocks = total - cribboot.RESERVED_BLOCKS
+    boot.admitted = (whole, fs_blocks, cribboot.ADMIT_BLOCKS)
+    boot.state = (whole, total - cribboot.STATE_BLOCKS, cribboot.STATE_BLOCKS)
+    action = boot.file_system()
+    if action == cribboot.FS_OFF:
+        boot.fs = action
+    else:
+        flash = rp2.Flash(len=fs_blocks * 4096)
+        formatted = action == cribboot.FS_FORMATTED
+        if formatted:
+            vfs.VfsLfs2.mkfs(flash, progsize=256)  # the flash programs in 256-byte pages
+        try:
+            root = vfs.VfsLfs2(flash, progsize=256)
+        except OSError:
+            vfs.VfsLfs2.mkfs(flash, progsize=256)
+            root = vfs.VfsLfs2(flash, progsize=256)
+            formatted = True
+        vfs.mount(root, "/")
+        boot.fs = cribboot.FS_FORMATTED if formatted else cribboot.FS_OK
+
+
+def _boot(mount):
     import sys
 
     import vfs
@@ -51,34 +75,10 @@ def _boot():
 
     machine.Timer(mode=machine.Timer.PERIODIC, period=1000, callback=up)  # < WATCH_MS
     try:
-        _mount(boot, cribboot, vfs)
+        mount(boot, cribboot, vfs)
     finally:
         mounting[0] = False  # mounted, or a Ctrl-C stopped the boot: Python is in control
 
 
-def _mount(boot, cribboot, vfs):
-    whole = rp2.Flash()  # the storage region after the firmware, 4 KiB blocks
-    total = whole.ioctl(4, 0)
-    fs_blocks = total - cribboot.RESERVED_BLOCKS
-    boot.admitted = (whole, fs_blocks, cribboot.ADMIT_BLOCKS)
-    boot.state = (whole, total - cribboot.STATE_BLOCKS, cribboot.STATE_BLOCKS)
-    action = boot.file_system()
-    if action == cribboot.FS_OFF:
-        boot.fs = action
-    else:
-        flash = rp2.Flash(len=fs_blocks * 4096)
-        formatted = action == cribboot.FS_FORMATTED
-        if formatted:
-            vfs.VfsLfs2.mkfs(flash, progsize=256)  # the flash programs in 256-byte pages
-        try:
-            root = vfs.VfsLfs2(flash, progsize=256)
-        except OSError:
-            vfs.VfsLfs2.mkfs(flash, progsize=256)
-            root = vfs.VfsLfs2(flash, progsize=256)
-            formatted = True
-        vfs.mount(root, "/")
-        boot.fs = cribboot.FS_FORMATTED if formatted else cribboot.FS_OK
-
-
-_boot()
+_boot(_mount)
 del _boot, _mount
