@@ -22,6 +22,7 @@ import serial
 
 from cribboard.virtual.rp2board import (
     FIRMWARE_IMAGE,
+    NANOS_PER_CYCLE,
     STOCK_IMAGE,
     RP2Board,
     emulator_missing,
@@ -225,13 +226,18 @@ class CutTally:
     where: dict[str, int] = field(default_factory=dict)  # erase, program, after the save
     restored: dict[str, int] = field(default_factory=dict)  # the move, or the state before
     sources: dict[str, int] = field(default_factory=dict)  # the hello's store= field
+    lost_seconds: float = 0.0  # worst time from a lost move's acknowledgment to the cut
 
     @staticmethod
     def add(table: dict[str, int], key: str) -> None:
         table[key] = table.get(key, 0) + 1
 
     def text(self) -> str:
-        return f"{self.cuts} cuts; in {self.where}; restored {self.restored}; store {self.sources}"
+        return (
+            f"{self.cuts} cuts; in {self.where}; restored {self.restored}; store "
+            f"{self.sources}; oldest acknowledged change lost: 1 move back at most, "
+            f"{self.lost_seconds:.3f} s (emulated) before the cut"
+        )
 
 
 NEW_GAME_ST = b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"
@@ -268,6 +274,7 @@ def cut_during_a_save(
     before = game_key(link.request(b"st\n"))
     pico.break_on_flash("any")
     reply = link.request(random_move(rng, before))
+    acked = pico.clock().cycles  # (the chip runs on: the move was acknowledged by now)
     after = game_key(link.request(b"st\n"))
     assert reply.startswith(b"ok") or after == before, reply
     op: dict[str, Any] | None = pico.wait_halted(timeout=60)["flash_op"]
@@ -277,10 +284,11 @@ def cut_during_a_save(
         op = pico.flash_op() if pico.run_until(until).cycles < until else None
     if op is None:
         tally.add(tally.where, "after")
-        pico.power_cut()
+        cut = pico.power_cut()
     else:
         tally.add(tally.where, op["kind"])
-        pico.power_cut(at_cycle=rng.randint(op["start_cycle"] + 1, op["end_cycle"]))
+        cut = pico.power_cut(at_cycle=rng.randint(op["start_cycle"] + 1, op["end_cycle"]))
+    cut_cycle = int(cut.get("cycles", acked))
     tally.cuts += 1
     link.events.clear()  # the events of the chip that is gone
     pico.power_on()
@@ -289,6 +297,9 @@ def cut_during_a_save(
     assert restored in (before, after), f"restored {restored}; before {before}, after {after}"
     tally.add(tally.sources, hello["store"])
     tally.add(tally.restored, "the move" if restored == after != before else "before it")
+    if restored == before != after:
+        lost_s = (cut_cycle - acked) * NANOS_PER_CYCLE / 1e9
+        tally.lost_seconds = max(tally.lost_seconds, lost_s)
     # "fresh" only while nothing was ever saved: the restored state is a new game then.
     assert hello["store"] in ("saved", "backup", "fresh"), hello
     if hello["store"] == "fresh":

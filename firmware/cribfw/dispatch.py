@@ -25,6 +25,7 @@ from cribfw.verbs import HANDLERS, admission_fields, settings_fields, write_hell
 RECENT = const(8)  # replies remembered per link for resent requests
 RECENT_REPLY = const(96)  # longest reply remembered (state-changing replies are short)
 OUT_SIZE = 6 * HOLES + 64  # room for the frame reply in hex
+EVENT_SIZE = const(256)  # the longest event: `! hello` with every field (about 230 bytes)
 DENIED = b"tap the deal button on the board to admit this device"
 
 
@@ -90,7 +91,7 @@ class Dispatcher:
         self.ctx = ctx
         self.req = P.Request()
         self.out = P.LineWriter(OUT_SIZE)
-        self.event = P.LineWriter(200)
+        self.event = P.LineWriter(EVENT_SIZE)
         self.brief = P.LineWriter(32)
         self._published_rev = ctx.game.rev
         self._published_settings = ctx.settings_rev

@@ -17,8 +17,9 @@ from cribcore.protocol import MAX_ID, MAX_LINE, is_id_char
 # Where the reading of a line's '#ID ' prefix stands.
 _LEAD = const(0)  # only spaces so far
 _IN_ID = const(1)  # after '#': id characters
-_READ = const(2)  # the id and the space after it were read whole
-_NONE = const(3)  # the line has no id (or a malformed one)
+_IN_ID_CR = const(2)  # id characters, then "\r": whole if the newline follows ("\r\n")
+_READ = const(3)  # the id and the space after it were read whole
+_NONE = const(4)  # the line has no id (or a malformed one)
 
 
 class LineAssembler:
@@ -44,6 +45,7 @@ class LineAssembler:
             if self.discarding:
                 # "#ID" then the newline: the id ended with the line, it was read whole.
                 whole = self._id_state == _READ or self._id_state == _IN_ID
+                whole = whole or self._id_state == _IN_ID_CR
                 id_len = self.id_len if whole else 0
                 self.reset()
                 self._on_too_long(self.id, id_len)
@@ -69,8 +71,12 @@ class LineAssembler:
                 self._id_state = _IN_ID
             elif c != 32:
                 self._id_state = _NONE
+        elif self._id_state == _IN_ID_CR:
+            self._id_state = _NONE  # "\r" inside the line: not an id
         elif c == 32:
             self._id_state = _READ if self.id_len else _NONE
+        elif c == 13 and self.id_len:
+            self._id_state = _IN_ID_CR
         elif is_id_char(c) and self.id_len < MAX_ID:
             self.id[self.id_len] = c
             self.id_len += 1

@@ -543,3 +543,35 @@ def test_health_reports_the_board():
         assert W.decode_line(s.send(b"#h health\n")[0]).fields["bad"] == "3"
     finally:
         s.close()
+
+
+def test_the_hello_event_carries_every_field_of_the_hello_reply():
+    """The `! hello` a board pushes when it starts is the hello reply's fields whole, with the
+    longest values a board's start can give them (a cut line would lose the Bluetooth name)."""
+    s = Session()
+    try:
+        ctx = s.dispatcher.ctx
+        ctx.stored = b"fresh-version"
+        ctx.boot_fs = b"formatted"
+        ctx.boot_failed = 99
+        ctx.ble_name = b"Cribboard-FFFF"
+        ctx.firmware_version = b"10.10.10-dev"
+        reply = s.send(b"hello\n")[0]
+        s.dispatcher.announce()
+        assert s.out.take() == [b"! hello" + reply[2:]], reply
+        assert reply.endswith(b" ble=Cribboard-FFFF\n"), reply
+    finally:
+        s.close()
+
+
+def test_a_too_long_line_ending_in_its_id_and_crlf_keeps_the_id():
+    """"\\r\\n" ends a line as "\\n" does, also after the id of a line too long to keep; a
+    "\\r" inside the line is not part of an id."""
+    s = Session()
+    try:
+        assert s.send(b" " * 70 + b"#abc\r\n") == [b"#abc err too_long line too long\n"]
+        assert s.send(b" " * 70 + b"#abc\n") == [b"#abc err too_long line too long\n"]
+        assert s.send(b" " * 70 + b"#abc\rx\n") == [b"err too_long line too long\n"]
+        assert s.send(b"#abd\r" + b" " * 70 + b"\r\n") == [b"err too_long line too long\n"]
+    finally:
+        s.close()
