@@ -178,7 +178,9 @@ def virtual_cuts(cuts: int, timing: powercut.Timing, seed: int) -> Stage:
             with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
                 link = powercut.Link(vboard.port)
                 try:
-                    powercut.run_cuts(random.Random(seed), vboard, sim, link, image, tally, cuts, timing)
+                    powercut.run_cuts(
+                        random.Random(seed), vboard, sim, link, image, tally, cuts, timing
+                    )
                 finally:
                     link.close()
         except AssertionError as violation:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 import vectors as V
+
 from cribcore.state import GameState
 
 ID_CHARS = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

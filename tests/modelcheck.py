@@ -91,7 +91,9 @@ class RadioCentral:
 
     def write(self, data: bytes) -> None:
         for at in range(0, len(data), 20):
-            reply = self._commands.request(f"ble-write {self.conn} {self.rx} {data[at:at + 20].hex()}")
+            reply = self._commands.request(
+                f"ble-write {self.conn} {self.rx} {data[at : at + 20].hex()}"
+            )
             if reply != "ok":
                 raise RuntimeError(f"ble-write: {reply}")
 
@@ -225,7 +227,13 @@ class Checker:
     def check_line(self, name: str, line: bytes) -> Step:
         self.sent.append((name, line))
         self.lines += 1
-        step = self.model.expect(name, line)
+        try:
+            step = self.model.expect(name, line)
+        except Violation:
+            raise
+        except AssertionError as error:  # the game's rules broke one of the document's
+            self.fail(f"{name}: {line!r}: {error}")
+            raise
         reply = b""
         for link, outs in step.outputs.items():
             for i, out in enumerate(outs):
@@ -269,7 +277,9 @@ class Checker:
         """The reply carries the request's id, as the document reads it, or none."""
         rid = reply[1:].split(b" ", 1)[0] if reply.startswith(b"#") else b""
         if rid != step.rid:
-            self.fail(f"{step.link}: the reply {reply!r} answers another request than {step.line!r}")
+            self.fail(
+                f"{step.link}: the reply {reply!r} answers another request than {step.line!r}"
+            )
 
     def _check_health(self, link: str, line: bytes) -> None:
         fields = {k: int(v) for k, v in _fields(line).items() if k != "slast"}

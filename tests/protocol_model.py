@@ -57,9 +57,7 @@ MAX_LINE = 64
 MAX_ID = 8
 REMEMBERED = 8
 MAX_DIGITS = 6
-CAPS = (
-    "hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,admit,brief,health"
-)
+CAPS = "hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,admit,brief,health"
 DENIED_TEXT = b"tap the deal button on the board to admit this device"
 WORDS = (b"clear", b"x2", b"open")
 ID_CHARS = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -321,7 +319,7 @@ class ProtocolModel:
         elif verb == b"st":
             out.append(Out(exact=ok(rid, state_fields(game))))
         elif verb == b"frame":
-            out.append(Out(pattern=frame_reply(rid), check="frame"))
+            out.append(Out(pattern=frame_reply(rid)))
         elif verb == b"health":
             out.append(Out(pattern=health_reply(rid), check="health"))
         elif verb == b"test":
@@ -694,8 +692,3 @@ HEALTH_KEYS += rb"lost=(\d+) bad=(\d+)\n"
 
 def health_reply(rid: bytes) -> re.Pattern[bytes]:
     return re.compile(_id_prefix(rid) + HEALTH_KEYS)
-
-
-def parse_state(line: bytes) -> dict[str, str]:
-    """The KEY=VALUE fields of a reply or event line."""
-    return dict(w.partition("=")[::2] for w in line.decode().split() if "=" in w)

@@ -565,7 +565,7 @@ def test_the_hello_event_carries_every_field_of_the_hello_reply():
 
 
 def test_a_too_long_line_ending_in_its_id_and_crlf_keeps_the_id():
-    """"\\r\\n" ends a line as "\\n" does, also after the id of a line too long to keep; a
+    """ "\\r\\n" ends a line as "\\n" does, also after the id of a line too long to keep; a
     "\\r" inside the line is not part of an id."""
     s = Session()
     try:
