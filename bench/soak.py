@@ -57,6 +57,7 @@ class Stage:
     violations: int = 0
     seconds: float = 0.0
     skipped: str = ""
+    errors: list[str] = field(default_factory=list)  # the soak's own failures (a timeout...)
 
 
 # --- the fuzzer --------------------------------------------------------------------------------
@@ -127,6 +128,8 @@ def fuzz(name: str, lines: int, seed: int, rp2: bool) -> Stage:
                     rate = done / (time.monotonic() - started)
                     print(f"{name}: {done} lines, {rate:.0f} lines/s", flush=True)
             checked += checker.lines
+        except Exception as error:  # the soak's own machinery failed (a board that won't start)
+            stage.errors.append(f"{type(error).__name__}: {error}")
         finally:
             board.stop()
     stage.seconds = time.monotonic() - started
@@ -186,6 +189,8 @@ def virtual_cuts(cuts: int, timing: powercut.Timing, seed: int) -> Stage:
         except AssertionError as violation:
             stage.violations += 1
             print(f"{stage.name}: VIOLATION: {violation}", flush=True)
+        except Exception as error:  # the soak's own machinery failed: not a clean run either
+            stage.errors.append(f"{type(error).__name__}: {error}")
         finally:
             for key, value in saved_env.items():
                 if value is None:
@@ -226,6 +231,8 @@ def rp2_cuts(cuts: int, seed: int) -> Stage:
         except AssertionError as violation:
             stage.violations += 1
             print(f"{stage.name}: VIOLATION: {violation}", flush=True)
+        except Exception as error:
+            stage.errors.append(f"{type(error).__name__}: {error}")
         finally:
             link.close()
             pico.stop()
@@ -251,7 +258,7 @@ def main() -> int:
     parser.add_argument("--board-cuts", type=int, default=100, help="power cuts, board delays")
     parser.add_argument("--examples", type=int, default=500, help="state machine examples")
     parser.add_argument("--rp2-cuts", type=int, default=1000, help="power cuts, emulated RP2040")
-    parser.add_argument("--rp2-lines", type=int, default=20_000, help="fuzz lines, RP2040")
+    parser.add_argument("--rp2-lines", type=int, default=10_000, help="fuzz lines, RP2040")
     parser.add_argument("--seed", type=int, default=20240521)
     args = parser.parse_args()
 
@@ -282,9 +289,12 @@ def main() -> int:
         print(f"{stage.name:<58} {stage.violations:>10} {stage.seconds / 60:>6.1f} min")
         for figure in stage.figures:
             print(f"    {figure}")
+        for error in stage.errors:
+            print(f"    ERROR (the soak stopped this stage): {error}")
     violations = sum(stage.violations for stage in stages)
-    print(f"violations: {violations}")
-    return 1 if violations else 0
+    errors = sum(len(stage.errors) for stage in stages)
+    print(f"violations: {violations}; errors: {errors}")
+    return 1 if violations or errors else 0
 
 
 if __name__ == "__main__":
