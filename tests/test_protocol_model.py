@@ -243,8 +243,8 @@ class ProtocolMachine(RuleBasedStateMachine):
         return "ble" if to_central and self.central is not None else "usb"
 
     def _send(self, link: str, data: bytes, pieces: int = 1) -> None:
-        if link == "ble" and data.startswith(b"!"):
-            data = b"x" + data  # a line starting with "!" is a control pad packet there
+        if link == "ble":  # a line starting with "!" is a control pad packet there
+            data = b"\n".join(b"x" + ln if ln[:1] == b"!" else ln for ln in data.split(b"\n"))
         self.checker.send(link, data, pieces)
         for line in data.split(b"\n"):
             if line.lstrip().startswith(b"#"):
