@@ -56,11 +56,18 @@ def test_status_draws_the_board(vboard: VirtualBoard, capsys: pytest.CaptureFixt
     capsys.readouterr()
     assert main(["--port", vboard.port, "status", "--no-color"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    rows = [line for line in lines[:5] if "win" not in line]
+    rows = [line.split(maxsplit=2)[2] for line in lines[:5] if "win" not in line]
     assert len(rows) == 4 and all(len(r.replace(" ", "")) == 30 for r in rows)
-    # second lap: blue's two rows glow (':'), with the front and back pegs on them
+    assert [line[:8] for line in lines[:5]] == [
+        "blue   >",
+        "blue   <",
+        "     win",
+        "orange <",
+        "orange >",
+    ]
+    # second lap: blue's two rows glow (':'), with the front (B) and back (b) pegs on them
     assert rows[0].count(":") + rows[1].count(":") == 58
-    assert "#" in rows[0] and "+" in rows[0]
+    assert "B" in rows[0] and "b" in rows[0]
 
 
 @pytest.mark.parametrize(
@@ -165,11 +172,11 @@ def test_sim_show_draws_the_board_as_it_changes() -> None:
         sim.stdout.readline()
         assert run("--port", port, "peg", "0", "1").returncode == 0
         pictures: list[list[str]] = []
-        while not pictures or pictures[-1][0][0] == ".":  # until blue's peg lights hole 1
-            pictures.append([sim.stdout.readline().rstrip("\n") for _ in range(5)])
+        while not pictures or pictures[-1][0][9] == ".":  # until blue's peg lights hole 1
+            pictures.append([sim.stdout.readline().rstrip("\n") for _ in range(6)])
             assert len(pictures) < 10, pictures
         rows = pictures[-1]
-        assert rows[2].endswith("win") and rows[0].startswith("+ . . . .")
+        assert rows[2] == "     win b" and rows[0].startswith("blue   > B . . . .")
     finally:
         sim.send_signal(signal.SIGINT)
         sim.wait(timeout=10)

@@ -73,7 +73,7 @@ async def _status(board: Board, args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(draw_frame(frame.rgb, use_color(args)))
+        print(draw_frame(frame.rgb, use_color(args), state.players))
         print(describe_state(state))
     return 0
 

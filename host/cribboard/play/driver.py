@@ -346,7 +346,7 @@ def run_play(
     """`cribboard play`: you (blue) against the computer (orange), scored on the board found on
     USB, else on the virtual board; to `target` (61 or 121; None: 121)."""
     from cribboard.play.boards import choose_board
-    from cribboard.play.players import Computer, HumanTerminal
+    from cribboard.play.players import Computer, HumanTerminal, LeaveGame
     from cribboard.play.screen import TableScreen
     from cribboard.rules.variants import SHORT
 
@@ -375,6 +375,11 @@ def run_play(
 
     try:
         asyncio.run(main())
-    except (KeyboardInterrupt, EOFError):
+    except LeaveGame:
+        print("you left the game; the board keeps the score")
+    except EOFError:  # the end of the input: the person is gone
         print()
+    except KeyboardInterrupt:
+        print()
+        return 130
     return 0

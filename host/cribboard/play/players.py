@@ -28,6 +28,7 @@ from cribboard.rules.errors import CardError
 from cribboard.rules.pegging import Laid, peg_combos
 from cribboard.rules.show import hand_points, points_of_ranks
 from cribboard.rules.variants import Variant
+from cribboard.terminal import fit_lines
 
 
 @dataclass(frozen=True)
@@ -242,11 +243,26 @@ class Computer(Player):
 
 # --- a person at the terminal ------------------------------------------------------------------
 
+PLAY_KEYS = """\
+  5H JD 10S     cards by rank and suit (T or 10 for a ten; suits C D H S)
+  1 2           cards by their place in your hand, as numbered
+  Enter         lay the only card you can lay
+  ?  help       q  leave the game"""
+"""The keys of `cribboard play`, shown by `?`."""
+
+_QUIT_WORDS = ("q", "quit", "exit")
+_HELP_WORDS = ("?", "h", "help")
+
+
+class LeaveGame(Exception):  # noqa: N818 (not an error: the person chose to go)
+    """The person at the terminal typed q: the game ends here."""
+
 
 class HumanTerminal(Player):
     """A person typing at the terminal. `input` and `output` default to the built-ins; tests
     pass their own. Cards are typed as `5H JD 10S` (or `TS`), or by their position in the hand
-    (`1`..`6`); Enter alone lays the only card that can be laid."""
+    (`1`..`6`); Enter alone lays the only card that can be laid; `?` shows the keys and `q`
+    leaves the game (LeaveGame)."""
 
     interactive = True
 
@@ -282,30 +298,47 @@ class HumanTerminal(Player):
     def _numbered(hand: Sequence[Card]) -> str:
         return "  ".join(f"{i}:{card}" for i, card in enumerate(hand, 1))
 
+    def _say(self, text: str) -> None:
+        self._output("\n".join(fit_lines([text])))
+
+    def _ask(self, prompt: str) -> str | None:
+        """A line typed in answer to `prompt`; None after `?` (the keys were shown). Raises
+        LeaveGame for `q`."""
+        line = self._input(prompt).strip()
+        word = line.lower()
+        if word in _QUIT_WORDS:
+            raise LeaveGame
+        if word in _HELP_WORDS:
+            self._say(PLAY_KEYS)
+            return None
+        return line
+
     def discard(self, view: DiscardView) -> tuple[Card, ...]:
         hand = sorted(view.hand)
         whose = "your" if view.my_crib else "their"
-        self._output(f"{self.name}: your cards  {self._numbered(hand)}")
+        self._say(f"{self.name}: your cards  {self._numbered(hand)}")
         while True:
-            line = self._input(f"lay {view.discards} away to {whose} crib (cards or positions): ")
+            line = self._ask(f"lay {view.discards} away to {whose} crib (? for help): ")
+            if line is None:
+                continue
             try:
                 picked = self._pick(line.replace(",", " ").split(), hand)
                 if len(picked) != view.discards:
                     raise CardError(f"lay away {view.discards}, not {len(picked)}")
                 return tuple(picked)
             except CardError as err:
-                self._output(f"  {err}")
+                self._say(f"  {err}")
 
     def choose_card(self, view: PlayView) -> Card:
         hand = sorted(view.hand)
         series = format_cards(view.series) or "-"
-        self._output(
-            f"{self.name}: count {view.count} ({series}); your cards  {self._numbered(hand)}"
-        )
+        self._say(f"{self.name}: count {view.count} ({series}); your cards  {self._numbered(hand)}")
         only = view.playable[0] if len(view.playable) == 1 else None
-        hint = f" [Enter: {only}]" if only else ""
+        hint = f" [Enter: {only}]" if only else " (? for help)"
         while True:
-            line = self._input(f"lay a card{hint}: ").strip()
+            line = self._ask(f"lay a card{hint}: ")
+            if line is None:
+                continue
             try:
                 if not line:
                     if only is None:
@@ -321,4 +354,4 @@ class HumanTerminal(Player):
                     )
                 return card
             except CardError as err:
-                self._output(f"  {err}")
+                self._say(f"  {err}")

@@ -46,7 +46,7 @@ from cribboard.rules.cards import Card, format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.show import HandCount, count_hand
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
-from cribboard.terminal import describe_state, draw_frame
+from cribboard.terminal import describe_state, draw_frame, fit_lines
 from cribcore.limits import MAX_POINTS, TARGETS
 
 KEYS = """\
@@ -54,13 +54,14 @@ KEYS = """\
   b5  o7        blue / orange pegs 5 / 7 in the play (b alone: 1, a go)
   j             his heels: 2 for the dealer
   s 5D          the starter (a jack pegs his heels)
-  c 5H 5S 5C JD [5D]    count these cards for the next hand (starter last, or set by s)
+  c 5H 5S 5C JD [5D]    count these cards for the next hand
+                        (the starter last, or the one set with s)
   12 5H 5S 5C JD [5D]   a claimed count with its cards: checked, muggins if short
   m             muggins: the opponent takes the points just overlooked
   d   d o       pass the deal on / orange deals (four players: d o2)
   u             undo the last entry
   n   n 61      new game (to 121, or 61)
-  ?  help     q  quit"""
+  ?  help       q  quit"""
 
 IMPOSSIBLE = (19, 25, 26, 27)
 """Counts no four-card hand or crib can make (19 is the table's word for nothing)."""
@@ -588,12 +589,11 @@ class Scorekeeper:
         state = await self._read()
         lines = []
         if self.where:
-            lines.append(f"cribboard scorekeeper on {self.where}")
-        lines.append(draw_frame(frame.rgb, self.color))
-        lines.append(describe_state(state))
+            lines.extend(fit_lines([f"cribboard scorekeeper on {self.where}"]))
+        lines.append(draw_frame(frame.rgb, self.color, state.players))
+        lines.append(describe_state(state, self.game.partnerships))
         lines.append("")
-        lines.extend(self.messages)
-        lines.extend(self.status())
+        lines.extend(fit_lines([*self.messages, *self.status()]))
         text = "\n".join(lines)
         self._output(CLEAR + text if self.color else text)
 
@@ -658,4 +658,4 @@ def run_scorekeeper(
         return asyncio.run(main())
     except KeyboardInterrupt:
         builtins.print()
-        return 0
+        return 130
