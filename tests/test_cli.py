@@ -106,7 +106,26 @@ def test_no_board_says_how_to_start_the_virtual_one() -> None:
 def test_a_port_that_does_not_exist(tmp_path: Path) -> None:
     result = run("--port", str(tmp_path / "ttyNONE"), "status")
     assert result.returncode == 1
-    assert result.stderr.startswith("cribboard: cannot open ")
+    assert (
+        result.stderr == f"cribboard: cannot open {tmp_path / 'ttyNONE'}: there is no such port\n"
+    )
+
+
+def test_a_file_that_is_not_a_serial_port() -> None:
+    result = run("peg", "blue", "12", "--port", "/dev/null")
+    assert result.returncode == 1
+    assert result.stderr == "cribboard: /dev/null is not a serial port\n"
+
+
+def test_global_options_after_the_command(
+    vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["peg", "blue", "12", "--port", vboard.port, "--timeout", "3"]) == 0
+    assert "blue     12" in capsys.readouterr().out
+    # after the command wins over before it, as the later of two options does
+    assert main(["--port", "/dev/null", "status", "--no-color", "--port", vboard.port]) == 0
+    assert "game to 121" in capsys.readouterr().out
+    assert main(["--port", vboard.port, "undo"]) == 0  # before the command, as ever
 
 
 def test_port_from_the_environment(vboard: VirtualBoard) -> None:

@@ -85,8 +85,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _count(args: argparse.Namespace) -> int:
     if args.all_hands:
-        if args.cards or args.no_starter:
-            raise UsageError("--all-hands takes no cards and no --no-starter")
+        if args.cards or args.no_starter or args.five_card:
+            raise UsageError("--all-hands takes no cards, no --no-starter and no --five-card")
         started = time.perf_counter()
         table = all_hands_table(crib=args.crib)
         elapsed = time.perf_counter() - started
@@ -98,16 +98,31 @@ def _count(args: argparse.Namespace) -> int:
     cards = parse_cards(args.cards)
     if not cards:
         raise CardError("give the hand's cards, then the starter (or --all-hands)")
+    if args.no_starter and args.crib:
+        raise UsageError("a crib is counted with its starter")
+    _check_card_count(len(cards), args)
     if args.no_starter:
-        if args.crib:
-            raise UsageError("a crib is counted with its starter")
         hand_count = count_hand(cards, None)
     else:
-        if len(cards) < 2:
-            raise CardError("give the hand's cards, then the starter")
         hand_count = count_hand(cards[:-1], cards[-1], crib=args.crib)
     print(format_count(hand_count))
     return 0
+
+
+def _check_card_count(given: int, args: argparse.Namespace) -> None:
+    """A hand is four cards (three in the five-card game), a crib four, then the starter: a
+    card missing is an error, never a smaller hand counted."""
+    size = 3 if args.five_card and not args.crib else 4
+    wanted = size if args.no_starter else size + 1
+    if given == wanted:
+        return
+    what = "crib" if args.crib else "hand"
+    if args.no_starter:
+        raise CardError(f"a {what} has {size} cards, not {given}")
+    message = f"a {what} has {size} cards, then the starter: {wanted} cards, not {given}"
+    if given == wanted - 1 and not args.crib and not args.five_card:
+        message += " (the starter forgotten? a three-card hand of the five-card game: --five-card)"
+    raise CardError(message)
 
 
 def format_count(count: HandCount) -> str:
@@ -190,10 +205,15 @@ APP_COMMANDS: tuple[Command, ...] = (
                 "cards",
                 nargs="*",
                 metavar="CARD",
-                help="3 or 4 hand cards (a crib: 4), then the starter",
+                help="4 hand cards (a crib: 4; --five-card: 3), then the starter",
             ),
             arg("--crib", action="store_true", help="count as the crib (flush only with all five)"),
             arg("--no-starter", action="store_true", help="the cards alone, no starter"),
+            arg(
+                "--five-card",
+                action="store_true",
+                help="a three-card hand of the five-card game (its crib has four)",
+            ),
             arg(
                 "--all-hands",
                 action="store_true",

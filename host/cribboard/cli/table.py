@@ -69,7 +69,9 @@ class _SubParser(OneLineParser):
 def build_parser(
     commands: Sequence[Command], global_args: Sequence[Arg], description: str
 ) -> argparse.ArgumentParser:
-    """The command line's parser: the global options, then one sub-parser per command."""
+    """The command line's parser: the global options, then one sub-parser per command. The
+    global options are accepted after the command too (`cribboard peg blue 12 --port X`),
+    except where the command has an option of the same name (`serve --port`)."""
     parser = OneLineParser(prog=PROG, description=description)
     for option in global_args:
         parser.add_argument(*option.names, **option.options)
@@ -89,7 +91,26 @@ def build_parser(
                     group.add_argument(*one.names, **one.options)
             else:
                 sub_parser.add_argument(*item.names, **item.options)
+        if not command.takes_rest:
+            _add_global_args(sub_parser, command, global_args)
     return parser
+
+
+def _add_global_args(
+    sub_parser: argparse.ArgumentParser, command: Command, global_args: Sequence[Arg]
+) -> None:
+    """The global options, for after the command: given there, they replace the values given
+    before it (or the defaults); not given, they leave those alone (SUPPRESS)."""
+    own = {
+        name
+        for item in command.args
+        for one in (item.args if isinstance(item, OneOf) else (item,))
+        for name in one.names
+    }
+    for option in global_args:
+        if option.options.get("action") == "version" or own & set(option.names):
+            continue
+        sub_parser.add_argument(*option.names, **{**option.options, "default": argparse.SUPPRESS})
 
 
 def use_color(args: argparse.Namespace) -> bool:
