@@ -11,6 +11,7 @@ from serial.tools import list_ports
 
 from cribboard.client import Client, Hello
 from cribboard.errors import CribboardError, NoBoardFound
+from cribboard.repl import AtPrompt
 from cribboard.transport import SerialTransport
 from cribcore.profiles import PROFILES
 
@@ -26,6 +27,8 @@ class FoundBoard:
     description: str
     hello: Hello | None
     problem: str = ""
+    at_prompt: bool = False
+    """It is at MicroPython's prompt, its app stopped (opening it by its port restarts it)."""
 
 
 def known_usb_ids() -> dict[tuple[int, int], str]:
@@ -48,8 +51,15 @@ def candidate_ports() -> list[tuple[str, str]]:
 
 
 async def probe(port: str, timeout: float = 1.5) -> Hello:
-    """Say hello on `port`; raises CribboardError when no board answers."""
-    client = Client(lambda: SerialTransport(port), timeout=timeout, heartbeat=0, reconnect=False)
+    """Say hello on `port`; raises CribboardError when no board answers (AtPrompt for a board
+    at MicroPython's prompt: looking restarts nothing)."""
+    client = Client(
+        lambda: SerialTransport(port),
+        timeout=timeout,
+        heartbeat=0,
+        reconnect=False,
+        restart_at_prompt=False,
+    )
     try:
         return await client.connect()
     finally:
@@ -63,6 +73,8 @@ async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundB
     async def one(device: str, description: str) -> FoundBoard:
         try:
             return FoundBoard(device, description, await probe(device))
+        except AtPrompt as err:
+            return FoundBoard(device, description, None, str(err), at_prompt=True)
         except CribboardError as err:
             return FoundBoard(device, description, None, str(err))
 
@@ -89,7 +101,14 @@ async def resolve_port(port: str | None = None, *, first_of_several: bool = Fals
     named = named_port(port)
     if named:
         return ChosenPort(named, f"the board on {named}")
-    boards = [board for board in await find_boards() if board.hello is not None]
+    found = await find_boards()
+    boards = [board for board in found if board.hello is not None]
+    stopped = [board.port for board in found if board.at_prompt]
+    if not boards and stopped:
+        raise NoBoardFound(
+            f"no board answered; {', '.join(stopped)} sits at the MicroPython prompt (after "
+            "mpremote?): name it with --port and its app is restarted"
+        )
     if not boards:
         raise NoBoardFound(
             "no board found: plug one in, or start the virtual board with "
