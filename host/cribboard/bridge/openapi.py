@@ -71,7 +71,11 @@ SCHEMAS: dict[str, Any] = {
             "games": _int_list("games won"),
             "pending": _int_list("counts being previewed (0: none)"),
             "undo": {"type": "integer", "description": "changes that can be undone"},
-            "skunk_double": {"type": "boolean", "description": "a skunk counts two games"},
+            "skunk_double": {
+                "type": "boolean",
+                "description": "a skunk (or double skunk) counts as two games won, not one "
+                "(the board's rule, set over the line protocol: `games x2 1`)",
+            },
         },
     },
     "Change": {
@@ -198,6 +202,15 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
             "401": _error_response("the token is missing or wrong"),
             "403": _error_response("refused: a request from another origin without a token"),
             "404": _error_response("no such board"),
+            "405": {
+                **_error_response(f"this path takes {op.method} only"),
+                "headers": {
+                    "Allow": {
+                        "description": "the method this path takes",
+                        "schema": {"type": "string"},
+                    }
+                },
+            },
             "503": _error_response("the board is not connected (the bridge is reconnecting)"),
         },
     }

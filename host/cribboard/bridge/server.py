@@ -155,7 +155,11 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPException as err:
         if err.status < 400:
             raise
-        body = {"error": _HTTP_CODES.get(err.status, "http_error"), "message": err.reason}
+        message = err.reason
+        if isinstance(err, web.HTTPMethodNotAllowed):
+            allowed = sorted(err.allowed_methods - {"HEAD"}) or sorted(err.allowed_methods)
+            message = f"{err.method} is not allowed on {request.path}: use {' or '.join(allowed)}"
+        body = {"error": _HTTP_CODES.get(err.status, "http_error"), "message": message}
         response = web.json_response(body, status=err.status)
         if "Allow" in err.headers:
             response.headers["Allow"] = err.headers["Allow"]
