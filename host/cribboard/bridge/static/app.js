@@ -2,7 +2,7 @@
 // page comes from one (cribboard serve), or straight to a board over Web Bluetooth.
 
 import { makeCodec } from "./codec.js";
-import { BoardView } from "./board.js";
+import { BoardView, screenColor } from "./board.js";
 import { BleLink, BridgeLink } from "./links.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -10,10 +10,34 @@ const params = new URLSearchParams(location.search);
 const QUICK_POINTS = [1, 2, 3, 4, 5, 6];
 const RESULTS = { won: "wins", skunk: "wins, skunk", double_skunk: "wins, double skunk" };
 
+// The page's own words: whole sentences with named {placeholders}, ready to be translated.
+const TEXT = {
+  deal: "Deal {deal} · {dealer} deals and has the crib · {pone} leads and counts first",
+  show: "The show counts {hands}, then {crib}",
+  hand: "{player}'s hand",
+  crib: "{player}'s crib",
+  over: "{winner} {result}: New game starts the next one",
+  meta: "back {back} · lap {lap} of {laps} · games {games}",
+  metaLast: "back {back} · lap {lap} of {laps}, the last · games {games}",
+  legendFront: "Bright: the front peg, the score",
+  legendBack: "Dim: the back peg, the score before the last count",
+  legendGlow: "A whole track glowing faintly: that player is on the second lap",
+  legendLaps: "The bottom row counts laps: a hole for each lap started (blue, orange, purple from the left)",
+  legendSkunk: "White hole on a trailing player's track: the skunk line ({skunk}), or the double skunk line ({double}), that the leader has passed",
+  legendSkunkOnly: "White hole on a trailing player's track: the skunk line ({skunk}) that the leader has passed",
+  legendWin: "The game hole: faint in the dealer's colour; pulsing for the winner",
+  legendCount: "Blinking white: a count being entered on the board's buttons",
+};
+
+function say(template, values = {}) {
+  return template.replace(/\{(\w+)\}/g, (_, name) => String(values[name]));
+}
+
 let layout, limits, codec, view, link;
 let current = params.get("board");
 const states = {};
 const frames = {};
+const deals = {};
 const logLines = [];
 
 async function fetchJson(path) {
@@ -85,13 +109,98 @@ function buildPlayers(count) {
   }
 }
 
+// --- the game: laps, the deal, whose count is next ----------------------------------------
+
+function lapLength(players) {
+  return layout.tracks[String(players)][0].length;
+}
+
+function lapsOf(state) {
+  const length = lapLength(state.players);
+  const lap = state.front === 0 ? 1 : Math.floor((state.front - 1) / length) + 1;
+  return { lap, laps: Math.ceil((state.target - 1) / length) };
+}
+
+// The board keeps the dealer, not the deal's number: the page counts the deals it sees pass,
+// as the terminal app does (a new game is deal 1; an undone pass counts back).
+function followDeal(id, state) {
+  const fresh = state.front.every((f) => f === 0) && state.back.every((b) => b === 0);
+  const seen = deals[id];
+  let deal = seen ? seen.deal : 1;
+  if (fresh) deal = 1;
+  else if (seen && state.dealer !== seen.dealer && state.winner === null) {
+    deal = state.undo < seen.undo ? Math.max(1, deal - 1) : deal + 1;
+  }
+  deals[id] = { deal, dealer: state.dealer, undo: state.undo };
+}
+
+function tableLines(id, state) {
+  const name = (p) => layout.players[p].name;
+  if (state.winner !== null) {
+    return [say(TEXT.over, { winner: name(state.winner), result: RESULTS[state.result] || "wins" })];
+  }
+  const dealer = state.dealer;
+  const order = [];
+  for (let i = 1; i <= state.players; i++) order.push((dealer + i) % state.players);
+  const hands = order.map((p) => say(TEXT.hand, { player: name(p) })).join(", ");
+  return [
+    say(TEXT.deal, { deal: deals[id] ? deals[id].deal : 1, dealer: name(dealer), pone: name(order[0]) }),
+    say(TEXT.show, { hands, crib: say(TEXT.crib, { player: name(dealer) }) }),
+  ];
+}
+
+function showTable(id, state) {
+  $("#table").replaceChildren(...tableLines(id, state).map((text) => {
+    const line = document.createElement("span");
+    line.textContent = text;
+    return line;
+  }));
+}
+
+// What the lights mean, for this game (two or three players, 61 or 121).
+function showLegend(state) {
+  const key = `${state.players}/${state.target}`;
+  const box = $("#legend");
+  if (box.dataset.game === key) return;
+  box.dataset.game = key;
+  const colour = layout.players[0].color;
+  const rgb = [1, 3, 5].map((i) => parseInt(colour.substr(i, 2), 16));
+  const dim = (level) => screenColor(...rgb.map((c) => (c * level) >> 8));
+  const white = screenColor(...layout.line_rgb);
+  const [double, skunk] = layout.skunk_lines[String(state.target)];
+  const { laps } = lapsOf({ front: 0, players: state.players, target: state.target });
+  const items = [
+    ["front", colour, TEXT.legendFront],
+    ["back", dim(layout.levels.back), TEXT.legendBack],
+  ];
+  if (state.players === 3) items.push(["laps", dim(layout.levels.back), TEXT.legendLaps]);
+  else if (laps > 1) items.push(["glow", dim(layout.levels.glow), TEXT.legendGlow]);
+  items.push(["skunk", white,
+              say(double ? TEXT.legendSkunk : TEXT.legendSkunkOnly, { skunk, double })]);
+  items.push(["win", dim(layout.levels.glow), TEXT.legendWin]);
+  items.push(["count", "rgb(229,229,229)", TEXT.legendCount]);
+  box.replaceChildren(...items.map(([kind, fill, text]) => {
+    const item = document.createElement("li");
+    item.dataset.kind = kind;
+    const dot = document.createElement("span");
+    dot.className = "dot";
+    dot.style.background = fill;
+    item.append(dot, text);
+    return item;
+  }));
+}
+
 function showState(state) {
   if ($("#players").children.length !== state.players) buildPlayers(state.players);
   const over = state.winner !== null;
+  showTable(current, state);
+  showLegend(state);
   for (const card of $("#players").children) {
     const p = +card.dataset.player;
     card.querySelector(".front").textContent = state.front[p];
-    card.querySelector(".meta").textContent = `back ${state.back[p]} · games ${state.games[p]}`;
+    const { lap, laps } = lapsOf({ front: state.front[p], players: state.players, target: state.target });
+    card.querySelector(".meta").textContent = say(laps > 1 && lap === laps ? TEXT.metaLast : TEXT.meta,
+      { back: state.back[p], lap, laps, games: state.games[p] });
     const pending = card.querySelector(".pending");
     pending.hidden = !state.pending[p];
     pending.textContent = `+${state.pending[p]} being counted`;
@@ -147,7 +256,11 @@ async function useLink(next) {
   link = next;
   window.cribboard.link = next;
   next.on("boards", (m) => showBoards(m.boards))
-    .on("state", (m) => { states[m.board] = m.state; if (m.board === current) showState(m.state); })
+    .on("state", (m) => {
+      states[m.board] = m.state;
+      followDeal(m.board, m.state);
+      if (m.board === current) showState(m.state);
+    })
     .on("frame", (m) => { frames[m.board] = m.rgb; if (m.board === current) view.show(m.rgb); })
     .on("button", (m) => { if (m.board === current) log(`button ${m.name}: ${m.action}`); })
     .on("hello", (m) => { if (m.board === current) log("the board restarted"); })

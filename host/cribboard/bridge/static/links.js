@@ -18,13 +18,29 @@ export class BridgeLink extends Emitter {
     this.board = null; // the board id the controls act on
     this.closed = false;
     this.retry = 250;
+    this.heard = new Set(); // "state:b1", "frame:b1": what the WebSocket has sent
   }
 
   async start() {
     const boards = await this.get("api/boards");
     this.emit("boards", boards);
     this.connect();
+    await this.fetchBoard();
     return boards;
+  }
+
+  // The board as it is now, over HTTP: drawn while the WebSocket connects, so the page never
+  // shows an empty board. Whatever the WebSocket sends is newer, and wins.
+  async fetchBoard() {
+    const board = this.board;
+    if (!board) return;
+    const base = `api/boards/${encodeURIComponent(board)}/`;
+    try {
+      const [state, frame] = await Promise.all([this.get(base + "state"), this.get(base + "frame")]);
+      if (this.heard.has("state:" + board)) return;
+      this.emit("state", { type: "state", board, state });
+      if (!this.heard.has("frame:" + board)) this.emit("frame", { type: "frame", board, ...frame });
+    } catch { /* not connected yet: the WebSocket brings it */ }
   }
 
   async get(path) {
@@ -58,6 +74,7 @@ export class BridgeLink extends Emitter {
     ws.onopen = () => { this.retry = 250; this.emit("status", { text: "live", live: true }); };
     ws.onmessage = (e) => {
       const m = JSON.parse(e.data);
+      if (m.board) this.heard.add(`${m.type}:${m.board}`);
       if (m.type === "link") {
         this.emit("status", { text: m.state === "back" ? "live" : "board " + m.state + ": reconnecting",
                               live: m.state === "back" });
