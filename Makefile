@@ -35,6 +35,12 @@ typecheck: $(STAMP)
 hardware: $(STAMP)
 	$(BIN)/python -m cribboard.hardware
 
+# The README's pictures in docs/images/: the scorekeeper in a terminal and the bridge's page in
+# headless Chromium, from a fresh virtual board (tests/test_screenshots.py fails when stale).
+.PHONY: screenshots
+screenshots: $(STAMP) browser
+	$(BIN)/python -m cribboard.screenshots
+
 clean:
 	rm -rf $(VENV) build dist .pytest_cache host/cribboard/virtual/rp2/node_modules
 
