@@ -231,6 +231,10 @@ def main() -> None:
     from hall_bench import main as hall_bench  # bench/hall_bench.py: the club hall over MQTT
 
     hall_bench()
+    print()
+    from rp2_bench import main as rp2_bench  # bench/rp2_bench.py: the emulated Pico
+
+    rp2_bench()
 
 
 if __name__ == "__main__":

@@ -19,9 +19,9 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from cribboard import wire
 from cribboard.errors import LinkError
 from cribboard.transport import DataCallback, Transport
-from cribcore import protocol
 
 log = logging.getLogger(__name__)
 
@@ -95,12 +95,12 @@ class PromptWatch:
         return await self.wait_prompt(PROMPT_WAIT)
 
 
-Hello = Callable[[], Awaitable[protocol.Line]]
+Hello = Callable[[], Awaitable[wire.Line]]
 
 
 async def hello_or_restart(
     transport: Transport, watch: PromptWatch, hello: Hello, name: str, *, restart: bool = True
-) -> protocol.Line:
+) -> wire.Line:
     """The board's reply to `hello()`. A board at MicroPython's prompt instead gets its app
     restarted with a soft reset (said in one line, a warning of this module's logger), then
     `hello()` again; with `restart` off it raises AtPrompt."""
