@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import aiomqtt
@@ -32,7 +32,7 @@ class BrokerAddress:
     port: int
     tls: bool = False
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)  # never in a log line
 
     @classmethod
     def parse(
