@@ -5,9 +5,6 @@ make. Cheap to import: the command line's table holds them."""
 from __future__ import annotations
 
 import argparse
-import getpass
-import os
-import sys
 from typing import TYPE_CHECKING
 
 from cribboard.cli.table import Arg, UsageError, arg
@@ -55,31 +52,18 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
     from cribboard.bridge.halltable import TableSettings, default_memory_file
     from cribboard.hall import HallError
     from cribboard.hall import topics as t
-    from cribboard.hall.address import BrokerAddress
+    from cribboard.hall.address import BrokerAddress, ask_password
 
     try:
         user = args.user or t.table_user(args.table)
         t.check_hall(args.hall)
         address = BrokerAddress.parse(args.mqtt, username=user)
+        password = ask_password(args.password_env, f"password for {user} at {address.url}: ")
     except HallError as err:
         raise UsageError(str(err)) from None
-    password = _password(args.password_env, f"password for {user} at {address.url}: ")
     return TableSettings(
         BrokerAddress(address.host, address.port, address.tls, user, password),
         args.hall,
         args.table,
         default_memory_file(args.hall, args.table),
     )
-
-
-def _password(variable: str | None, prompt: str) -> str | None:
-    """The password: from the environment variable named, else asked for without echo on a
-    terminal, else none (a broker that lets the user in without one)."""
-    if variable:
-        password = os.environ.get(variable)
-        if password is None:
-            raise UsageError(f"--password-env {variable}: that environment variable is not set")
-        return password
-    if sys.stdin.isatty():
-        return getpass.getpass(prompt)
-    return None

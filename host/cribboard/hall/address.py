@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import getpass
 import logging
+import os
 import socket
 import ssl
+import sys
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -22,6 +25,20 @@ _SOCKET_OPTIONS = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 # one line, and reconnect.
 _MQTT_LOG = logging.getLogger("cribboard.hall.mqtt")
 _MQTT_LOG.setLevel(logging.CRITICAL)
+
+
+def ask_password(variable: str | None, prompt: str) -> str | None:
+    """A broker password: from the environment variable named (HallError when it is not set),
+    else asked for without echo on a terminal, else none (a broker that lets the user in
+    without one). Never printed, never logged."""
+    if variable:
+        password = os.environ.get(variable)
+        if password is None:
+            raise HallError(f"--password-env {variable}: that environment variable is not set")
+        return password
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt)
+    return None
 
 
 @dataclass(frozen=True)
