@@ -231,6 +231,10 @@ def main() -> None:
     from hall_bench import main as hall_bench  # bench/hall_bench.py: the club hall over MQTT
 
     hall_bench()
+    print()
+    from link_mqtt_bench import main as link_mqtt_bench  # bench/link_mqtt_bench.py: cribboard link
+
+    link_mqtt_bench()
 
 
 if __name__ == "__main__":
