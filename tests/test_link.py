@@ -237,9 +237,44 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
             await read_until(process, lambda line: line == f"board: {describe(position)}")
             process.send_signal(signal.SIGTERM)
             assert await process.wait() == 0
+            await a.wait_until(lambda: False in a.peers.values(), WAIT_S)  # its goodbye
         finally:
             if process.returncode is None:
                 process.kill()
                 await process.wait()
     shown = await board_shows(other_vboard.port, lambda s: True)
     assert Position.of_state(shown) == position
+
+
+@pytest.mark.parametrize(
+    ("words", "message", "status"),
+    [
+        (["--game", "Friday!", "--port", "/dev/null"], "bad game name", 2),
+        (["--game", "g", "--port", "/dev/null", "--ble", "x"], "--port or --ble, not both", 2),
+        (["--game", "g", "--password-env", "NOPE_X", "--user", "u"], "NOPE_X", 2),
+    ],
+)
+def test_bad_link_options_get_one_line(words: list[str], message: str, status: int) -> None:
+    done = subprocess.run(
+        [*CLI, "link", "--broker", "mqtt://127.0.0.1:1", *words], capture_output=True, text=True
+    )
+    assert done.returncode == status, done
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+async def test_a_refused_login_stops_the_link_with_one_line(
+    broker: Broker, vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    env = {**os.environ, "LINK_PASSWORD": "not-the-password"}
+    process = await asyncio.create_subprocess_exec(
+        *link_words(broker, vboard.port, tmp_path / "s.json"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    async with asyncio.timeout(WAIT_S):
+        _, err = await process.communicate()
+    assert process.returncode == 1
+    (line,) = err.decode().strip().splitlines()
+    assert line.startswith("cribboard: the broker refused the link's login"), line

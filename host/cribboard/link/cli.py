@@ -79,12 +79,14 @@ def _run(args: argparse.Namespace) -> int:
     from cribboard.hall.address import BrokerAddress, ask_password
     from cribboard.link import LinkError
     from cribboard.link.side import LinkSide, default_state_file
+    from cribboard.link.topics import check_game
 
     port = args.link_port or args.port
     ble = args.link_ble if args.link_ble is not None else args.ble
     if port and ble is not None:
         raise UsageError("name the board with --port or --ble, not both")
     try:
+        check_game(args.game)
         state = args.state or default_state_file(args.game)
         address = BrokerAddress.parse(args.broker, username=args.user)
         password = (

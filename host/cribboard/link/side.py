@@ -167,6 +167,7 @@ class LinkSide:
         self._outbox: asyncio.Queue[Move] = asyncio.Queue()
         self._stuck: tuple[Position, Position] | None = None
         self._told: Position | None = None
+        self._client: aiomqtt.Client | None = None
         self._progress = asyncio.Condition()
 
     # --- running -------------------------------------------------------------------------------
@@ -181,6 +182,11 @@ class LinkSide:
             for task in done:
                 task.result()
         finally:
+            client = self._client
+            if client is not None and self.synced.is_set():  # a clean goodbye: offline now
+                with contextlib.suppress(aiomqtt.MqttError):
+                    topic = t.side_topic(self.game, self.side, t.ONLINE)
+                    await client.publish(topic, b"0", qos=1, retain=True, timeout=2)
             for task in (mqtt, board):
                 task.cancel()
             for task in (mqtt, board):
@@ -419,6 +425,7 @@ class LinkSide:
                     f"link-{self.game}-{self.side}", clean_session=True, will=will
                 ) as client:
                     attempt = 0
+                    self._client = client
                     await self._session(client)
             except aiomqtt.MqttError as err:
                 if "authori" in str(err).lower() or "password" in str(err).lower():
@@ -426,6 +433,7 @@ class LinkSide:
                 if self.synced.is_set():
                     self.say(f"lost the broker ({err}): reconnecting")
             finally:
+                self._client = None
                 self.synced.clear()
             await asyncio.sleep(RECONNECT_S[min(attempt, len(RECONNECT_S) - 1)])
             attempt += 1
