@@ -313,6 +313,19 @@ class LinkSide:
             self._save()
         return True
 
+    def _echoes_due(self) -> float:
+        """How much longer to wait for the states the link's own requests caused (0: none
+        outstanding, or given up on)."""
+        now = time.monotonic()
+        self._own_deals = [(d, at) for d, at in self._own_deals if now - at < DEAL_ECHO_S]
+        due = [at + DEAL_ECHO_S - now for _, at in self._own_deals]
+        if self._own_revs:
+            if now - self._sent_at < ECHO_S:
+                due.append(self._sent_at + ECHO_S - now)
+            else:
+                self._own_revs.clear()
+        return max(due, default=0.0)
+
     def _own_deal(self, dealer: int) -> bool:
         """Whether a deal to `dealer` is the link's own request coming back."""
         now = time.monotonic()
@@ -368,9 +381,13 @@ class LinkSide:
         """Bring the board to the merged game."""
         if not self._synced_once or self.board_state is None:
             return
-        if self._own_revs and time.monotonic() - self._sent_at < ECHO_S:
-            return  # the board's states after the link's last requests are on their way
-        self._own_revs.clear()
+        waiting = self._echoes_due()
+        if waiting > 0:
+            # The board's states after the link's last requests are on their way: planning
+            # from the state before them would send them again. Look again when they are in
+            # (each wakes this loop) or, if one was lost, after a while.
+            asyncio.get_running_loop().call_later(waiting, self._wake.set)
+            return
         merged = self.log.merged()
         target = merged.position
         if target is None:
