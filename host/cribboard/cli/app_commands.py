@@ -246,7 +246,8 @@ APP_COMMANDS: tuple[Command, ...] = (
         ),
         description="Hold the connection to boards and offer them over HTTP (JSON API, "
         "OpenAPI at /openapi.json), a WebSocket of board events, and a web page. Boards: "
-        "--port (repeat it for several), --virtual, else every board found on USB.",
+        "--port (repeat it for several), --ble, --virtual, else every board found on USB. "
+        "With --mqtt, the board also sits at a club hall's table (docs/mqtt.md).",
         usb_only=True,
     ),
 )
