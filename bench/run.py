@@ -235,6 +235,10 @@ def main() -> None:
     from link_mqtt_bench import main as link_mqtt_bench  # bench/link_mqtt_bench.py: cribboard link
 
     link_mqtt_bench()
+    print()
+    from rp2_bench import main as rp2_bench  # bench/rp2_bench.py: the emulated Pico
+
+    rp2_bench()
 
 
 if __name__ == "__main__":

@@ -78,6 +78,43 @@ class Boot:
             self._scratch.set(0)
 
 
+def lay_out(boot, blocks, region, **littlefs):
+    """Lay out the flash for `boot`: the rings in the last RESERVED_BLOCKS of the storage's
+    `blocks` (4 KiB each), the file system before them, mounted at /, formatted or left alone as
+    boot.file_system() decides. `region(first, count)` makes a block device of part of the
+    storage (rp2.Flash(start=, len=) on a Pico); `littlefs` are VfsLfs2's arguments."""
+    fs_blocks = blocks - RESERVED_BLOCKS
+    rings = region(fs_blocks, RESERVED_BLOCKS)
+    boot.admitted = (rings, 0, ADMIT_BLOCKS)
+    boot.state = (rings, ADMIT_BLOCKS, STATE_BLOCKS)
+    action = boot.file_system()
+    if action == FS_OFF:
+        boot.fs = FS_OFF
+        return
+    formatted = mount_littlefs(region(0, fs_blocks), action == FS_FORMATTED, **littlefs)
+    boot.fs = FS_FORMATTED if formatted else FS_OK
+
+
+def mount_littlefs(device, format_first=False, **littlefs):
+    """Mount littlefs from `device` at /, formatting it first if asked or when the mount fails
+    (as MicroPython's own boot does with a flash it cannot mount). True if it was formatted."""
+    import os
+
+    import vfs
+
+    if format_first:
+        vfs.VfsLfs2.mkfs(device, **littlefs)
+    try:
+        root = vfs.VfsLfs2(device, **littlefs)
+    except OSError:
+        vfs.VfsLfs2.mkfs(device, **littlefs)
+        root = vfs.VfsLfs2(device, **littlefs)
+        format_first = True
+    vfs.mount(root, "/")
+    os.chdir("/")
+    return format_first
+
+
 current = None  # type: Boot | None  # this start's Boot, set by the boot script (None: stock)
 
 

@@ -16,6 +16,7 @@ from cribboard.ble import scan
 from cribboard.errors import BoardRejected
 from cribboard.virtual import SimControl, VirtualBoard
 from cribboard.virtual.fakebluez import FakeBluetooth
+from cribcore import protocol
 from cribcore.layout import LED_OF_HOLE, WIN_HOLE
 from cribcore.profiles import PROFILES
 from support import EventLog, raw_exchange, state_event, wait_state
@@ -101,7 +102,8 @@ async def test_a_reply_longer_than_20_bytes_is_split_to_the_mtu(
 ) -> None:
     await nus.write(b"#1 hello\n")
     (hello,) = await nus.lines(1)
-    assert hello.startswith(b"#1 ok proto=1.1 ") and len(hello) > 150
+    version = b"%d.%d" % (protocol.PROTOCOL_MAJOR, protocol.PROTOCOL_MINOR)
+    assert hello.startswith(b"#1 ok proto=" + version + b" ") and len(hello) > 150
     assert max(len(p) for p in nus.packets) == 20 and len(nus.packets) >= len(hello) // 20
     await nus.write(b"#2 frame\n")
     (frame,) = await nus.lines(1)

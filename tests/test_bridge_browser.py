@@ -19,11 +19,12 @@ import pytest_asyncio
 import vectors  # tests/core/vectors.py: the protocol's literal vectors
 from aiohttp import web
 
+from cribboard import wire
 from cribboard.bridge.export import export
 from cribboard.bridge.server import Bridge
 from cribboard.transport import SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
-from cribcore import layout, protocol
+from cribcore import layout
 from cribcore.profiles import PROFILES
 from support import running_bridge, wait_bridge_state
 
@@ -267,9 +268,9 @@ async def test_javascript_codec_matches_the_vectors(bridge: Bridge, page: Any) -
     assert all(set(r) == {"error"} for r in result["rejected"]), result["rejected"]
     expected = []
     for line in lines:
-        d = protocol.decode_line(line.encode("latin-1"))
-        state = {} if d.kind == "err" else protocol.decode_state(d.fields)
-        frame = list(protocol.decode_frame(d.fields["rgb"])) if "rgb" in d.fields else None
+        d = wire.decode_line(line.encode("latin-1"))
+        state = {} if d.kind == "err" else wire.decode_state(d.fields)
+        frame = list(wire.decode_frame(d.fields["rgb"])) if "rgb" in d.fields else None
         expected.append([[d.kind, d.request_id, d.name, d.fields, d.code, d.text], state, frame])
     assert result["decoded"] == expected
     for (line, want, want_state), (got, got_state, _) in zip(

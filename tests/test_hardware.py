@@ -31,7 +31,8 @@ from cribfw.panel import PLAYER_KEYS
 ROOT = Path(__file__).resolve().parents[1]
 HARDWARE = ROOT / "hardware"
 SVG = "{http://www.w3.org/2000/svg}"
-BOARDS = ("pico2w", "esp32s3")
+BOARDS = ("pico2w", "esp32s3", "picow", "pico")  # every board profile
+DRAWN = ("pico2w", "esp32s3")  # the maker's guide draws these; the other Picos are wired alike
 
 
 # --- board profiles ------------------------------------------------------------------------------
@@ -46,11 +47,31 @@ def test_every_board_profile_has_its_chip_and_drawings() -> None:
     assert set(hw.BOARD_INFO) == set(P.PROFILES) - {"sim"} == set(BOARDS)
     assert all(info.chip in hw.CHIPS for info in hw.BOARD_INFO.values())
     assert hw.profile_problems(P.PROFILES["sim"]) == []  # names and reuse only: no chip
+    assert hw.BOARD_PROFILES == DRAWN
+
+
+@pytest.mark.parametrize("name", ["picow", "pico"])
+def test_a_board_wired_as_another_has_exactly_its_pins(name: str) -> None:
+    """The Pico and Pico W are built from the Pico 2 W's drawing and pin table."""
+    drawn = hw.BOARD_INFO[name].wired_as
+    assert drawn in hw.BOARD_PROFILES
+    mine, theirs = P.PROFILES[name], P.PROFILES[drawn]
+    assert (mine.led_pin, mine.buttons, mine.status_led) == (
+        theirs.led_pin,
+        theirs.buttons,
+        theirs.status_led,
+    )
+
+
+def test_the_pico_without_wireless_keeps_off_its_own_board_pins() -> None:
+    pico = hw.CHIPS["pico"]
+    assert set(pico.reserved) == {23, 24, 25, 29}
+    assert "LED" in pico.reserved[25]
 
 
 def test_the_platform_facts_are_in_the_chip_data() -> None:
     """DESIGN.md section 5, literally: the pins no profile may use."""
-    pico = hw.CHIPS["rp2350"]
+    pico = hw.CHIPS["pico-w"]
     assert {23, 24, 25, 29} <= set(pico.reserved)
     assert pico.gpios == frozenset(range(30))
     s3 = hw.CHIPS["esp32s3"]
@@ -83,7 +104,7 @@ def test_a_bad_pico_profile_is_caught(change: dict[str, object], problem: str) -
         status_led=base.status_led,
     )
     fields.update(change)
-    problems = hw.profile_problems(P.Profile(**fields), "rp2350")
+    problems = hw.profile_problems(P.Profile(**fields), "pico-w")
     assert any(problem in p for p in problems), problems
 
 
@@ -110,10 +131,11 @@ def test_a_bad_esp32s3_pin_is_caught(gpio: int, problem: str) -> None:
 def test_usb_ids_are_micropythons() -> None:
     """rp2 port: 2E8A:0005 on every Pico build; esp32 port on the S3's native USB (TinyUSB CDC):
     303A:4001, and 303A:1001 when the REPL is on the chip's USB-Serial/JTAG."""
-    assert P.PROFILES["pico2w"].usb_ids == ((0x2E8A, 0x0005),)
+    for name in ("pico2w", "picow", "pico"):
+        assert P.PROFILES[name].usb_ids == ((0x2E8A, 0x0005),)
     assert P.PROFILES["esp32s3"].usb_ids == ((0x303A, 0x4001), (0x303A, 0x1001))
     assert known_usb_ids() == {
-        (0x2E8A, 0x0005): "pico2w",
+        (0x2E8A, 0x0005): "pico2w/picow/pico",
         (0x303A, 0x4001): "esp32s3",
         (0x303A, 0x1001): "esp32s3",
     }
@@ -136,12 +158,35 @@ def test_budgets_fit_a_usb_port_and_the_protocol() -> None:
 
 
 @pytest.mark.parametrize(
-    "platform, name", [("rp2", "pico2w"), ("esp32", "esp32s3"), ("linux", "sim")]
+    "platform, name", [("rp2", "pico"), ("esp32", "esp32s3"), ("linux", "sim")]
 )
 def test_detect_picks_the_profile_by_platform(
     monkeypatch: pytest.MonkeyPatch, platform: str, name: str
 ) -> None:
     monkeypatch.setattr(sys, "platform", platform)
+    if platform == "rp2":
+        monkeypatch.setattr(
+            sys.implementation, "_machine", "Raspberry Pi Pico with RP2040", raising=False
+        )
+    assert P.detect().name == name
+
+
+@pytest.mark.parametrize(
+    "machine, name",
+    [  # sys.implementation._machine as MicroPython v1.28.0's rp2 builds report it
+        ("Raspberry Pi Pico with RP2040", "pico"),
+        ("Raspberry Pi Pico W with RP2040", "picow"),
+        ("Raspberry Pi Pico 2 W with RP2350", "pico2w"),
+        ("Raspberry Pi Pico 2 with RP2350", "pico"),  # no wireless: the Pico's profile
+        ("Pimoroni Tiny 2040 with RP2040", "pico"),  # another rp2 board
+    ],
+)
+def test_an_rp2_board_gets_the_profile_of_its_name(
+    monkeypatch: pytest.MonkeyPatch, machine: str, name: str
+) -> None:
+    monkeypatch.setattr(sys, "platform", "rp2")
+    monkeypatch.setattr(sys.implementation, "_machine", machine, raising=False)
+    assert P.rp2_profile_name(machine) == name
     assert P.detect().name == name
 
 
@@ -159,7 +204,15 @@ def test_profiles_load_on_micropython() -> None:
         env=dict(os.environ, MICROPYPATH=f"{ROOT / 'firmware'}:.frozen"),
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["sim", "['esp32s3',", "'pico2w',", "'sim']", "LED"]
+    assert result.stdout.split() == [
+        "sim",
+        "['esp32s3',",
+        "'pico',",
+        "'pico2w',",
+        "'picow',",
+        "'sim']",
+        "LED",
+    ]
 
 
 # --- the drilling template -----------------------------------------------------------------------
@@ -308,7 +361,7 @@ def test_bom_has_what_the_board_needs() -> None:
     buttons = _rows(bom, r"push button")
     assert sum(int(r["qty"]) for r in buttons if r["build"] == "all") == 5
     assert sum(int(r["qty"]) for r in buttons) == len(hw.BUTTON_NAMES)
-    for name in BOARDS:
+    for name in DRAWN:
         assert [r for r in bom if r["build"] == name and "microcontroller" in r["part"]], name
     assert _rows(bom, r"USB-C")
     size = f"{L.BOARD_WIDTH_MM} x {L.BOARD_HEIGHT_MM} mm"
@@ -386,7 +439,7 @@ def test_check_reports_a_stale_file(tmp_path: Path) -> None:
 
 def test_readme_sections_are_filled_from_the_data() -> None:
     text = (HARDWARE / "README.md").read_text(encoding="utf-8")
-    for name in BOARDS:
+    for name in DRAWN:
         section = text.split(f"<!-- generated:pins-{name} -->")[1].split("<!-- /generated")[0]
         profile = P.PROFILES[name]
         assert hw.pin_label(profile, profile.led_pin) in section
@@ -432,7 +485,7 @@ def test_readme_tells_a_maker_how_to_bring_the_board_up() -> None:
 
 
 def test_wiring_diagrams_name_every_profile_pin() -> None:
-    for name in BOARDS:
+    for name in DRAWN:
         text = (HARDWARE / f"wiring-{name}.svg").read_text(encoding="utf-8")
         ET.fromstring(text)  # well-formed
         profile = P.PROFILES[name]

@@ -286,3 +286,69 @@ def test_board_is_usable_in_a_64k_heap() -> None:
         start = time.monotonic()
         frame = raw_exchange(small.port, [b"frame\n"])[0]
         assert frame.startswith(b"ok scale=") and time.monotonic() - start < 3
+
+
+class _Recording(SerialTransport):
+    """A serial transport that keeps every byte the board sends."""
+
+    def __init__(self, port: str, received: bytearray) -> None:
+        super().__init__(port)
+        self._received = received
+
+    async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
+        def keep(data: bytes) -> None:
+            self._received.extend(data)
+            on_data(data)
+
+        await super().open(keep, on_lost)
+
+
+async def _play_and_compare(board: Board) -> None:
+    """Changes of every kind; after each, the state the library's subscribers got equals the
+    board's own (`st`)."""
+    with board.states() as states:
+        steps = [
+            lambda: board.peg(0, 5),
+            lambda: board.preview(1, 3),
+            lambda: board.peg(1, 3),  # also clears the preview
+            lambda: board.set_pegs(0, 110, 100),
+            lambda: board.peg(0, 12),  # the win: winner, result, games won
+            lambda: board.undo(),
+            lambda: board.new_game(61),
+            lambda: board.peg(1, 29),
+        ]
+        for step in steps:
+            await step()
+            truth = await board.state()
+            got = await asyncio.wait_for(states.__anext__(), 5)
+            while got.rev < truth.rev:
+                got = await asyncio.wait_for(states.__anext__(), 5)
+            assert got == truth
+
+
+async def test_brief_events_carry_a_peg_in_one_short_line(vboard: VirtualBoard) -> None:
+    received = bytearray()
+    board = await Board.open_transport(lambda: _Recording(vboard.port, received))
+    try:
+        await _play_and_compare(board)
+    finally:
+        await board.close()
+    lines = bytes(received).split(b"\n")
+    pegs = [line for line in lines if line.startswith(b"! p ")]
+    # Four pegs, the win among them, came as brief lines of one Bluetooth packet each.
+    assert len(pegs) == 4 and all(len(line) + 1 <= 20 for line in pegs), pegs
+    assert any(line.startswith(b"! q ") for line in lines)
+    assert any(line.startswith(b"! st ") for line in lines)  # undo, new game: whole states
+
+
+async def test_a_host_without_brief_events_still_gets_every_state(vboard: VirtualBoard) -> None:
+    """A protocol 1.1 host never asks for brief events: the board sends it `! st` as before."""
+    received = bytearray()
+    board = await Board.open_transport(lambda: _Recording(vboard.port, received), brief=False)
+    try:
+        await _play_and_compare(board)
+    finally:
+        await board.close()
+    lines = bytes(received).split(b"\n")
+    assert not [line for line in lines if line.startswith((b"! p ", b"! q "))]
+    assert len([line for line in lines if line.startswith(b"! st ")]) >= 8

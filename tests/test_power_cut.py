@@ -40,9 +40,9 @@ from pathlib import Path
 import pytest
 import serial
 
+from cribboard import wire
 from cribboard.virtual import SimControl, VirtualBoard
 from cribboot import STATE_BLOCKS
-from cribcore import protocol
 from cribcore.state import GameError, GameState
 from cribfw.store import apply, decode, encode
 
@@ -148,7 +148,7 @@ def fmt(table: dict[str, int]) -> str:
 
 
 def shown_state(fields: dict[str, str]) -> tuple[object, ...]:
-    s = protocol.decode_state(fields)
+    s = wire.decode_state(fields)
     return (
         s["target"],
         s["players"],
@@ -188,7 +188,7 @@ class Link:
     def send(self, line: bytes) -> None:
         self.serial.write(line)
 
-    def exchange(self, line: bytes) -> tuple[protocol.Line, list[protocol.Line]]:
+    def exchange(self, line: bytes) -> tuple[wire.Line, list[wire.Line]]:
         """One request: its reply and the events it caused (a ping marks their end)."""
         self.send(line + b"\n#zz9 ping\n")
         reply = None
@@ -197,7 +197,7 @@ class Link:
             got = self.readline()
             if got == b"#zz9 ok\n":
                 break
-            decoded = protocol.decode_line(got)
+            decoded = wire.decode_line(got)
             if decoded.kind == "event":
                 events.append(decoded)
             else:
@@ -206,13 +206,13 @@ class Link:
         assert reply is not None, f"no reply to {line!r}"
         return reply, events
 
-    def wait_hello(self) -> protocol.Line:
+    def wait_hello(self) -> wire.Line:
         """Skip what the killed interpreter left half-written; return the new boot's hello."""
         while True:
             got = self.readline()
             at = got.find(b"! hello ")
             if at >= 0:
-                return protocol.decode_line(got[at:])
+                return wire.decode_line(got[at:])
 
 
 def choose(rng: random.Random, m: Model) -> tuple[bytes, object]:

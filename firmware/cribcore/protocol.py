@@ -12,7 +12,8 @@
 # links split them to the packet size and the host reassembles by line).
 #
 # The firmware side parses into a preallocated Request and writes into a preallocated LineWriter:
-# no allocation while handling a score command.
+# no allocation while handling a score command. The host's side of the codec (encoding requests,
+# decoding replies and events) is host/cribboard/wire.py: the board never loads it.
 
 try:
     from micropython import const
@@ -24,14 +25,43 @@ except ImportError:  # CPython
 
 from array import array
 
+from cribcore.state import LAST_PEG
+
 PROTOCOL_MAJOR = const(1)  # bumped when a change breaks older hosts
-PROTOCOL_MINOR = const(1)  # bumped when something is added (1.1: admit, ! admit, denied)
+PROTOCOL_MINOR = const(2)  # bumped when something is added (1.1: admit; 1.2: brief, health)
 MAX_LINE = const(64)  # request bytes including the newline
 MAX_ID = const(8)  # characters in a request id
 MAX_ARGS = const(3)
 MAX_DIGITS = const(6)  # in a number argument (a minus sign not counted)
 
-# Verbs, in VERBS order. Since 1.0 unless noted.
+# What a verb does, which decides who may send it and whether its reply is remembered:
+K_READ = const(0)  # reads only: anyone may send it; the reply is never remembered (it runs again)
+K_SET = const(1)  # reads without arguments (as K_READ); with them changes the board (K_CHANGE)
+K_CHANGE = const(2)  # changes the board: a trusted link only; the reply is remembered
+K_LINK = const(3)  # reads without arguments; with them sets the asking link's own view: anyone
+
+# The verbs, in wire order (V_* index it): name, fewest and most arguments, kind. The firmware's
+# handlers are in cribfw/verbs.py, in the same order; docs/protocol.md describes each.
+VERB_TABLE = (
+    (b"hello", 0, 0, K_READ),
+    (b"ping", 0, 0, K_READ),
+    (b"st", 0, 0, K_READ),
+    (b"peg", 2, 2, K_CHANGE),
+    (b"set", 2, 3, K_CHANGE),
+    (b"undo", 0, 0, K_CHANGE),
+    (b"new", 0, 2, K_CHANGE),
+    (b"deal", 0, 1, K_CHANGE),
+    (b"pend", 2, 2, K_CHANGE),
+    (b"games", 0, 2, K_SET),
+    (b"bright", 0, 1, K_SET),
+    (b"budget", 0, 1, K_SET),
+    (b"frame", 0, 0, K_READ),
+    (b"test", 0, 0, K_CHANGE),
+    (b"admit", 0, 2, K_SET),  # since 1.1
+    (b"brief", 0, 1, K_LINK),  # since 1.2
+    (b"health", 0, 0, K_READ),  # since 1.2
+)
+VERBS = tuple(spec[0] for spec in VERB_TABLE)
 V_HELLO = const(0)
 V_PING = const(1)
 V_STATE = const(2)
@@ -46,29 +76,9 @@ V_BRIGHT = const(10)
 V_BUDGET = const(11)
 V_FRAME = const(12)
 V_TEST = const(13)
-V_ADMIT = const(14)  # since 1.1
-VERBS = (
-    b"hello",
-    b"ping",
-    b"st",
-    b"peg",
-    b"set",
-    b"undo",
-    b"new",
-    b"deal",
-    b"pend",
-    b"games",
-    b"bright",
-    b"budget",
-    b"frame",
-    b"test",
-    b"admit",
-)
-# Verbs that only read, whoever asks (a central not admitted may use them); their replies are
-# never remembered (a resend simply runs again). games, bright, budget and admit read too when
-# they have no arguments. Every other request may change something.
-READING_VERBS = (V_HELLO, V_PING, V_STATE, V_FRAME)
-READING_BARE_VERBS = (V_GAMES, V_BRIGHT, V_BUDGET, V_ADMIT)
+V_ADMIT = const(14)
+V_BRIEF = const(15)
+V_HEALTH = const(16)
 
 # Words an argument may be instead of a number.
 W_CLEAR = const(0)
@@ -86,6 +96,7 @@ E_UNKNOWN = const(2)
 E_BAD_ARG = const(3)
 E_TOO_LONG = const(4)
 E_EMPTY = const(5)
+E_ARITY = const(6)  # (found by the dispatcher: the verb takes another number of arguments)
 PARSE_ERRORS = (
     (b"", b""),
     (b"bad_line", b"not a request line"),
@@ -93,6 +104,7 @@ PARSE_ERRORS = (
     (b"bad_arg", b"bad argument"),
     (b"too_long", b"line too long"),
     (b"", b""),  # E_EMPTY: no reply
+    (b"bad_arg", b"wrong number of arguments"),
 )
 # Every error code a board may send, stable across versions (the protocol document lists them).
 ERROR_CODES = (
@@ -166,10 +178,25 @@ class Request:
 
 
 def is_reading(req, code):
-    """Whether `req`, parsed with result `code`, is a reading request (see READING_VERBS). A
+    """Whether `req`, parsed with result `code`, only reads (its reply is not remembered). A
     line whose verb could not be read is not: it gets an error, remembered under its id."""
-    verb = req.verb
-    return verb in READING_VERBS or (verb in READING_BARE_VERBS and code == E_OK and req.argc == 0)
+    if req.verb < 0:
+        return False
+    kind = VERB_TABLE[req.verb][3]
+    return kind == K_READ or (kind != K_CHANGE and code == E_OK and req.argc == 0)
+
+
+def is_open(req):
+    """Whether anyone may send `req` (a parsed request), a link not trusted too: it reads, or
+    sets only the asking link's own view."""
+    kind = VERB_TABLE[req.verb][3]
+    return kind == K_READ or kind == K_LINK or (kind == K_SET and req.argc == 0)
+
+
+def arity_ok(req):
+    """Whether `req` (a parsed request) has as many arguments as its verb takes."""
+    spec = VERB_TABLE[req.verb]
+    return spec[1] <= req.argc <= spec[2]
 
 
 def _match(line, start, end, word):
@@ -393,138 +420,31 @@ def write_state_event(out, board):
     out.end()
 
 
+def write_brief_event(out, game):
+    """The brief event for the game's last change, if it was a peg ('! p R P F B': player P's
+    front and back pegs at revision R) or a preview ('! q R P Q'); False for any other change
+    (the links that asked for brief events get '! st' then)."""
+    if game.last_rev != game.rev:
+        return False
+    player = game.last_player
+    out.reset()
+    out.text(b"! p " if game.last_kind == LAST_PEG else b"! q ")
+    out.number(game.rev)
+    out.byte(_SPACE)
+    out.number(player)
+    out.byte(_SPACE)
+    if game.last_kind == LAST_PEG:
+        out.number(game.front[player])
+        out.byte(_SPACE)
+        out.number(game.back[player])
+    else:
+        out.number(game.pending[player])
+    out.end()
+    return True
+
+
 # Bluetooth LE: the Nordic UART Service the board offers (docs/protocol.md, section 10), written in
 # lower case as BlueZ and Web Bluetooth write UUIDs (MicroPython's bluetooth.UUID takes either).
 NUS_SERVICE = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
 NUS_RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"  # the central writes requests
 NUS_TX = "6e400003-b5a3-f393-e0a9-e50e24dcca9e"  # the board notifies replies and events
-
-# --- host side: encoding requests, decoding lines (allocates freely) ----------------------------
-
-# State keys and their meaning, for decoders: single numbers, or per-player lists.
-STATE_KEYS = {
-    "r": "rev",
-    "t": "target",
-    "n": "players",
-    "d": "dealer",
-    "w": "winner",
-    "x": "result",
-    "u": "undo",
-    "x2": "skunk_double",
-    "f": "front",
-    "b": "back",
-    "g": "games",
-    "q": "pending",
-}
-LIST_KEYS = ("f", "b", "g", "q")
-RESULT_NAMES = ("playing", "won", "skunk", "double_skunk")
-
-
-def encode_request(verb, args=(), request_id=None):
-    """The request line as bytes: encode_request('peg', (0, 5), '7') -> b'#7 peg 0 5\\n'."""
-    parts = []
-    if request_id is not None:
-        request_id = str(request_id)
-        if not request_id or len(request_id) > MAX_ID:
-            raise ValueError("bad request id")
-        for c in request_id.encode():
-            if not is_id_char(c):
-                raise ValueError("bad request id")
-        parts.append("#" + request_id)
-    if verb.encode() not in VERBS:
-        raise ValueError("unknown verb: " + verb)
-    parts.append(verb)
-    for arg in args:
-        text = str(arg)
-        if not text or " " in text:
-            raise ValueError("bad argument: %r" % (arg,))
-        parts.append(text)
-    line = " ".join(parts) + "\n"
-    data = line.encode()
-    if len(data) > MAX_LINE:
-        raise ValueError("request longer than %d bytes" % MAX_LINE)
-    for c in data[:-1]:
-        if c < _SPACE or c > 126:
-            raise ValueError("requests are printable ASCII")
-    return data
-
-
-class Line:
-    """A decoded reply or event. kind: 'ok', 'err' or 'event'."""
-
-    def __init__(self, kind, request_id, name, fields, code, text):
-        self.kind = kind
-        self.request_id = request_id  # str or None
-        self.name = name  # event kind ('st', 'hello', ...) or '' for replies
-        self.fields = fields  # dict of str -> str
-        self.code = code  # error code for 'err'
-        self.text = text  # error text for 'err'
-
-    def __repr__(self):
-        return "Line(%r, %r, %r, %r, %r, %r)" % (
-            self.kind,
-            self.request_id,
-            self.name,
-            self.fields,
-            self.code,
-            self.text,
-        )
-
-
-def _fields(words):
-    fields = {}
-    for word in words:
-        eq = word.find("=")
-        if eq > 0:
-            fields[word[:eq]] = word[eq + 1 :]
-    return fields  # words without '=' are ignored: unknown things are skipped, never fatal
-
-
-def decode_line(data):
-    """Decode one line (bytes or str, with or without the newline) from a board.
-    Raises ValueError when it is not a reply or event."""
-    if isinstance(data, (bytes, bytearray)):
-        data = bytes(data).decode()
-    text = data.rstrip("\r\n")
-    words = text.split(" ")
-    if not words or not words[0]:
-        raise ValueError("empty line")
-    if words[0] == "!":
-        if len(words) < 2 or not words[1]:
-            raise ValueError("event without a kind")
-        return Line("event", None, words[1], _fields(words[2:]), "", "")
-    request_id = None
-    if words[0].startswith("#"):
-        request_id = words[0][1:]
-        words = words[1:]
-        if not words:
-            raise ValueError("reply without a status")
-    if words[0] == "ok":
-        return Line("ok", request_id, "", _fields(words[1:]), "", "")
-    if words[0] == "err":
-        if len(words) < 2:
-            raise ValueError("error without a code")
-        return Line("err", request_id, "", {}, words[1], " ".join(words[2:]))
-    raise ValueError("not a reply or event: " + text)
-
-
-def decode_state(fields):
-    """State fields (from '! st' or the reply to 'st') as a dict with readable names.
-    Absent keys are absent from the result, so a partial update merges over an older state."""
-    state = {}
-    for key, value in fields.items():
-        name = STATE_KEYS.get(key)
-        if name is None:
-            continue  # a newer board's field: ignore
-        if key in LIST_KEYS:
-            state[name] = [int(v) for v in value.split(",")] if value else []
-        else:
-            state[name] = int(value)
-    return state
-
-
-def decode_frame(hex_text):
-    """The 'rgb' field of a frame reply as bytes (3 per hole, hole order)."""
-    if len(hex_text) % 6:
-        raise ValueError("frame length is not whole RGB triples")
-    return bytes(int(hex_text[i : i + 2], 16) for i in range(0, len(hex_text), 2))

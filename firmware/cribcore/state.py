@@ -31,6 +31,12 @@ WON = const(1)
 SKUNK = const(2)
 DOUBLE_SKUNK = const(3)
 
+# What the last change was, for the board's brief events (docs/protocol.md, "brief"): a peg or
+# a preview of one player's count, made at revision `last_rev`; any other change leaves last_rev
+# behind rev.
+LAST_PEG = const(1)
+LAST_PENDING = const(2)
+
 # Snapshot layout: one row of the undo ring.
 _S_PLAYERS = const(0)
 _S_TARGET = const(1)
@@ -67,6 +73,9 @@ class GameState:
         self.winner = NO_WINNER
         self.award = 0  # games credited to the winner of this game
         self.rev = 0  # bumped on every change; hosts use it to order and resync
+        self.last_kind = 0  # LAST_PEG or LAST_PENDING when last_rev == rev
+        self.last_player = 0
+        self.last_rev = -1
         self._undo = array("h", bytes(2 * UNDO_DEPTH * SNAPSHOT_LEN))
         self._undo_top = 0  # index of the next free row (wraps)
         self.undo_count = 0  # rows that can be undone
@@ -109,6 +118,7 @@ class GameState:
         self.front[player] = front if front < self.target else self.target
         self.pending[player] = 0
         self._settle()
+        self._last(LAST_PEG, player)
 
     def set_pegs(self, player, front, back):
         """Place a player's pegs directly (a host correcting a mistake)."""
@@ -151,6 +161,7 @@ class GameState:
         if self.pending[player] != points:
             self.pending[player] = points
             self.rev += 1
+            self._last(LAST_PENDING, player)
 
     def new_game(self, target=0, players=0):
         """Start a new game (undoable). 0 keeps the current target / player count.
@@ -247,6 +258,11 @@ class GameState:
         self._undo_top = len(rows) % UNDO_DEPTH
 
     # --- internals ---------------------------------------------------------------------------
+
+    def _last(self, kind, player):
+        self.last_kind = kind
+        self.last_player = player
+        self.last_rev = self.rev
 
     def _check_player(self, player):
         if not isinstance(player, int) or player < 0 or player >= self.players:

@@ -1,5 +1,5 @@
 # The firmware app: main() builds the hardware objects from the board profile; App wires the
-# board state, renderer, dispatcher and links from objects passed in, and runs the asyncio tasks.
+# game, renderer, context, dispatcher and links from objects passed in, and runs the asyncio tasks.
 
 import sys
 
@@ -7,6 +7,7 @@ from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import GameState
 from cribfw.buttons import Button
+from cribfw.context import Context
 from cribfw.dispatch import Dispatcher
 from cribfw.panel import Panel
 from cribfw.usblink import UsbLink
@@ -18,34 +19,34 @@ SELFTEST_MS_PER_LED = 25  # the self-test walks the chain in about three seconds
 
 
 class App:
-    """The running board. Tasks are coroutine functions taking the app; each change to the
-    board, from any task, is pushed to the links by dispatcher.publish_if_changed().
-    `buttons` maps button names (see cribfw.panel) to Button objects; none on a bare strip."""
+    """The running board. `ctx` (cribfw.context.Context) owns what requests, buttons and tasks
+    change; tasks are coroutine functions taking the app; each change, from any task, is pushed
+    to the links by dispatcher.publish_if_changed(). `buttons` maps button names (see
+    cribfw.panel) to Button objects; none on a bare strip."""
 
     def __init__(self, pixels, stdin, stdout, profile, buttons=None):
         self.profile = profile
-        self.board = GameState()
-        self.renderer = Renderer(pixels, budget_ma=profile.budget_ma)
-        self.dispatcher = Dispatcher(self.board, self.renderer, profile.name, FIRMWARE_VERSION)
+        renderer = Renderer(pixels, budget_ma=profile.budget_ma)
+        self.ctx = Context(GameState(), renderer, profile.name, FIRMWARE_VERSION)
+        self.dispatcher = Dispatcher(self.ctx)
         self.usb = UsbLink(stdin, stdout, self.dispatcher)
         self.dispatcher.add_link(self.usb)
         self.tasks = [render_task]
         self.panel = None
-        self.ble = None  # the Bluetooth link (cribfw.blelink.BleLink) once add_ble() made it
         if buttons:
             self.panel = Panel(
-                self.board, buttons, self.dispatcher.announce_button, self.dispatcher.admission
+                self.ctx.game, buttons, self.dispatcher.announce_button, self.ctx.admission
             )
             self.tasks.append(buttons_task)
 
-    def add_ble(self, ble, pad=None):
+    def add_ble(self, ble, pad=None, uuid=None):
         """Serve the protocol over Bluetooth LE too: `ble` is a bluetooth.BLE(); `pad` the Pad
-        whose virtual pins the buttons read (a phone's control pad)."""
+        whose virtual pins the buttons read (a phone's control pad); `uuid` the UUID class
+        (default bluetooth.UUID)."""
         from cribfw.blelink import BleLink
 
-        link = BleLink(ble, self.dispatcher, pad)
-        link.start()
-        self.ble = link
+        link = BleLink(ble, self.dispatcher, self.ctx.admission, pad, uuid)
+        self.ctx.attach_ble(link, link.start().encode())
         self.tasks.append(link.run)
         return link
 
@@ -66,24 +67,26 @@ async def render_task(app):
     import asyncio
     import time
 
-    board = app.board
-    renderer = app.renderer
-    dispatcher = app.dispatcher
-    admission = dispatcher.admission
-    start = time.ticks_ms()
+    ctx = app.ctx
+    game = ctx.game
+    renderer = ctx.renderer
+    admission = ctx.admission
+    start = last = time.ticks_ms()
     shown_rev = -1
     shown_settings = -1
     selftest_from = -1
     while True:
         now = time.ticks_ms()
+        ctx.tick(time.ticks_diff(now, last))
+        last = now
         t_ms = time.ticks_diff(now, start)
-        dispatcher.t_ms = t_ms
+        ctx.t_ms = t_ms
         calling = admission.calling(now)
         if calling != renderer.calling:
             renderer.calling = calling  # a refused Bluetooth device waits for a tap of deal
             shown_rev = -1
-        if dispatcher.selftest_requested:
-            dispatcher.selftest_requested = False
+        if ctx.selftest_requested:
+            ctx.selftest_requested = False
             selftest_from = t_ms
         if selftest_from >= 0:
             led = (t_ms - selftest_from) // SELFTEST_MS_PER_LED
@@ -94,14 +97,10 @@ async def render_task(app):
                 continue
             selftest_from = -1
             shown_rev = -1  # back to the game
-        if (
-            board.rev != shown_rev
-            or dispatcher.settings_rev != shown_settings
-            or renderer.animating
-        ):
-            shown_rev = board.rev
-            shown_settings = dispatcher.settings_rev
-            renderer.render(board, t_ms)
+        if game.rev != shown_rev or ctx.settings_rev != shown_settings or renderer.animating:
+            shown_rev = game.rev
+            shown_settings = ctx.settings_rev
+            renderer.render(game, t_ms)
         await asyncio.sleep_ms(FRAME_MS)
 
 
@@ -150,8 +149,8 @@ def main():
     boot = cribboot.current  # what a cribboard image's boot found (None on stock MicroPython)
     state_ring = admit_ring = None
     if boot is not None:
-        app.dispatcher.boot_fs = boot.fs.encode()
-        app.dispatcher.boot_failed = boot.failed
+        app.ctx.boot_fs = boot.fs.encode()
+        app.ctx.boot_failed = boot.failed
         if boot.state is not None and boot.admitted is not None:
             state_ring = Ring(*boot.state)
             admit_ring = Ring(*boot.admitted)
@@ -159,14 +158,14 @@ def main():
     files = store.attach(app, "/", profile.name == "sim", state_ring)
     if ble is not None:
         keeper = AdmitRecords(admit_ring if admit_ring is not None else files + "/admitted.dat")
-        app.dispatcher.admission.keep(keeper)
+        app.ctx.admission.keep(keeper)
         try:
             app.add_ble(ble, pad)
         except OSError:
             pass  # the radio did not come up: the board works over USB alone
     deal = buttons.get("deal")
     if deal is not None and deal.pressed_now():
-        app.dispatcher.selftest_requested = True  # deal held at power-on: the wiring self-test
+        app.ctx.selftest_requested = True  # deal held at power-on: the wiring self-test
     import gc
 
     gc.threshold(-1)  # loaded (see main.py): collect only when the heap runs out again

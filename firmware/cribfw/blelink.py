@@ -113,6 +113,8 @@ class Central:
         self.rx_lost = 0  # IRQ: bytes dropped because the ring was full
         self.live = False  # a link of the dispatcher
         self.trusted = False
+        self.brief = False  # it asked for brief events (`brief 1`)
+        self.overflows = 0  # times its input ring overflowed (lines lost)
         self.pressed = False  # it pressed a pad button
         self.recent = RecentReplies()
         self.lines = LineAssembler(self._line, self._too_long)
@@ -128,6 +130,7 @@ class Central:
 
     def reset(self):
         self.recent.clear()
+        self.brief = False
         self.lines.reset()
         self.packet_n = 0
         self.packet_len = 0
@@ -199,12 +202,13 @@ class BleLink:
     """The NUS peripheral and its connected centrals.
 
     ble: a `bluetooth.BLE()` (or anything with its methods); dispatcher: the board's Dispatcher;
-    pad: the Pad whose virtual pins the panel reads (None: pad packets do nothing); uuid: the
-    UUID class (default `bluetooth.UUID`)."""
+    admission: who may change the board (cribfw.admission); pad: the Pad whose virtual pins the
+    panel reads (None: pad packets do nothing); uuid: the UUID class (default `bluetooth.UUID`)."""
 
-    def __init__(self, ble, dispatcher, pad=None, uuid=None):
+    def __init__(self, ble, dispatcher, admission, pad=None, uuid=None):
         self.ble = ble
         self.dispatcher = dispatcher
+        self.admission = admission
         self.pad = pad
         self._uuid = uuid
         self.centrals = [Central(self) for _ in range(MAX_CENTRALS)]
@@ -237,7 +241,6 @@ class BleLink:
         except (ValueError, OSError):
             pass
         self.name = name.encode()
-        self.dispatcher.ble_name = self.name
         service = (
             uuid(NUS_SERVICE),
             (
@@ -350,16 +353,14 @@ class BleLink:
 
     def _join(self, central):
         central.reset()
-        dispatcher = self.dispatcher
-        central.trusted = dispatcher.admission.knows(central.address)
+        central.trusted = self.admission.knows(central.address)
         central.live = True
-        dispatcher.add_link(central)
+        self.dispatcher.add_link(central)
 
     def _leave(self, central):
-        dispatcher = self.dispatcher
         central.live = False
-        dispatcher.remove_link(central)
-        dispatcher.admission.forget(central)
+        self.dispatcher.remove_link(central)
+        self.admission.forget(central)
         if central.pressed and self.pad is not None:
             self.pad.release_all()
         central.trusted = False
@@ -376,6 +377,7 @@ class BleLink:
             central.take(c)
         if central.rx_lost:
             central.rx_lost = 0
+            central.overflows += 1
             self.dispatcher.send_error(central, b"busy", b"input overflow: lines lost")
 
     def _flush(self, central):
@@ -398,6 +400,14 @@ class BleLink:
         central.out_start = central.out_end = 0
         central.stalls = 0
         return True
+
+    def lost(self):
+        """Lines lost on Bluetooth since the board started (the health report): replies and
+        events a central's queue could not take, input that overflowed."""
+        total = 0
+        for central in self.centrals:
+            total += central.dropped + central.overflows
+        return total
 
     def _advertise(self):
         free = False
@@ -427,7 +437,7 @@ class BleLink:
             dispatcher.send_error(central, b"bad_line", b"bad button packet")
             return
         pressed = state == 49
-        if not dispatcher.admission.may_change(central):
+        if not self.admission.may_change(central):
             if pressed:
                 dispatcher.deny(central)
             return

@@ -25,7 +25,7 @@
 # stock MicroPython, files on its littlefs (cribfw/storefiles.py: written atomically with a
 # backup). Either way boot takes the newest record that reads back intact.
 #
-# When it writes: Store.run (a task for App.tasks) watches board.rev and the dispatcher's
+# When it writes: Store.run (a task for App.tasks) watches the game's rev and the context's
 # settings_rev and saves QUIET_MS after the last change, or MAX_MS after the first unsaved change
 # if changes keep coming. Numbers:
 #   QUIET_MS = 1000: longer than the gaps inside a burst (button presses 0.2-0.4 s apart while a
@@ -228,7 +228,7 @@ class Store:
         self.source = "fresh"  # where load() found the state
         self.saves = 0  # records written since boot
         self.errors = 0  # saves that failed (flash full or failing); retried
-        self.last_error = ""  # the last failure, for the board's health report
+        self.last_error = ""  # the last failure, for the board's health report (one word)
         self._first = None  # time of the first unsaved change; None when all is saved
         self._last = 0  # time of the last change
         self._saved = None  # crc32 of the body on the flash, when known
@@ -259,27 +259,29 @@ class Store:
             return self.save(board, renderer)
         except (OSError, MemoryError) as err:
             self.errors += 1
-            self.last_error = "%s %s" % (type(err).__name__, err)
+            # One word, for the health report: "OSError:28" (the errno), "MemoryError".
+            code = err.args[0] if err.args and isinstance(err.args[0], int) else None
+            self.last_error = type(err).__name__ + ("" if code is None else ":%d" % code)
             self.changed(now)
             return False
 
     async def run(self, app):
-        """The store task (for App.tasks): debounced saves of app.board and its settings."""
+        """The store task (for App.tasks): debounced saves of the game and the LED settings."""
         import asyncio
 
-        board = app.board
-        renderer = app.renderer
-        dispatcher = app.dispatcher
-        rev = board.rev
-        settings = dispatcher.settings_rev
+        ctx = app.ctx
+        game = ctx.game
+        renderer = ctx.renderer
+        rev = game.rev
+        settings = ctx.settings_rev
         while True:
             await asyncio.sleep_ms(self.poll_ms)
             now = ticks_ms()
-            if board.rev != rev or dispatcher.settings_rev != settings:
-                rev = board.rev
-                settings = dispatcher.settings_rev
+            if game.rev != rev or ctx.settings_rev != settings:
+                rev = game.rev
+                settings = ctx.settings_rev
                 self.changed(now)
-            self.save_due(board, renderer, now)  # no await inside: never beside an LED write
+            self.save_due(game, renderer, now)  # no await inside: never beside an LED write
 
     # --- the flash ----------------------------------------------------------------------------
 
@@ -364,7 +366,7 @@ def attach(app, root, sim=False, ring=None):
         except OSError:
             pass  # there already (or the flash is read-only: load finds nothing, saves fail)
     store = Store(ring if ring is not None else root, quiet_ms=quiet_ms, max_ms=max_ms)
-    app.dispatcher.store = store.load(app.board, app.renderer).encode()
-    app.dispatcher.store_keeper = store
+    ctx = app.ctx
+    ctx.attach_store(store, store.load(ctx.game, ctx.renderer).encode())
     app.tasks.append(store.run)
     return root

@@ -78,44 +78,31 @@ class FlashImage:
 
 
 def mount(image_path, boot):
-    """Lay out the flash for `boot` (a cribboot.Boot): its rings, and the file system at /
-    in place of the host's, mounted, formatted or left alone as the boot decides. Without a
-    boot (a firmware without cribboot: stock MicroPython's boot) the file system has the whole
-    image and is formatted only when it cannot be mounted."""
+    """Lay out the flash for `boot` (a cribboot.Boot; cribboot.lay_out) in place of the host's
+    file system. Without a boot (a firmware without cribboot: stock MicroPython's boot) the file
+    system has the whole image and is formatted only when it cannot be mounted."""
     image = open(image_path, "r+b")
-    whole = FlashImage(image)
     vfs.umount("/")
+    whole = FlashImage(image)
     if boot is None:
-        _mount_fs(FlashImage(image), False)
+        _littlefs(whole)
         return
     import cribboot
 
-    total = whole.block_count
-    fs_blocks = total - cribboot.RESERVED_BLOCKS
-    boot.admitted = (whole, fs_blocks, cribboot.ADMIT_BLOCKS)
-    boot.state = (whole, total - cribboot.STATE_BLOCKS, cribboot.STATE_BLOCKS)
-    action = boot.file_system()
-    if action == cribboot.FS_OFF:
-        boot.fs = action
-        return
-    formatted = _mount_fs(FlashImage(image, 0, fs_blocks), action == cribboot.FS_FORMATTED)
-    boot.fs = cribboot.FS_FORMATTED if formatted else cribboot.FS_OK
+    def region(first, count):
+        return FlashImage(image, first, count)
+
+    cribboot.lay_out(boot, whole.block_count, region)
 
 
-def _mount_fs(device, format_first):
-    """Mount littlefs from `device` at /, formatting it first if asked or if the mount fails
-    (as MicroPython's own boot does with a flash it cannot mount). True if it was formatted."""
-    if format_first:
-        vfs.VfsLfs2.mkfs(device)
+def _littlefs(device):
     try:
-        flash = vfs.VfsLfs2(device)
+        root = vfs.VfsLfs2(device)
     except OSError:
         vfs.VfsLfs2.mkfs(device)
-        flash = vfs.VfsLfs2(device)
-        format_first = True
-    vfs.mount(flash, "/")
+        root = vfs.VfsLfs2(device)
+    vfs.mount(root, "/")
     os.chdir("/")
-    return format_first
 
 
 def mount_rom(firmware_dir):

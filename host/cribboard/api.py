@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from cribboard import wire
 from cribboard.client import Client, Event, Hello
 from cribboard.errors import CribboardError
 from cribboard.transport import SerialTransport, Transport
-from cribcore import protocol
 from cribcore.layout import HOLES
 
 T = TypeVar("T")
@@ -50,12 +50,12 @@ class BoardState:
     @classmethod
     def from_fields(cls, fields: dict[str, str]) -> BoardState:
         """Build from the protocol's state fields (raises CribboardError if some are missing)."""
-        return cls._from_values(protocol.decode_state(fields), fields)
+        return cls._from_values(wire.decode_state(fields), fields)
 
     def updated(self, fields: dict[str, str]) -> BoardState:
         """This state with a state event's fields applied: the protocol's events may be partial,
         and a field they lack stays as it is."""
-        return self._from_values({**self._values(), **protocol.decode_state(fields)}, fields)
+        return self._from_values({**self._values(), **wire.decode_state(fields)}, fields)
 
     @classmethod
     def _from_values(cls, s: dict[str, Any], fields: dict[str, str]) -> BoardState:
@@ -66,7 +66,7 @@ class BoardState:
                 players=s["players"],
                 dealer=s["dealer"],
                 winner=None if s["winner"] < 0 else s["winner"],
-                result=protocol.RESULT_NAMES[s["result"]],
+                result=wire.RESULT_NAMES[s["result"]],
                 front=s["front"],
                 back=s["back"],
                 games=s["games"],
@@ -78,11 +78,11 @@ class BoardState:
             raise CribboardError(f"incomplete state from the board: {fields}") from err
 
     def _values(self) -> dict[str, Any]:
-        """As `protocol.decode_state` gives them (the inverse of _from_values)."""
+        """As `wire.decode_state` gives them (the inverse of _from_values)."""
         return {
             **self.to_json(),
             "winner": -1 if self.winner is None else self.winner,
-            "result": protocol.RESULT_NAMES.index(self.result),
+            "result": wire.RESULT_NAMES.index(self.result),
             "skunk_double": int(self.skunk_double),
         }
 
@@ -122,6 +122,52 @@ class Admission:
         return cls(
             fields.get("open") == "1", fields.get("you") == "1", int(fields.get("admitted", "0"))
         )
+
+
+@dataclass(frozen=True)
+class Health:
+    """How a board is doing (the `health` verb, protocol 1.2): seconds up, free heap, game saves
+    written to its flash and saves that failed (with the last one's error: ``OSError:28``),
+    failed saves of the admitted devices, lines lost on Bluetooth, lines that were not requests.
+    A save that failed means the game is not being kept through a power cut."""
+
+    uptime: int
+    free_heap: int
+    saves: int
+    save_errors: int
+    last_save_error: str | None
+    admission_errors: int
+    lost_lines: int
+    bad_lines: int
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, str]) -> Health:
+        def number(key: str) -> int:
+            return int(fields.get(key, "0"))
+
+        return cls(
+            number("up"),
+            number("heap"),
+            number("saves"),
+            number("serr"),
+            fields.get("slast"),
+            number("aerr"),
+            number("lost"),
+            number("bad"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict for JSON output."""
+        return {
+            "uptime": self.uptime,
+            "free_heap": self.free_heap,
+            "saves": self.saves,
+            "save_errors": self.save_errors,
+            "last_save_error": self.last_save_error,
+            "admission_errors": self.admission_errors,
+            "lost_lines": self.lost_lines,
+            "bad_lines": self.bad_lines,
+        }
 
 
 @dataclass(frozen=True)
@@ -262,9 +308,12 @@ class Board:
         timeout: float = 2.0,
         reconnect: bool = True,
         on_close: Callable[[], Awaitable[None]] | None = None,
+        brief: bool = True,
     ) -> Board:
-        """Connect through any transport (the factory makes a fresh one per (re)connect)."""
-        client = Client(factory, timeout=timeout, reconnect=reconnect)
+        """Connect through any transport (the factory makes a fresh one per (re)connect).
+        `brief`: ask a board that has them for brief events (a peg in one short line; the
+        library turns them back into whole states); False talks as a protocol 1.1 host."""
+        client = Client(factory, timeout=timeout, reconnect=reconnect, brief=brief)
         await client.connect()
         return cls(client, on_close)
 
@@ -306,7 +355,7 @@ class Board:
 
     async def frame(self) -> Frame:
         fields = await self._fields("frame")
-        rgb = protocol.decode_frame(fields.get("rgb", ""))
+        rgb = wire.decode_frame(fields.get("rgb", ""))
         if len(rgb) != 3 * HOLES:
             raise CribboardError(f"frame has {len(rgb) // 3} holes, expected {HOLES}")
         return Frame(rgb, int(fields.get("scale", 0)), int(fields.get("ma", 0)))
@@ -370,6 +419,13 @@ class Board:
     async def settings(self) -> Settings:
         """The brightness and the current budget, read in one request."""
         return Settings.from_fields(await self._fields("bright"))
+
+    async def health(self) -> Health | None:
+        """How the board is doing (see :class:`Health`); None from a board whose firmware is
+        older than the report (protocol 1.1)."""
+        if "health" not in self.hello.capabilities:
+            return None
+        return Health.from_fields(await self._fields("health"))
 
     # --- who may change the board -------------------------------------------------------------
 
@@ -455,12 +511,13 @@ class SyncBoard:
         timeout: float = 2.0,
         reconnect: bool = True,
         on_close: Callable[[], Awaitable[None]] | None = None,
+        brief: bool = True,
     ) -> SyncBoard:
         """A board through any transport (see Board.open_transport); `on_close` runs on the
         wrapper's event loop."""
         return cls._start(
             lambda: Board.open_transport(
-                factory, timeout=timeout, reconnect=reconnect, on_close=on_close
+                factory, timeout=timeout, reconnect=reconnect, on_close=on_close, brief=brief
             )
         )
 
@@ -562,6 +619,9 @@ class SyncBoard:
 
     def settings(self) -> Settings:
         return self._run(self._board.settings())
+
+    def health(self) -> Health | None:
+        return self._run(self._board.health())
 
     # --- who may change the board -------------------------------------------------------------
 

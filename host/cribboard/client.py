@@ -1,6 +1,8 @@
 """The protocol client: requests with ids and timeouts, replies, events, heartbeat, automatic
-reconnect and resynchronisation. It speaks through `cribcore.protocol`, the codec the firmware
-uses too."""
+reconnect and resynchronisation. It speaks through `cribboard.wire`, the host's side of the codec
+whose board side (`cribcore.protocol`) the firmware runs. With a board that has them (protocol
+1.2) it asks for brief events and turns each back into the whole state (`cribboard.mirror`), so
+subscribers always get whole `st` events, while a peg costs the link one short line."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from cribboard import wire
 from cribboard.errors import BoardRejected, CribboardError, LinkError, ProtocolMismatch
+from cribboard.mirror import Mirror
 from cribboard.transport import Transport
 from cribcore import protocol
 
@@ -50,7 +54,7 @@ class Hello:
         )
 
 
-Event = protocol.Line
+Event = wire.Line
 EventCallback = Callable[[Event], None]
 TransportFactory = Callable[[], Transport]
 
@@ -83,8 +87,10 @@ class Client:
         heartbeat: float = 2.0,
         reconnect: bool = True,
         reconnect_for: float = 30.0,
+        brief: bool = True,
     ) -> None:
         self._factory = transport_factory
+        self.brief = brief  # ask a board that has them for brief events
         self.timeout = timeout
         self.heartbeat = heartbeat
         self.reconnect = reconnect
@@ -96,7 +102,7 @@ class Client:
         self.name = ""
         self._transport: Transport | None = None
         self._buffer = bytearray()
-        self._pending: dict[str, asyncio.Future[protocol.Line]] = {}
+        self._pending: dict[str, asyncio.Future[wire.Line]] = {}
         self._next_id = random.randrange(_ID_SPACE)
         self._subscribers: list[EventCallback] = []
         self._connected = asyncio.Event()
@@ -107,6 +113,8 @@ class Client:
         self._tasks: set[asyncio.Future[Any]] = set()
         # Resolved when the current link drops: wakes requests waiting for their reply.
         self._link_lost: asyncio.Future[None] | None = None
+        self._mirror = Mirror()  # the board's state as its events tell it (for brief events)
+        self._briefed = False  # the board sends this link brief events
 
     # --- connection ----------------------------------------------------------------------------
 
@@ -118,6 +126,7 @@ class Client:
         """Open the link and check the board's hello. Raises LinkError or ProtocolMismatch."""
         self._closed = False
         await self._open()
+        await self._ask_brief()
         if self.heartbeat > 0 and self._heartbeat_task is None:
             self._heartbeat_task = asyncio.create_task(self._heartbeat_loop())
         assert self.hello is not None
@@ -151,7 +160,20 @@ class Client:
         self.hello = hello
         self._greeted = True
 
-    async def _hello_with_retries(self) -> protocol.Line:
+    async def _ask_brief(self) -> dict[str, str] | None:
+        """Ask for brief events (when wanted and the board has them) and read the whole state
+        they apply to; return its fields (None when not asked). The board forgets the request
+        when it restarts: it is asked again then."""
+        self._briefed = False
+        if not self.brief or self.hello is None or "brief" not in self.hello.capabilities:
+            return None
+        await self.request("brief", 1)
+        fields = (await self.request("st")).fields
+        self._mirror.whole(fields)
+        self._briefed = True
+        return fields
+
+    async def _hello_with_retries(self) -> wire.Line:
         # A board that is just resetting (after `mpremote reset`, a plug-in) may swallow the
         # first hello; hello changes nothing, so ask again until the timeout runs out.
         loop = asyncio.get_running_loop()
@@ -188,9 +210,7 @@ class Client:
         self._next_id = (self._next_id + 1) % _ID_SPACE
         return base36(self._next_id)
 
-    async def request(
-        self, verb: str, *args: int | str, timeout: float | None = None
-    ) -> protocol.Line:
+    async def request(self, verb: str, *args: int | str, timeout: float | None = None) -> wire.Line:
         """Send one request and return its `ok` reply; raises BoardRejected for an `err` reply,
         LinkError when the link is gone or the board does not answer in time. While the client
         is reconnecting, the request waits for the link (within the timeout) and is sent then."""
@@ -200,17 +220,15 @@ class Client:
             raise BoardRejected(reply.code, reply.text)
         return reply
 
-    async def _roundtrip(
-        self, verb: str, args: tuple[int | str, ...], timeout: float
-    ) -> protocol.Line:
+    async def _roundtrip(self, verb: str, args: tuple[int | str, ...], timeout: float) -> wire.Line:
         request_id = self._new_id()
         try:
-            line = protocol.encode_request(verb, args, request_id)
+            line = wire.encode_request(verb, args, request_id)
         except ValueError as err:
             raise CribboardError(str(err)) from err
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        future: asyncio.Future[protocol.Line] = loop.create_future()
+        future: asyncio.Future[wire.Line] = loop.create_future()
         self._pending[request_id] = future
         try:
             while True:
@@ -279,12 +297,20 @@ class Client:
 
     def _on_line(self, raw: bytes) -> None:
         try:
-            line = protocol.decode_line(raw)
+            line = wire.decode_line(raw)
         except (ValueError, UnicodeDecodeError):
             # Not protocol: REPL output, a traceback, a boot banner. Ignore it.
             log.debug("ignored line from %s: %r", self.name, raw)
             return
         if line.kind == "event":
+            if line.name in (wire.BRIEF_PEG, wire.BRIEF_PENDING):
+                fields = self._mirror.apply_brief(line) if self._briefed else None
+                if fields is None:
+                    self._spawn(self._resync())  # something was missed: read the state again
+                    return
+                line = wire.Line("event", None, "st", fields, "", "")
+            elif line.name == "st":
+                self._mirror.whole(line.fields)
             self._emit(line)
             if line.name == "hello" and self._greeted:
                 # The board restarted behind an open link (a reset, a power blip on a
@@ -330,7 +356,7 @@ class Client:
         loop = asyncio.get_running_loop()
         give_up = loop.time() + self.reconnect_for
         delay = 0.05
-        self._emit(protocol.Line("event", None, "link", {"state": "lost"}, "", ""))
+        self._emit(wire.Line("event", None, "link", {"state": "lost"}, "", ""))
         while not self._closed:
             try:
                 await self._open()
@@ -339,23 +365,27 @@ class Client:
                     self._lost_error = LinkError(f"{self.name}: could not reconnect ({err})")
                     self._closed = True
                     self._fail_pending(self._lost_error)
-                    self._emit(protocol.Line("event", None, "link", {"state": "gone"}, "", ""))
+                    self._emit(wire.Line("event", None, "link", {"state": "gone"}, "", ""))
                     return
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
-            self._emit(protocol.Line("event", None, "link", {"state": "back"}, "", ""))
+            self._emit(wire.Line("event", None, "link", {"state": "back"}, "", ""))
             if await self._resync():
                 return
 
     async def _resync(self) -> bool:
-        """Read the state and hand it to subscribers as a normal `st` event."""
+        """Read the state and hand it to subscribers as a normal `st` event (asking for brief
+        events again first: a board that restarted has forgotten)."""
         try:
-            reply = await self.request("st")
+            fields = await self._ask_brief()
+            if fields is None:
+                fields = (await self.request("st")).fields
         except CribboardError as err:
             log.info("%s: resync failed: %s", self.name, err)
             return False
-        self._emit(protocol.Line("event", None, "st", reply.fields, "", ""))
+        self._mirror.whole(fields)
+        self._emit(wire.Line("event", None, "st", fields, "", ""))
         return True
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:

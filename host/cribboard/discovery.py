@@ -29,11 +29,13 @@ class FoundBoard:
 
 
 def known_usb_ids() -> dict[tuple[int, int], str]:
-    """USB (vendor, product) ids of the supported boards, from the firmware's board profiles."""
+    """USB (vendor, product) ids of the supported boards, from the firmware's board profiles:
+    the names of the profiles with those ids, joined by "/" (the Picos share MicroPython's)."""
     ids: dict[tuple[int, int], str] = {}
     for profile in PROFILES.values():
         for vid_pid in profile.usb_ids:
-            ids[(vid_pid[0], vid_pid[1])] = profile.name
+            key = (vid_pid[0], vid_pid[1])
+            ids[key] = f"{ids[key]}/{profile.name}" if key in ids else profile.name
     return ids
 
 

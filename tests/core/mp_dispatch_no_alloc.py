@@ -27,7 +27,7 @@ def app():
     out = NullOut()
     stdin = open("/dev/null", "rb")  # the USB link polls it; the lines come through feed()
     app = App(FakePixels(HOLES), stdin, out, PROFILES["sim"])
-    board, dispatcher, usb = app.board, app.dispatcher, app.usb
+    board, dispatcher, usb = app.ctx.game, app.dispatcher, app.usb
     lines = LineAssembler(
         lambda line, n: dispatcher.handle_line(usb, line, n),
         lambda line, n: dispatcher.line_too_long(usb, line, n),

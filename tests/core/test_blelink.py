@@ -11,7 +11,7 @@ from cribfw import buttons as B
 from cribfw.admission import Admission
 from cribfw.admitfile import AdmitRecords
 from cribfw.app import App
-from cribfw.blelink import MAX_CENTRALS, MAX_STALLS, NUS_ADV, BleLink, advertising_payloads
+from cribfw.blelink import MAX_CENTRALS, MAX_STALLS, NUS_ADV, advertising_payloads
 from cribfw.buttons import Button
 from cribfw.pad import LATCH_MS, EitherPin, Pad, VirtualPin, checksum
 from cribfw.panel import Panel
@@ -139,8 +139,8 @@ class Rig:
         self.app = App(FakePixels(HOLES), self._stdin, self.usb_out, PROFILES["sim"])
         self.ble = FakeBLE()
         self.pad = pad
-        self.link = BleLink(self.ble, self.app.dispatcher, pad, uuid=FakeUUID)
-        self.name = self.link.start()
+        self.link = self.app.add_ble(self.ble, pad, uuid=FakeUUID)
+        self.name = self.app.ctx.ble_name.decode()
 
     def send(self, conn, data, pieces=1):
         step = max(1, (len(data) + pieces - 1) // pieces)
@@ -195,7 +195,7 @@ def test_advertising_resumes_after_a_disconnect_and_stops_when_full():
         rig.ble.drop(2, PHONE[:5] + b"\x02")
         rig.link.service()
         assert rig.ble.adv is not None  # a slot is free again: found again
-        assert len(rig.app.dispatcher.links) == 1 + MAX_CENTRALS - 1
+        assert len(rig.app.ctx.links) == 1 + MAX_CENTRALS - 1
     finally:
         rig.close()
 
@@ -209,7 +209,7 @@ def test_lines_arrive_in_writes_of_any_size_and_replies_are_split_to_20_bytes():
         rig.ble.connect(1, PHONE)
         rig.link.service()
         lines = rig.send(1, b"#1 hello\n#2 ping\n", pieces=7)
-        assert lines[0].startswith(b"#1 ok proto=1.1 ") and b" ble=Cribboard-71A3" in lines[0]
+        assert lines[0].startswith(b"#1 ok proto=1.2 ") and b" ble=Cribboard-71A3" in lines[0]
         assert lines[1] == b"#2 ok\n"
         rig.ble.write(1, b"#3 st\r\n")
         rig.link.service()
@@ -273,7 +273,7 @@ def test_a_notification_the_stack_cannot_take_is_sent_later():
 def test_every_change_reaches_usb_and_every_central():
     rig = Rig()
     try:
-        rig.app.dispatcher.admission.set_open(True)
+        rig.app.ctx.admission.set_open(True)
         rig.ble.connect(1, PHONE)
         rig.ble.connect(2, LAPTOP)
         rig.link.service()
@@ -295,12 +295,12 @@ def test_every_change_reaches_usb_and_every_central():
 def test_a_central_is_refused_until_a_tap_of_deal_admits_it_and_then_remembered():
     rig = Rig()
     try:
-        admission = rig.app.dispatcher.admission
+        admission = rig.app.ctx.admission
         rig.ble.connect(1, PHONE)
         rig.link.service()
         assert rig.send(1, b"#r st\n")[0].startswith(b"#r ok r=0 ")
         assert rig.send(1, b"#p peg 0 5\n") == [b"#p " + DENIED]
-        assert rig.app.board.front[0] == 0 and admission.calling()
+        assert rig.app.ctx.game.front[0] == 0 and admission.calling()
         assert admission.take_tap()  # the deal button
         rig.app.dispatcher.publish_if_changed()
         rig.link.service()
@@ -398,7 +398,7 @@ def test_bluefruit_packets_press_pad_buttons_and_bad_checksums_are_refused():
         assert rig.send(1, pad_packet(1, True)) == [DENIED]  # not admitted: nothing pressed
         assert pad.pin("A+").value() == 1
         assert rig.send(1, pad_packet(1, False)) == []  # a release is not refused again
-        rig.app.dispatcher.admission.take_tap()
+        rig.app.ctx.admission.take_tap()
         rig.app.dispatcher.publish_if_changed()
         rig.link.service()
         assert rig.ble.take(1)[1] == [b"! admit open=0 you=1 admitted=1\n"]

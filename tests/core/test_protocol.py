@@ -3,10 +3,12 @@
 # side of the codec (encode_request, decode_line, decode_state) both ways.
 # Runs under CPython (pytest) and MicroPython (mprun.py): plain asserts, nothing MicroPython lacks.
 import os
+import sys
 
 import vectors as V
 from checks import FakePixels
 
+from cribboard import wire as W
 from cribcore import protocol as P
 from cribcore.layout import HOLES
 from cribcore.profiles import PROFILES
@@ -60,7 +62,7 @@ class Session:
         self.out = Out()
         self._writer, self._reader = _input_stream()
         app = App(FakePixels(HOLES), self._reader, self.out, PROFILES["sim"])
-        self.board, self.renderer, self.dispatcher = app.board, app.renderer, app.dispatcher
+        self.board, self.renderer, self.dispatcher = app.ctx.game, app.ctx.renderer, app.dispatcher
         self.link = app.usb
         self._files = [self._writer, self._reader]
 
@@ -164,16 +166,26 @@ def test_vectors_against_the_firmware():
             for line in expected:
                 if line.startswith(b"! st "):
                     state_event = True
-                    event = P.decode_line(line)
-                    assert P.decode_state(event.fields) == board_state(s.board), line
+                    event = W.decode_line(line)
+                    assert W.decode_state(event.fields) == board_state(s.board), line
+                elif line.startswith(b"! p ") or line.startswith(b"! q "):
+                    state_event = True  # a brief event: the one change it names, and its rev
+                    event = W.decode_line(line)
+                    rev, player, values = W.decode_brief(event)
+                    board = s.board
+                    assert rev == board.rev == before[0] + 1, line
+                    if event.name == W.BRIEF_PEG:
+                        assert values == [board.front[player], board.back[player]], line
+                    else:
+                        assert values == [board.pending[player]], line
                 cfg_event = cfg_event or line.startswith(b"! cfg ")
             after = snapshot(s.board, s.renderer)
             if not state_event:  # no event, no change: errors and resends apply nothing
                 assert after[:12] == before[:12], "%r changed the board" % data
             if not cfg_event:
                 assert after[12:] == before[12:], "%r changed the settings" % data
-        end = P.decode_line(got[0])
-        assert P.decode_state(end.fields) == V.END_STATE
+        end = W.decode_line(got[0])
+        assert W.decode_state(end.fields) == V.END_STATE
         assert board_state(s.board) == V.END_STATE
     finally:
         s.close()
@@ -185,16 +197,18 @@ def test_vectors_cover_every_verb_and_error_code():
     for data, lines in V.VECTORS:
         verbs.add(request_verb(data))
         for line in lines:
-            decoded = P.decode_line(line)
+            decoded = W.decode_line(line)
             if decoded.kind == "err":
                 codes.add(decoded.code)
     for verb in P.VERBS:
-        assert verb in verbs, verb
+        # health's reply carries the uptime and free heap: test_health_reports_the_board, not
+        # a literal vector
+        assert verb in verbs or verb == b"health", verb
     for code in codes:
         assert code in P.ERROR_CODES, code
     for _sender, _data, lines0, lines1 in V.ADMISSION:
         for line in lines0 + lines1:
-            decoded = P.decode_line(line)
+            decoded = W.decode_line(line)
             if decoded.kind == "err":
                 codes.add(decoded.code)
     for code in P.ERROR_CODES:
@@ -207,10 +221,10 @@ def test_exactly_one_reply_per_request_with_its_id():
         if not lines:
             assert not data.strip(), data  # only blank lines go unanswered
             continue
-        reply = P.decode_line(lines[0])
+        reply = W.decode_line(lines[0])
         assert reply.kind in ("ok", "err"), lines
         for line in lines[1:]:
-            assert P.decode_line(line).kind == "event", lines
+            assert W.decode_line(line).kind == "event", lines
         if reply.kind == "ok" or reply.request_id is not None:
             # an error to a line whose id could not be read carries no id
             assert reply.request_id == request_id(data), (data, lines[0])
@@ -220,7 +234,7 @@ def test_every_line_the_firmware_writes_decodes_and_reencodes():
     """decode_line loses nothing: the decoded parts rebuild the line (fields in any order)."""
     for _data, lines in V.VECTORS:
         for line in lines:
-            d = P.decode_line(line)
+            d = W.decode_line(line)
             words = line[:-1].decode().split(" ")
             head = []
             if d.kind == "event":
@@ -234,7 +248,7 @@ def test_every_line_the_firmware_writes_decodes_and_reencodes():
                 continue
             fields = sorted([k + "=" + v for k, v in d.fields.items()])
             assert head == words[: len(head)], line
-            assert fields == sorted(words[len(head) :]), line
+            assert sorted(fields + d.words) == sorted(words[len(head) :]), line
 
 
 # Errors about the line itself, whatever the board's state.
@@ -249,7 +263,7 @@ def test_malformed_lines_leave_the_state_unchanged():
         before = snapshot(s.board, s.renderer)
         malformed = 0
         for data, expected in V.VECTORS:
-            reply = P.decode_line(expected[0]) if expected else None
+            reply = W.decode_line(expected[0]) if expected else None
             if reply and reply.kind == "err" and reply.code in MALFORMED:
                 malformed += 1
                 got = s.send(data)
@@ -268,7 +282,7 @@ def _run_two_links(steps, address=None):
     try:
         send1, out1 = s.add_link()
         if address is not None:
-            link1 = s.dispatcher.links[-1]
+            link1 = s.dispatcher.ctx.links[-1]
             link1.trusted = False
             link1.address = address
         sends = (s.feed, send1)
@@ -280,7 +294,7 @@ def _run_two_links(steps, address=None):
             elif sender == "start":
                 s.dispatcher.announce()
             elif sender == "tap":
-                s.dispatcher.admission.take_tap()
+                s.dispatcher.ctx.admission.take_tap()
                 s.dispatcher.publish_if_changed()
             else:
                 sends[sender](data)
@@ -290,7 +304,7 @@ def _run_two_links(steps, address=None):
             assert got1 == lines1, (sender, data, got1)
             for line in lines0 + lines1:
                 if line.startswith(b"#") or line.startswith(b"ok") or line.startswith(b"err"):
-                    if P.decode_line(line).code == "denied":  # refused: nothing changed
+                    if W.decode_line(line).code == "denied":  # refused: nothing changed
                         assert snapshot(s.board, s.renderer) == before, (sender, data)
     finally:
         s.close()
@@ -317,7 +331,7 @@ def _parse(data):
 
 def test_encode_vectors_both_ways():
     for call, expected in V.ENCODE_VECTORS:
-        assert P.encode_request(*call) == expected, (call, expected)
+        assert W.encode_request(*call) == expected, (call, expected)
         # ...and the firmware's parser reads back what was encoded
         req, code = _parse(expected)
         assert code == P.E_OK, expected
@@ -339,7 +353,7 @@ def test_encode_vectors_both_ways():
 def test_encode_rejects():
     for call in V.ENCODE_REJECTS:
         try:
-            P.encode_request(*call)
+            W.encode_request(*call)
         except ValueError:
             continue
         raise AssertionError("encode_request%r was accepted" % (call,))
@@ -348,33 +362,33 @@ def test_encode_rejects():
 def test_decode_vectors():
     for line, parts, state in V.DECODE_VECTORS:
         for given in (line, bytearray(line), line.decode()):
-            d = P.decode_line(given)
+            d = W.decode_line(given)
             got = (d.kind, d.request_id, d.name, d.fields, d.code, d.text)
             assert got == parts, (line, got)
-            assert P.decode_state(d.fields) == state, line
+            assert W.decode_state(d.fields) == state, line
 
 
 def test_decode_rejects():
     for line in V.DECODE_REJECTS:
         try:
-            P.decode_line(line)
+            W.decode_line(line)
         except ValueError:
             continue
         raise AssertionError("decode_line(%r) was accepted" % line)
 
 
 def test_decode_state_merges_partial_updates():
-    full = P.decode_state(
-        P.decode_line(b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n").fields
+    full = W.decode_state(
+        W.decode_line(b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n").fields
     )
-    full.update(P.decode_state(P.decode_line(b"#a1b2 ok r=3\n").fields))
-    full.update(P.decode_state(P.decode_line(b"ok d=1\n").fields))
+    full.update(W.decode_state(W.decode_line(b"#a1b2 ok r=3\n").fields))
+    full.update(W.decode_state(W.decode_line(b"ok d=1\n").fields))
     assert full["rev"] == 3 and full["dealer"] == 1 and full["front"] == [12, 0]
 
 
 def test_frame_reply_decodes():
-    d = P.decode_line(b"#4 ok " + V.FRESH_FRAME + b"\n")
-    rgb = P.decode_frame(d.fields["rgb"])
+    d = W.decode_line(b"#4 ok " + V.FRESH_FRAME + b"\n")
+    rgb = W.decode_frame(d.fields["rgb"])
     assert rgb == V.FRESH_FRAME_RGB and len(rgb) == 3 * HOLES
     assert d.fields["scale"] == "129"
 
@@ -396,8 +410,8 @@ def test_typical_commands_fit_one_ble_packet():
         ("hello", (), "12345678"),
     )
     for call in typical:
-        assert len(P.encode_request(*call)) <= 20, call
-    assert P.encode_request("peg", (0, 12), "a1b2") == b"#a1b2 peg 0 12\n"
+        assert len(W.encode_request(*call)) <= 20, call
+    assert W.encode_request("peg", (0, 12), "a1b2") == b"#a1b2 peg 0 12\n"
     assert len(b"#a1b2 peg 0 12\n") == 15
     assert P.MAX_LINE == 64
 
@@ -488,7 +502,7 @@ def test_every_remembered_reply_fits_the_memory_with_the_longest_id():
     for data, lines in V.VECTORS:
         if not lines or request_verb(data) in (b"hello", b"ping", b"st", b"frame"):
             continue
-        reply = P.decode_line(lines[0])
+        reply = W.decode_line(lines[0])
         if reply.kind == "err" and reply.code == "denied":
             continue  # never remembered
         text = lines[0]
@@ -498,3 +512,34 @@ def test_every_remembered_reply_fits_the_memory_with_the_longest_id():
         if len(text) > len(longest):
             longest = text
     assert len(longest) <= RECENT_REPLY, longest
+
+
+def test_health_reports_the_board():
+    s = Session()
+    try:
+        s.send(b"#1 peg 9 1\n")  # errors count only when they are not requests at all
+        s.send(b"\x01\n")
+        s.send(b"nonsense\n")
+        s.send(b"x" * 100 + b"\n")
+        got = s.send(b"#h health\n")
+        assert len(got) == 1, got
+        reply = W.decode_line(got[0])
+        assert reply.kind == "ok" and reply.request_id == "h"
+        fields = reply.fields
+        assert sorted(fields) == ["aerr", "bad", "heap", "lost", "saves", "serr", "up"], fields
+        assert int(fields["up"]) >= 0
+        # The free heap: MicroPython's gc.mem_free(); CPython has no such figure (0).
+        assert (int(fields["heap"]) > 0) == (sys.implementation.name == "micropython")
+        # No store, no radio on this bare board: nothing saved, nothing lost; three bad lines.
+        assert [fields[k] for k in ("saves", "serr", "aerr", "lost", "bad")] == [
+            "0",
+            "0",
+            "0",
+            "0",
+            "3",
+        ]
+        assert s.send(b"health 1\n") == [b"err bad_arg wrong number of arguments\n"]
+        # It only reads: not remembered, so the same id runs again.
+        assert W.decode_line(s.send(b"#h health\n")[0]).fields["bad"] == "3"
+    finally:
+        s.close()

@@ -17,9 +17,9 @@ from cribfw.version import FIRMWARE_VERSION
 
 FW = FIRMWARE_VERSION.encode()
 HELLO_FIELDS = (
-    b"proto=1.1 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
+    b"proto=1.2 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
     b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,"
-    b"admit"
+    b"admit,brief,health"
 )
 # What the board pushes on every link when the app starts (Dispatcher.announce()).
 HELLO_EVENT = b"! hello " + HELLO_FIELDS + b"\n"
@@ -583,23 +583,49 @@ VECTORS = [
             b"! st r=50 t=121 n=2 d=1 w=-1 x=0 f=100,3 b=90,0 g=2,0 q=0,0 u=19 x2=1\n",
         ],
     ),
+    # brief events (since 1.2): this link asks for them; a peg or a preview is one short line,
+    # any other change the whole state as before
+    (b"brief\n", [b"ok brief=0\n"]),
+    (b"#k1 brief 1\n", [b"#k1 ok brief=1\n"]),
+    (b"#k2 peg 1 4\n", [b"#k2 ok r=51\n", b"! p 51 1 7 3\n"]),
+    (b"#k3 pend 0 6\n", [b"#k3 ok r=52\n", b"! q 52 0 6\n"]),
+    (b"#k4 peg 0 6\n", [b"#k4 ok r=53\n", b"! p 53 0 106 100\n"]),
+    (
+        b"#k5 undo\n",
+        [
+            b"#k5 ok r=54\n",
+            b"! st r=54 t=121 n=2 d=1 w=-1 x=0 f=100,7 b=90,3 g=2,0 q=0,0 u=20 x2=1\n",
+        ],
+    ),
+    (b"#k6 pend 0 0\n", [b"#k6 ok r=54\n"]),
+    (b"brief 2\n", [b"err bad_value brief takes 0 or 1\n"]),
+    (b"brief 1 1\n", [b"err bad_arg wrong number of arguments\n"]),
+    (b"brief x2\n", [b"err bad_arg expected a number\n"]),
+    (b"#k7 brief 0\n", [b"#k7 ok brief=0\n"]),
+    (
+        b"#k8 peg 1 1\n",
+        [
+            b"#k8 ok r=55\n",
+            b"! st r=55 t=121 n=2 d=1 w=-1 x=0 f=100,8 b=90,7 g=2,0 q=0,0 u=21 x2=1\n",
+        ],
+    ),
     # after all that, the state
-    (b"#end st\n", [b"#end ok r=50 t=121 n=2 d=1 w=-1 x=0 f=100,3 b=90,0 g=2,0 q=0,0 u=19 x2=1\n"]),
+    (b"#end st\n", [b"#end ok r=55 t=121 n=2 d=1 w=-1 x=0 f=100,8 b=90,7 g=2,0 q=0,0 u=21 x2=1\n"]),
 ]
 
 # The state the session above ends in (the '#end st' reply), decoded.
 END_STATE = {
-    "rev": 50,
+    "rev": 55,
     "target": 121,
     "players": 2,
     "dealer": 1,
     "winner": -1,
     "result": 0,
-    "front": [100, 3],
-    "back": [90, 0],
+    "front": [100, 8],
+    "back": [90, 7],
     "games": [2, 0],
     "pending": [0, 0],
-    "undo": 19,
+    "undo": 21,
     "skunk_double": 1,
 }
 

@@ -130,7 +130,9 @@ async def board(hil_port: str, lines: Lines) -> AsyncIterator[Board]:
     b = await Board.open_transport(
         lambda: LineTap(hil_port, lines.lines, lines.arrived), timeout=5.0
     )
-    allowed = {"pico2w", "esp32s3"} | ({"sim"} if os.environ.get(ALLOW_VIRTUAL_ENV) else set())
+    allowed = {"pico2w", "picow", "pico", "esp32s3"} | (
+        {"sim"} if os.environ.get(ALLOW_VIRTUAL_ENV) else set()
+    )
     if b.hello.board not in allowed:
         await b.close()
         pytest.fail(

@@ -5,9 +5,10 @@
 # current directory.
 #
 # What it freezes: what the board would freeze without it (its own manifest, else the port's),
-# then the `cribcore` and `cribfw` packages and `main.py`, so the board boots straight into the
-# app; and this folder's `_boot.py` in place of the port's `_boot.py` (the script MicroPython
-# runs first at every start, which mounts the file system). host/cribboard/frozen.py lists the
+# then the `cribcore` and `cribfw` packages, `main.py` (so the board boots straight into the
+# app) and `cribboot.py` (the boot guard); and this folder's `_boot.py` in place of the port's
+# `_boot.py` (the script MicroPython runs first at every start: it starts the boot guard and
+# mounts the file system). host/cribboard/frozen.py lists the
 # same files for the digest the build records.
 import os
 
@@ -23,6 +24,7 @@ firmware = os.path.normpath(os.path.join(os.getcwd(), "..", ".."))
 freeze(firmware, "cribcore")  # noqa: F821
 freeze(firmware, "cribfw")  # noqa: F821
 freeze(firmware, "main.py")  # noqa: F821
+freeze(firmware, "cribboot.py")  # noqa: F821  (the boot guard, imported by _boot.py)
 
 if os.path.isfile("_boot.py"):
     # The port freezes its own `_boot.py`; two frozen files of one name cannot be built, so the

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cribboard import wire
 from cribboard.names import PLAYER_NAMES, colour_hex
 from cribcore import layout, limits, protocol
 
@@ -51,9 +52,9 @@ def protocol_json() -> dict[str, Any]:
         "max_line": protocol.MAX_LINE,
         "max_id": protocol.MAX_ID,
         "verbs": [v.decode() for v in protocol.VERBS],
-        "state_keys": dict(protocol.STATE_KEYS),
-        "list_keys": list(protocol.LIST_KEYS),
-        "result_names": list(protocol.RESULT_NAMES),
+        "state_keys": dict(wire.STATE_KEYS),
+        "list_keys": list(wire.LIST_KEYS),
+        "result_names": list(wire.RESULT_NAMES),
         "error_codes": list(protocol.ERROR_CODES),
         # The values the board accepts (cribcore/limits.py): the page's controls offer these.
         "limits": {

@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from cribboard import __version__
+from cribboard import __version__, wire
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
 from cribboard.bridge.ops import OPS, Op, Param
 from cribboard.names import PLAYER_WORDS
@@ -42,6 +42,34 @@ def _int_list(description: str) -> dict[str, Any]:
 
 
 SCHEMAS: dict[str, Any] = {
+    "Health": {
+        "type": "object",
+        "description": "How the board is doing (GET /api/state only; boards with protocol 1.2). "
+        "save_errors above 0: the game is not being kept through a power cut.",
+        "required": [
+            "uptime",
+            "free_heap",
+            "saves",
+            "save_errors",
+            "last_save_error",
+            "admission_errors",
+            "lost_lines",
+            "bad_lines",
+        ],
+        "properties": {
+            "uptime": {"type": "integer", "description": "seconds since the board started"},
+            "free_heap": {"type": "integer", "description": "free heap, bytes"},
+            "saves": {"type": "integer", "description": "game saves written to the flash"},
+            "save_errors": {"type": "integer", "description": "saves that failed"},
+            "last_save_error": {
+                "type": ["string", "null"],
+                "description": "the last failed save's error (OSError:28)",
+            },
+            "admission_errors": {"type": "integer"},
+            "lost_lines": {"type": "integer", "description": "lines lost on Bluetooth links"},
+            "bad_lines": {"type": "integer", "description": "lines that were not requests"},
+        },
+    },
     "State": {
         "type": "object",
         "description": "The game a board shows. Lists have one entry per player.",
@@ -65,13 +93,14 @@ SCHEMAS: dict[str, Any] = {
             "players": {"type": "integer", "enum": list(PLAYER_COUNTS)},
             "dealer": {"type": "integer", "description": "the dealer (has the crib)"},
             "winner": {"type": ["integer", "null"], "description": "null while playing"},
-            "result": {"type": "string", "enum": list(protocol.RESULT_NAMES)},
+            "result": {"type": "string", "enum": list(wire.RESULT_NAMES)},
             "front": _int_list("front pegs: the scores"),
             "back": _int_list("back pegs: the scores before the last move"),
             "games": _int_list("games won"),
             "pending": _int_list("counts being previewed (0: none)"),
             "undo": {"type": "integer", "description": "changes that can be undone"},
             "skunk_double": {"type": "boolean", "description": "a skunk counts two games"},
+            "health": _ref("Health"),
         },
     },
     "Change": {

@@ -74,7 +74,11 @@ async def _with_state(board: Board, **extra: Any) -> dict[str, Any]:
 
 
 async def _state(board: Board, args: dict[str, int]) -> dict[str, Any]:
-    return (await board.state()).to_json()
+    state = (await board.state()).to_json()
+    health = await board.health()
+    if health is not None:
+        state["health"] = health.to_json()
+    return state
 
 
 async def _frame(board: Board, args: dict[str, int]) -> dict[str, Any]:
@@ -116,7 +120,8 @@ OPS: tuple[Op, ...] = (
         "state",
         "GET",
         "The board's state",
-        "The game the board shows: pegs, dealer, winner, games won, pending counts.",
+        "The game the board shows: pegs, dealer, winner, games won, pending counts; and, from a "
+        "board that reports it, its health (uptime, free heap, saves and failed saves).",
         (),
         _state,
         "State",

@@ -7,17 +7,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cribboard.api import Board
+from cribboard.api import Board, Health
 from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
-from cribboard.discovery import resolve_port
+from cribboard.discovery import PORT_ENV, resolve_port
 from cribboard.errors import CribboardError
 from cribboard.names import PLAYER_HELP, parse_player
 from cribboard.terminal import describe_state, draw_frame
 from cribcore.limits import MAX_BRIGHTNESS, MAX_POINTS, PLAYER_COUNTS, TARGETS
+
+if TYPE_CHECKING:
+    from cribboard.bootsel import BootselDrive
 
 BLE_LIST_SCAN = 2.0  # seconds `list` scans for Bluetooth boards
 
@@ -58,6 +63,7 @@ async def _with_board(args: argparse.Namespace, action: Action, reconnect: bool)
 async def _status(board: Board, args: argparse.Namespace) -> int:
     state = await board.state()
     frame = await board.frame()
+    health = await board.health()
     if args.json:
         print(
             json.dumps(
@@ -69,13 +75,41 @@ async def _status(board: Board, args: argparse.Namespace) -> int:
                     "frame": frame.rgb.hex(),
                     "scale": frame.scale,
                     "milliamps": frame.milliamps,
+                    "health": health.to_json() if health is not None else None,
                 }
             )
         )
     else:
         print(draw_frame(frame.rgb, use_color(args)))
         print(describe_state(state))
+        if health is not None:
+            print(describe_health(health, board.hello.fields))
     return 0
+
+
+def describe_health(health: Health, hello: dict[str, str]) -> str:
+    """The board's health in a line, and a warning line for each thing that needs a look."""
+    minutes, seconds = divmod(health.uptime, 60)
+    hours, minutes = divmod(minutes, 60)
+    up = f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
+    lines = [
+        f"board: up {up}, {health.free_heap // 1024} KB free, "
+        f"{health.saves} save{'s' if health.saves != 1 else ''} to the flash"
+    ]
+    if health.save_errors:
+        last = f" (last: {health.last_save_error})" if health.last_save_error else ""
+        lines.append(
+            f"warning: {health.save_errors} save{'s' if health.save_errors != 1 else ''} to the "
+            f"flash failed{last}: the game is not being kept through a power cut"
+        )
+    if hello.get("fs") == "formatted" and hello.get("boots"):
+        lines.append(
+            "warning: the board's file system crashed its start "
+            f"{hello['boots']} times and was formatted (the game was kept)"
+        )
+    if health.admission_errors:
+        lines.append("warning: the admitted Bluetooth devices could not be saved")
+    return "\n".join(lines)
 
 
 async def _watch(board: Board, args: argparse.Namespace) -> int:
@@ -175,6 +209,25 @@ async def _admit(board: Board, args: argparse.Namespace) -> int:
 def _deploy(args: argparse.Namespace) -> int:
     from cribboard.deploy import deploy
 
+    drive = _bootsel_drive(args)
+    if drive is not None:
+        from cribboard.bootsel import choose_image, flash
+        from cribboard.virtual.rp2board import images_dir
+
+        if args.source or args.firmware is not None or args.no_reset:
+            raise UsageError(
+                "--source, --firmware and --no-reset are for a board running MicroPython; "
+                "a board in BOOTSEL mode gets a whole image (--image)"
+            )
+        flash(drive, choose_image(drive, args.image, images_dir()))
+        if args.image is None and drive.chip.name == "RP2040":
+            print("(a Pico W gets Bluetooth with --image cribboard-RPI_PICO_W.uf2)")
+        return 0
+    if args.image is not None:
+        raise UsageError(
+            "--image is for a board in BOOTSEL mode, and no BOOTSEL drive was found "
+            "(hold BOOTSEL while plugging the board in, or name its drive with --drive)"
+        )
     if args.firmware is not None and not (args.firmware / "main.py").is_file():
         raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
     deploy(
@@ -184,6 +237,25 @@ def _deploy(args: argparse.Namespace) -> int:
         reset=not args.no_reset,
     )
     return 0
+
+
+def _bootsel_drive(args: argparse.Namespace) -> BootselDrive | None:
+    """The BOOTSEL drive `deploy` flashes: --drive, else the only one mounted when no serial
+    port is named (--port, $CRIBBOARD_PORT); None: deploy over the serial port."""
+    from cribboard.bootsel import BootselError, find_drives, read_drive
+
+    if args.drive is not None:
+        try:
+            return read_drive(args.drive)
+        except BootselError as err:
+            raise UsageError(str(err)) from None
+    if args.port is not None or os.environ.get(PORT_ENV):
+        return None
+    drives = find_drives()
+    if len(drives) > 1:
+        names = ", ".join(str(drive.path) for drive in drives)
+        raise UsageError(f"several boards in BOOTSEL mode ({names}): name one with --drive")
+    return drives[0] if drives else None
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -272,9 +344,23 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "deploy",
-        "copy the firmware to a board (mpremote)",
+        "copy the firmware to a board running MicroPython (mpremote), or flash the image with "
+        "the firmware frozen in onto a board in BOOTSEL mode",
         _deploy,
         (
+            arg(
+                "--drive",
+                type=Path,
+                help="the BOOTSEL drive of a Pico to flash (default: the only one mounted, "
+                "when no --port is named)",
+            ),
+            arg(
+                "--image",
+                help="the UF2 image to flash onto a BOOTSEL drive: a file, or a name in "
+                "firmware/ports/rp2/images/ (default: cribboard-RPI_PICO.uf2 for an RP2040, "
+                "cribboard-RPI_PICO2_W.uf2 for an RP2350; a Pico W takes "
+                "cribboard-RPI_PICO_W.uf2 for Bluetooth)",
+            ),
             arg("--no-reset", action="store_true", help="do not reset the board after"),
             arg(
                 "--source",

@@ -28,6 +28,7 @@ import random
 import sys
 from pathlib import Path
 
+from cribboard import wire
 from cribboard.api import BoardState
 from cribboard.hall import messages
 from cribboard.hall import topics as t
@@ -44,7 +45,7 @@ def board_state(game: GameState) -> BoardState:
     """The state a board running `game` reports: its ``! st`` line, decoded by the host."""
     out = protocol.LineWriter(_LINE_BYTES)
     protocol.write_state_event(out, game)
-    line = protocol.decode_line(bytes(out.buf[: out.n]))
+    line = wire.decode_line(bytes(out.buf[: out.n]))
     return BoardState.from_fields(line.fields)
 
 

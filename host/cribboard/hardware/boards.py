@@ -21,18 +21,34 @@ class Chip:
     reserved: Mapping[int, str]  # GPIO -> why the board must not use it
 
 
+_PICO_HEADER_GPIOS = frozenset([*range(23), 26, 27, 28])
+
 CHIPS: dict[str, Chip] = {
-    # RP2350A (Pico 2 W) and RP2040 (Pico W): GPIO 0..29, the same board pinout.
-    "rp2350": Chip(
-        "rp2350",
+    # The Pico W (RP2040) and Pico 2 W (RP2350A) with their wireless chip: GPIO 0..29, the
+    # Pico's header pinout.
+    "pico-w": Chip(
+        "pico-w",
         0x2E8A,
         frozenset(range(30)),
-        frozenset([*range(23), 26, 27, 28]),
+        _PICO_HEADER_GPIOS,
         {
             23: "wireless chip power (WL_ON)",
             24: "wireless chip data / interrupt",
             25: "wireless chip select",
             29: "wireless chip clock (and VSYS sense)",
+        },
+    ),
+    # The Pico (RP2040, no wireless): the same header; the pins off it run the board.
+    "pico": Chip(
+        "pico",
+        0x2E8A,
+        frozenset(range(30)),
+        _PICO_HEADER_GPIOS,
+        {
+            23: "power supply mode (SMPS PS)",
+            24: "VBUS sense",
+            25: "on-board LED",
+            29: "VSYS sense (ADC3)",
         },
     ),
     # ESP32-S3: GPIO 0..21 and 26..48 exist (22..25 do not).
@@ -58,7 +74,7 @@ CHIPS: dict[str, Chip] = {
     ),
 }
 
-# The Pico W / Pico 2 W header: physical pin number -> name.
+# The Pico / Pico W / Pico 2 W header: physical pin number -> name.
 PICO_HEADER: dict[int, str] = {
     1: "GP0",
     2: "GP1",
@@ -112,14 +128,22 @@ class BoardInfo:
     chip: str  # a key of CHIPS
     title: str  # the board to buy
     header_pins: int  # its two pin headers, which plug into sockets on the perfboard
+    wired_as: str | None = None  # a board drawn in the guide that this one is wired exactly like
 
 
-# The boards the hardware package documents, by board profile name.
+# The boards of the board profiles, by profile name. The maker's guide draws the first of each
+# wiring; a board `wired_as` another has the same pins (tests/test_hardware.py checks) and is
+# built from that one's drawing and pin table.
 BOARD_INFO: dict[str, BoardInfo] = {
-    "pico2w": BoardInfo("rp2350", "Raspberry Pi Pico 2 W (or Pico W)", 2 * 20),
+    "pico2w": BoardInfo("pico-w", "Raspberry Pi Pico 2 W (or Pico W)", 2 * 20),
     "esp32s3": BoardInfo("esp32s3", "ESP32-S3-DevKitC-1 (native USB port)", 2 * 22),
+    "picow": BoardInfo("pico-w", "Raspberry Pi Pico W", 2 * 20, wired_as="pico2w"),
+    "pico": BoardInfo("pico", "Raspberry Pi Pico", 2 * 20, wired_as="pico2w"),
 }
-BOARD_PROFILES = tuple(BOARD_INFO)
+BOARD_PROFILES = tuple(name for name, info in BOARD_INFO.items() if info.wired_as is None)
+"""The boards the maker's guide draws (wiring diagram, pin table, joint count)."""
+
+_PICO_CHIPS = ("pico", "pico-w")
 
 
 def chip_of(profile: Profile) -> str:
@@ -134,20 +158,20 @@ def title_of(profile: Profile) -> str:
 
 def pin_label(profile: Profile, gpio: int) -> str:
     """How a maker finds a GPIO on the board: the Pico's header pin, the DevKitC's silkscreen."""
-    if chip_of(profile) == "rp2350":
+    if chip_of(profile) in _PICO_CHIPS:
         return f"GP{gpio} (pin {_PICO_PIN_OF['GP' + str(gpio)]})"
     return f"GPIO{gpio} (marked {gpio})"
 
 
 def power_labels(profile: Profile) -> tuple[str, str]:
     """(5 V pin, GND pin) of a board, as a maker finds them."""
-    if chip_of(profile) == "rp2350":
+    if chip_of(profile) in _PICO_CHIPS:
         return ("VBUS (pin 40)", "GND (pin 38)")
     return ("5V (marked 5V)", "GND (marked G)")
 
 
 def usb_port_name(profile: Profile) -> str:
-    if chip_of(profile) == "rp2350":
+    if chip_of(profile) in _PICO_CHIPS:
         return "the Pico's micro-USB"
     return "the DevKitC's port marked USB (not UART)"
 
@@ -162,7 +186,7 @@ def profile_problems(profile: Profile, chip_name: str | None = None) -> list[str
     status = profile.status_led
     if isinstance(status, int) and not isinstance(status, bool):
         pins.append(("status LED", status))
-    elif status is not None and not (chip_name == "rp2350" and status == "LED"):
+    elif status is not None and not (chip_name in _PICO_CHIPS and status == "LED"):
         problems.append(f"status LED {status!r} is neither a GPIO nor a pin the board names")
     for name in profile.buttons:
         if name not in BUTTON_NAMES:

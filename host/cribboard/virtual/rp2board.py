@@ -384,6 +384,11 @@ class RP2Board:
             lambda e: e["event"] == "halted", timeout, since=self._halt_mark, what="a halt"
         )
 
+    def flash_op(self) -> dict[str, Any] | None:
+        """The flash operation in progress (as :meth:`wait_halted` gives it), or None."""
+        op = self._running().request("flash_op")["flash_op"]
+        return dict(op) if op is not None else None
+
     def power_cut(self, at_cycle: int | None = None, timeout: float = 30.0) -> dict[str, Any]:
         """Cut the power now, or when the clock reaches `at_cycle`.
 

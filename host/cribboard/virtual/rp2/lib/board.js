@@ -69,6 +69,7 @@ export class EmulatedBoard {
     this.flashOp = null;
     this.flashOps = 0;
     this.pendingReset = 0; // watchdog REASON bits of a reset to do between instructions
+    this.lockedUp = false; // the core stopped after a fault (lockup): only a reset ends it
     this.buttons = new Map(); // pin -> level the outside world drives (false: pressed)
     this.releaseAlarms = new Map();
     this.edges = new Map(edgePins.map((pin) => [pin, { base: 0, nanos: [], levels: [] }]));
@@ -103,7 +104,9 @@ export class EmulatedBoard {
     chip.logger = this.logger;
     chip.loadBootrom(this.bootrom); // also resets the core and blanks the flash array
     chip.flash.set(this.flash.data);
-    chip.onBreak = (code) => this.logger.warn('board', `BKPT ${code} at ${chip.core.PC}`);
+    // No debugger is attached: a BKPT (or UDF) escalates to a HardFault, and the SDK's HardFault
+    // handler is itself a BKPT, so the core locks up (ARMv6-M) until the watchdog resets it.
+    chip.onBreak = (code) => this.lockup(code);
     const watchdog = chip.peripherals[WATCHDOG_KEY];
     if (carry) {
       watchdog.scratchData.set(carry.scratch);
@@ -123,6 +126,7 @@ export class EmulatedBoard {
     this.clock = clock;
     this.boots += 1;
     this.pendingReset = 0;
+    this.lockedUp = false;
     this.state = 'running';
     const reason = carry ? carry.reason : 0;
     this.emit({ event: 'boot', boot: this.boots, cause, reason, ...this.stamp() });
@@ -154,6 +158,15 @@ export class EmulatedBoard {
     }
     this.dropChip();
     this.powerOn('watchdog', carry);
+  }
+
+  /** A fault with no debugger: the core executes nothing more; timers and the watchdog run. */
+  lockup(code) {
+    if (this.lockedUp) return;
+    this.lockedUp = true;
+    const pc = (this.chip.core.PC - 2) >>> 0;
+    this.logger.warn('board', `BKPT ${code} at 0x${pc.toString(16)}: core locked up`);
+    this.emit({ event: 'lockup', code, pc, ...this.stamp() });
   }
 
   dropChip() {
@@ -474,7 +487,7 @@ export class EmulatedBoard {
           if (!this.stepFlashOp(end)) return;
           continue;
         }
-        if (core.waiting) {
+        if (core.waiting || this.lockedUp) {
           const next = clock.nextAlarm ? Math.min(clock.nextAlarm.nanos, end) : end;
           if (next === Infinity) return; // asleep with nothing to wake it: wait for I/O
           tickTo(clock, next);

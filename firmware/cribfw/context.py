@@ -1,0 +1,45 @@
+# The running board's mutable parts, owned in one place: the game, the LED settings, the store,
+# who may change the board, the links, and what the board knows about itself. The app builds it;
+# the verbs (cribfw/verbs.py), the dispatcher, the links and the tasks read and change it here.
+
+from cribfw.admission import Admission
+
+
+class Context:
+    def __init__(self, game, renderer, profile_name, firmware_version, admission=None):
+        self.game = game  # cribcore.state.GameState
+        self.renderer = renderer  # cribcore.render.Renderer: brightness, budget, the frame
+        self.admission = admission if admission is not None else Admission()
+        self.links = []  # every connected link (USB, Bluetooth centrals)
+        self.store = None  # cribfw.store.Store, once the app attached one
+        self.ble = None  # cribfw.blelink.BleLink, on a board with Bluetooth
+        self.settings_rev = 0  # bumped when brightness or budget change
+        self.t_ms = 0  # animation time, kept by the render task
+        self.selftest_requested = False  # set by `test` and the deal button at power-on
+        # Kept as bytes so writing the hello allocates nothing.
+        self.profile_name = profile_name.encode()
+        self.firmware_version = firmware_version.encode()
+        self.ble_name = b""  # the name the board advertises over Bluetooth
+        self.stored = b""  # where the game came from at boot (the hello's store=)
+        self.boot_fs = b""  # what the boot did with the file system (cribboot.py), if known
+        self.boot_failed = 0  # boots in a row that crashed or hung before this one
+        # Health (the `health` verb): uptime, and lines the board could not take.
+        self.up_s = 0
+        self.up_ms = 0  # the part of a second not yet in up_s
+        self.bad_lines = 0  # requests answered bad_line, unknown or too_long
+
+    def attach_store(self, store, stored):
+        """The store keeping the game (cribfw.store.Store), and where the game came from."""
+        self.store = store
+        self.stored = stored
+
+    def attach_ble(self, link, name):
+        """The Bluetooth link (cribfw.blelink.BleLink) and the name it advertises."""
+        self.ble = link
+        self.ble_name = name
+
+    def tick(self, elapsed_ms):
+        """Count `elapsed_ms` of uptime (the render task calls this; it never wraps)."""
+        ms = self.up_ms + elapsed_ms
+        self.up_s += ms // 1000
+        self.up_ms = ms % 1000

@@ -1,0 +1,268 @@
+# The protocol's verbs: one small handler each, in HANDLERS in the order of cribcore.protocol's
+# VERB_TABLE (where each verb's name, number of arguments and kind are). The dispatcher has parsed
+# the request, checked its arguments' count and who may send it, and started the `ok` reply;
+# a handler applies the request to the board (the Context) and writes the reply's fields, or
+# raises GameError (the dispatcher turns it into the error reply; nothing was changed).
+# Adding a verb: a row in VERB_TABLE, a handler here, its place in docs/protocol.md, its test.
+# Handling a score command allocates nothing.
+
+from cribcore import protocol as P
+from cribcore.layout import HOLES
+from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA
+from cribcore.state import GameError
+
+
+def number(req, i, default=0):
+    """Argument i as a number (`default` when absent); a word there is bad_arg."""
+    value = req.int_arg(i, default)
+    if value is None:
+        raise GameError("bad_arg", "expected a number")
+    return value
+
+
+def flag(req, i, what):
+    """Argument i as 0 or 1."""
+    value = number(req, i)
+    if value != 0 and value != 1:
+        raise GameError("bad_value", what)
+    return value
+
+
+def revision(ctx, out):
+    out.key(b"r")
+    out.number(ctx.game.rev)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def hello(ctx, link, req, out):
+    write_hello_fields(ctx, out)
+
+
+def ping(ctx, link, req, out):
+    pass
+
+
+def state(ctx, link, req, out):
+    P.write_state_fields(out, ctx.game)
+
+
+def frame(ctx, link, req, out):
+    renderer = ctx.renderer
+    renderer.draw(ctx.game, ctx.t_ms)
+    renderer.show()
+    out.key(b"scale")
+    out.number(renderer.scale)
+    out.key(b"ma")
+    out.number(renderer.estimated_ma)
+    out.key(b"rgb")
+    out.hex_bytes(renderer.frame)
+
+
+def health(ctx, link, req, out):
+    import gc
+
+    store = ctx.store
+    out.key(b"up")
+    out.number(ctx.up_s)
+    out.key(b"heap")
+    out.number(gc.mem_free() if hasattr(gc, "mem_free") else 0)  # (CPython, in tests: 0)
+    out.key(b"saves")
+    out.number(store.saves if store is not None else 0)
+    out.key(b"serr")
+    out.number(store.errors if store is not None else 0)
+    if store is not None and store.last_error:
+        out.key(b"slast")
+        out.text(store.last_error)
+    out.key(b"aerr")
+    out.number(ctx.admission.errors)
+    out.key(b"lost")
+    out.number(ctx.ble.lost() if ctx.ble is not None else 0)
+    out.key(b"bad")
+    out.number(ctx.bad_lines)
+
+
+# --- the game -----------------------------------------------------------------------------------
+
+
+def peg(ctx, link, req, out):
+    ctx.game.peg(number(req, 0), number(req, 1))
+    revision(ctx, out)
+
+
+def set_pegs(ctx, link, req, out):
+    game = ctx.game
+    player = number(req, 0)
+    if player < 0 or player >= game.players:
+        raise GameError("bad_player", "no such player")
+    game.set_pegs(player, number(req, 1), number(req, 2, game.back[player]))
+    revision(ctx, out)
+
+
+def undo(ctx, link, req, out):
+    ctx.game.undo()
+    revision(ctx, out)
+
+
+def new(ctx, link, req, out):
+    ctx.game.new_game(number(req, 0), number(req, 1))
+    revision(ctx, out)
+
+
+def deal(ctx, link, req, out):
+    game = ctx.game
+    if req.argc:
+        game.set_dealer(number(req, 0))
+    else:
+        game.next_dealer()
+    out.key(b"d")
+    out.number(game.dealer)
+
+
+def pend(ctx, link, req, out):
+    ctx.game.set_pending(number(req, 0), number(req, 1))
+    revision(ctx, out)
+
+
+def games(ctx, link, req, out):
+    game = ctx.game
+    word = req.word_arg(0)
+    if req.argc == 0:
+        pass
+    elif word == P.W_CLEAR and req.argc == 1:
+        game.reset_games()
+    elif word == P.W_X2 and req.argc == 2:
+        game.set_skunk_double(flag(req, 1, "x2 takes 0 or 1"))
+    else:
+        raise GameError("bad_arg", "games [clear | x2 0|1]")
+    out.key(b"g")
+    out.numbers(game.games, game.players)
+    out.key(b"x2")
+    out.number(1 if game.skunk_double else 0)
+
+
+# --- the LEDs -----------------------------------------------------------------------------------
+
+
+def bright(ctx, link, req, out):
+    if req.argc:
+        value = number(req, 0)
+        if value < 0 or value > MAX_BRIGHTNESS:
+            raise GameError("bad_value", "brightness must be 0..255")
+        if value != ctx.renderer.brightness:
+            ctx.renderer.brightness = value
+            ctx.settings_rev += 1
+    settings_fields(ctx, out)
+
+
+def budget(ctx, link, req, out):
+    if req.argc:
+        value = number(req, 0)
+        if value < MIN_BUDGET_MA or value > MAX_BUDGET_MA:
+            raise GameError("bad_value", "budget must be 150..10000 mA")
+        if value != ctx.renderer.budget_ma:
+            ctx.renderer.budget_ma = value
+            ctx.settings_rev += 1
+    settings_fields(ctx, out)
+
+
+def test(ctx, link, req, out):
+    ctx.selftest_requested = True  # the render task runs it; the game is untouched
+
+
+def settings_fields(ctx, out):
+    out.key(b"bright")
+    out.number(ctx.renderer.brightness)
+    out.key(b"budget")
+    out.number(ctx.renderer.budget_ma)
+
+
+# --- links --------------------------------------------------------------------------------------
+
+
+def admit(ctx, link, req, out):
+    admission = ctx.admission
+    word = req.word_arg(0)
+    if req.argc == 0:
+        pass
+    elif word == P.W_OPEN and req.argc == 2:
+        admission.set_open(flag(req, 1, "open takes 0 or 1"))
+    elif word == P.W_CLEAR and req.argc == 1:
+        admission.clear(ctx.links)
+    else:
+        raise GameError("bad_arg", "admit [open 0|1 | clear]")
+    admission_fields(ctx, out, link)
+
+
+def brief(ctx, link, req, out):
+    if req.argc:
+        link.brief = flag(req, 0, "brief takes 0 or 1") == 1
+    out.key(b"brief")
+    out.number(1 if link.brief else 0)
+
+
+def admission_fields(ctx, out, link):
+    admission = ctx.admission
+    out.key(b"open")
+    out.number(1 if admission.open else 0)
+    out.key(b"you")
+    out.number(1 if link is not None and link.trusted else 0)
+    out.key(b"admitted")
+    out.number(admission.count)
+
+
+def write_hello_fields(ctx, out):
+    out.key(b"proto")
+    out.number(P.PROTOCOL_MAJOR)
+    out.byte(46)  # '.'
+    out.number(P.PROTOCOL_MINOR)
+    out.key(b"fw")
+    out.text(ctx.firmware_version)
+    out.key(b"board")
+    out.text(ctx.profile_name)
+    out.key(b"layout")
+    out.text(b"crib121")
+    out.key(b"holes")
+    out.number(HOLES)
+    out.key(b"max")
+    out.number(P.MAX_LINE)
+    out.key(b"caps")
+    for i in range(len(P.VERBS)):
+        if i:
+            out.byte(44)
+        out.text(P.VERBS[i])
+    if ctx.stored:
+        out.key(b"store")
+        out.text(ctx.stored)
+    if ctx.boot_fs:
+        out.key(b"fs")
+        out.text(ctx.boot_fs)
+    if ctx.boot_failed:
+        out.key(b"boots")
+        out.number(ctx.boot_failed)
+    if ctx.ble_name:
+        out.key(b"ble")
+        out.text(ctx.ble_name)
+
+
+# In cribcore.protocol.VERB_TABLE's order.
+HANDLERS = (
+    hello,
+    ping,
+    state,
+    peg,
+    set_pegs,
+    undo,
+    new,
+    deal,
+    pend,
+    games,
+    bright,
+    budget,
+    frame,
+    test,
+    admit,
+    brief,
+    health,
+)

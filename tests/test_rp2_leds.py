@@ -1,0 +1,126 @@
+"""The LED wire of the emulated RP2040 running the cribboard image: the GPIO 16 waveform decoded
+bit by bit into the 121 LEDs' GRB values, every pulse within the WS2812B data sheet's timing, and
+the colours equal to what the unix-port virtual board shows for the same game state, over a
+played game with brightness and current budget changes (a differential test of the firmware on
+the two interpreters: the same renderer, the real neopixel driver on one side).
+
+WS2812B data sheet (Worldsemi), "Data transfer time": T0H 0.4 us, T1H 0.8 us, T0L 0.85 us,
+T1L 0.45 us, each +-150 ns; reset (latch) low for more than 50 us.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual.rp2board import FIRMWARE_IMAGE, RP2Board
+from cribboard.virtual.ws2812 import RESET_NS, decode_ws2812, grb_to_rgb
+from cribcore.layout import HOLES
+from rp2support import (
+    BoardFactory,
+    ProtocolLink,
+    game_key,
+    needs_emulator,
+    random_move,
+    rp2_boards,
+)
+
+__all__ = ["rp2_boards"]  # fixtures from rp2support
+
+pytestmark = needs_emulator
+
+TOLERANCE_NS = 150
+T0H, T1H, T0L, T1L = 400, 800, 850, 450  # ns
+BITS = HOLES * 24
+FRAME_SETTLED_CYCLES = 40 * 125_000  # 40 ms: the render task draws a change within 20 ms
+MOVES = 30
+
+
+def wire_frames(pico: RP2Board, since: int) -> list[bytes]:
+    """The frames sent on GPIO 16 from edge `since` on, each checked pulse by pulse against
+    the data sheet's timing."""
+    edges = pico.edges(16, since=since).edges
+    frames = decode_ws2812(edges)
+    rises = [i for i, (_, level) in enumerate(edges) if level == 1]
+    in_frame = 0
+    for n, i in enumerate(rises):
+        if i + 1 >= len(edges):
+            break
+        high = edges[i + 1][0] - edges[i][0]
+        nominal = T1H if high > (T0H + T1H) // 2 else T0H
+        assert abs(high - nominal) <= TOLERANCE_NS, f"high pulse {high} ns"
+        in_frame += 1
+        if n + 1 < len(rises):
+            low = edges[rises[n + 1]][0] - edges[i + 1][0]
+            if low >= RESET_NS:  # the latch between frames
+                assert in_frame == BITS, f"a frame of {in_frame} bits"
+                in_frame = 0
+                continue
+            low_nominal = T1L if nominal == T1H else T0L
+            assert abs(low - low_nominal) <= TOLERANCE_NS, f"low {low} ns after {high} ns"
+    assert all(len(frame.data) == 3 * HOLES for frame in frames)
+    return [frame.data for frame in frames]
+
+
+@pytest.fixture
+def boards(rp2_boards: BoardFactory) -> Iterator[tuple[RP2Board, VirtualBoard]]:
+    pico = rp2_boards(FIRMWARE_IMAGE, pace=0)
+    with VirtualBoard(ble=False) as virtual:
+        yield pico, virtual
+
+
+def test_the_wire_shows_what_the_virtual_board_shows_over_a_played_game(
+    boards: tuple[RP2Board, VirtualBoard],
+) -> None:
+    pico, virtual = boards
+    rng = random.Random(121)
+    on_pico, on_virtual = ProtocolLink(pico.port), ProtocolLink(virtual.port)
+    control = SimControl(virtual.control)
+    try:
+        on_pico.wait_up()
+        on_virtual.wait_up()
+        commands: list[bytes] = []
+        compared = 0
+        distinct: set[bytes] = set()
+        latched = b""
+        for step in range(MOVES):
+            state = game_key(on_pico.request(b"st\n"))
+            if step % 7 == 3:
+                command = b"bright %d\n" % rng.choice((12, 64, 200, 255))
+            elif step % 7 == 5:
+                command = b"budget %d\n" % rng.choice((120, 250, 400, 1000))
+            else:
+                command = random_move(rng, state)
+            commands.append(command)
+            since = pico.edges(16).next
+            assert on_pico.request(command) == on_virtual.request(command).replace(
+                b"board=sim", b"board=pico"
+            )
+            pico.run_until(pico.halt().cycles + FRAME_SETTLED_CYCLES)
+            frames = wire_frames(pico, since)
+            pico.resume()
+            # The LEDs keep the last frame they latched: a change that leaves the frame as it
+            # was (a budget above what the frame draws) sends none.
+            if frames:
+                latched = frames[-1]
+            assert latched, f"no frame on the wire after {commands}"
+            rgb = grb_to_rgb(latched)
+            try:
+                control.wait_frame(lambda frame: frame == rgb, timeout=5)  # noqa: B023
+            except TimeoutError:
+                shown = control.frame()
+                diff = [
+                    i for i in range(HOLES) if rgb[3 * i : 3 * i + 3] != shown[3 * i : 3 * i + 3]
+                ]
+                pytest.fail(f"after {commands}: LEDs {diff} differ: {rgb.hex()} vs {shown.hex()}")
+            compared += 1
+            distinct.add(rgb)
+        assert compared == MOVES
+        assert len(distinct) > MOVES // 2  # many different frames, not one
+    finally:
+        control.close()
+        on_pico.close()
+        on_virtual.close()
