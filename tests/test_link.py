@@ -2,7 +2,7 @@
 boards. Pegs made at both ends at once converge to the game an independent count of the pegs
 gives; a move delivered twice counts once; an undo at one end and a new game reach the other;
 an end whose link process is killed, while its board's buttons and the other end go on, catches
-up when it is started again."""
+up when it is started again, an undo made meanwhile included."""
 
 from __future__ import annotations
 
@@ -234,6 +234,16 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
             position = await in_step(a, moves=5)  # b's offline peg arrived as b's move
             # b's peg has the clock b had when it went down: before a's later orange 9.
             assert (position.front, position.back) == ((11, 11), (6, 2)), a.moves()
+            await read_until(process, lambda line: line == f"board: {describe(position)}")
+            # Killed again, and an undo at b meanwhile: it takes back the last move b showed
+            # (a's orange 9, last in the order), whatever b's board took back itself.
+            process.send_signal(signal.SIGKILL)
+            await process.wait()
+            async with await Board.open(other_vboard.port) as b_host:
+                await b_host.undo()
+            process = await start_link(broker, other_vboard.port, state_b)
+            position = await in_step(a, moves=6)
+            assert (position.front, position.back) == ((11, 2), (6, 0)), a.moves()
             await read_until(process, lambda line: line == f"board: {describe(position)}")
             process.send_signal(signal.SIGTERM)
             assert await process.wait() == 0

@@ -48,6 +48,7 @@ from cribboard.link.moves import (
     GAME,
     UNDO,
     Change,
+    Merged,
     Move,
     MoveError,
     MoveLog,
@@ -76,8 +77,9 @@ def default_state_file(game: str) -> Path:
 
 class SideFile:
     """What a side keeps across its own restart: its id, its own moves, the last state it saw
-    on its board, the game that board showed, and the position it was bringing the board to
-    (if it was). Written whole, atomically (a temporary file renamed over the old one)."""
+    on its board, the game that board showed (its game move, the moves that counted, the
+    highest clock seen), and the position it was bringing the board to (if it was). Written
+    whole, atomically (a temporary file renamed over the old one)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -86,6 +88,8 @@ class SideFile:
         self.board: BoardState | None = None
         self.game = ""
         self.clock = 0  # the highest clock the side had seen
+        self.live: list[str] = []  # the moves that counted in the game the board showed
+        self.starts: list[str] = []
         self.applying: Position | None = None
         if path.exists():
             self._load()
@@ -98,6 +102,8 @@ class SideFile:
             self.board = BoardState(**saved["board"]) if saved.get("board") else None
             self.game = str(saved.get("game", ""))
             self.clock = int(saved.get("clock", 0))
+            self.live = [str(move_id) for move_id in saved.get("live", [])]
+            self.starts = [str(move_id) for move_id in saved.get("starts", [])]
             applying = saved.get("applying")
             self.applying = (
                 None
@@ -120,6 +126,8 @@ class SideFile:
             "board": None if self.board is None else self.board.to_json(),
             "game": self.game,
             "clock": self.clock,
+            "live": self.live,
+            "starts": self.starts,
             "applying": None if self.applying is None else vars(self.applying),
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,8 +162,11 @@ class LinkSide:
         self.peers: dict[str, bool] = {}  # the other sides seen, online or not
         self._open_board = open_board
         self._synced_once = False
-        self._shown = self.log.merged()  # the merged game as the board last showed it
-        self._shown_game = self.file.game or self._shown.current
+        # The merged game as the board last showed it: its game move, the moves that counted
+        # (an undo at the board takes back the last of them) and the starts among them.
+        self._shown_game = self.file.game
+        self._shown_live = tuple(self.file.live)
+        self._shown_starts = frozenset(self.file.starts)
         self._events: list[Event] = []
         self._wake = asyncio.Event()
         self._rebase = False
@@ -349,15 +360,14 @@ class LinkSide:
         self.file.moves.append(move)
         self._outbox.put_nowait(move)
         if change.kind == GAME:
-            self._shown = self.log.merged()  # what follows in the same breath is in this game
-            self._shown_game = self._shown.current
+            self._show(self.log.merged())  # what follows in the same breath is in this game
 
     def _undo_target(self) -> str | None:
         """The move an undo at this board takes back: the last that counts as the board
         showed the game (a start excepted), not taken back already."""
         undone = {m.change.undoes for m in self.log.moves.values() if m.change.kind == UNDO}
-        for move_id in reversed(self._shown.live):
-            if move_id not in self._shown.starts and move_id not in undone:
+        for move_id in reversed(self._shown_live):
+            if move_id not in self._shown_starts and move_id not in undone:
                 return move_id
         return None
 
@@ -371,8 +381,7 @@ class LinkSide:
         move = self.log.make(self.side, game_change(Position.of_state(self.board_state)), "")
         self.file.moves.append(move)
         self._outbox.put_nowait(move)
-        self._shown = self.log.merged()
-        self._shown_game = self._shown.current
+        self._show(self.log.merged())
         self.say(
             f"started the game from this board ({describe(Position.of_state(self.board_state))})"
         )
@@ -392,8 +401,7 @@ class LinkSide:
         target = merged.position
         if target is None:
             return
-        self._shown = merged
-        self._shown_game = merged.current
+        self._show(merged)
         steps = plan(self.board_state, target)
         if not steps:
             self._stuck = None
@@ -425,9 +433,16 @@ class LinkSide:
                 self._own_revs.add(rev)
                 self._sent_at = time.monotonic()
 
+    def _show(self, merged: Merged) -> None:
+        self._shown_game = merged.current
+        self._shown_live = merged.live
+        self._shown_starts = merged.starts
+
     def _save(self) -> None:
         self.file.board = self.board_state
         self.file.game = self._shown_game
+        self.file.live = list(self._shown_live)
+        self.file.starts = sorted(self._shown_starts)
         self.file.clock = max(self.file.clock, self.log.clock())
         self.file.save()
 
