@@ -172,6 +172,38 @@ def test_sim_prints_its_port_first_and_runs_until_interrupted() -> None:
     assert sim.returncode == 0
 
 
+def test_sim_stock_is_stock_micropython_until_deploy_puts_the_firmware_on() -> None:
+    assert run("sim", "--stock", "--firmware", "x").returncode == 2
+    sim = subprocess.Popen(
+        [*CLI, "sim", "--stock"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert sim.stdout is not None
+        port = sim.stdout.readline().strip()
+        sim.stdout.readline()  # control: ...
+        listing = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mpremote",
+                "connect",
+                port,
+                "exec",
+                "import os, sys;print(os.listdir('/'), 'cribboot' in sys.modules)",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert listing.stdout.strip() == "[] False", listing  # no firmware, no boot guard
+        assert run("--port", port, "deploy").returncode == 0
+        result = run("--port", port, "peg", "0", "3")
+        assert result.returncode == 0, result.stderr
+    finally:
+        sim.send_signal(signal.SIGINT)
+        sim.wait(timeout=10)
+
+
 def test_demo_pegs_a_whole_game_and_exits() -> None:
     result = run("demo", "--delay", "0", "--seed", "7", timeout=60)
     assert result.returncode == 0, result.stderr

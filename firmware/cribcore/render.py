@@ -17,8 +17,11 @@
 # Palette: blue, orange and reddish purple (Okabe-Ito hues), safe for the common colour-vision
 # deficiencies; front and back pegs also differ by brightness, which every eye sees.
 #
-# The frame is kept in hole order (`frame`, 3 bytes per hole, before brightness); output maps it
-# to the chain order with the layout's LED_OF_HOLE, applies brightness and the current limiter.
+# The frame is kept in hole order (`frame`, 3 bytes per hole, before brightness: what hosts and
+# tests read) and, as it is drawn, in the strip's own layout too (chain order by the layout's
+# LED_OF_HOLE, the strip's byte order), so output only applies brightness and the current
+# limiter: one table lookup per byte, done by the framebuf module's palette blit in C where the
+# port has it (on an RP2040 a frame's output then costs far less than its 3.6 ms on the wire).
 # Rendering allocates nothing on the MicroPython heap.
 
 try:
@@ -29,18 +32,26 @@ except ImportError:  # CPython
         return value
 
 
+from array import array
+
+try:
+    import framebuf
+except ImportError:  # CPython, a port without it: a Python loop does the same
+    framebuf = None
+
 from cribcore.layout import (
+    COLS,
     HOLE_OF_LED,
     HOLES,
     LAP_GAUGE_LEN,
     LED_OF_HOLE,
     OFF_BOARD,
+    TRACK_ROWS_2P,
     WIN_HOLE,
     hole_for_score,
     lap_gauge_hole,
     lap_length,
     skunk_lines,
-    track,
 )
 from cribcore.state import NO_WINNER
 
@@ -106,12 +117,43 @@ class Renderer:
         self.estimated_ma = 0  # the last frame's estimated draw
         self.animating = False  # the last frame changes with time (blink, pulse)
         self.calling = False  # a Bluetooth device waits to be admitted: the win hole calls
-        self._buf = getattr(pixels, "buf", None)
-        self._bpp = getattr(pixels, "bpp", 3)
+        self._buf = buf = getattr(pixels, "buf", None)
+        bpp = getattr(pixels, "bpp", 3)
         order = getattr(pixels, "ORDER", (1, 0, 2, 3))  # NeoPixel's default: GRB
-        self._order_r = order[0]
-        self._order_g = order[1]
-        self._order_b = order[2]
+        # Worked out once: where each hole's red, green and blue go in the strip's layout, the
+        # frame in that layout, the brightness scale as a table, and the second lap's glow as
+        # whole rows (a two-player track is two rows: two slice copies instead of 60 puts).
+        self._dest = array("H", bytes(2 * 3 * HOLES))
+        for hole in range(HOLES):
+            d = LED_OF_HOLE[hole] * bpp
+            for c in range(3):
+                self._dest[3 * hole + c] = d + order[c]
+        self._chain = bytearray(HOLES * bpp)
+        self._dark_chain = bytes(HOLES * bpp)
+        self._table = bytearray(256)
+        self._table_scale = -1
+        self._glow = tuple(self._glow_rows(p, bpp, order) for p in range(2))
+        self._blit = None
+        if framebuf is not None and buf is not None and len(buf) == len(self._chain):
+            gs8 = framebuf.GS8
+            self._blit = framebuf.FrameBuffer(buf, len(buf), 1, gs8).blit
+            self._blit_args = (
+                framebuf.FrameBuffer(self._chain, len(buf), 1, gs8),
+                framebuf.FrameBuffer(self._table, 256, 1, gs8),
+            )
+
+    def _glow_rows(self, p, bpp, order):
+        """(frame start, frame bytes, chain start, chain bytes) of each row of player p's
+        two-player track, all in the player's glow colour."""
+        rgb = PALETTE[p][GLOW : GLOW + 3]
+        pixel = bytearray(bpp)
+        for c in range(3):
+            pixel[order[c]] = rgb[c]
+        rows = []
+        for row in TRACK_ROWS_2P[p]:
+            first = min(LED_OF_HOLE[row * COLS + col] for col in range(COLS))
+            rows.append((3 * COLS * row, bytes(rgb) * COLS, bpp * first, bytes(pixel) * COLS))
+        return tuple(rows)
 
     # --- drawing -----------------------------------------------------------------------------
 
@@ -122,8 +164,8 @@ class Renderer:
 
     def draw(self, board, t_ms=0):
         """Compute the frame (hole order, full brightness) for `board` at time `t_ms`."""
-        frame = self.frame
-        frame[:] = _DARK
+        self.frame[:] = _DARK
+        self._chain[:] = self._dark_chain
         self.animating = False
         players = board.players
         leader = 0
@@ -162,9 +204,9 @@ class Renderer:
         lap = 0 if front == 0 else (front - 1) // lap_length(players)
         if players == 2:
             if lap >= 1:
-                holes = track(players, p)
-                for i in range(len(holes)):
-                    self._put(holes[i], colours, GLOW)
+                for start, glow, chain_start, chain_glow in self._glow[p]:
+                    self.frame[start : start + len(glow)] = glow
+                    self._chain[chain_start : chain_start + len(chain_glow)] = chain_glow
         else:
             for i in range(lap + 1 if front > 0 else 0):
                 if i < LAP_GAUGE_LEN:
@@ -191,23 +233,42 @@ class Renderer:
     def draw_chain_test(self, led):
         """Self-test frame: only the `led`-th LED of the chain lit, white. Stepping `led` from 0
         shows a maker the wiring order hole by hole."""
-        frame = self.frame
-        frame[:] = _DARK
+        self.frame[:] = _DARK
+        self._chain[:] = self._dark_chain
         self.animating = True
-        i = 3 * HOLE_OF_LED[led]
-        frame[i] = frame[i + 1] = frame[i + 2] = 255
+        self._set(HOLE_OF_LED[led], 255, 255, 255)
 
     def _put(self, hole, colours, offset):
-        i = 3 * hole
-        self.frame[i] = colours[offset]
-        self.frame[i + 1] = colours[offset + 1]
-        self.frame[i + 2] = colours[offset + 2]
+        self._set(hole, colours[offset], colours[offset + 1], colours[offset + 2])
 
     def _put_scaled(self, hole, colours, offset, level):
+        self._set(
+            hole,
+            (colours[offset] * level) >> 8,
+            (colours[offset + 1] * level) >> 8,
+            (colours[offset + 2] * level) >> 8,
+        )
+
+    def _set(self, hole, r, g, b):
+        # One hole, in both layouts.
         i = 3 * hole
-        self.frame[i] = (colours[offset] * level) >> 8
-        self.frame[i + 1] = (colours[offset + 1] * level) >> 8
-        self.frame[i + 2] = (colours[offset + 2] * level) >> 8
+        frame = self.frame
+        frame[i] = r
+        frame[i + 1] = g
+        frame[i + 2] = b
+        dest = self._dest
+        chain = self._chain
+        chain[dest[i]] = r
+        chain[dest[i + 1]] = g
+        chain[dest[i + 2]] = b
+
+    def load_frame(self, rgb):
+        """Show a frame made elsewhere (hole order, RGB): show() writes it next."""
+        self.frame[:] = rgb
+        self._chain[:] = self._dark_chain
+        dest = self._dest
+        for i in range(3 * HOLES):
+            self._chain[dest[i]] = rgb[i]
 
     def _get_sum(self, hole):
         i = 3 * hole
@@ -230,29 +291,29 @@ class Renderer:
 
     def show(self):
         """Write the frame to the pixels in chain order, with brightness and limiter applied."""
-        frame = self.frame
-        total = sum(frame)
+        chain = self._chain
+        total = sum(chain)
         scale = self.limit_scale(total)
         self.scale = scale
         self.estimated_ma = (total * scale >> 8) * self.ma_per_led // 765 + self.idle_ma * HOLES
+        table = self._table
+        if scale != self._table_scale:  # (rarely: the brightness or the limiter moved)
+            self._table_scale = scale
+            for v in range(256):
+                table[v] = v * scale >> 8
         buf = self._buf
-        if buf is None:
+        if self._blit is not None:
+            self._blit(self._blit_args[0], 0, 0, -1, self._blit_args[1])  # buf = table[chain]
+        elif buf is not None:
+            for i in range(len(chain)):
+                buf[i] = table[chain[i]]
+        else:
+            frame = self.frame
             for hole in range(HOLES):
                 i = 3 * hole
                 self.pixels[LED_OF_HOLE[hole]] = (
-                    frame[i] * scale >> 8,
-                    frame[i + 1] * scale >> 8,
-                    frame[i + 2] * scale >> 8,
+                    table[frame[i]],
+                    table[frame[i + 1]],
+                    table[frame[i + 2]],
                 )
-        else:
-            bpp = self._bpp
-            r_at = self._order_r
-            g_at = self._order_g
-            b_at = self._order_b
-            for hole in range(HOLES):
-                i = 3 * hole
-                d = LED_OF_HOLE[hole] * bpp
-                buf[d + r_at] = frame[i] * scale >> 8
-                buf[d + g_at] = frame[i + 1] * scale >> 8
-                buf[d + b_at] = frame[i + 2] * scale >> 8
         self.pixels.write()

@@ -144,7 +144,7 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "id": {"type": "string", "description": "the id in /api/boards/{board}/..."},
             "port": {"type": "string"},
-            "kind": {"type": "string", "enum": ["usb", "virtual"]},
+            "kind": {"type": "string", "enum": ["usb", "ble", "virtual"]},
             "connected": {"type": "boolean"},
             "problem": {"type": ["string", "null"]},
             "board": {"type": ["string", "null"], "description": "board profile (hello)"},

@@ -26,10 +26,11 @@ from aiohttp import WSMsgType, web
 from aiohttp.typedefs import Middleware
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, meta
+from cribboard.bridge.halltable import HallTable, TableSettings
 from cribboard.bridge.hub import Hub, Subscriber
 from cribboard.bridge.openapi import openapi_document
 from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
-from cribboard.bridge.registry import Opener, Registry
+from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
 from cribboard.errors import CribboardError
 
 log = logging.getLogger(__name__)
@@ -334,8 +335,15 @@ class Bridge:
         http_port: int = DEFAULT_HTTP_PORT,
         token: str | None = None,
         opener: Opener | None = None,
+        ble: Iterable[str] = (),
+        table: TableSettings | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.ports = list(ports)
+        self.ble = list(ble)
+        self.table_settings = table
+        self.hall_table: HallTable | None = None
+        self._say = say or (lambda text: log.info("%s", text))
         self.virtual = virtual
         self.discover = discover
         self.host = host
@@ -372,6 +380,8 @@ class Bridge:
                 self.registry.add(board.port, "virtual")
             for port in self.ports:
                 self.registry.add(port, "usb")
+            for name in self.ble:
+                self.registry.add(BLE_PREFIX + name, "ble")
             if self.discover:
                 self.registry.start_discovery()
             app = create_app(self.registry, self.hub, token=self.token, loopback=self.loopback)
@@ -385,12 +395,18 @@ class Bridge:
                     f"cannot listen on {self.host}:{self.http_port}: {err.strerror or err}"
                 ) from None
             self.bound_port = int(self._runner.addresses[0][1])
+            if self.table_settings is not None:
+                self.hall_table = HallTable(self.registry, self.table_settings, self._say)
+                self.hall_table.start()  # in the background: a broker away holds up nothing
         except BaseException:
             await self.stop()
             raise
         return self
 
     async def stop(self) -> None:
+        if self.hall_table is not None:
+            await self.hall_table.stop()
+            self.hall_table = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -16,8 +16,11 @@ from cribboard.cli.table import PROG, Command, UsageError, arg, build_parser
 from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
 from cribboard.hall import cli as hall_cli
+from cribboard.link import cli as link_cli
 
-COMMANDS: tuple[Command, ...] = BOARD_COMMANDS + APP_COMMANDS + (hall_cli.command(),)
+COMMANDS: tuple[Command, ...] = (
+    BOARD_COMMANDS + APP_COMMANDS + (hall_cli.command(), link_cli.command())
+)
 COMMANDS_BY_NAME = {command.name: command for command in COMMANDS}
 
 GLOBAL_ARGS = (

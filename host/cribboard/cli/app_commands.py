@@ -9,6 +9,7 @@ import os
 import time
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, TOKEN_ENV
+from cribboard.bridge.tableargs import TABLE_ARGS, table_settings
 from cribboard.cli.table import Command, UsageError, arg, use_color
 from cribboard.discovery import named_port
 from cribboard.play.scorekeeper import TABLE_GAMES
@@ -67,16 +68,19 @@ def _serve(args: argparse.Namespace) -> int:
     from cribboard.bridge.serve import serve
 
     ports: list[str] = list(args.serve_ports or [])
-    if args.port or not (ports or args.virtual):  # --port, or $CRIBBOARD_PORT alone
+    if args.port or not (ports or args.virtual or args.serve_ble):  # --port, or $CRIBBOARD_PORT
         named = named_port(args.port)
         if named and named not in ports:
             ports.insert(0, named)
+    ble = list(args.serve_ble or [])
     return serve(
         ports,
         virtual=args.virtual,
         host=args.host,
         http_port=args.http_port,
         token=args.token or os.environ.get(TOKEN_ENV) or None,
+        ble=ble,
+        table=table_settings(args, len(ports) + len(ble) + args.virtual),
     )
 
 
@@ -258,10 +262,12 @@ APP_COMMANDS: tuple[Command, ...] = (
                 metavar="PORT",
                 help="a board's serial port or pyserial URL (repeat for several boards)",
             ),
+            *TABLE_ARGS,
         ),
         description="Hold the connection to boards and offer them over HTTP (JSON API, "
         "OpenAPI at /openapi.json), a WebSocket of board events, and a web page. Boards: "
-        "--port (repeat it for several), --virtual, else every board found on USB.",
+        "--port (repeat it for several), --ble, --virtual, else every board found on USB. "
+        "With --mqtt, the board also sits at a club hall's table (docs/mqtt.md).",
         usb_only=True,
     ),
 )

@@ -57,7 +57,12 @@ def build_parser(prog: str = "cribboard sim") -> argparse.ArgumentParser:
     parser.add_argument(
         "--firmware",
         metavar="DIR",
-        help="firmware tree copied into a fresh flash image (default: the package's)",
+        help="the firmware tree the board's image holds (default: the package's)",
+    )
+    parser.add_argument(
+        "--stock",
+        action="store_true",
+        help="a board with stock MicroPython instead (no firmware: cribboard deploy puts it on)",
     )
     parser.add_argument("--show", action="store_true", help="show the LEDs in the terminal")
     return parser
@@ -84,11 +89,14 @@ def main(argv: list[str] | None = None) -> int:
             ("--heap", args.heap),
             ("--micropython", args.micropython),
             ("--firmware", args.firmware),
+            ("--stock", args.stock or None),
         ):
             if value is not None:
                 parser.error(f"{option} is for the unix-port board, not --rp2")
     elif args.image is not None:
         parser.error("--image needs --rp2")
+    if args.stock and args.firmware is not None:
+        parser.error("--stock has no firmware in its image: leave out --firmware")
     latest: list[bytes] = []
     changed = threading.Event()
 
@@ -107,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                 heap=args.heap if args.heap is not None else DEFAULT_HEAP,
                 micropython=args.micropython,
                 firmware=args.firmware,
+                stock=args.stock,
                 on_frame=remember if args.show else None,
             ).start()
     except (VirtualBoardError, ValueError) as err:
