@@ -7,11 +7,13 @@ import asyncio
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
 from cribboard.api import Board, BoardState, SyncBoard
 from cribboard.client import Client
+from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected, LinkError
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
@@ -276,10 +278,14 @@ async def test_protocol_major_mismatch_is_refused(
         await Board.open(vboard.port)
 
 
-def test_board_is_usable_in_a_64k_heap() -> None:
-    """The running firmware serves a whole game in a 64 KB heap (a 32-bit board's, without
-    Bluetooth; with it, see tests/test_ble.py)."""
-    with VirtualBoard(heap="64wK", ble=False) as small:
+def test_board_is_usable_in_a_64k_heap(tmp_path: Path) -> None:
+    """The firmware deployed as bytecode on stock MicroPython (where its modules take heap:
+    frozen in a cribboard image they take none) serves a whole game in a 64 KB heap (a 32-bit
+    board's, without Bluetooth; with it, see tests/test_ble.py)."""
+    flash = tmp_path / "flash.img"
+    with VirtualBoard(stock=True, flash=flash) as board:
+        deploy(board.port, progress=lambda _line: None, reset=False)
+    with VirtualBoard(stock=True, flash=flash, heap="64wK", ble=False) as small:
         lines = [b"#h%d peg %d %d\n" % (i, i % 2, 1 + i % 9) for i in range(40)]
         replies = [r for r in raw_exchange(small.port, lines) if not r.startswith(b"!")]
         assert all(b" ok " in r for r in replies), replies

@@ -17,11 +17,11 @@
 # Palette: blue, orange and reddish purple (Okabe-Ito hues), safe for the common colour-vision
 # deficiencies; front and back pegs also differ by brightness, which every eye sees.
 #
-# The frame is kept in hole order (`frame`, 3 bytes per hole, before brightness: what hosts and
-# tests read) and, as it is drawn, in the strip's own layout too (chain order by the layout's
-# LED_OF_HOLE, the strip's byte order), so output only applies brightness and the current
+# The frame is drawn in the strip's own layout (chain order by the layout's LED_OF_HOLE, the
+# strip's byte order, before brightness), so output only applies brightness and the current
 # limiter: one table lookup per byte, done by the framebuf module's palette blit in C where the
-# port has it (on an RP2040 a frame's output then costs far less than its 3.6 ms on the wire).
+# port has it (on an RP2040 a frame then costs less than its 3.6 ms on the wire). `frame` gives
+# it in hole order, RGB, 3 bytes per hole (what hosts and tests read), worked out when asked.
 # Rendering allocates nothing on the MicroPython heap.
 
 try:
@@ -31,8 +31,6 @@ except ImportError:  # CPython
     def const(value):  # type: ignore[no-redef]
         return value
 
-
-from array import array
 
 try:
     import framebuf
@@ -108,7 +106,7 @@ class Renderer:
         idle_ma=DEFAULT_IDLE_MA,
     ):
         self.pixels = pixels
-        self.frame = bytearray(3 * HOLES)
+        self._frame = bytearray(3 * HOLES)  # `frame`'s buffer
         self.budget_ma = budget_ma
         self.brightness = brightness
         self.ma_per_led = ma_per_led
@@ -120,16 +118,14 @@ class Renderer:
         self._buf = buf = getattr(pixels, "buf", None)
         bpp = getattr(pixels, "bpp", 3)
         order = getattr(pixels, "ORDER", (1, 0, 2, 3))  # NeoPixel's default: GRB
-        # Worked out once: where each hole's red, green and blue go in the strip's layout, the
-        # frame in that layout, the brightness scale as a table, and the second lap's glow as
-        # whole rows (a two-player track is two rows: two slice copies instead of 60 puts).
-        self._dest = array("H", bytes(2 * 3 * HOLES))
-        for hole in range(HOLES):
-            d = LED_OF_HOLE[hole] * bpp
-            for c in range(3):
-                self._dest[3 * hole + c] = d + order[c]
+        # The frame in the strip's layout, the brightness scale as a table, and the second lap's
+        # glow as whole rows (a two-player track is two rows: two slice copies, not 60 puts).
+        self._bpp = bpp
+        self._order_r = order[0]
+        self._order_g = order[1]
+        self._order_b = order[2]
         self._chain = bytearray(HOLES * bpp)
-        self._dark_chain = bytes(HOLES * bpp)
+        self._dark_chain = _DARK if bpp == 3 else bytes(HOLES * bpp)
         self._table = bytearray(256)
         self._table_scale = -1
         self._glow = tuple(self._glow_rows(p, bpp, order) for p in range(2))
@@ -143,17 +139,33 @@ class Renderer:
             )
 
     def _glow_rows(self, p, bpp, order):
-        """(frame start, frame bytes, chain start, chain bytes) of each row of player p's
-        two-player track, all in the player's glow colour."""
+        """(chain start, bytes) of each row of player p's two-player track, in the strip's
+        layout, all in the player's glow colour; the rows share one bytes object."""
         rgb = PALETTE[p][GLOW : GLOW + 3]
         pixel = bytearray(bpp)
         for c in range(3):
             pixel[order[c]] = rgb[c]
+        glow = bytes(pixel) * COLS
         rows = []
         for row in TRACK_ROWS_2P[p]:
             first = min(LED_OF_HOLE[row * COLS + col] for col in range(COLS))
-            rows.append((3 * COLS * row, bytes(rgb) * COLS, bpp * first, bytes(pixel) * COLS))
+            rows.append((bpp * first, glow))
         return tuple(rows)
+
+    @property
+    def frame(self):
+        """The frame in hole order: 3 bytes (RGB, before brightness) per hole, hole ids of
+        cribcore/layout.py. Worked out from the strip's layout into one buffer, each time."""
+        frame = self._frame
+        chain = self._chain
+        bpp = self._bpp
+        for hole in range(HOLES):
+            d = LED_OF_HOLE[hole] * bpp
+            i = 3 * hole
+            frame[i] = chain[d + self._order_r]
+            frame[i + 1] = chain[d + self._order_g]
+            frame[i + 2] = chain[d + self._order_b]
+        return frame
 
     # --- drawing -----------------------------------------------------------------------------
 
@@ -164,7 +176,6 @@ class Renderer:
 
     def draw(self, board, t_ms=0):
         """Compute the frame (hole order, full brightness) for `board` at time `t_ms`."""
-        self.frame[:] = _DARK
         self._chain[:] = self._dark_chain
         self.animating = False
         players = board.players
@@ -204,9 +215,8 @@ class Renderer:
         lap = 0 if front == 0 else (front - 1) // lap_length(players)
         if players == 2:
             if lap >= 1:
-                for start, glow, chain_start, chain_glow in self._glow[p]:
-                    self.frame[start : start + len(glow)] = glow
-                    self._chain[chain_start : chain_start + len(chain_glow)] = chain_glow
+                for start, glow in self._glow[p]:
+                    self._chain[start : start + len(glow)] = glow
         else:
             for i in range(lap + 1 if front > 0 else 0):
                 if i < LAP_GAUGE_LEN:
@@ -233,7 +243,6 @@ class Renderer:
     def draw_chain_test(self, led):
         """Self-test frame: only the `led`-th LED of the chain lit, white. Stepping `led` from 0
         shows a maker the wiring order hole by hole."""
-        self.frame[:] = _DARK
         self._chain[:] = self._dark_chain
         self.animating = True
         self._set(HOLE_OF_LED[led], 255, 255, 255)
@@ -250,29 +259,23 @@ class Renderer:
         )
 
     def _set(self, hole, r, g, b):
-        # One hole, in both layouts.
-        i = 3 * hole
-        frame = self.frame
-        frame[i] = r
-        frame[i + 1] = g
-        frame[i + 2] = b
-        dest = self._dest
+        d = LED_OF_HOLE[hole] * self._bpp
         chain = self._chain
-        chain[dest[i]] = r
-        chain[dest[i + 1]] = g
-        chain[dest[i + 2]] = b
+        chain[d + self._order_r] = r
+        chain[d + self._order_g] = g
+        chain[d + self._order_b] = b
 
     def load_frame(self, rgb):
         """Show a frame made elsewhere (hole order, RGB): show() writes it next."""
-        self.frame[:] = rgb
         self._chain[:] = self._dark_chain
-        dest = self._dest
-        for i in range(3 * HOLES):
-            self._chain[dest[i]] = rgb[i]
+        for hole in range(HOLES):
+            i = 3 * hole
+            self._set(hole, rgb[i], rgb[i + 1], rgb[i + 2])
 
     def _get_sum(self, hole):
-        i = 3 * hole
-        return self.frame[i] + self.frame[i + 1] + self.frame[i + 2]
+        d = LED_OF_HOLE[hole] * self._bpp
+        chain = self._chain
+        return chain[d + self._order_r] + chain[d + self._order_g] + chain[d + self._order_b]
 
     # --- output ------------------------------------------------------------------------------
 
@@ -308,7 +311,7 @@ class Renderer:
             for i in range(len(chain)):
                 buf[i] = table[chain[i]]
         else:
-            frame = self.frame
+            frame = self.frame  # (no buffer to write: slow, and not allocation-free)
             for hole in range(HOLES):
                 i = 3 * hole
                 self.pixels[LED_OF_HOLE[hole]] = (

@@ -51,16 +51,30 @@ class App:
         return link
 
     async def run(self):
+        """Run the app's tasks until one fails (its error ends run), as asyncio.gather would;
+        without gather, whose module would cost a small board's heap."""
         import asyncio
 
-        import cribboot
-
         self.dispatcher.announce()
-        cribboot.up()  # the board came up: the boot guard stands down
-        tasks = [asyncio.create_task(self.usb.run())]
+        _boot_up()  # the board came up: the boot guard stands down
+        main = asyncio.current_task()
+        failed = []
+
+        async def guarded(task):
+            try:
+                await task(self)
+            except Exception as err:  # noqa: BLE001 (any failure stops the app, reported)
+                failed.append(err)
+                main.cancel()
+
         for task in self.tasks:
-            tasks.append(asyncio.create_task(task(self)))
-        await asyncio.gather(*tasks)
+            asyncio.create_task(guarded(task))
+        try:
+            await self.usb.run()
+        except asyncio.CancelledError:
+            if failed:
+                raise failed[0]
+            raise
 
 
 async def render_task(app):
@@ -119,10 +133,11 @@ async def buttons_task(app):
 def main():
     import asyncio
 
+    asyncio.StreamReader  # noqa: B018 (loads asyncio's stream module now, while the heap is whole)
+
     import machine
     import neopixel
 
-    import cribboot
     from cribcore.profiles import detect
     from cribfw import store
     from cribfw.admitfile import AdmitRecords
@@ -146,7 +161,7 @@ def main():
             if name not in buttons:
                 buttons[name] = Button(pad.pins[name])
     app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons)
-    boot = cribboot.current  # what a cribboard image's boot found (None on stock MicroPython)
+    boot = _boot()  # what a cribboard image's boot found (None on stock MicroPython)
     state_ring = admit_ring = None
     if boot is not None:
         app.ctx.boot_fs = boot.fs.encode()
@@ -176,9 +191,22 @@ def main():
     try:
         asyncio.run(app.run())
     finally:
-        cribboot.up()  # ended in Python (an error, a Ctrl-C): not a crash; the REPL follows
+        _boot_up()  # ended in Python (an error, a Ctrl-C): not a crash; the REPL follows
         if status is not None:
             status.value(0)
+
+
+def _boot():
+    """This start's cribboot.Boot: a cribboard image's boot script made it (and loaded the
+    module); None on stock MicroPython, where the module is not loaded for nothing."""
+    guard = sys.modules.get("cribboot")
+    return guard.current if guard is not None else None
+
+
+def _boot_up():
+    boot = _boot()
+    if boot is not None:
+        boot.up()
 
 
 def _bluetooth():
