@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import serial
 
 from cribboard.api import Board, BoardState, SyncBoard
 from cribboard.client import Client
@@ -358,3 +359,21 @@ async def test_a_host_without_brief_events_still_gets_every_state(vboard: Virtua
     lines = bytes(received).split(b"\n")
     assert not [line for line in lines if line.startswith((b"! p ", b"! q "))]
     assert len([line for line in lines if line.startswith(b"! st ")]) >= 8
+
+
+def test_a_change_just_before_a_ctrl_c_is_kept(vboard: VirtualBoard) -> None:
+    """mpremote's Ctrl-C stops the app inside the second the store waits before saving: the app
+    saves on its way out, so the soft reset that follows shows the change."""
+    with serial.Serial(vboard.port, timeout=5) as link:
+        link.write(b"#c1 peg 0 7\n")
+        assert link.read_until(b"#c1 ok")
+        link.write(b"\x03")  # at once: well inside the quiet second
+        assert b">>> " in link.read_until(b">>> ")
+        link.write(b"\x04")  # a soft reset: main.py runs again
+        assert b"! hello " in link.read_until(b"! hello ")
+        link.readline()
+        link.write(b"#c2 st\n")
+        reply = link.read_until(b"\n")
+        while not reply.startswith(b"#c2 "):
+            reply = link.read_until(b"\n")
+    assert b" f=7,0 " in reply, reply

@@ -192,6 +192,12 @@ def main():
         asyncio.run(app.run())
     finally:
         _boot_up()  # ended in Python (an error, a Ctrl-C): not a crash; the REPL follows
+        ctx = app.ctx
+        if ctx.store is not None:  # a change still in the save's quiet second is kept too
+            try:
+                ctx.store.save(ctx.game, ctx.renderer)
+            except (OSError, MemoryError):
+                pass
         if status is not None:
             status.value(0)
 
