@@ -11,6 +11,8 @@ STATE_BYTES = 200  # the longest state (three players) is 197 bytes
 _RESULTS = tuple(name.encode() for name in RESULT_NAMES)
 _QUOTE = 34
 _BACKSLASH = 92
+_SHORT_ESCAPES = b"\b\t\n\f\r"  # written as \b \t \n \f \r, as json.dumps does
+_SHORT_LETTERS = b"btnfr"
 
 
 def _key(out, name, first=False):
@@ -38,9 +40,14 @@ def _string(out, text):
             out.byte(_BACKSLASH)
             out.byte(c)
         elif c < 32:
-            out.text(b"\\u00")
-            out.byte(48 + (c >> 4))
-            out.byte(b"0123456789abcdef"[c & 15])
+            short = _SHORT_ESCAPES.find(bytes((c,)))
+            if short >= 0:
+                out.byte(_BACKSLASH)
+                out.byte(_SHORT_LETTERS[short])
+            else:
+                out.text(b"\\u00")
+                out.byte(48 + (c >> 4))
+                out.byte(b"0123456789abcdef"[c & 15])
         else:
             out.byte(c)
     out.byte(_QUOTE)
