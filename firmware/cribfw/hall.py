@@ -94,6 +94,7 @@ class HallClient:
         self.event_due = False  # the same buffer goes to `event` next
         self.inbox = []  # cmd payloads received, not run yet
         self._pinged_ms = 0
+        self._sock = None  # the BoundedSocket of the connection
         self._retry_ms = RETRY_FIRST_MS
         self._next_try_ms = ticks_ms()
         self._spread_ms = config.table * 97 % 1000  # each table's own delay after a loss
@@ -123,7 +124,7 @@ class HallClient:
             self._next(now)
             if self.phase == ONLINE and not self.inbox:
                 self.client.check_msg()  # one packet at most: a command, a PINGRESP
-            if ticks_diff(now, self.client.sock.heard_ms) >= SILENT_MS:
+            if ticks_diff(now, self._heard_ms()) >= SILENT_MS:
                 raise OSError(-1)  # pings unanswered: the broker or the network is gone
         except Exception:  # OSError, and umqtt's asserts and indexing on a short answer
             self._lost(now)
@@ -136,7 +137,7 @@ class HallClient:
         client = self.client
         try:
             client.connect(clean_session=False, timeout=CONNECT_TIMEOUT_S)
-            client.sock = BoundedSocket(client.sock, IO_TIMEOUT_S)
+            self._sock = client.sock = BoundedSocket(client.sock, IO_TIMEOUT_S)
         except Exception:
             self._lost(now)
             return
@@ -144,6 +145,10 @@ class HallClient:
         self._retry_ms = RETRY_FIRST_MS
         self._pinged_ms = now
         self.phase = SUBSCRIBING
+
+    def _heard_ms(self):
+        sock = self._sock
+        return sock.heard_ms if sock is not None else ticks_ms()
 
     def _lost(self, now):
         client = self.client
@@ -153,6 +158,7 @@ class HallClient:
             except Exception:
                 pass
             client.sock = None
+        self._sock = None
         self.phase = OFFLINE
         self.event_due = False  # the state goes again, whole, on the next connection
         self.losses += 1

@@ -33,7 +33,7 @@ class CommandMemory:
         self.last_ack = b""
         self.errors = 0  # writes that failed (the command is remembered until a restart)
         if path is not None:
-            self._load()
+            self._load(path)
 
     def ran(self, command_id):
         """Whether `command_id` (bytes) is the command run last."""
@@ -63,9 +63,9 @@ class CommandMemory:
         except OSError:
             self.errors += 1
 
-    def _load(self):
+    def _load(self, path):
         try:
-            with open(self.path, "rb") as f:
+            with open(path, "rb") as f:
                 data = f.read(_MAX_RECORD)
         except OSError:
             return
