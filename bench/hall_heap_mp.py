@@ -58,7 +58,9 @@ config = hallconfig.parse(
         "password": sys.argv[3] if host != "-" else "x",
     }
 )
-hall = app.add_hall(config)
+from cribfw.hallstart import add_hall
+
+hall = add_hall(app, config)
 free1, alloc1 = collected()
 print("added", free1, alloc1)
 

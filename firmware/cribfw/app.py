@@ -3,6 +3,7 @@
 
 import sys
 
+from cribcore.hall import CONFIG_FILE
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import GameState
@@ -34,6 +35,7 @@ class App:
         self.tasks = [render_task]
         self.panel = None
         self.hall = None  # cribfw.hall.HallClient, on a board that reports to a club hall
+        # (cribfw/hallstart.py adds it)
         if buttons:
             self.panel = Panel(
                 self.ctx.game, buttons, self.dispatcher.announce_button, self.ctx.admission
@@ -50,24 +52,6 @@ class App:
         self.ctx.attach_ble(link, link.start().encode())
         self.tasks.append(link.run)
         return link
-
-    def add_hall(self, config, memory_path=None, wlan=None):
-        """Report to the club hall over MQTT (cribfw/hall.py): `config` a
-        cribfw.hallconfig.HallConfig; `memory_path` the file keeping the last command run (None:
-        in memory only); `wlan` the board's network.WLAN station interface, joined to the
-        config's Wi-Fi (None: the board is on a network already, as the virtual board is).
-        Raises ImportError on a board without sockets."""
-        from cribfw.hall import HallClient
-        from cribfw.hallmemory import CommandMemory
-
-        wifi = None
-        if wlan is not None and config.ssid:
-            from cribfw.wifi import Wifi
-
-            wifi = Wifi(wlan, config.ssid, config.wifi_password or "")
-        self.hall = HallClient(self.ctx, config, CommandMemory(memory_path), wifi)
-        self.tasks.append(self.hall.run)
-        return self.hall
 
     async def run(self):
         import asyncio
@@ -182,7 +166,10 @@ def main():
             app.add_ble(ble, pad)
         except OSError:
             pass  # the radio did not come up: the board works over USB alone
-    _join_hall(app)
+    if _exists("/" + CONFIG_FILE):
+        from cribfw.hallstart import join_hall
+
+        join_hall(app)  # (nothing of the hall client is loaded on a board without one)
     deal = buttons.get("deal")
     if deal is not None and deal.pressed_now():
         app.ctx.selftest_requested = True  # deal held at power-on: the wiring self-test
@@ -201,30 +188,14 @@ def main():
             status.value(0)
 
 
-def _join_hall(app):
-    """Report to the club hall when the board has a hall configuration (/hall.json, written
-    by `cribboard deploy --broker ...`): joining its Wi-Fi on a board that has one. A board
-    whose configuration is unreadable, or that has no sockets, plays alone."""
-    from cribfw import hallconfig
+def _exists(path):
+    import os
 
     try:
-        config = hallconfig.load()
-    except ValueError:
-        return
-    if config is None:
-        return
-    wlan = None
-    if config.ssid:
-        try:
-            import network
-
-            wlan = network.WLAN(network.STA_IF)
-        except (ImportError, AttributeError, OSError):
-            wlan = None
-    try:
-        app.add_hall(config, "/hall-last.dat", wlan)
-    except ImportError:
-        pass
+        os.stat(path)
+        return True
+    except OSError:
+        return False
 
 
 def _bluetooth():

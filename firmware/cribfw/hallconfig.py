@@ -6,7 +6,9 @@
 # "ssid" and "wifi_password" are absent for a board that is already on a network (the virtual
 # board uses the host's). The file holds passwords: nothing on the board ever prints it.
 
-PATH = "/hall.json"
+from cribcore.hall import CONFIG_FILE
+
+PATH = "/" + CONFIG_FILE
 
 
 class HallConfig:
