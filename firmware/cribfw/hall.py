@@ -30,7 +30,7 @@ from cribcore import hall as H
 from cribcore.protocol import LineWriter
 from cribcore.state import GameError
 from cribfw.boundedsock import BoundedSocket
-from cribfw.clock import ticks_diff, ticks_ms
+from cribfw.clock import ticks_add, ticks_diff, ticks_ms
 from cribfw.hallpayload import STATE_BYTES, CommandError, read_command, write_ack, write_state
 
 TURN_MS = const(20)
@@ -162,7 +162,7 @@ class HallClient:
         self.phase = OFFLINE
         self.event_due = False  # the state goes again, whole, on the next connection
         self.losses += 1
-        self._next_try_ms = now + self._retry_ms + self._spread_ms
+        self._next_try_ms = ticks_add(now, self._retry_ms + self._spread_ms)
         self._retry_ms = min(2 * self._retry_ms, RETRY_MAX_MS)
 
     def _next(self, now):
@@ -183,9 +183,8 @@ class HallClient:
             self.ack_due = False
         elif game.rev != self.published_rev:
             write_state(self.state, game)
-            rev = game.rev
             self._publish(self.t_state, self._state_view[: self.state.n], H.STATE_DELIVERY)
-            self.published_rev = rev
+            self.published_rev = game.rev
             self.event_due = True
         elif self.inbox and not self.ack_due:
             self._command(self.inbox.pop(0))
