@@ -2,15 +2,15 @@
 costs the board and what it sends (bench/run.py calls main()). Prints figures only; nothing here
 asserts speed.
 
-1. Heap on MicroPython's unix port at 128wK (the virtual board's heap), the firmware as deployed
+1. Bytes per message: the state payload over played games (two and three players), the event
+   (the same bytes), the ack and online; and each as an MQTT PUBLISH packet on a table's topic.
+2. Heap on MicroPython's unix port at 128wK (the virtual board's heap), the firmware as deployed
    (.mpy): free heap with the app built as main() builds it, without and with the table client
    connected to a private mosquitto and its state published; what each module costs once
    imported, the client itself, and the bytes allocated to publish one change (state + event).
-2. The same on the emulated Pico (the cribboard RPI_PICO image, firmware frozen in flash): that
+3. The same on the emulated Pico (the cribboard RPI_PICO image, firmware frozen in flash): that
    image has no network, so `socket` is a stand-in and the figure is the client's modules and
    buffers without a connection.
-3. Bytes per message: the state payload over played games (two and three players), the event
-   (the same bytes), the ack and online; and each as an MQTT PUBLISH packet on a table's topic.
 4. The board while the broker is up, silent (accepts and never answers) and refusing: the
    protocol's ping round trip over the pty and the longest gap between LED frames (a blinking
    preview animates them), 8 s each.
@@ -258,7 +258,7 @@ async def stalls(broker: Broker) -> None:
 
 def main() -> None:
     print("a Wi-Fi board's own table client (cribfw/hall.py, umqtt.simple)")
-    print("\n3. Bytes per message (the board's payloads)")
+    print("\n1. Bytes per message (the board's payloads)")
     sizes()
     try:
         find_executable("mosquitto")
@@ -267,9 +267,9 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="cribboard-fwhall-bench-") as work:
         with Broker.create(Path(work) / "broker", HALL, tables=TABLE) as broker:
-            print("\n1. Heap, unix port at 128wK, firmware as deployed (.mpy)")
+            print("\n2. Heap, unix port at 128wK, firmware as deployed (.mpy)")
             heap_unix(broker)
-            print("\n2. Heap, emulated Pico (cribboard-RPI_PICO.uf2, frozen), no network")
+            print("\n3. Heap, emulated Pico (cribboard-RPI_PICO.uf2, frozen), no network")
             heap_pico()
             print(f"\n4. The board while the broker is up, then gone ({PHASE_S:g} s each)")
             asyncio.run(stalls(broker))
