@@ -236,6 +236,10 @@ def main() -> None:
 
     link_mqtt_bench()
     print()
+    from hall_firmware_bench import main as hall_firmware_bench  # a Wi-Fi board's own client
+
+    hall_firmware_bench()
+    print()
     from rp2_bench import main as rp2_bench  # bench/rp2_bench.py: the emulated Pico
 
     rp2_bench()

@@ -3,6 +3,7 @@
 
 import sys
 
+from cribcore.hall import CONFIG_FILE
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import GameState
@@ -33,6 +34,8 @@ class App:
         self.dispatcher.add_link(self.usb)
         self.tasks = [render_task]
         self.panel = None
+        self.hall = None  # cribfw.hall.HallClient, on a board that reports to a club hall
+        # (cribfw/hallstart.py adds it)
         if buttons:
             self.panel = Panel(
                 self.ctx.game, buttons, self.dispatcher.announce_button, self.ctx.admission
@@ -178,6 +181,10 @@ def main():
             app.add_ble(ble, pad)
         except OSError:
             pass  # the radio did not come up: the board works over USB alone
+    if _exists("/" + CONFIG_FILE):
+        from cribfw.hallstart import join_hall
+
+        join_hall(app)  # (nothing of the hall client is loaded on a board without one)
     deal = buttons.get("deal")
     if deal is not None and deal.pressed_now():
         app.ctx.selftest_requested = True  # deal held at power-on: the wiring self-test
@@ -213,6 +220,16 @@ def _boot_up():
     boot = _boot()
     if boot is not None:
         boot.up()
+
+
+def _exists(path):
+    import os
+
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
 
 
 def _bluetooth():

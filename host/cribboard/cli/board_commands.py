@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cribboard.api import Board, Health
+from cribboard.cli.hall_deploy import HALL_ARGS
 from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
 from cribboard.discovery import PORT_ENV, resolve_port
 from cribboard.errors import CribboardError
@@ -207,9 +208,13 @@ async def _admit(board: Board, args: argparse.Namespace) -> int:
 
 
 def _deploy(args: argparse.Namespace) -> int:
+    from cribboard.cli import hall_deploy
     from cribboard.deploy import deploy
 
     drive = _bootsel_drive(args)
+    if drive is not None and args.broker is not None:
+        raise UsageError("--broker is for a board running MicroPython: deploy it once it runs")
+    hall = hall_deploy.hall_setup(args)
     if drive is not None:
         from cribboard.bootsel import choose_image, flash
         from cribboard.virtual.rp2board import images_dir
@@ -230,12 +235,9 @@ def _deploy(args: argparse.Namespace) -> int:
         )
     if args.firmware is not None and not (args.firmware / "main.py").is_file():
         raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
-    deploy(
-        asyncio.run(resolve_port(args.port)).port,
-        root=args.firmware,
-        compiled=not args.source,
-        reset=not args.no_reset,
-    )
+    port = asyncio.run(resolve_port(args.port)).port
+    deploy(port, root=args.firmware, compiled=not args.source, reset=not args.no_reset)
+    hall_deploy.configure(port, hall, reset=not args.no_reset)
     return 0
 
 
@@ -373,6 +375,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
                 type=Path,
                 help="firmware tree to deploy (default: the one in this package)",
             ),
+            *HALL_ARGS,
         ),
         usb_only=True,
     ),
