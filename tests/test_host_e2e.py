@@ -279,14 +279,14 @@ async def test_protocol_major_mismatch_is_refused(
         await Board.open(vboard.port)
 
 
-def test_board_is_usable_in_a_64k_heap(tmp_path: Path) -> None:
+def test_board_is_usable_in_a_68k_heap(tmp_path: Path) -> None:
     """The firmware deployed as bytecode on stock MicroPython (where its modules take heap:
-    frozen in a cribboard image they take none) serves a whole game in a 64 KB heap (a 32-bit
+    frozen in a cribboard image they take none) serves a whole game in a 68 KB heap (a 32-bit
     board's, without Bluetooth; with it, see tests/test_ble.py)."""
     flash = tmp_path / "flash.img"
     with VirtualBoard(stock=True, flash=flash) as board:
         deploy(board.port, progress=lambda _line: None, reset=False)
-    with VirtualBoard(stock=True, flash=flash, heap="64wK", ble=False) as small:
+    with VirtualBoard(stock=True, flash=flash, heap="68wK", ble=False) as small:
         lines = [b"#h%d peg %d %d\n" % (i, i % 2, 1 + i % 9) for i in range(40)]
         replies = [r for r in raw_exchange(small.port, lines) if not r.startswith(b"!")]
         assert all(b" ok " in r for r in replies), replies

@@ -6,10 +6,6 @@
 ROOT = "cribboard"
 VERSION = "v1"
 
-# A Wi-Fi board's hall configuration, at the root of its flash (written by `cribboard deploy
-# --broker`, read by cribfw/hallconfig.py).
-CONFIG_FILE = "hall.json"
-
 # A table's topics: cribboard/v1/<hall>/table/<N>/<leaf>.
 STATE = "state"  # the board's state, retained, QoS 0
 EVENT = "event"  # the board's state after each change, QoS 1

@@ -106,7 +106,7 @@ class Renderer:
         idle_ma=DEFAULT_IDLE_MA,
     ):
         self.pixels = pixels
-        self._frame = bytearray(3 * HOLES)  # `frame`'s buffer
+        self._frame = None  # `frame`'s buffer, made the first time it is asked for
         self.budget_ma = budget_ma
         self.brightness = brightness
         self.ma_per_led = ma_per_led
@@ -157,6 +157,8 @@ class Renderer:
         """The frame in hole order: 3 bytes (RGB, before brightness) per hole, hole ids of
         cribcore/layout.py. Worked out from the strip's layout into one buffer, each time."""
         frame = self._frame
+        if frame is None:
+            frame = self._frame = bytearray(3 * HOLES)
         chain = self._chain
         bpp = self._bpp
         for hole in range(HOLES):

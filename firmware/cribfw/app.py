@@ -3,7 +3,7 @@
 
 import sys
 
-from cribcore.hall import CONFIG_FILE
+from cribcore.files import HALL_CONFIG
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import GameState
@@ -68,7 +68,8 @@ class App:
                 await task(self)
             except Exception as err:  # noqa: BLE001 (any failure stops the app, reported)
                 failed.append(err)
-                main.cancel()
+                if main is not None:
+                    main.cancel()
 
         for task in self.tasks:
             asyncio.create_task(guarded(task))
@@ -181,7 +182,7 @@ def main():
             app.add_ble(ble, pad)
         except OSError:
             pass  # the radio did not come up: the board works over USB alone
-    if _exists("/" + CONFIG_FILE):
+    if _exists("/" + HALL_CONFIG):
         from cribfw.hallstart import join_hall
 
         join_hall(app)  # (nothing of the hall client is loaded on a board without one)

@@ -6,9 +6,9 @@
 # "ssid" and "wifi_password" are absent for a board that is already on a network (the virtual
 # board uses the host's). The file holds passwords: nothing on the board ever prints it.
 
-from cribcore.hall import CONFIG_FILE
+from cribcore.files import HALL_CONFIG
 
-PATH = "/" + CONFIG_FILE
+PATH = "/" + HALL_CONFIG
 
 
 class HallConfig:

@@ -25,11 +25,11 @@ from cribboard.errors import CribboardError
 from cribboard.hall import HallError
 from cribboard.hall.address import BrokerAddress
 from cribboard.hall.topics import check_hall, check_table, table_user
-from cribcore.hall import CONFIG_FILE
+from cribcore.files import HALL_CONFIG
 
 MQTT_PASSWORD_ENV = "CRIBBOARD_MQTT_PASSWORD"
 WIFI_PASSWORD_ENV = "CRIBBOARD_WIFI_PASSWORD"
-BOARD_FILE = CONFIG_FILE  # at the root of the board's flash (cribfw/hallconfig.py reads it)
+BOARD_FILE = HALL_CONFIG  # at the root of the board's flash (cribfw/hallconfig.py reads it)
 DEFAULT_HALL = "club"
 MAX_SSID_BYTES = 32  # 802.11
 MAX_WIFI_PASSWORD_BYTES = 63  # WPA2 passphrase
