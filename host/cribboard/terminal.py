@@ -179,7 +179,8 @@ def draw_frame(rgb: bytes, color: bool = True, players: int | None = None) -> st
     for row in range(ROWS):
         if row == 2:
             # Translators: the label of the win (game) hole in the board's drawing.
-            lines.append(f"{_('win'):>{width}} {cell(WIN_HOLE)}")
+            win = _("win")
+            lines.append(f"{win:>{width}} {cell(WIN_HOLE)}")
         cells = []
         for col in range(COLS):
             if col and col % GROUP == 0:

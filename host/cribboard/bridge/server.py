@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from aiohttp import WSMsgType, web
 from aiohttp.typedefs import Middleware
 
-from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, meta
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, catalogs, meta
 from cribboard.bridge.halltable import HallTable, TableSettings
 from cribboard.bridge.hub import Hub, Subscriber
 from cribboard.bridge.openapi import openapi_document
@@ -216,6 +216,9 @@ def create_app(
     router.add_get("/layout.json", constant(layout))
     router.add_get("/protocol.json", constant(protocol))
     router.add_get("/openapi.json", constant(document))
+    router.add_get("/i18n/languages.json", constant(catalogs.languages_json()))
+    for code in catalogs.LANGUAGES:  # each made once, from the compiled catalog
+        router.add_get(f"/i18n/{code}.json", constant(catalogs.catalog_json(code)))
     router.add_get("/api/boards", boards)
     router.add_get("/api/ws", websocket)
     for op in OPS:

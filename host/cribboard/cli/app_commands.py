@@ -167,6 +167,7 @@ def format_count(count: HandCount) -> str:
 
 # --- the table -------------------------------------------------------------------------------
 
+_COMBINATIONS_TEXT = f"{COMBINATIONS:,}"
 _VIRTUAL = arg(
     "--virtual",
     action="store_true",
@@ -263,7 +264,7 @@ APP_COMMANDS: tuple[Command, ...] = (
                 help=L_(
                     "how many of the %(combinations)s hand + starter combinations make each "
                     "score, and the time taken",
-                    combinations=f"{COMBINATIONS:,}",
+                    combinations=_COMBINATIONS_TEXT,
                 ),
             ),
         ),

@@ -517,8 +517,13 @@ class Scorekeeper:
             hand, starter = cards, self.turn.starter
         else:
             if size == 3:
-                text = "%(whose)s: three cards, then the starter, not %(given)d cards"
-                raise Problem(_(text, whose=whose, given=len(cards)))
+                raise Problem(
+                    _(
+                        "%(whose)s: three cards, then the starter, not %(given)d cards",
+                        whose=whose,
+                        given=len(cards),
+                    )
+                )
             raise Problem(
                 _(
                     "%(whose)s: four cards, then the starter, not %(given)d cards",
