@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from cribboard.bridge import catalogs, meta
+from cribboard.i18n import LANGUAGES
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -27,7 +28,7 @@ def export(target: Path) -> None:
     i18n = target / "i18n"
     i18n.mkdir(exist_ok=True)
     (i18n / "languages.json").write_text(json.dumps(catalogs.languages_json()) + "\n")
-    for code in catalogs.LANGUAGES:
+    for code in LANGUAGES:
         (i18n / f"{code}.json").write_text(json.dumps(catalogs.catalog_json(code)) + "\n")
 
 

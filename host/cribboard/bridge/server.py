@@ -32,6 +32,7 @@ from cribboard.bridge.openapi import openapi_document
 from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
 from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
 from cribboard.errors import CribboardError
+from cribboard.i18n import LANGUAGES
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +218,7 @@ def create_app(
     router.add_get("/protocol.json", constant(protocol))
     router.add_get("/openapi.json", constant(document))
     router.add_get("/i18n/languages.json", constant(catalogs.languages_json()))
-    for code in catalogs.LANGUAGES:  # each made once, from the compiled catalog
+    for code in LANGUAGES:  # each made once, from the compiled catalog
         router.add_get(f"/i18n/{code}.json", constant(catalogs.catalog_json(code)))
     router.add_get("/api/boards", boards)
     router.add_get("/api/ws", websocket)
