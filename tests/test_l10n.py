@@ -103,8 +103,12 @@ def test_every_catalog_translates_every_message_with_the_same_placeholders(code:
                 message.id,
                 message.string,
             )
-            if message.id.count("\n"):  # the key tables keep their lines
+            if message.id.count("\n"):  # the key tables keep their lines, in 80 columns
                 assert message.string.count("\n") == message.id.count("\n")
+                assert all(len(line) <= 80 for line in message.string.splitlines()), (
+                    code,
+                    message.string,
+                )
 
 
 @pytest.mark.parametrize("code", TRANSLATED)
