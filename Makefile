@@ -152,3 +152,19 @@ emulator:
 	    [ $(EMULATOR)/package-lock.json -nt $(EMULATOR)/node_modules/.package-lock.json ]; }; then \
 	  cd $(EMULATOR) && npm ci --no-audit --no-fund --loglevel=error; \
 	fi
+
+# The translations (docs/l10n-readme-section.md): the messages of the host's Python and the page's
+# JavaScript extracted into host/cribboard/locale/cribboard.pot, each language's .po brought up
+# to date with it (new messages empty, changed ones marked fuzzy for the translator), then every
+# .po compiled to the .mo the program reads. The .mo files are committed, so a fresh clone and
+# an installed package speak every language; tests/test_l10n.py fails when one is stale.
+LOCALE := host/cribboard/locale
+.PHONY: catalogs
+catalogs: $(STAMP)
+	$(BIN)/pybabel extract -F babel.cfg --no-default-keywords \
+	  -k _ -k n_:1,2 -k N_ -k L_ -c Translators: --add-location=file --sort-by-file \
+	  --project=cribboard --copyright-holder="the cribboard authors" --no-wrap \
+	  -o $(LOCALE)/cribboard.pot .
+	$(BIN)/pybabel update -D cribboard -i $(LOCALE)/cribboard.pot -d $(LOCALE) \
+	  --ignore-obsolete --no-wrap
+	$(BIN)/pybabel compile --statistics -D cribboard -d $(LOCALE)

@@ -11,6 +11,7 @@ from serial.tools import list_ports
 
 from cribboard.client import Client, Hello
 from cribboard.errors import CribboardError, NoBoardFound
+from cribboard.i18n import _, n_
 from cribboard.repl import AtPrompt
 from cribboard.transport import SerialTransport
 from cribcore.profiles import PROFILES
@@ -102,29 +103,44 @@ async def resolve_port(port: str | None = None, *, first_of_several: bool = Fals
     NoBoardFound, saying what to do."""
     named = named_port(port)
     if named:
-        return ChosenPort(named, f"the board on {named}")
+        return ChosenPort(named, _("the board on %(port)s", port=named))
     found = await find_boards()
     boards = [board for board in found if board.hello is not None]
     stopped = [board.port for board in found if board.at_prompt]
     if not boards and stopped:
         raise NoBoardFound(
-            f"no board answered; {', '.join(stopped)} sits at the MicroPython prompt (after "
-            "mpremote?): name it with --port and its app is restarted"
+            _(
+                "no board answered; %(ports)s sits at the MicroPython prompt (after mpremote?): "
+                "name it with --port and its app is restarted",
+                ports=", ".join(stopped),
+            )
         )
     if not boards:
         raise NoBoardFound(
-            "no board found: plug one in, or start the virtual board with "
-            "`cribboard sim` and pass the path it prints as --port"
+            _(
+                "no board found: plug one in, or start the virtual board with `cribboard sim` "
+                "and pass the path it prints as --port"
+            )
         )
     if len(boards) > 1 and not first_of_several:
         raise NoBoardFound(
-            "several boards found ("
-            + ", ".join(b.port for b in boards)
-            + "): choose one with --port"
+            _(
+                "several boards found (%(ports)s): choose one with --port",
+                ports=", ".join(b.port for b in boards),
+            )
         )
     first = boards[0]
     assert first.hello is not None
-    text = f"the board on {first.port} ({first.hello.board}, firmware {first.hello.firmware})"
+    values = {"port": first.port, "board": first.hello.board, "firmware": first.hello.firmware}
     if len(boards) > 1:
-        text += f"; {len(boards) - 1} more found, choose one with --port"
+        text = n_(
+            "the board on %(port)s (%(board)s, firmware %(firmware)s); %(count)d more found, "
+            "choose one with --port",
+            "the board on %(port)s (%(board)s, firmware %(firmware)s); %(count)d more found, "
+            "choose one with --port",
+            len(boards) - 1,
+            **values,
+        )
+    else:
+        text = _("the board on %(port)s (%(board)s, firmware %(firmware)s)", **values)
     return ChosenPort(first.port, text)

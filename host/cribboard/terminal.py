@@ -21,18 +21,16 @@ import textwrap
 from collections.abc import Iterable
 
 from cribboard.api import BoardState
-from cribboard.names import PLAYER_NAMES
+from cribboard.i18n import N_, _, n_
+from cribboard.names import PLAYER_NAMES, player_name
 from cribcore import render
 from cribcore.layout import COLS, GROUP, ROWS, TRACK_ROWS_2P, WIN_HOLE
 
 _RESULT_TEXT = {
-    "won": "won",
-    "skunk": "won with a skunk",
-    "double_skunk": "won with a double skunk",
+    "won": N_("won"),
+    "skunk": N_("won with a skunk"),
+    "double_skunk": N_("won with a double skunk"),
 }
-
-_PLAYERS_TEXT = {2: "two players", 3: "three players"}
-_PARTNERSHIPS_TEXT = "four players in two partnerships"
 
 SCREEN_GAMMA = 2.2
 """A screen's transfer function: its values are light to the power 1/2.2 (as sRGB, roughly)."""
@@ -130,24 +128,40 @@ class _Reading:
 def _row_labels(players: int, color: bool) -> list[str]:
     """Each row's player and the way the pegs go along it (from the start end, on the left)."""
     right, left = ("→", "←") if color else (">", "<")
+    names = [player_name(p) for p in range(len(PLAYER_NAMES))]
+    width = max(6, *(len(name) for name in names))
     if players == 3:
-        return [f"{name:<6} {right}" for name in PLAYER_NAMES] + ["laps"]
+        # Translators: the label of the board's fourth row, where three players' laps are counted.
+        return [f"{name:<{width}} {right}" for name in names] + [_("laps")]
     labels = [""] * ROWS
     for player, (outer, inner) in enumerate(TRACK_ROWS_2P):
-        labels[outer] = f"{PLAYER_NAMES[player]:<6} {right}"
-        labels[inner] = f"{PLAYER_NAMES[player]:<6} {left}"
+        labels[outer] = f"{names[player]:<{width}} {right}"
+        labels[inner] = f"{names[player]:<{width}} {left}"
     return labels
 
 
 def _legend(players: int, color: bool) -> str:
     """One line saying what the marks mean (at most 80 columns)."""
-    laps = "laps row: a hole per lap, " + ", ".join(PLAYER_NAMES)
+    names = ", ".join(player_name(p) for p in range(len(PLAYER_NAMES)))
     if color:
-        rest = laps if players == 3 else "faint row: second lap · white: skunk line"
-        return f"bright: front peg · dim: back peg · {rest}"
+        if players == 3:
+            return _(
+                "bright: front peg · dim: back peg · laps row: a hole per lap, %(names)s",
+                names=names,
+            )
+        return _("bright: front peg · dim: back peg · faint row: second lap · white: skunk line")
+    # The marks are the keys' letters (B b blue, O o orange, P p purple) in every language.
     letters = " ".join(f"{n[0].upper()} {n[0]}" for n in PLAYER_NAMES[:players])
-    rest = laps if players == 3 else "':' second lap · '|' skunk line · '*' count"
-    return f"{letters}: front, back peg · {rest}"
+    if players == 3:
+        return _(
+            "%(letters)s: front, back peg · laps row: a hole per lap, %(names)s",
+            letters=letters,
+            names=names,
+        )
+    return _(
+        "%(letters)s: front, back peg · ':' second lap · '|' skunk line · '*' count",
+        letters=letters,
+    )
 
 
 def draw_frame(rgb: bytes, color: bool = True, players: int | None = None) -> str:
@@ -164,7 +178,9 @@ def draw_frame(rgb: bytes, color: bool = True, players: int | None = None) -> st
     lines = []
     for row in range(ROWS):
         if row == 2:
-            lines.append(f"{'win':>{width}} {cell(WIN_HOLE)}")
+            # Translators: the label of the win (game) hole in the board's drawing.
+            win = _("win")
+            lines.append(f"{win:>{width}} {cell(WIN_HOLE)}")
         cells = []
         for col in range(COLS):
             if col and col % GROUP == 0:
@@ -175,28 +191,46 @@ def draw_frame(rgb: bytes, color: bool = True, players: int | None = None) -> st
     return "\n".join(lines)
 
 
+def _game_line(state: BoardState, partnerships: bool) -> str:
+    if partnerships:
+        return _("game to %(target)d, four players in two partnerships", target=state.target)
+    if state.players == 2:
+        return _("game to %(target)d, two players", target=state.target)
+    if state.players == 3:
+        return _("game to %(target)d, three players", target=state.target)
+    return n_(
+        "game to %(target)d, %(count)d player",
+        "game to %(target)d, %(count)d players",
+        state.players,
+        target=state.target,
+    )
+
+
 def describe_state(state: BoardState, partnerships: bool = False) -> str:
     """The game in a line, then one line per player (or partnership): score, back peg, games,
     dealer; the result once the game ended. `partnerships`: four players in two sides."""
-    players = (
-        _PARTNERSHIPS_TEXT
-        if partnerships
-        else _PLAYERS_TEXT.get(state.players, f"{state.players} players")
-    )
-    lines = [f"game to {state.target}, {players}"]
+    lines = [_game_line(state, partnerships)]
+    names = [player_name(p) for p in range(state.players)]
+    width = max(7, *(len(name) + 1 for name in names))
     for p in range(state.players):
         marks = []
         if p == state.dealer:
-            marks.append("dealer")
+            marks.append(_("dealer"))
         if state.pending[p]:
-            marks.append(f"pending +{state.pending[p]}")
+            marks.append(_("pending +%(points)d", points=state.pending[p]))
         if state.winner == p:
-            marks.append(_RESULT_TEXT.get(state.result, "won"))
-        name = PLAYER_NAMES[p]
+            marks.append(_(_RESULT_TEXT.get(state.result, "won")))
         extra = ("  " + ", ".join(marks)) if marks else ""
         lines.append(
-            f"  {name:<7}{state.front[p]:>4}  (back {state.back[p]:>3})  "
-            f"games {state.games[p]}{extra}"
+            "  "
+            + _(
+                "%(name)s%(front)4d  (back %(back)3d)  games %(games)d",
+                name=names[p].ljust(width),
+                front=state.front[p],
+                back=state.back[p],
+                games=state.games[p],
+            )
+            + extra
         )
     return "\n".join(lines)
 

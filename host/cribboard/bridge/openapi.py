@@ -14,6 +14,7 @@ from typing import Any
 from cribboard import __version__, wire
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
 from cribboard.bridge.ops import OPS, Op, Param
+from cribboard.i18n import LANGUAGES
 from cribboard.names import PLAYER_WORDS
 from cribcore import protocol
 from cribcore.layout import HOLES
@@ -355,6 +356,15 @@ def _fixed_paths() -> dict[str, Any]:
         "/protocol.json": _data_path(
             "The line protocol's constants (for a codec)", "protocol", "cribcore.protocol"
         ),
+        "/i18n/languages.json": _data_path(
+            "The languages the web page speaks", "languages", "cribboard.i18n"
+        ),
+        **{
+            f"/i18n/{code}.json": _data_path(
+                f"The web page's messages in {name} ({code})", f"catalog_{code}", "the .mo catalog"
+            )
+            for code, name in LANGUAGES.items()
+        },
     }
 
 

@@ -25,13 +25,14 @@ from urllib.parse import urlsplit
 from aiohttp import WSMsgType, web
 from aiohttp.typedefs import Middleware
 
-from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, meta
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, catalogs, meta
 from cribboard.bridge.halltable import HallTable, TableSettings
 from cribboard.bridge.hub import Hub, Subscriber
 from cribboard.bridge.openapi import openapi_document
 from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
 from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
 from cribboard.errors import CribboardError
+from cribboard.i18n import LANGUAGES
 
 log = logging.getLogger(__name__)
 
@@ -216,6 +217,9 @@ def create_app(
     router.add_get("/layout.json", constant(layout))
     router.add_get("/protocol.json", constant(protocol))
     router.add_get("/openapi.json", constant(document))
+    router.add_get("/i18n/languages.json", constant(catalogs.languages_json()))
+    for code in LANGUAGES:  # each made once, from the compiled catalog
+        router.add_get(f"/i18n/{code}.json", constant(catalogs.catalog_json(code)))
     router.add_get("/api/boards", boards)
     router.add_get("/api/ws", websocket)
     for op in OPS:
