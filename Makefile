@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: lint browser dbus mosquitto stubs emulator
+test: lint typecheck browser dbus mosquitto stubs emulator
 	$(BIN)/python -m pytest
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
@@ -153,7 +153,7 @@ emulator:
 	  cd $(EMULATOR) && npm ci --no-audit --no-fund --loglevel=error; \
 	fi
 
-# The translations (docs/l10n-readme-section.md): the messages of the host's Python and the page's
+# The translations (docs/translating.md): the messages of the host's Python and the page's
 # JavaScript extracted into host/cribboard/locale/cribboard.pot, each language's .po brought up
 # to date with it (new messages empty, changed ones marked fuzzy for the translator), then every
 # .po compiled to the .mo the program reads. The .mo files are committed, so a fresh clone and

@@ -6,7 +6,7 @@ Every sentence a person reads is marked where it is written: `_("...")` for a se
 in a table and translated where it is shown. Values go in by name, so a translator can move
 them: `_("%(player)s pegs %(points)d", player=name, points=3)`. The page's JavaScript marks its
 sentences the same way (bridge/static/i18n.js), and one catalog per language serves both
-(`make catalogs` extracts them with Babel; see docs/l10n-readme-section.md).
+(`make catalogs` extracts them with Babel; see docs/translating.md).
 
 The language is chosen once per command: `--lang`, else the environment as gettext reads it
 (LANGUAGE, LC_ALL, LC_MESSAGES, LANG: the first one set, LANGUAGE may list several), else
