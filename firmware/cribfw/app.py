@@ -143,9 +143,6 @@ def main():
     import neopixel
 
     from cribcore.profiles import detect
-    from cribfw import store
-    from cribfw.admitfile import AdmitRecords
-    from cribfw.ring import Ring
 
     profile = detect()
     pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)
@@ -155,29 +152,13 @@ def main():
         from cribfw.pad import Pad
 
         pad = Pad()  # a phone's control pad presses the same buttons
-    # Buttons close to ground: inputs with the internal pull-ups, pressed = 0.
-    buttons = {}
-    for name in profile.buttons:
-        pin = machine.Pin(profile.buttons[name], machine.Pin.IN, machine.Pin.PULL_UP)
-        buttons[name] = Button(pin if pad is None else pad.either(pin, name))
-    if pad is not None:
-        for name in pad.pins:
-            if name not in buttons:
-                buttons[name] = Button(pad.pins[name])
+    buttons = _buttons(profile, pad)
     app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons)
-    boot = _boot()  # what a cribboard image's boot found (None on stock MicroPython)
-    state_ring = admit_ring = None
-    if boot is not None:
-        app.ctx.boot_fs = boot.fs.encode()
-        app.ctx.boot_failed = boot.failed
-        if boot.state is not None and boot.admitted is not None:
-            state_ring = Ring(*boot.state)
-            admit_ring = Ring(*boot.admitted)
-    # The saved game, shown from the first frame: in the image's raw flash region, else in files.
-    files = store.attach(app, "/", profile.name == "sim", state_ring)
+    admitted = _attach_storage(app, profile)
     if ble is not None:
-        keeper = AdmitRecords(admit_ring if admit_ring is not None else files + "/admitted.dat")
-        app.ctx.admission.keep(keeper)
+        from cribfw.admitfile import AdmitRecords
+
+        app.ctx.admission.keep(AdmitRecords(admitted))
         try:
             app.add_ble(ble, pad)
         except OSError:
@@ -200,14 +181,53 @@ def main():
         asyncio.run(app.run())
     finally:
         _boot_up()  # ended in Python (an error, a Ctrl-C): not a crash; the REPL follows
-        ctx = app.ctx
-        if ctx.store is not None:  # a change still in the save's quiet second is kept too
-            try:
-                ctx.store.save(ctx.game, ctx.renderer)
-            except (OSError, MemoryError):
-                pass
+        _save_now(app.ctx)
         if status is not None:
             status.value(0)
+
+
+def _buttons(profile, pad):
+    """The board's buttons by name; with a control pad, each also pressed from a phone."""
+    import machine
+
+    buttons = {}
+    for name in profile.buttons:
+        # Buttons close to ground: inputs with the internal pull-ups, pressed = 0.
+        pin = machine.Pin(profile.buttons[name], machine.Pin.IN, machine.Pin.PULL_UP)
+        buttons[name] = Button(pin if pad is None else pad.either(pin, name))
+    if pad is not None:
+        for name in pad.pins:
+            if name not in buttons:
+                buttons[name] = Button(pad.pins[name])
+    return buttons
+
+
+def _attach_storage(app, profile):
+    """Restores the saved game, shown from the first frame, and keeps saving it: in the raw flash
+    region of a cribboard image, else in files. Returns where the admitted devices are kept (a
+    Ring, or a file's path)."""
+    from cribfw import store
+    from cribfw.ring import Ring
+
+    boot = _boot()  # what a cribboard image's boot found (None on stock MicroPython)
+    state_ring = admit_ring = None
+    if boot is not None:
+        app.ctx.boot_fs = boot.fs.encode()
+        app.ctx.boot_failed = boot.failed
+        if boot.state is not None and boot.admitted is not None:
+            state_ring = Ring(*boot.state)
+            admit_ring = Ring(*boot.admitted)
+    files = store.attach(app, "/", profile.name == "sim", state_ring)
+    return admit_ring if admit_ring is not None else files + "/admitted.dat"
+
+
+def _save_now(ctx):
+    """A change still in the save's quiet second is kept too when the app ends."""
+    if ctx.store is not None:
+        try:
+            ctx.store.save(ctx.game, ctx.renderer)
+        except (OSError, MemoryError):
+            pass
 
 
 def _boot():
