@@ -7,8 +7,6 @@ a virtual board through a stand-in for navigator.bluetooth."""
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest_asyncio
 import vectors  # tests/core/vectors.py: the protocol's literal vectors
 from aiohttp import web
 
+from browsersupport import chromium, needs_chromium
 from cribboard import wire
 from cribboard.bridge.export import export
 from cribboard.bridge.server import Bridge
@@ -28,45 +27,20 @@ from cribcore import layout
 from cribcore.profiles import PROFILES
 from support import running_bridge, wait_bridge_state
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 A_PLUS = PROFILES["sim"].buttons["A+"]
 PACKET = 20  # BLE bytes per write / notification at the default ATT MTU
 DOC = Path(__file__).resolve().parents[1] / "docs" / "bridge.md"
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.skipif(
-        not os.access(CHROMIUM, os.X_OK),
-        reason=f"no {CHROMIUM}: `make browser` installs Debian's chromium",
-    ),
+    needs_chromium,
 ]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-
-    with tempfile.TemporaryDirectory(prefix="cribboard-chromium-") as profile:
-        async with async_playwright() as p:
-            context = await p.chromium.launch_persistent_context(
-                profile,
-                executable_path=CHROMIUM,
-                headless=True,
-                args=CHROMIUM_ARGS,
-                viewport={"width": 1280, "height": 800},
-            )
-            yield context
-            await context.close()
+    async with chromium(1280, 800) as context:
+        yield context
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -5,43 +5,31 @@ remembered for the next visit."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from browsersupport import chromium, needs_chromium
 from cribboard.bridge.server import Bridge
 from cribboard.virtual import VirtualBoard
 from support import running_bridge
 
-CHROMIUM = "/usr/bin/chromium"
-
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.skipif(
-        not os.access(CHROMIUM, os.X_OK),
-        reason=f"no {CHROMIUM}: `make browser` installs Debian's chromium",
-    ),
+    needs_chromium,
 ]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def norwegian(module_vboard: VirtualBoard) -> AsyncIterator[tuple[Any, Bridge]]:
     """A browser context whose language is nb-NO, and a bridge on the virtual board."""
-    from playwright.async_api import async_playwright
-
-    async with running_bridge(module_vboard.port) as bridge, async_playwright() as p:
-        browser = await p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-        )
-        context = await browser.new_context(locale="nb-NO", viewport={"width": 1280, "height": 800})
+    async with (
+        running_bridge(module_vboard.port) as bridge,
+        chromium(1280, 800, locale="nb-NO") as context,
+    ):
         yield context, bridge
-        await context.close()
-        await browser.close()
 
 
 async def text(page: Any, selector: str) -> str:

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, catalogs, meta
 from cribboard.bridge.halltable import HallTable, TableSettings
-from cribboard.bridge.hub import Hub, Subscriber
+from cribboard.bridge.hub import Hub, follow
 from cribboard.bridge.openapi import openapi_document
 from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
 from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
@@ -294,31 +294,8 @@ async def _websocket(
                 Hub.send_to(sub, {"type": "frame", "board": entry.id, **entry.frame})
             else:
                 registry.want_frame(entry)
-    sockets.add(ws)
-    writer = asyncio.create_task(_write(ws, sub))
-    try:
-        async for message in ws:
-            if message.type == WSMsgType.ERROR:
-                break  # subscribers only listen; whatever else they send is ignored
-    finally:
-        hub.unsubscribe(sub)
-        sockets.discard(ws)
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await writer
+    await follow(ws, hub, sub, sockets)
     return ws
-
-
-async def _write(ws: web.WebSocketResponse, sub: Subscriber) -> None:
-    while True:
-        text = await sub.queue.get()
-        if text is None:
-            await ws.close(code=1013, message=b"too slow: messages were piling up")
-            return
-        try:
-            await ws.send_str(text)
-        except (ConnectionError, RuntimeError):
-            return
 
 
 class Bridge:
