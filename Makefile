@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: lint browser dbus mosquitto stubs emulator
+test: lint typecheck browser dbus mosquitto stubs emulator
 	$(BIN)/python -m pytest
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
@@ -41,6 +41,12 @@ typecheck: $(STAMP)
 # firmware's layout and board profiles.
 hardware: $(STAMP)
 	$(BIN)/python -m cribboard.hardware
+
+# The README's pictures in docs/images/: the scorekeeper in a terminal and the bridge's page in
+# headless Chromium, from a fresh virtual board (tests/test_screenshots.py fails when stale).
+.PHONY: screenshots
+screenshots: $(STAMP) browser
+	$(BIN)/python -m cribboard.screenshots
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache host/cribboard/virtual/rp2/node_modules
@@ -153,3 +159,19 @@ emulator:
 	    [ $(EMULATOR)/package-lock.json -nt $(EMULATOR)/node_modules/.package-lock.json ]; }; then \
 	  cd $(EMULATOR) && npm ci --no-audit --no-fund --loglevel=error; \
 	fi
+
+# The translations (docs/translating.md): the messages of the host's Python and the page's
+# JavaScript extracted into host/cribboard/locale/cribboard.pot, each language's .po brought up
+# to date with it (new messages empty, changed ones marked fuzzy for the translator), then every
+# .po compiled to the .mo the program reads. The .mo files are committed, so a fresh clone and
+# an installed package speak every language; tests/test_l10n.py fails when one is stale.
+LOCALE := host/cribboard/locale
+.PHONY: catalogs
+catalogs: $(STAMP)
+	$(BIN)/pybabel extract -F babel.cfg --no-default-keywords \
+	  -k _ -k n_:1,2 -k N_ -k L_ -c Translators: --add-location=file --sort-by-file \
+	  --project=cribboard --copyright-holder="the cribboard authors" --no-wrap \
+	  -o $(LOCALE)/cribboard.pot .
+	$(BIN)/pybabel update -D cribboard -i $(LOCALE)/cribboard.pot -d $(LOCALE) \
+	  --ignore-obsolete --no-wrap
+	$(BIN)/pybabel compile --statistics -D cribboard -d $(LOCALE)

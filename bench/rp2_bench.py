@@ -76,7 +76,7 @@ class Quiet(neopixel.NeoPixel):
     def write(self):
         pass
 board = GameState()
-for p, n in ((0, 12), (1, 9), (0, 29), (1, 24), (0, 17), (1, 20), (0, 31), (1, 8)):
+for p, n in ((0, 12), (1, 9), (0, 29), (1, 24), (0, 17), (1, 20), (0, 29), (1, 8)):
     board.peg(p, n)
 renderer = Renderer(Quiet(machine.Pin(16), 121), budget_ma=400)
 renderer.render(board, 0)
@@ -175,10 +175,7 @@ def main() -> None:
                 repl.close()
         finally:
             board.stop()
-    try:
-        firmware_figures()
-    except Exception as err:  # unfinished: see the branch's report
-        print(f"  firmware figures unfinished: {type(err).__name__}: {err}")
+    firmware_figures()
 
 
 def firmware_figures() -> None:
@@ -204,8 +201,9 @@ def firmware_figures() -> None:
             pico.restart()
             boot = pico.wait_boot(after=pico.boots - 1)
             link.wait_event(lambda event: event.startswith(b"! hello "))
+            first = first_frame_after(pico, since, boot["nanos"])
+            time.sleep(0.2)  # the whole frame on the wire
             edges = pico.edges(16, since=since).edges
-            first = next(n for n, level in edges if level == 1 and n > boot["nanos"])
             frames = decode_ws2812([e for e in edges if e[0] >= first])
             wire_ns = frame_wire_ns([e for e in edges if e[0] >= first])
             print(
@@ -282,20 +280,39 @@ def frame_wire_ns(edges: list[tuple[int, int]]) -> int:
 
 
 def peg_round_trip(pico: RP2Board, link: ProtocolLink, request: bytes) -> int:
-    """Cycles from a request queued at the halted chip's USB port to its reply at the host."""
+    """Cycles from a request queued at the halted chip's USB port to its reply at the host.
+
+    The chip runs in steps of PEG_STEP cycles; after each, the host waits (wall time) for what
+    the relay may still be carrying, so a reply is counted in the step that produced it."""
+    link.request(b"#syn ping\n")  # nothing of an earlier request left on the way
+    time.sleep(0.05)
+    link.link.reset_input_buffer()
     start = pico.halt().cycles
     link.link.write(request)
     link.link.flush()
     time.sleep(0.05)  # the relay hands the bytes to the emulator; the chip is halted
     now = start
-    while not link.link.in_waiting:
+    while True:
         now = pico.run_until(now + PEG_STEP).cycles
-        if now - start > 50 * 125_000:
+        time.sleep(0.02)
+        if link.link.in_waiting or now - start > 50 * 125_000:
             break
     pico.resume()
     reply = link.reply()
     assert reply.split()[1] == b"ok", reply
     return now - start
+
+
+def first_frame_after(pico: RP2Board, since: int, after_nanos: int, timeout: float = 30.0) -> int:
+    """The emulated time (ns) of the first LED bit after `after_nanos`, waiting for it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for nanos, level in pico.edges(16, since=since).edges:
+            if level == 1 and nanos > after_nanos:
+                return nanos
+        if time.monotonic() > deadline:
+            raise TimeoutError("no LED frame after the restart")
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":

@@ -232,6 +232,14 @@ def main() -> None:
 
     hall_bench()
     print()
+    from link_mqtt_bench import main as link_mqtt_bench  # bench/link_mqtt_bench.py: cribboard link
+
+    link_mqtt_bench()
+    print()
+    from hall_firmware_bench import main as hall_firmware_bench  # a Wi-Fi board's own client
+
+    hall_firmware_bench()
+    print()
     from rp2_bench import main as rp2_bench  # bench/rp2_bench.py: the emulated Pico
 
     rp2_bench()

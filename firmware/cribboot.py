@@ -118,6 +118,27 @@ def mount_littlefs(device, format_first=False, **littlefs):
 current = None  # type: Boot | None  # this start's Boot, set by the boot script (None: stock)
 
 
+def frozen_app(err):
+    """main.py's way out when the firmware on the flash cannot load (damaged, half copied):
+    forget what of it was loaded and import the firmware frozen in the image; without one (stock
+    MicroPython) raise `err` again."""
+    import sys
+
+    sys.print_exception(err)
+    for name in list(sys.modules):
+        if name.startswith("crib") and name != "cribboot":
+            del sys.modules[name]
+    everywhere = sys.path[:]
+    sys.path[:] = [p for p in everywhere if p]  # not the flash ('')
+    try:
+        import cribfw.app  # noqa: F401
+    except ImportError:
+        raise err
+    finally:
+        sys.path[:] = everywhere
+    print("main.py: the firmware on the flash failed to load; running the one in the image")
+
+
 def up():
     """The app is running (or has ended in Python): see Boot.up. Nothing on stock MicroPython."""
     if current is not None:

@@ -6,18 +6,9 @@ gc.threshold(4096)  # collect often while the app loads: a less fragmented heap 
 try:
     import cribfw.app
 except Exception as err:  # a firmware on the flash that cannot load (damaged, half copied)
-    import sys
+    import cribboot
 
-    sys.print_exception(err)
-    for name in list(sys.modules):
-        if name.startswith("crib") and name != "cribboot":
-            del sys.modules[name]
-    everywhere = sys.path[:]
-    sys.path[:] = [p for p in everywhere if p]  # not the flash: the image's frozen firmware
-    try:
-        import cribfw.app
-    finally:
-        sys.path[:] = everywhere
-    print("main.py: the firmware on the flash failed to load; running the one in the image")
+    cribboot.frozen_app(err)  # on a cribboard image: its own firmware instead (else re-raised)
+    import cribfw.app  # (loaded just now: this binds the name here)
 
 cribfw.app.main()

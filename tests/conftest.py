@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,6 +17,11 @@ ROOT = Path(__file__).resolve().parents[1]
 for extra in (ROOT / "firmware", ROOT / "tests" / "core"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
+# The tests compare the English text: a developer's locale (LANG=sv_SE...) must not change the
+# language of the command line they run, in this process or in a subprocess; cribboard reads
+# LANGUAGE first, and tests/test_l10n.py chooses other languages itself (--lang, or its own
+# environment).
+os.environ["LANGUAGE"] = "en"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 from cribboard.api import Board, BoardState, SyncBoard
+from cribboard.virtual import VirtualBoard
 
 # What Board has that SyncBoard cannot offer under the same name, each with its counterpart.
 # Empty: Board's async iterators (events(), states()) are blocking iterators of the same name on
@@ -73,3 +74,9 @@ def test_a_partial_state_event_changes_only_what_it_carries() -> None:
     won = later.updated({"r": "6", "w": "1", "x": "2", "f": "12,121", "x2": "1"})
     assert (won.winner, won.result, won.skunk_double) == (1, "skunk", True)
     assert won.updated({}) == won
+
+
+def test_closing_a_sync_board_twice_does_nothing_the_second_time(vboard: VirtualBoard) -> None:
+    board = SyncBoard.open(vboard.port)
+    board.close()
+    board.close()  # (it used to wait for ever on the stopped loop)

@@ -165,6 +165,27 @@ BAD_REQUESTS: list[tuple[str, str, Any, bytes | None, int, str]] = [
 ]
 
 
+async def test_errors_say_what_to_send(bridge: Bridge, http: aiohttp.ClientSession) -> None:
+    """The messages a developer reads first: players may be named, four players are two
+    partnerships, a wrong method says the right one (and Allow carries it)."""
+    status, reply = await call(http, bridge, "POST", "api/peg", {"player": True, "points": 2})
+    assert status == 400 and reply["error"] == "bad_request"
+    assert reply["message"] == (
+        "player must be 0, 1, 2 or blue, orange, purple (or a, b, c), not true"
+    )
+    status, reply = await call(http, bridge, "POST", "api/new", {"players": 4})
+    assert status == 400 and reply["error"] == "bad_players"
+    assert "two partnerships: ask for players 2" in reply["message"]
+    for method, path, allowed in (("GET", "api/peg", "POST"), ("POST", "api/state", "GET")):
+        async with http.request(method, bridge.url + path) as response:
+            assert response.status == 405 and response.headers["Allow"].startswith(allowed)
+            reply = await response.json()
+        assert reply == {
+            "error": "method_not_allowed",
+            "message": f"{method} is not allowed on /{path}: use {allowed}",
+        }
+
+
 async def test_bad_requests_change_nothing(bridge: Bridge, http: aiohttp.ClientSession) -> None:
     before = await get_state(http, bridge)
     for method, path, body, raw, want_status, want_code in BAD_REQUESTS:

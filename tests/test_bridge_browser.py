@@ -7,8 +7,6 @@ a virtual board through a stand-in for navigator.bluetooth."""
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest_asyncio
 import vectors  # tests/core/vectors.py: the protocol's literal vectors
 from aiohttp import web
 
+from browsersupport import chromium, needs_chromium
 from cribboard import wire
 from cribboard.bridge.export import export
 from cribboard.bridge.server import Bridge
@@ -28,45 +27,20 @@ from cribcore import layout
 from cribcore.profiles import PROFILES
 from support import running_bridge, wait_bridge_state
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 A_PLUS = PROFILES["sim"].buttons["A+"]
 PACKET = 20  # BLE bytes per write / notification at the default ATT MTU
 DOC = Path(__file__).resolve().parents[1] / "docs" / "bridge.md"
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.skipif(
-        not os.access(CHROMIUM, os.X_OK),
-        reason=f"no {CHROMIUM}: `make browser` installs Debian's chromium",
-    ),
+    needs_chromium,
 ]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-
-    with tempfile.TemporaryDirectory(prefix="cribboard-chromium-") as profile:
-        async with async_playwright() as p:
-            context = await p.chromium.launch_persistent_context(
-                profile,
-                executable_path=CHROMIUM,
-                headless=True,
-                args=CHROMIUM_ARGS,
-                viewport={"width": 1280, "height": 800},
-            )
-            yield context
-            await context.close()
+    async with chromium(1280, 800) as context:
+        yield context
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -155,6 +129,57 @@ async def test_clicks_drive_the_board(bridge: Bridge, page: Any) -> None:
     await page.wait_for_function("document.querySelector('#log .error')")
     assert "1..29" in await page.inner_text("#log .error")
     assert (await board_state(bridge))["front"] == [0, 0, 0]
+
+
+async def post(bridge: Bridge, op: str, body: dict[str, Any]) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.post(bridge.url + "api/" + op, json=body) as response:
+            assert response.status == 200, await response.text()
+
+
+async def test_the_page_says_the_game(bridge: Bridge, page: Any) -> None:
+    """What a newcomer needs besides the lights: the lap, the deal, whose count is next, what
+    the lights mean, what the number box is for."""
+    await post(bridge, "new", {"target": 121, "players": 2})
+    await post(bridge, "dealer", {"player": "orange"})
+    await post(bridge, "set", {"player": 0, "front": 70, "back": 65})
+    await open_page(page, bridge.url)
+    await page.wait_for_function("document.querySelector('#score-0').textContent == '70'")
+    table = await page.inner_text("#table")
+    assert "Deal 1 · orange deals and has the crib · blue leads and counts first" in table
+    assert "The show counts blue's hand, orange's hand, then orange's crib" in table
+    blue = await page.inner_text('.player[data-player="0"] .meta')
+    orange = await page.inner_text('.player[data-player="1"] .meta')
+    assert "lap 2 of 2, the last" in blue and "lap 1 of 2 ·" in orange
+    legend = await page.inner_text("#legend")
+    for words in (
+        "front peg",
+        "back peg",
+        "second lap",
+        "skunk line (91)",
+        "double skunk line (61)",
+    ):
+        assert words in legend
+    assert await page.get_by_label("Count").count() == 2  # the number box is labelled
+    await page.click("#deal")
+    await page.wait_for_function("document.querySelector('#table').textContent.includes('Deal 2')")
+    assert "blue deals and has the crib · orange leads" in await page.inner_text("#table")
+    await page.click("#undo")  # the pass taken back: deal 1 again
+    await page.wait_for_function("document.querySelector('#table').textContent.includes('Deal 1')")
+    await post(bridge, "new", {"players": 3})
+    await page.wait_for_function("document.querySelectorAll('.player').length == 3")
+    legend = await page.inner_text("#legend")
+    assert "The bottom row counts laps" in legend and "second lap" not in legend
+
+
+async def test_the_board_is_drawn_before_the_websocket_connects(bridge: Bridge, page: Any) -> None:
+    await post(bridge, "new", {"target": 121, "players": 2})
+    await post(bridge, "peg", {"player": 0, "points": 7})
+    await page.route_web_socket("**/api/ws*", lambda ws: None)  # a WebSocket that never speaks
+    await page.goto(bridge.url)
+    await page.wait_for_function("document.querySelector('#score-0')?.textContent == '7'")
+    await page.wait_for_function(hole_lit(layout.hole_for_score(2, 0, 7, 121)))
+    assert "Deal 1" in await page.inner_text("#table")
 
 
 async def test_a_button_on_the_board_shows_on_the_page(

@@ -56,11 +56,18 @@ def test_status_draws_the_board(vboard: VirtualBoard, capsys: pytest.CaptureFixt
     capsys.readouterr()
     assert main(["--port", vboard.port, "status", "--no-color"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    rows = [line for line in lines[:5] if "win" not in line]
+    rows = [line.split(maxsplit=2)[2] for line in lines[:5] if "win" not in line]
     assert len(rows) == 4 and all(len(r.replace(" ", "")) == 30 for r in rows)
-    # second lap: blue's two rows glow (':'), with the front and back pegs on them
+    assert [line[:8] for line in lines[:5]] == [
+        "blue   >",
+        "blue   <",
+        "     win",
+        "orange <",
+        "orange >",
+    ]
+    # second lap: blue's two rows glow (':'), with the front (B) and back (b) pegs on them
     assert rows[0].count(":") + rows[1].count(":") == 58
-    assert "#" in rows[0] and "+" in rows[0]
+    assert "B" in rows[0] and "b" in rows[0]
 
 
 @pytest.mark.parametrize(
@@ -99,7 +106,26 @@ def test_no_board_says_how_to_start_the_virtual_one() -> None:
 def test_a_port_that_does_not_exist(tmp_path: Path) -> None:
     result = run("--port", str(tmp_path / "ttyNONE"), "status")
     assert result.returncode == 1
-    assert result.stderr.startswith("cribboard: cannot open ")
+    assert (
+        result.stderr == f"cribboard: cannot open {tmp_path / 'ttyNONE'}: there is no such port\n"
+    )
+
+
+def test_a_file_that_is_not_a_serial_port() -> None:
+    result = run("peg", "blue", "12", "--port", "/dev/null")
+    assert result.returncode == 1
+    assert result.stderr == "cribboard: /dev/null is not a serial port\n"
+
+
+def test_global_options_after_the_command(
+    vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["peg", "blue", "12", "--port", vboard.port, "--timeout", "3"]) == 0
+    assert "blue     12" in capsys.readouterr().out
+    # after the command wins over before it, as the later of two options does
+    assert main(["--port", "/dev/null", "status", "--no-color", "--port", vboard.port]) == 0
+    assert "game to 121" in capsys.readouterr().out
+    assert main(["--port", vboard.port, "undo"]) == 0  # before the command, as ever
 
 
 def test_port_from_the_environment(vboard: VirtualBoard) -> None:
@@ -146,6 +172,38 @@ def test_sim_prints_its_port_first_and_runs_until_interrupted() -> None:
     assert sim.returncode == 0
 
 
+def test_sim_stock_is_stock_micropython_until_deploy_puts_the_firmware_on() -> None:
+    assert run("sim", "--stock", "--firmware", "x").returncode == 2
+    sim = subprocess.Popen(
+        [*CLI, "sim", "--stock"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert sim.stdout is not None
+        port = sim.stdout.readline().strip()
+        sim.stdout.readline()  # control: ...
+        listing = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mpremote",
+                "connect",
+                port,
+                "exec",
+                "import os, sys;print(os.listdir('/'), 'cribboot' in sys.modules)",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert listing.stdout.strip() == "[] False", listing  # no firmware, no boot guard
+        assert run("--port", port, "deploy").returncode == 0
+        result = run("--port", port, "peg", "0", "3")
+        assert result.returncode == 0, result.stderr
+    finally:
+        sim.send_signal(signal.SIGINT)
+        sim.wait(timeout=10)
+
+
 def test_demo_pegs_a_whole_game_and_exits() -> None:
     result = run("demo", "--delay", "0", "--seed", "7", timeout=60)
     assert result.returncode == 0, result.stderr
@@ -165,11 +223,11 @@ def test_sim_show_draws_the_board_as_it_changes() -> None:
         sim.stdout.readline()
         assert run("--port", port, "peg", "0", "1").returncode == 0
         pictures: list[list[str]] = []
-        while not pictures or pictures[-1][0][0] == ".":  # until blue's peg lights hole 1
-            pictures.append([sim.stdout.readline().rstrip("\n") for _ in range(5)])
+        while not pictures or pictures[-1][0][9] == ".":  # until blue's peg lights hole 1
+            pictures.append([sim.stdout.readline().rstrip("\n") for _ in range(6)])
             assert len(pictures) < 10, pictures
         rows = pictures[-1]
-        assert rows[2].endswith("win") and rows[0].startswith("+ . . . .")
+        assert rows[2] == "     win b" and rows[0].startswith("blue   > B . . . .")
     finally:
         sim.send_signal(signal.SIGINT)
         sim.wait(timeout=10)

@@ -21,6 +21,7 @@ CORE_TESTS = [
     "test_store",
     "test_ring",
     "test_blelink",
+    "test_hallpayload",
 ]
 
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import serial
 
 from cribboard.api import SyncBoard
 from cribboard.virtual import VirtualBoard
@@ -179,6 +180,34 @@ def test_a_region_of_garbage_is_a_fresh_game_that_says_so(
         assert link.state().front == [0, 0]
         link.peg(1, 4)  # a fresh game that plays
         assert link.state().front == [0, 4]
+    finally:
+        link.close()
+        board.stop()
+
+
+def test_a_firmware_on_the_flash_that_cannot_load_gives_way_to_the_images(
+    played_image: Path, tmp_path: Path
+) -> None:
+    """A firmware deployed to the flash (it comes first) that fails to load, damaged or half
+    copied: main.py runs the one frozen in the image instead, and says so on the console."""
+    image = tmp_path / "half.img"
+    shutil.copyfile(played_image, image)
+    with VirtualBoard(flash=image) as board:
+        make = (
+            "import os\n"
+            "os.mkdir('cribfw')\n"
+            "open('cribfw/__init__.py', 'w').close()\n"
+            "with open('cribfw/app.py', 'w') as f: f.write('raise ValueError(\"half copied\")')\n"
+        )
+        mpremote(board.port, "exec", make)
+    board, link = open_board(image)
+    try:
+        assert link.hello.fields["store"] == "saved" and link.state().front == [12, 7]
+        link.close()
+        with serial.Serial(board.port, timeout=5) as console:
+            board.reset()  # the console is open: what the start prints reaches it
+            seen = console.read_until(b"running the one in the image")
+        assert b"half copied" in seen and seen.endswith(b"running the one in the image"), seen
     finally:
         link.close()
         board.stop()

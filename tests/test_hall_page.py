@@ -6,55 +6,28 @@ page from the broker alone."""
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 
+from browsersupport import chromium, needs_chromium
 from cribboard.hall.page import Page
 from cribboard.hall.store import Store
 from cribboard.hall.view import HallView, follow
 from cribcore import layout
 from hallsupport import WAIT_S, address, running_broker, running_director, sim_tables
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PLAYERS = ["Ann", "Bob", "Cid", "Dee", "Eve"]
 
-pytestmark = pytest.mark.skipif(
-    not os.access(CHROMIUM, os.X_OK),
-    reason=f"no {CHROMIUM}: `make browser` installs Debian's chromium",
-)
+pytestmark = needs_chromium
 
 
 @pytest_asyncio.fixture
 async def browser() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-
-    with tempfile.TemporaryDirectory(prefix="cribboard-chromium-") as profile:
-        async with async_playwright() as p:
-            context = await p.chromium.launch_persistent_context(
-                profile,
-                executable_path=CHROMIUM,
-                headless=True,
-                args=CHROMIUM_ARGS,
-                viewport={"width": 1920, "height": 1080},
-            )
-            yield context
-            await context.close()
+    async with chromium(1920, 1080) as context:
+        yield context
 
 
 async def open_page(browser: Any, url: str, errors: list[str]) -> Any:

@@ -380,7 +380,7 @@ def test_the_limiter_keeps_any_frame_within_the_budget() -> None:
         frame = bytearray(3 * L.HOLES)
         for hole in rng.sample(range(L.HOLES), lit):
             frame[3 * hole : 3 * hole + 3] = bytes(rng.randint(0, 255) for _ in range(3))
-        renderer.frame[:] = frame
+        renderer.load_frame(frame)
         renderer.show()
         assert renderer.estimated_ma <= DEFAULT_BUDGET_MA
 

@@ -7,11 +7,14 @@ import asyncio
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
+import serial
 
 from cribboard.api import Board, BoardState, SyncBoard
 from cribboard.client import Client
+from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected, LinkError
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
@@ -276,10 +279,14 @@ async def test_protocol_major_mismatch_is_refused(
         await Board.open(vboard.port)
 
 
-def test_board_is_usable_in_a_64k_heap() -> None:
-    """The running firmware serves a whole game in a 64 KB heap (a 32-bit board's, without
-    Bluetooth; with it, see tests/test_ble.py)."""
-    with VirtualBoard(heap="64wK", ble=False) as small:
+def test_board_is_usable_in_a_68k_heap(tmp_path: Path) -> None:
+    """The firmware deployed as bytecode on stock MicroPython (where its modules take heap:
+    frozen in a cribboard image they take none) serves a whole game in a 68 KB heap (a 32-bit
+    board's, without Bluetooth; with it, see tests/test_ble.py)."""
+    flash = tmp_path / "flash.img"
+    with VirtualBoard(stock=True, flash=flash) as board:
+        deploy(board.port, progress=lambda _line: None, reset=False)
+    with VirtualBoard(stock=True, flash=flash, heap="68wK", ble=False) as small:
         lines = [b"#h%d peg %d %d\n" % (i, i % 2, 1 + i % 9) for i in range(40)]
         replies = [r for r in raw_exchange(small.port, lines) if not r.startswith(b"!")]
         assert all(b" ok " in r for r in replies), replies
@@ -352,3 +359,21 @@ async def test_a_host_without_brief_events_still_gets_every_state(vboard: Virtua
     lines = bytes(received).split(b"\n")
     assert not [line for line in lines if line.startswith((b"! p ", b"! q "))]
     assert len([line for line in lines if line.startswith(b"! st ")]) >= 8
+
+
+def test_a_change_just_before_a_ctrl_c_is_kept(vboard: VirtualBoard) -> None:
+    """mpremote's Ctrl-C stops the app inside the second the store waits before saving: the app
+    saves on its way out, so the soft reset that follows shows the change."""
+    with serial.Serial(vboard.port, timeout=5) as link:
+        link.write(b"#c1 peg 0 7\n")
+        assert link.read_until(b"#c1 ok")
+        link.write(b"\x03")  # at once: well inside the quiet second
+        assert b">>> " in link.read_until(b">>> ")
+        link.write(b"\x04")  # a soft reset: main.py runs again
+        assert b"! hello " in link.read_until(b"! hello ")
+        link.readline()
+        link.write(b"#c2 st\n")
+        reply = link.read_until(b"\n")
+        while not reply.startswith(b"#c2 "):
+            reply = link.read_until(b"\n")
+    assert b" f=7,0 " in reply, reply

@@ -3,7 +3,11 @@ computer's discards and pegging, and the person at the terminal with scripted in
 
 from __future__ import annotations
 
+import os
 import random
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -13,6 +17,7 @@ from cribboard.play.players import (
     Computer,
     DiscardView,
     HumanTerminal,
+    LeaveGame,
     PlayView,
     expected_crib,
     rank_discards,
@@ -288,3 +293,42 @@ async def test_a_person_plays_a_whole_game_against_the_computer(board: Board) ->
     assert state.front[:2] == [min(score, 61) for score in game.scores]
     assert any(line.startswith("ann lays") for line in out)
     assert any(line.startswith("cpu lays") for line in out)
+
+
+def test_a_person_asks_for_help_and_leaves_with_q() -> None:
+    script = Script("?", "q")
+    human = HumanTerminal("ann", input=script.input, output=script.out.append)
+    view = play_view("5S KC AH", "10C")
+    with pytest.raises(LeaveGame):
+        human.choose_card(view)
+    assert not any("bad card" in line or "not a card" in line for line in script.out)
+    assert any("leave the game" in line for line in script.out)  # ? shows the keys
+    assert all("?" in prompt for prompt in script.prompts)  # every prompt offers help
+
+
+def test_play_on_the_command_line_q_leaves_and_ctrl_c_is_130(vboard: VirtualBoard) -> None:
+    cli = [sys.executable, "-m", "cribboard.cli", "--port", vboard.port, "play", "--seed", "3"]
+    env = {**os.environ, "COLUMNS": "80"}
+    result = subprocess.run(
+        cli, input="?\nq\n", capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "leave the game" in result.stdout and "you left the game" in result.stdout
+    assert "bad card" not in result.stdout
+    # (a pipe does not echo the typed line: the prompt and the next line share one)
+    shown = result.stdout.replace("(? for help): ", "(? for help):\n").splitlines()
+    assert all(len(line) <= 80 for line in shown)
+    # Ctrl-C while the game waits for the person: the conventional 130, not success
+    player = subprocess.Popen(
+        cli, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert player.stdout is not None
+        while "your cards" not in player.stdout.readline():
+            pass
+        player.send_signal(signal.SIGINT)
+        assert player.wait(timeout=20) == 130
+    finally:
+        if player.poll() is None:
+            player.kill()
+            player.wait()

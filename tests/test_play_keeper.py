@@ -5,6 +5,7 @@ game, and the command line."""
 from __future__ import annotations
 
 import builtins
+import signal
 import subprocess
 import sys
 
@@ -266,3 +267,52 @@ def test_keep_rejects_a_five_card_game_for_three(capsys: pytest.CaptureFixture[s
     assert main(["keep", "--virtual", "--players", "3", "--five-card"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["cribboard: the five-card game is for two players"]
+
+
+async def test_four_players_at_80_columns_no_line_wraps(
+    vboard: VirtualBoard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a four-player table sees on an 80-column terminal: the game says four players in
+    two partnerships, and no line is longer than the terminal (a longer one would break a
+    word where the terminal wraps it)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = iter(["d o1", "b2", "6", "4", "8", "2 5H 5S 5C JD 5D", "?", "q"])
+    out: list[str] = []
+    async with await Board.open(vboard.port) as board:
+        keeper = Scorekeeper(
+            board,
+            input=lambda prompt: next(lines),
+            output=out.append,
+            where=f"the virtual board on {vboard.port}: no board found on USB",
+            game=FOUR_PLAYER,
+        )
+        assert await keeper.run(new=True) == 0
+    screens = [screen.splitlines() for screen in out]
+    assert all(
+        any(line.endswith(", four players in two partnerships") for line in s) for s in screens
+    )
+    assert any(any("MUGGINS!" in line for line in s) for s in screens)
+    too_long = [line for s in screens for line in s if len(line) > 80]
+    assert too_long == []
+    words = " ".join(" ".join(s) for s in screens).split()
+    assert "orange 1's crib" in " ".join(words) and "blue 2's hand" in " ".join(words)
+
+
+def test_ctrl_c_leaves_the_scorekeeper_with_130(vboard: VirtualBoard) -> None:
+    keeper = subprocess.Popen(
+        [sys.executable, "-m", "cribboard.cli", "--port", vboard.port, "keep"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert keeper.stdout is not None
+        while "? keys" not in keeper.stdout.readline():
+            pass
+        keeper.send_signal(signal.SIGINT)
+        assert keeper.wait(timeout=20) == 130
+    finally:
+        if keeper.poll() is None:
+            keeper.kill()
+            keeper.wait()

@@ -452,6 +452,9 @@ def test_count_a_crib_and_cards_without_a_starter(capsys: pytest.CaptureFixture[
     assert main(["count", "--no-starter", "5H", "5S", "5C", "KD"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "hand 5H 5S 5C KD (no starter)" and out[-1].split() == ["total", "14"]
+    assert main(["count", "--five-card", "5H", "5S", "5C", "JD"]) == 0  # three cards, starter
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "hand 5H 5S 5C, starter JD" and out[-1].split() == ["total", "14"]
 
 
 def test_count_all_hands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -477,7 +480,13 @@ def test_count_all_hands(capsys: pytest.CaptureFixture[str]) -> None:
         (["5H", "5S", "5C", "JD", "5D", "6D"], "a hand has 4 cards"),
         (["5H"], "then the starter"),
         ([], "give the hand's cards"),
-        (["--crib", "5H", "5S", "5C", "JD"], "a crib has 4 cards, not 3"),
+        (
+            ["--crib", "5H", "5S", "5C", "JD"],
+            "a crib has 4 cards, then the starter: 5 cards, not 4",
+        ),
+        (["5H", "5S", "5C", "JD"], "the starter forgotten? a three-card hand"),
+        (["--five-card", "5H", "5S", "5C", "JD", "5D"], "a hand has 3 cards, then the starter"),
+        (["--no-starter", "5H", "5S", "5C"], "a hand has 4 cards, not 3"),
         (["--all-hands", "5H"], "--all-hands takes no cards"),
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],

@@ -17,8 +17,11 @@
 # Palette: blue, orange and reddish purple (Okabe-Ito hues), safe for the common colour-vision
 # deficiencies; front and back pegs also differ by brightness, which every eye sees.
 #
-# The frame is kept in hole order (`frame`, 3 bytes per hole, before brightness); output maps it
-# to the chain order with the layout's LED_OF_HOLE, applies brightness and the current limiter.
+# The frame is drawn in the strip's own layout (chain order by the layout's LED_OF_HOLE, the
+# strip's byte order, before brightness), so output only applies brightness and the current
+# limiter: one table lookup per byte, done by the framebuf module's palette blit in C where the
+# port has it (on an RP2040 a frame then costs less than its 3.6 ms on the wire). `frame` gives
+# it in hole order, RGB, 3 bytes per hole (what hosts and tests read), worked out when asked.
 # Rendering allocates nothing on the MicroPython heap.
 
 try:
@@ -29,18 +32,24 @@ except ImportError:  # CPython
         return value
 
 
+try:
+    import framebuf
+except ImportError:  # CPython, a port without it: a Python loop does the same
+    framebuf = None
+
 from cribcore.layout import (
+    COLS,
     HOLE_OF_LED,
     HOLES,
     LAP_GAUGE_LEN,
     LED_OF_HOLE,
     OFF_BOARD,
+    TRACK_ROWS_2P,
     WIN_HOLE,
     hole_for_score,
     lap_gauge_hole,
     lap_length,
     skunk_lines,
-    track,
 )
 from cribcore.state import NO_WINNER
 
@@ -97,7 +106,7 @@ class Renderer:
         idle_ma=DEFAULT_IDLE_MA,
     ):
         self.pixels = pixels
-        self.frame = bytearray(3 * HOLES)
+        self._frame = None  # `frame`'s buffer, made the first time it is asked for
         self.budget_ma = budget_ma
         self.brightness = brightness
         self.ma_per_led = ma_per_led
@@ -106,12 +115,59 @@ class Renderer:
         self.estimated_ma = 0  # the last frame's estimated draw
         self.animating = False  # the last frame changes with time (blink, pulse)
         self.calling = False  # a Bluetooth device waits to be admitted: the win hole calls
-        self._buf = getattr(pixels, "buf", None)
-        self._bpp = getattr(pixels, "bpp", 3)
+        self._buf = buf = getattr(pixels, "buf", None)
+        bpp = getattr(pixels, "bpp", 3)
         order = getattr(pixels, "ORDER", (1, 0, 2, 3))  # NeoPixel's default: GRB
+        # The frame in the strip's layout, the brightness scale as a table, and the second lap's
+        # glow as whole rows (a two-player track is two rows: two slice copies, not 60 puts).
+        self._bpp = bpp
         self._order_r = order[0]
         self._order_g = order[1]
         self._order_b = order[2]
+        self._chain = bytearray(HOLES * bpp)
+        self._dark_chain = _DARK if bpp == 3 else bytes(HOLES * bpp)
+        self._table = bytearray(256)
+        self._table_scale = -1
+        self._glow = tuple(self._glow_rows(p, bpp, order) for p in range(2))
+        self._blit = None
+        if framebuf is not None and buf is not None and len(buf) == len(self._chain):
+            gs8 = framebuf.GS8
+            self._blit = framebuf.FrameBuffer(buf, len(buf), 1, gs8).blit
+            self._blit_args = (
+                framebuf.FrameBuffer(self._chain, len(buf), 1, gs8),
+                framebuf.FrameBuffer(self._table, 256, 1, gs8),
+            )
+
+    def _glow_rows(self, p, bpp, order):
+        """(chain start, bytes) of each row of player p's two-player track, in the strip's
+        layout, all in the player's glow colour; the rows share one bytes object."""
+        rgb = PALETTE[p][GLOW : GLOW + 3]
+        pixel = bytearray(bpp)
+        for c in range(3):
+            pixel[order[c]] = rgb[c]
+        glow = bytes(pixel) * COLS
+        rows = []
+        for row in TRACK_ROWS_2P[p]:
+            first = min(LED_OF_HOLE[row * COLS + col] for col in range(COLS))
+            rows.append((bpp * first, glow))
+        return tuple(rows)
+
+    @property
+    def frame(self):
+        """The frame in hole order: 3 bytes (RGB, before brightness) per hole, hole ids of
+        cribcore/layout.py. Worked out from the strip's layout into one buffer, each time."""
+        frame = self._frame
+        if frame is None:
+            frame = self._frame = bytearray(3 * HOLES)
+        chain = self._chain
+        bpp = self._bpp
+        for hole in range(HOLES):
+            d = LED_OF_HOLE[hole] * bpp
+            i = 3 * hole
+            frame[i] = chain[d + self._order_r]
+            frame[i + 1] = chain[d + self._order_g]
+            frame[i + 2] = chain[d + self._order_b]
+        return frame
 
     # --- drawing -----------------------------------------------------------------------------
 
@@ -122,8 +178,7 @@ class Renderer:
 
     def draw(self, board, t_ms=0):
         """Compute the frame (hole order, full brightness) for `board` at time `t_ms`."""
-        frame = self.frame
-        frame[:] = _DARK
+        self._chain[:] = self._dark_chain
         self.animating = False
         players = board.players
         leader = 0
@@ -162,9 +217,8 @@ class Renderer:
         lap = 0 if front == 0 else (front - 1) // lap_length(players)
         if players == 2:
             if lap >= 1:
-                holes = track(players, p)
-                for i in range(len(holes)):
-                    self._put(holes[i], colours, GLOW)
+                for start, glow in self._glow[p]:
+                    self._chain[start : start + len(glow)] = glow
         else:
             for i in range(lap + 1 if front > 0 else 0):
                 if i < LAP_GAUGE_LEN:
@@ -191,27 +245,39 @@ class Renderer:
     def draw_chain_test(self, led):
         """Self-test frame: only the `led`-th LED of the chain lit, white. Stepping `led` from 0
         shows a maker the wiring order hole by hole."""
-        frame = self.frame
-        frame[:] = _DARK
+        self._chain[:] = self._dark_chain
         self.animating = True
-        i = 3 * HOLE_OF_LED[led]
-        frame[i] = frame[i + 1] = frame[i + 2] = 255
+        self._set(HOLE_OF_LED[led], 255, 255, 255)
 
     def _put(self, hole, colours, offset):
-        i = 3 * hole
-        self.frame[i] = colours[offset]
-        self.frame[i + 1] = colours[offset + 1]
-        self.frame[i + 2] = colours[offset + 2]
+        self._set(hole, colours[offset], colours[offset + 1], colours[offset + 2])
 
     def _put_scaled(self, hole, colours, offset, level):
-        i = 3 * hole
-        self.frame[i] = (colours[offset] * level) >> 8
-        self.frame[i + 1] = (colours[offset + 1] * level) >> 8
-        self.frame[i + 2] = (colours[offset + 2] * level) >> 8
+        self._set(
+            hole,
+            (colours[offset] * level) >> 8,
+            (colours[offset + 1] * level) >> 8,
+            (colours[offset + 2] * level) >> 8,
+        )
+
+    def _set(self, hole, r, g, b):
+        d = LED_OF_HOLE[hole] * self._bpp
+        chain = self._chain
+        chain[d + self._order_r] = r
+        chain[d + self._order_g] = g
+        chain[d + self._order_b] = b
+
+    def load_frame(self, rgb):
+        """Show a frame made elsewhere (hole order, RGB): show() writes it next."""
+        self._chain[:] = self._dark_chain
+        for hole in range(HOLES):
+            i = 3 * hole
+            self._set(hole, rgb[i], rgb[i + 1], rgb[i + 2])
 
     def _get_sum(self, hole):
-        i = 3 * hole
-        return self.frame[i] + self.frame[i + 1] + self.frame[i + 2]
+        d = LED_OF_HOLE[hole] * self._bpp
+        chain = self._chain
+        return chain[d + self._order_r] + chain[d + self._order_g] + chain[d + self._order_b]
 
     # --- output ------------------------------------------------------------------------------
 
@@ -230,29 +296,29 @@ class Renderer:
 
     def show(self):
         """Write the frame to the pixels in chain order, with brightness and limiter applied."""
-        frame = self.frame
-        total = sum(frame)
+        chain = self._chain
+        total = sum(chain)
         scale = self.limit_scale(total)
         self.scale = scale
         self.estimated_ma = (total * scale >> 8) * self.ma_per_led // 765 + self.idle_ma * HOLES
+        table = self._table
+        if scale != self._table_scale:  # (rarely: the brightness or the limiter moved)
+            self._table_scale = scale
+            for v in range(256):
+                table[v] = v * scale >> 8
         buf = self._buf
-        if buf is None:
+        if self._blit is not None:
+            self._blit(self._blit_args[0], 0, 0, -1, self._blit_args[1])  # buf = table[chain]
+        elif buf is not None:
+            for i in range(len(chain)):
+                buf[i] = table[chain[i]]
+        else:
+            frame = self.frame  # (no buffer to write: slow, and not allocation-free)
             for hole in range(HOLES):
                 i = 3 * hole
                 self.pixels[LED_OF_HOLE[hole]] = (
-                    frame[i] * scale >> 8,
-                    frame[i + 1] * scale >> 8,
-                    frame[i + 2] * scale >> 8,
+                    table[frame[i]],
+                    table[frame[i + 1]],
+                    table[frame[i + 2]],
                 )
-        else:
-            bpp = self._bpp
-            r_at = self._order_r
-            g_at = self._order_g
-            b_at = self._order_b
-            for hole in range(HOLES):
-                i = 3 * hole
-                d = LED_OF_HOLE[hole] * bpp
-                buf[d + r_at] = frame[i] * scale >> 8
-                buf[d + g_at] = frame[i + 1] * scale >> 8
-                buf[d + b_at] = frame[i + 2] * scale >> 8
         self.pixels.write()

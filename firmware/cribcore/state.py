@@ -30,6 +30,7 @@ PLAYING = const(0)
 WON = const(1)
 SKUNK = const(2)
 DOUBLE_SKUNK = const(3)
+RESULT_NAMES = ("playing", "won", "skunk", "double_skunk")  # by result kind, as hosts name them
 
 # What the last change was, for the board's brief events (docs/protocol.md, "brief"): a peg or
 # a preview of one player's count, made at revision `last_rev`; any other change leaves last_rev

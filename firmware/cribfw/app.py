@@ -3,6 +3,7 @@
 
 import sys
 
+from cribcore.files import HALL_CONFIG
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import GameState
@@ -33,6 +34,8 @@ class App:
         self.dispatcher.add_link(self.usb)
         self.tasks = [render_task]
         self.panel = None
+        self.hall = None  # cribfw.hall.HallClient, on a board that reports to a club hall
+        # (cribfw/hallstart.py adds it)
         if buttons:
             self.panel = Panel(
                 self.ctx.game, buttons, self.dispatcher.announce_button, self.ctx.admission
@@ -51,16 +54,31 @@ class App:
         return link
 
     async def run(self):
+        """Run the app's tasks until one fails (its error ends run), as asyncio.gather would;
+        without gather, whose module would cost a small board's heap."""
         import asyncio
 
-        import cribboot
-
         self.dispatcher.announce()
-        cribboot.up()  # the board came up: the boot guard stands down
-        tasks = [asyncio.create_task(self.usb.run())]
+        _boot_up()  # the board came up: the boot guard stands down
+        main = asyncio.current_task()
+        failed = []
+
+        async def guarded(task):
+            try:
+                await task(self)
+            except Exception as err:  # noqa: BLE001 (any failure stops the app, reported)
+                failed.append(err)
+                if main is not None:
+                    main.cancel()
+
         for task in self.tasks:
-            tasks.append(asyncio.create_task(task(self)))
-        await asyncio.gather(*tasks)
+            asyncio.create_task(guarded(task))
+        try:
+            await self.usb.run()
+        except asyncio.CancelledError:
+            if failed:
+                raise failed[0]
+            raise
 
 
 async def render_task(app):
@@ -119,14 +137,12 @@ async def buttons_task(app):
 def main():
     import asyncio
 
+    asyncio.StreamReader  # noqa: B018 (loads asyncio's stream module now, while the heap is whole)
+
     import machine
     import neopixel
 
-    import cribboot
     from cribcore.profiles import detect
-    from cribfw import store
-    from cribfw.admitfile import AdmitRecords
-    from cribfw.ring import Ring
 
     profile = detect()
     pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)
@@ -136,33 +152,21 @@ def main():
         from cribfw.pad import Pad
 
         pad = Pad()  # a phone's control pad presses the same buttons
-    # Buttons close to ground: inputs with the internal pull-ups, pressed = 0.
-    buttons = {}
-    for name in profile.buttons:
-        pin = machine.Pin(profile.buttons[name], machine.Pin.IN, machine.Pin.PULL_UP)
-        buttons[name] = Button(pin if pad is None else pad.either(pin, name))
-    if pad is not None:
-        for name in pad.pins:
-            if name not in buttons:
-                buttons[name] = Button(pad.pins[name])
+    buttons = _buttons(profile, pad)
     app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons)
-    boot = cribboot.current  # what a cribboard image's boot found (None on stock MicroPython)
-    state_ring = admit_ring = None
-    if boot is not None:
-        app.ctx.boot_fs = boot.fs.encode()
-        app.ctx.boot_failed = boot.failed
-        if boot.state is not None and boot.admitted is not None:
-            state_ring = Ring(*boot.state)
-            admit_ring = Ring(*boot.admitted)
-    # The saved game, shown from the first frame: in the image's raw flash region, else in files.
-    files = store.attach(app, "/", profile.name == "sim", state_ring)
+    admitted = _attach_storage(app, profile)
     if ble is not None:
-        keeper = AdmitRecords(admit_ring if admit_ring is not None else files + "/admitted.dat")
-        app.ctx.admission.keep(keeper)
+        from cribfw.admitfile import AdmitRecords
+
+        app.ctx.admission.keep(AdmitRecords(admitted))
         try:
             app.add_ble(ble, pad)
         except OSError:
             pass  # the radio did not come up: the board works over USB alone
+    if _exists("/" + HALL_CONFIG):
+        from cribfw.hallstart import join_hall
+
+        join_hall(app)  # (nothing of the hall client is loaded on a board without one)
     deal = buttons.get("deal")
     if deal is not None and deal.pressed_now():
         app.ctx.selftest_requested = True  # deal held at power-on: the wiring self-test
@@ -176,9 +180,77 @@ def main():
     try:
         asyncio.run(app.run())
     finally:
-        cribboot.up()  # ended in Python (an error, a Ctrl-C): not a crash; the REPL follows
+        _boot_up()  # ended in Python (an error, a Ctrl-C): not a crash; the REPL follows
+        _save_now(app.ctx)
         if status is not None:
             status.value(0)
+
+
+def _buttons(profile, pad):
+    """The board's buttons by name; with a control pad, each also pressed from a phone."""
+    import machine
+
+    buttons = {}
+    for name in profile.buttons:
+        # Buttons close to ground: inputs with the internal pull-ups, pressed = 0.
+        pin = machine.Pin(profile.buttons[name], machine.Pin.IN, machine.Pin.PULL_UP)
+        buttons[name] = Button(pin if pad is None else pad.either(pin, name))
+    if pad is not None:
+        for name in pad.pins:
+            if name not in buttons:
+                buttons[name] = Button(pad.pins[name])
+    return buttons
+
+
+def _attach_storage(app, profile):
+    """Restores the saved game, shown from the first frame, and keeps saving it: in the raw flash
+    region of a cribboard image, else in files. Returns where the admitted devices are kept (a
+    Ring, or a file's path)."""
+    from cribfw import store
+    from cribfw.ring import Ring
+
+    boot = _boot()  # what a cribboard image's boot found (None on stock MicroPython)
+    state_ring = admit_ring = None
+    if boot is not None:
+        app.ctx.boot_fs = boot.fs.encode()
+        app.ctx.boot_failed = boot.failed
+        if boot.state is not None and boot.admitted is not None:
+            state_ring = Ring(*boot.state)
+            admit_ring = Ring(*boot.admitted)
+    files = store.attach(app, "/", profile.name == "sim", state_ring)
+    return admit_ring if admit_ring is not None else files + "/admitted.dat"
+
+
+def _save_now(ctx):
+    """A change still in the save's quiet second is kept too when the app ends."""
+    if ctx.store is not None:
+        try:
+            ctx.store.save(ctx.game, ctx.renderer)
+        except (OSError, MemoryError):
+            pass
+
+
+def _boot():
+    """This start's cribboot.Boot: a cribboard image's boot script made it (and loaded the
+    module); None on stock MicroPython, where the module is not loaded for nothing."""
+    guard = sys.modules.get("cribboot")
+    return guard.current if guard is not None else None
+
+
+def _boot_up():
+    boot = _boot()
+    if boot is not None:
+        boot.up()
+
+
+def _exists(path):
+    import os
+
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
 
 
 def _bluetooth():

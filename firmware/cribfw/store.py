@@ -41,7 +41,7 @@
 # before 100k-cycle NOR flash wears out.
 #
 # The module is kept small on purpose (few globals, functions and classes): its bytecode lives in
-# the board's RAM next to everything else (see test_board_is_usable_in_a_64k_heap).
+# the board's RAM next to everything else (see test_board_is_usable_in_a_68k_heap).
 #
 # Never during LED output: the save is one synchronous call, with no await inside, in the same
 # asyncio loop as the render task, whose LED write is synchronous too (rp2's bitstream even runs

@@ -546,6 +546,9 @@ class SyncBoard:
         return self._run(call())
 
     def close(self) -> None:
+        """Close the link and stop the wrapper's loop; closing again does nothing."""
+        if not self._thread.is_alive():
+            return
         self._run(self._board.close())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()

@@ -17,6 +17,7 @@ from typing import Any
 from cribboard import wire
 from cribboard.errors import BoardRejected, CribboardError, LinkError, ProtocolMismatch
 from cribboard.mirror import Mirror
+from cribboard.repl import PromptWatch, hello_or_restart
 from cribboard.transport import Transport
 from cribcore import protocol
 
@@ -88,9 +89,12 @@ class Client:
         reconnect: bool = True,
         reconnect_for: float = 30.0,
         brief: bool = True,
+        restart_at_prompt: bool = True,
     ) -> None:
         self._factory = transport_factory
         self.brief = brief  # ask a board that has them for brief events
+        # A board found at MicroPython's prompt gets its app restarted (cribboard.repl).
+        self.restart_at_prompt = restart_at_prompt
         self.timeout = timeout
         self.heartbeat = heartbeat
         self.reconnect = reconnect
@@ -138,14 +142,22 @@ class Client:
         self._buffer.clear()
         self._link_lost = asyncio.get_running_loop().create_future()
         self._greeted = False
-        await transport.open(self._on_data, self._on_lost)
+        watch = PromptWatch()
+        await transport.open(watch.tap(self._on_data), self._on_lost)
         self._transport = transport
         self._connected.set()
         try:
             # End whatever partial line an earlier host left in the board's buffer: a blank
             # line is no request, and a fragment gets an id-less error this client ignores.
             await transport.write(b"\n")
-            reply = await self._hello_with_retries()
+            reply = await hello_or_restart(
+                transport,
+                watch,
+                self._hello_with_retries,
+                self.name,
+                restart=self.restart_at_prompt,
+            )
+            watch.stop()
             hello = Hello.from_fields(reply.fields)
             if hello.protocol[0] != SUPPORTED_MAJOR:
                 raise ProtocolMismatch(

@@ -5,10 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from cribboard.i18n import _
+
 
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, not argparse's usage block: scripts read
     stderr, people read the first line."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        line = _(
+            "%(prog)s: %(message)s (see %(command)s --help)",
+            prog=self.prog,
+            message=message,
+            command=self.prog,
+        )
+        self.exit(2, line + "\n")

@@ -13,7 +13,8 @@ import random
 import sys
 
 from cribboard.api import Board
-from cribboard.names import PLAYER_NAMES
+from cribboard.i18n import _
+from cribboard.names import player_name
 from cribboard.play.driver import GameDriver
 from cribboard.play.players import Computer
 from cribboard.play.screen import TableScreen
@@ -31,7 +32,7 @@ async def play(
 ) -> None:
     """Play one computer-against-computer game on `board`, drawing it as it goes."""
     screen = TableScreen(board, color=color, title=title)
-    players = [Computer(PLAYER_NAMES[seat]) for seat in range(variant.players)]
+    players = [Computer(player_name(seat)) for seat in range(variant.players)]
     driver = GameDriver(
         board,
         players,
@@ -50,8 +51,11 @@ def run_demo(delay: float = 0.6, seed: int | None = None, color: bool = True) ->
     """Start the virtual board, play a whole game on it, stop it."""
     rng = random.Random(seed)
     with VirtualBoard() as virtual:
-        print(f"virtual board on {virtual.port}", file=sys.stderr)
-        title = f"cribboard demo: computer against computer on the virtual board ({virtual.port})"
+        print(_("virtual board on %(port)s", port=virtual.port), file=sys.stderr)
+        title = _(
+            "cribboard demo: computer against computer on the virtual board (%(port)s)",
+            port=virtual.port,
+        )
 
         async def main() -> None:
             async with await Board.open(virtual.port) as board:

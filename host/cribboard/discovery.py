@@ -11,6 +11,8 @@ from serial.tools import list_ports
 
 from cribboard.client import Client, Hello
 from cribboard.errors import CribboardError, NoBoardFound
+from cribboard.i18n import _, n_
+from cribboard.repl import AtPrompt
 from cribboard.transport import SerialTransport
 from cribcore.profiles import PROFILES
 
@@ -26,6 +28,8 @@ class FoundBoard:
     description: str
     hello: Hello | None
     problem: str = ""
+    at_prompt: bool = False
+    """It is at MicroPython's prompt, its app stopped (opening it by its port restarts it)."""
 
 
 def known_usb_ids() -> dict[tuple[int, int], str]:
@@ -50,8 +54,15 @@ def candidate_ports() -> list[tuple[str, str]]:
 
 
 async def probe(port: str, timeout: float = 1.5) -> Hello:
-    """Say hello on `port`; raises CribboardError when no board answers."""
-    client = Client(lambda: SerialTransport(port), timeout=timeout, heartbeat=0, reconnect=False)
+    """Say hello on `port`; raises CribboardError when no board answers (AtPrompt for a board
+    at MicroPython's prompt: looking restarts nothing)."""
+    client = Client(
+        lambda: SerialTransport(port),
+        timeout=timeout,
+        heartbeat=0,
+        reconnect=False,
+        restart_at_prompt=False,
+    )
     try:
         return await client.connect()
     finally:
@@ -65,6 +76,8 @@ async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundB
     async def one(device: str, description: str) -> FoundBoard:
         try:
             return FoundBoard(device, description, await probe(device))
+        except AtPrompt as err:
+            return FoundBoard(device, description, None, str(err), at_prompt=True)
         except CribboardError as err:
             return FoundBoard(device, description, None, str(err))
 
@@ -90,22 +103,44 @@ async def resolve_port(port: str | None = None, *, first_of_several: bool = Fals
     NoBoardFound, saying what to do."""
     named = named_port(port)
     if named:
-        return ChosenPort(named, f"the board on {named}")
-    boards = [board for board in await find_boards() if board.hello is not None]
+        return ChosenPort(named, _("the board on %(port)s", port=named))
+    found = await find_boards()
+    boards = [board for board in found if board.hello is not None]
+    stopped = [board.port for board in found if board.at_prompt]
+    if not boards and stopped:
+        raise NoBoardFound(
+            _(
+                "no board answered; %(ports)s sits at the MicroPython prompt (after mpremote?): "
+                "name it with --port and its app is restarted",
+                ports=", ".join(stopped),
+            )
+        )
     if not boards:
         raise NoBoardFound(
-            "no board found: plug one in, or start the virtual board with "
-            "`cribboard sim` and pass the path it prints as --port"
+            _(
+                "no board found: plug one in, or start the virtual board with `cribboard sim` "
+                "and pass the path it prints as --port"
+            )
         )
     if len(boards) > 1 and not first_of_several:
         raise NoBoardFound(
-            "several boards found ("
-            + ", ".join(b.port for b in boards)
-            + "): choose one with --port"
+            _(
+                "several boards found (%(ports)s): choose one with --port",
+                ports=", ".join(b.port for b in boards),
+            )
         )
     first = boards[0]
     assert first.hello is not None
-    text = f"the board on {first.port} ({first.hello.board}, firmware {first.hello.firmware})"
+    values = {"port": first.port, "board": first.hello.board, "firmware": first.hello.firmware}
     if len(boards) > 1:
-        text += f"; {len(boards) - 1} more found, choose one with --port"
+        text = n_(
+            "the board on %(port)s (%(board)s, firmware %(firmware)s); %(count)d more found, "
+            "choose one with --port",
+            "the board on %(port)s (%(board)s, firmware %(firmware)s); %(count)d more found, "
+            "choose one with --port",
+            len(boards) - 1,
+            **values,
+        )
+    else:
+        text = _("the board on %(port)s (%(board)s, firmware %(firmware)s)", **values)
     return ChosenPort(first.port, text)

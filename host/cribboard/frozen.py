@@ -1,7 +1,8 @@
 """The firmware files the rp2 images freeze in, and their digest.
 
 `firmware/ports/rp2/manifest.py` freezes the `cribcore` and `cribfw` packages, `main.py` (the
-app's start-up), `cribboot.py` (the boot guard) and the project's `_boot.py` into MicroPython's rp2 port. The build records the
+app's start-up), `cribboot.py` (the boot guard), `umqtt/simple.py` (micropython-lib's MQTT
+client) and the project's `_boot.py` into MicroPython's rp2 port. The build records the
 digest of exactly those files next to each image; the tests compare it with the digest of the
 tree as it is now, so an image built from older firmware is caught.
 """
@@ -15,8 +16,8 @@ from cribboard.paths import firmware_dir
 
 FROZEN_PACKAGES = ("cribcore", "cribfw")  # frozen whole: every .py file under them
 # main.py runs at boot, frozen: the board starts straight into the app; cribboot.py is the boot
-# guard that _boot.py starts.
-FROZEN_MODULES = ("main.py", "cribboot.py")
+# guard that _boot.py starts; umqtt/simple.py is the Wi-Fi boards' MQTT client (vendored).
+FROZEN_MODULES = ("main.py", "cribboot.py", "umqtt/simple.py")
 BOOT_SCRIPT = "ports/rp2/_boot.py"  # frozen as `_boot.py`, in place of the port's own
 
 

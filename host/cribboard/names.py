@@ -5,11 +5,20 @@ terminal drawing). What the board itself needs (how many players, the value limi
 
 from __future__ import annotations
 
+from cribboard.i18n import N_, _
 from cribcore import render
 from cribcore.limits import MAX_PLAYERS
 
 PLAYER_NAMES = ("blue", "orange", "purple")
-"""Player 0, 1, 2 by the colour of their pegs."""
+"""Player 0, 1, 2 by the colour of their pegs: the words typed and the API's, in English in
+every language (`player_name` is the colour as a person reads it)."""
+
+_SHOWN_NAMES = (
+    # Translators: player 0's name is the colour of its pegs; the keys stay b, o, p.
+    N_("blue"),
+    N_("orange"),
+    N_("purple"),
+)
 
 BUTTON_LETTERS = ("a", "b", "c")
 """Player 0, 1, 2 by the letter of their buttons on the board (A+, B+, C+)."""
@@ -21,7 +30,17 @@ PLAYER_WORDS: dict[str, int] = {
 """Every word that names a player on the command line and in the bridge's API."""
 
 PLAYER_HELP = "0, 1, 2 or " + ", ".join(PLAYER_NAMES)
-"""How to name a player, for messages: `0, 1, 2 or blue, orange, purple`."""
+"""How to name a player, for the API's messages: `0, 1, 2 or blue, orange, purple`."""
+
+
+def player_help() -> str:
+    """How to name a player, for people at the command line, in their language."""
+    return _("0, 1, 2 or %(names)s", names=", ".join(PLAYER_NAMES))
+
+
+def player_name(player: int) -> str:
+    """Player 0, 1, 2 as a person reads it: the colour of its pegs in the language in use."""
+    return _(_SHOWN_NAMES[player])
 
 
 def parse_player(text: str) -> int:
@@ -32,7 +51,7 @@ def parse_player(text: str) -> int:
         return PLAYER_WORDS[word]
     if word.isdigit() and int(word) < MAX_PLAYERS:
         return int(word)
-    raise ValueError(f"unknown player {text!r}: use {PLAYER_HELP}")
+    raise ValueError(_("unknown player %(word)r: use %(how)s", word=text, how=player_help()))
 
 
 def initial(player: int) -> str:

@@ -6,6 +6,8 @@ the virtual board's pty), `socket://host:port`, or `loop://` for tests."""
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import sys
 import threading
 from abc import ABC, abstractmethod
@@ -56,7 +58,7 @@ class SerialTransport(Transport):
         try:
             port = await loop.run_in_executor(None, self._open_port)
         except (serial.SerialException, OSError, ValueError) as err:
-            raise LinkError(f"cannot open {self._url}: {err}") from err
+            raise LinkError(open_problem(self._url, err)) from err
         self._serial = port
         self._closing = False
         fd = _file_descriptor(port)
@@ -133,6 +135,38 @@ class SerialTransport(Transport):
         if self._thread is not None and self._thread is not threading.current_thread():
             await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 1.0)
         self._thread = None
+
+
+def _errno_of(err: BaseException) -> int | None:
+    """The operating system's error number behind a failed open, wherever pyserial put it (on
+    the exception, in its first argument, or on the error it was raised from)."""
+    seen: BaseException | None = err
+    while seen is not None:
+        number = getattr(seen, "errno", None)
+        if isinstance(number, int):
+            return number
+        if seen.args and isinstance(seen.args[0], int):
+            return seen.args[0]  # termios.error: (errno, text)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+_OPEN_PROBLEMS = {
+    errno.ENOTTY: "{port} is not a serial port",
+    errno.ENOENT: "cannot open {port}: there is no such port",
+    errno.EACCES: "cannot open {port}: permission denied (on Linux: join the dialout group)",
+    errno.EBUSY: "cannot open {port}: another program is using it",
+}
+
+
+def open_problem(url: str, err: BaseException) -> str:
+    """One sentence for a port that did not open, with the system's reason said once."""
+    number = _errno_of(err)
+    if number in _OPEN_PROBLEMS:
+        return _OPEN_PROBLEMS[number].format(port=url)
+    if number is not None:
+        return f"cannot open {url}: {os.strerror(number)}"
+    return f"cannot open {url}: {err}"
 
 
 def _file_descriptor(port: serial.Serial) -> int | None:

@@ -15,6 +15,7 @@ except ImportError:  # MicroPython does not evaluate annotations
     pass
 
 from cribcore.protocol import MAX_ID, MAX_LINE, VERB_TABLE, VERBS, is_id_char
+from cribcore.state import RESULT_NAMES as RESULT_NAMES  # the `x` field's values by number
 
 STATE_KEYS = {
     "r": "rev",
@@ -33,8 +34,6 @@ STATE_KEYS = {
 """The state's keys on the wire (as the board writes them) and their names in decode_state."""
 LIST_KEYS = ("f", "b", "g", "q")
 """State keys whose value is a list, one number per player."""
-RESULT_NAMES = ("playing", "won", "skunk", "double_skunk")
-"""The `x` field's values by number."""
 BRIEF_PEG = "p"
 """Brief event: a player's pegs moved (`! p REV PLAYER FRONT BACK`), since 1.2."""
 BRIEF_PENDING = "q"

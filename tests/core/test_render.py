@@ -156,8 +156,7 @@ def test_rgbw_pixels():
 def test_current_limiter_keeps_within_budget():
     pixels = FakePixels(HOLES)
     r = Renderer(pixels, budget_ma=200, brightness=255)
-    for i in range(3 * HOLES):
-        r.frame[i] = 255  # all white: far over budget
+    r.load_frame(b"\xff" * (3 * HOLES))  # all white: far over budget
     r.show()
     assert r.estimated_ma <= 200
     assert r.scale < 256

@@ -5,7 +5,7 @@
 # current directory.
 #
 # What it freezes: what the board would freeze without it (its own manifest, else the port's),
-# then the `cribcore` and `cribfw` packages, `main.py` (so the board boots straight into the
+# then the `cribcore` and `cribfw` packages, micropython-lib's `umqtt/simple.py` (vendored), `main.py` (so the board boots straight into the
 # app) and `cribboot.py` (the boot guard); and this folder's `_boot.py` in place of the port's
 # `_boot.py` (the script MicroPython runs first at every start: it starts the boot guard and
 # mounts the file system). host/cribboard/frozen.py lists the
@@ -23,6 +23,10 @@ else:
 firmware = os.path.normpath(os.path.join(os.getcwd(), "..", ".."))
 freeze(firmware, "cribcore")  # noqa: F821
 freeze(firmware, "cribfw")  # noqa: F821
+# micropython-lib's umqtt.simple, vendored (firmware/umqtt/README.md): the Wi-Fi boards' table
+# client (cribfw/hall.py). The port's and boards' own manifests do not freeze umqtt. Frozen on
+# the Pico without wireless too: importing it there fails (no socket), so the board plays alone.
+freeze(firmware, "umqtt/simple.py")  # noqa: F821
 freeze(firmware, "main.py")  # noqa: F821
 freeze(firmware, "cribboot.py")  # noqa: F821  (the boot guard, imported by _boot.py)
 

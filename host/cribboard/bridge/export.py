@@ -3,7 +3,8 @@ host (or `http://localhost`) can serve it, and Chrome on a phone drives the boar
 
     python -m cribboard.bridge.export DIR
 
-DIR gets index.html, static/ and the generated layout.json and protocol.json."""
+DIR gets index.html, static/ and the generated layout.json, protocol.json and i18n/ (the
+page's translations)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from cribboard.bridge import meta
+from cribboard.bridge import catalogs, meta
+from cribboard.i18n import LANGUAGES
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -23,6 +25,11 @@ def export(target: Path) -> None:
     shutil.copy(STATIC_DIR / "index.html", target / "index.html")
     (target / "layout.json").write_text(json.dumps(meta.layout_json()) + "\n")
     (target / "protocol.json").write_text(json.dumps(meta.protocol_json()) + "\n")
+    i18n = target / "i18n"
+    i18n.mkdir(exist_ok=True)
+    (i18n / "languages.json").write_text(json.dumps(catalogs.languages_json()) + "\n")
+    for code in LANGUAGES:
+        (i18n / f"{code}.json").write_text(json.dumps(catalogs.catalog_json(code)) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,8 +5,11 @@ replaced by a final None) rather than slowing the others or growing without boun
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
+
+from aiohttp import WSMsgType, web
 
 QUEUE_LIMIT = 2000  # messages waiting for one subscriber before it is dropped as too slow
 
@@ -69,3 +72,35 @@ class Hub:
         """Queue a message for one subscriber only (the snapshot a new subscriber starts with)."""
         if sub.wants(message):
             sub.offer(json.dumps(message, separators=(",", ":")))
+
+
+async def follow(
+    ws: web.WebSocketResponse, hub: Hub, sub: Subscriber, sockets: set[web.WebSocketResponse]
+) -> None:
+    """Sends `sub`'s messages on the prepared WebSocket `ws` until either end closes it, then
+    unsubscribes. What the client sends is read and ignored: subscribers only listen. `ws` is in
+    `sockets` meanwhile, so the server can close it when it stops."""
+    sockets.add(ws)
+    writer = asyncio.create_task(_write(ws, sub))
+    try:
+        async for message in ws:
+            if message.type == WSMsgType.ERROR:
+                break
+    finally:
+        hub.unsubscribe(sub)
+        sockets.discard(ws)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await writer
+
+
+async def _write(ws: web.WebSocketResponse, sub: Subscriber) -> None:
+    while True:
+        text = await sub.queue.get()
+        if text is None:
+            await ws.close(code=1013, message=b"too slow: messages were piling up")
+            return
+        try:
+            await ws.send_str(text)
+        except (ConnectionError, RuntimeError):
+            return

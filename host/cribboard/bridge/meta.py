@@ -8,7 +8,7 @@ from typing import Any
 
 from cribboard import wire
 from cribboard.names import PLAYER_NAMES, colour_hex
-from cribcore import layout, limits, protocol
+from cribcore import layout, limits, protocol, render
 
 
 def layout_json() -> dict[str, Any]:
@@ -41,6 +41,11 @@ def layout_json() -> dict[str, Any]:
         "players": [
             {"name": PLAYER_NAMES[p], "color": colour_hex(p)} for p in range(limits.MAX_PLAYERS)
         ],
+        # How the renderer dims a player's colour (of 256) and the skunk line's white: the
+        # page's legend shows the same lights.
+        "levels": {"back": render.BACK_LEVEL, "glow": render.GLOW_LEVEL},
+        "line_rgb": list(render.LINE_RGB),
+        "lap_gauge_row": layout.LAP_GAUGE_ROW,
     }
 
 

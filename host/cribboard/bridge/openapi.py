@@ -14,6 +14,7 @@ from typing import Any
 from cribboard import __version__, wire
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
 from cribboard.bridge.ops import OPS, Op, Param
+from cribboard.i18n import LANGUAGES
 from cribboard.names import PLAYER_WORDS
 from cribcore import protocol
 from cribcore.layout import HOLES
@@ -99,7 +100,11 @@ SCHEMAS: dict[str, Any] = {
             "games": _int_list("games won"),
             "pending": _int_list("counts being previewed (0: none)"),
             "undo": {"type": "integer", "description": "changes that can be undone"},
-            "skunk_double": {"type": "boolean", "description": "a skunk counts two games"},
+            "skunk_double": {
+                "type": "boolean",
+                "description": "a skunk (or double skunk) counts as two games won, not one "
+                "(the board's rule, set over the line protocol: `games x2 1`)",
+            },
             "health": _ref("Health"),
         },
     },
@@ -140,7 +145,7 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "id": {"type": "string", "description": "the id in /api/boards/{board}/..."},
             "port": {"type": "string"},
-            "kind": {"type": "string", "enum": ["usb", "virtual"]},
+            "kind": {"type": "string", "enum": ["usb", "ble", "virtual"]},
             "connected": {"type": "boolean"},
             "problem": {"type": ["string", "null"]},
             "board": {"type": ["string", "null"], "description": "board profile (hello)"},
@@ -227,6 +232,15 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
             "401": _error_response("the token is missing or wrong"),
             "403": _error_response("refused: a request from another origin without a token"),
             "404": _error_response("no such board"),
+            "405": {
+                **_error_response(f"this path takes {op.method} only"),
+                "headers": {
+                    "Allow": {
+                        "description": "the method this path takes",
+                        "schema": {"type": "string"},
+                    }
+                },
+            },
             "503": _error_response("the board is not connected (the bridge is reconnecting)"),
         },
     }
@@ -342,6 +356,15 @@ def _fixed_paths() -> dict[str, Any]:
         "/protocol.json": _data_path(
             "The line protocol's constants (for a codec)", "protocol", "cribcore.protocol"
         ),
+        "/i18n/languages.json": _data_path(
+            "The languages the web page speaks", "languages", "cribboard.i18n"
+        ),
+        **{
+            f"/i18n/{code}.json": _data_path(
+                f"The web page's messages in {name} ({code})", f"catalog_{code}", "the .mo catalog"
+            )
+            for code, name in LANGUAGES.items()
+        },
     }
 
 

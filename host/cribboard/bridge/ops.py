@@ -3,6 +3,7 @@ the OpenAPI document is generated from. They mirror the library (cribboard.api.B
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,10 +36,17 @@ _CONFLICT = {"game_over", "nothing_to_undo"}
 _STATUS_OF_BOARD_CODE = {"denied": 403, "busy": 503}
 
 
+# What to do, after the board's own words, for the refusals a newcomer meets.
+_HINT_OF_BOARD_CODE = {
+    "bad_players": "four players play in two partnerships: ask for players 2, one per side",
+}
+
+
 def board_error(err: CribboardError) -> ApiError:
     if isinstance(err, BoardRejected):
         status = 409 if err.code in _CONFLICT else _STATUS_OF_BOARD_CODE.get(err.code, 400)
-        return ApiError(status, err.code, err.text)
+        hint = _HINT_OF_BOARD_CODE.get(err.code)
+        return ApiError(status, err.code, f"{err.text}; {hint}" if hint else err.text)
     if isinstance(err, LinkError):
         return ApiError(503, "board_unavailable", str(err))
     return ApiError(400, "bad_request", str(err))
@@ -64,7 +72,9 @@ class Op:
     result: str  # the component schema of the 200 reply
 
 
-_PLAYER = Param("player", "player", True, f"{PLAYER_HELP} ({', '.join(BUTTON_LETTERS)})", 0)
+PLAYER_TEXT = f"{PLAYER_HELP} (or {', '.join(BUTTON_LETTERS)})"
+"""How the API names a player: a number or a name."""
+_PLAYER = Param("player", "player", True, PLAYER_TEXT, 0)
 _TARGETS = " or ".join(str(t) for t in TARGETS)
 
 
@@ -177,7 +187,13 @@ OPS: tuple[Op, ...] = (
         "changes.",
         (
             Param("target", "int", False, _TARGETS, max(TARGETS)),
-            Param("players", "int", False, "2 (or two partnerships) or 3", min(PLAYER_COUNTS)),
+            Param(
+                "players",
+                "int",
+                False,
+                "2 or 3; four players in two partnerships: 2 (each side pegs as one player)",
+                min(PLAYER_COUNTS),
+            ),
         ),
         _new,
         "Change",
@@ -233,8 +249,14 @@ def parse_args(op: Op, body: object) -> dict[str, int]:
         if param.kind == "player" and isinstance(value, str):
             word = value.strip().lower()
             if word not in PLAYER_WORDS:
-                raise ApiError(400, "bad_player", f"unknown player {value!r}: use {PLAYER_HELP}")
+                raise ApiError(400, "bad_player", f"unknown player {value!r}: use {PLAYER_TEXT}")
             args[param.name] = PLAYER_WORDS[word]
+        elif param.kind == "player" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ApiError(
+                400,
+                "bad_request",
+                f"{param.name} must be {PLAYER_TEXT}, not {json.dumps(value)}",
+            )
         else:
             args[param.name] = _int(param.name, value)
     return args

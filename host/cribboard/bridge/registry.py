@@ -38,7 +38,7 @@ class BoardEntry:
     def __init__(self, board_id: str, port: str, kind: str) -> None:
         self.id = board_id
         self.port = port
-        self.kind = kind  # usb (a serial port or pyserial URL), virtual
+        self.kind = kind  # usb (a serial port or pyserial URL), ble, virtual
         self.board: Board | None = None
         self.connected = False
         self.problem = ""
@@ -92,7 +92,14 @@ class BoardEntry:
         return True
 
 
-async def _open_serial(port: str) -> Board:
+BLE_PREFIX = (
+    "ble:"  # a board reached over Bluetooth LE: ble:NAME_OR_ADDRESS (ble: alone: the only one)
+)
+
+
+async def _open_board(port: str) -> Board:
+    if port.startswith(BLE_PREFIX):
+        return await Board.open_ble(port[len(BLE_PREFIX) :] or None, timeout=2.0)
     return await Board.open(port, timeout=2.0)
 
 
@@ -101,7 +108,7 @@ class Registry:
         self,
         hub: Hub,
         *,
-        opener: Opener = _open_serial,
+        opener: Opener = _open_board,
         retry_s: float = RETRY_S,
         frame_poll_s: float = FRAME_POLL_S,
     ) -> None:
@@ -112,6 +119,8 @@ class Registry:
         self._frame_poll_s = frame_poll_s
         self._discovery: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+        # Called with the board's entry after each new state (a hall table publishes it).
+        self.state_listeners: list[Callable[[BoardEntry], None]] = []
 
     # --- boards ------------------------------------------------------------------------------
 
@@ -271,6 +280,8 @@ class Registry:
 
     def _publish_state(self, entry: BoardEntry) -> None:
         self.hub.publish({"type": "state", "board": entry.id, "state": entry.state_json()})
+        for listener in self.state_listeners:
+            listener(entry)
         self.want_frame(entry)
 
     def _set_settings(self, entry: BoardEntry, settings: Settings) -> None:

@@ -8,11 +8,12 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
 
 if TYPE_CHECKING:  # the server (aiohttp) is imported when the bridge runs
+    from cribboard.bridge.halltable import TableSettings
     from cribboard.bridge.server import Bridge
 
 
@@ -23,18 +24,24 @@ def serve(
     host: str = DEFAULT_HOST,
     http_port: int = DEFAULT_HTTP_PORT,
     token: str | None = None,
+    ble: list[str] | None = None,
+    table: TableSettings | None = None,
 ) -> int:
-    """Serve the boards on `ports` and `virtual` new virtual boards; with neither, every board
-    found on USB, as it is plugged in."""
+    """Serve the boards on `ports`, over Bluetooth LE (`ble`: names or addresses) and `virtual`
+    new virtual boards; with none of them, every board found on USB, as it is plugged in. With
+    `table`, the (first) board also sits at a club hall's table over MQTT."""
     from cribboard.bridge.server import Bridge
 
     bridge = Bridge(
         ports,
         virtual=virtual,
-        discover=not ports and not virtual,
+        discover=not ports and not virtual and not ble,
         host=host,
         http_port=http_port,
         token=token,
+        ble=ble or (),
+        table=table,
+        say=lambda text: print(text, flush=True),
     )
 
     async def main() -> None:
@@ -47,7 +54,14 @@ def serve(
                 with contextlib.suppress(asyncio.TimeoutError):
                     await bridge.registry.wait_connected(5.0)
             _announce(bridge)
-            await stop.wait()
+            stopped: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+            waiting = {stopped}
+            if bridge.hall_table is not None:
+                waiting.add(bridge.hall_table.client.start_background())
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            for task in done - {stopped}:
+                task.result()  # a refused login: one line, exit 1
         print("cribboard bridge: stopped", file=sys.stderr, flush=True)
 
     asyncio.run(main())
@@ -61,6 +75,14 @@ def _announce(bridge: Bridge) -> None:
     for entry in bridge.registry.entries.values():
         problem = "" if entry.connected else f"; not connected yet: {entry.problem}"
         print(f"board {entry.id}: {entry.port} ({entry.kind}{problem})", flush=True)
+    table = bridge.hall_table
+    if table is not None:
+        settings = table.settings
+        print(
+            f"table {settings.table} of hall {settings.hall}: joining {settings.address.url} as "
+            f"{settings.address.username}",
+            flush=True,
+        )
     if bridge.discover:
         print(
             "boards: every board found on USB, as it is plugged in (none yet?: "

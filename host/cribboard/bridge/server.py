@@ -22,15 +22,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, meta
-from cribboard.bridge.hub import Hub, Subscriber
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, catalogs, meta
+from cribboard.bridge.halltable import HallTable, TableSettings
+from cribboard.bridge.hub import Hub, follow
 from cribboard.bridge.openapi import openapi_document
 from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
-from cribboard.bridge.registry import Opener, Registry
+from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
 from cribboard.errors import CribboardError
+from cribboard.i18n import LANGUAGES
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +157,11 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPException as err:
         if err.status < 400:
             raise
-        body = {"error": _HTTP_CODES.get(err.status, "http_error"), "message": err.reason}
+        message = err.reason
+        if isinstance(err, web.HTTPMethodNotAllowed):
+            allowed = sorted(err.allowed_methods - {"HEAD"}) or sorted(err.allowed_methods)
+            message = f"{err.method} is not allowed on {request.path}: use {' or '.join(allowed)}"
+        body = {"error": _HTTP_CODES.get(err.status, "http_error"), "message": message}
         response = web.json_response(body, status=err.status)
         if "Allow" in err.headers:
             response.headers["Allow"] = err.headers["Allow"]
@@ -211,6 +217,9 @@ def create_app(
     router.add_get("/layout.json", constant(layout))
     router.add_get("/protocol.json", constant(protocol))
     router.add_get("/openapi.json", constant(document))
+    router.add_get("/i18n/languages.json", constant(catalogs.languages_json()))
+    for code in LANGUAGES:  # each made once, from the compiled catalog
+        router.add_get(f"/i18n/{code}.json", constant(catalogs.catalog_json(code)))
     router.add_get("/api/boards", boards)
     router.add_get("/api/ws", websocket)
     for op in OPS:
@@ -285,31 +294,8 @@ async def _websocket(
                 Hub.send_to(sub, {"type": "frame", "board": entry.id, **entry.frame})
             else:
                 registry.want_frame(entry)
-    sockets.add(ws)
-    writer = asyncio.create_task(_write(ws, sub))
-    try:
-        async for message in ws:
-            if message.type == WSMsgType.ERROR:
-                break  # subscribers only listen; whatever else they send is ignored
-    finally:
-        hub.unsubscribe(sub)
-        sockets.discard(ws)
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await writer
+    await follow(ws, hub, sub, sockets)
     return ws
-
-
-async def _write(ws: web.WebSocketResponse, sub: Subscriber) -> None:
-    while True:
-        text = await sub.queue.get()
-        if text is None:
-            await ws.close(code=1013, message=b"too slow: messages were piling up")
-            return
-        try:
-            await ws.send_str(text)
-        except (ConnectionError, RuntimeError):
-            return
 
 
 class Bridge:
@@ -330,8 +316,15 @@ class Bridge:
         http_port: int = DEFAULT_HTTP_PORT,
         token: str | None = None,
         opener: Opener | None = None,
+        ble: Iterable[str] = (),
+        table: TableSettings | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.ports = list(ports)
+        self.ble = list(ble)
+        self.table_settings = table
+        self.hall_table: HallTable | None = None
+        self._say = say or (lambda text: log.info("%s", text))
         self.virtual = virtual
         self.discover = discover
         self.host = host
@@ -368,6 +361,8 @@ class Bridge:
                 self.registry.add(board.port, "virtual")
             for port in self.ports:
                 self.registry.add(port, "usb")
+            for name in self.ble:
+                self.registry.add(BLE_PREFIX + name, "ble")
             if self.discover:
                 self.registry.start_discovery()
             app = create_app(self.registry, self.hub, token=self.token, loopback=self.loopback)
@@ -381,12 +376,18 @@ class Bridge:
                     f"cannot listen on {self.host}:{self.http_port}: {err.strerror or err}"
                 ) from None
             self.bound_port = int(self._runner.addresses[0][1])
+            if self.table_settings is not None:
+                self.hall_table = HallTable(self.registry, self.table_settings, self._say)
+                self.hall_table.start()  # in the background: a broker away holds up nothing
         except BaseException:
             await self.stop()
             raise
         return self
 
     async def stop(self) -> None:
+        if self.hall_table is not None:
+            await self.hall_table.stop()
+            self.hall_table = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -1,7 +1,10 @@
 """The `cribboard` command line. The commands are a table (cli/board_commands.py: the commands
 that act on one board; cli/app_commands.py: the apps); each entry holds its arguments, help and
 runner. Errors are caught once, here: one line on stderr, `cribboard: message`, exit status 1
-(2 for a usage error, as argparse's own)."""
+(2 for a usage error, as argparse's own).
+
+The language people are spoken to in is chosen first (`--lang`, before or after the command,
+else the environment: see cribboard.i18n), so that the help is built in it too."""
 
 from __future__ import annotations
 
@@ -16,16 +19,25 @@ from cribboard.cli.table import PROG, Command, UsageError, arg, build_parser
 from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
 from cribboard.hall import cli as hall_cli
+from cribboard.i18n import L_, N_, _, choose_language, language, language_list
+from cribboard.link import cli as link_cli
 
-COMMANDS: tuple[Command, ...] = BOARD_COMMANDS + APP_COMMANDS + (hall_cli.command(),)
+COMMANDS: tuple[Command, ...] = (
+    BOARD_COMMANDS + APP_COMMANDS + (hall_cli.command(), link_cli.command())
+)
 COMMANDS_BY_NAME = {command.name: command for command in COMMANDS}
+
+LANG_OPTION = "--lang"
 
 GLOBAL_ARGS = (
     arg("--version", action="version", version=f"{PROG} {__version__}"),
     arg(
         "--port",
-        help=f"the board's serial port or pyserial URL (default: ${PORT_ENV}, else the only "
-        "board found)",
+        help=L_(
+            "the board's serial port or pyserial URL (default: $%(env)s, else the only board "
+            "found)",
+            env=PORT_ENV,
+        ),
     ),
     arg(
         "--ble",
@@ -33,35 +45,73 @@ GLOBAL_ARGS = (
         const="",
         default=None,
         metavar="NAME_OR_ADDRESS",
-        help="reach the board over Bluetooth LE: its name (Cribboard-XXXX) or address, or alone "
-        "for the only board advertising",
+        help=N_(
+            "reach the board over Bluetooth LE: its name (Cribboard-XXXX) or address, or alone "
+            "for the only board advertising"
+        ),
     ),
-    arg("--timeout", type=float, default=2.0, help="seconds to wait for a reply"),
+    arg("--timeout", type=float, default=2.0, help=N_("seconds to wait for a reply")),
+    arg(
+        LANG_OPTION,
+        metavar="LANG",
+        help=L_(
+            "the language to speak: %(codes)s (default: from LANGUAGE, LC_ALL, LC_MESSAGES or "
+            "LANG, else English)",
+            codes=language_list(),
+        ),
+    ),
 )
 
 
 def parser() -> argparse.ArgumentParser:
-    """The whole command line's parser, from the table."""
+    """The whole command line's parser, from the table, in the language in use."""
     return build_parser(
         COMMANDS,
         GLOBAL_ARGS,
-        "Drive an LED cribbage board over USB serial, or the virtual board.",
+        N_("Drive an LED cribbage board over USB serial, or the virtual board."),
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status. It speaks the language chosen by
+    `--lang` or the environment while it runs, and the one before it after."""
     words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        chosen = choose_language(_lang_given(words))
+    except ValueError as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 2
+    with language(chosen):
+        return _run(words)
+
+
+def _lang_given(words: Sequence[str]) -> str | None:
+    """The value of --lang wherever it is on the line (`--lang sv`, `--lang=sv`), the last
+    one winning; None when absent. Read before the parser is built, which speaks it."""
+    given = None
+    for i, word in enumerate(words):
+        if word == "--":
+            break
+        if word == LANG_OPTION and i + 1 < len(words):
+            given = words[i + 1]
+        elif word.startswith(LANG_OPTION + "="):
+            given = word.split("=", 1)[1]
+    return given
+
+
+def _run(words: list[str]) -> int:
     whole = parser()
     args, rest = whole.parse_known_args(_ble_before_command(words))
     command = COMMANDS_BY_NAME[args.command]
     if command.takes_rest:
         args.rest = rest
     elif rest:
-        whole.error(f"unrecognized arguments: {' '.join(rest)}")
+        whole.error(_("unrecognized arguments: %(words)s", words=" ".join(rest)))
     try:
         if args.ble is not None and command.usb_only:
-            raise UsageError(f"{command.name} needs a USB link: leave out --ble")
+            raise UsageError(
+                _("%(command)s needs a USB link: leave out --ble", command=command.name)
+            )
         return command.run(args)
     except UsageError as err:
         print(f"{PROG}: {err}", file=sys.stderr)

@@ -9,14 +9,17 @@ import os
 import time
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, TOKEN_ENV
+from cribboard.bridge.tableargs import TABLE_ARGS, table_settings
 from cribboard.cli.table import Command, UsageError, arg, use_color
 from cribboard.discovery import named_port
+from cribboard.i18n import L_, N_, _
 from cribboard.play.scorekeeper import TABLE_GAMES
 from cribboard.rules.allhands import COMBINATIONS, all_hands_table
 from cribboard.rules.cards import format_cards, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.show import HandCount, count_hand
 from cribboard.rules.variants import FIVE_CARD, STANDARD
+from cribboard.words import combo_label
 from cribcore.limits import TARGETS
 
 
@@ -67,16 +70,19 @@ def _serve(args: argparse.Namespace) -> int:
     from cribboard.bridge.serve import serve
 
     ports: list[str] = list(args.serve_ports or [])
-    if args.port or not (ports or args.virtual):  # --port, or $CRIBBOARD_PORT alone
+    if args.port or not (ports or args.virtual or args.serve_ble):  # --port, or $CRIBBOARD_PORT
         named = named_port(args.port)
         if named and named not in ports:
             ports.insert(0, named)
+    ble = list(args.serve_ble or [])
     return serve(
         ports,
         virtual=args.virtual,
         host=args.host,
         http_port=args.http_port,
         token=args.token or os.environ.get(TOKEN_ENV) or None,
+        ble=ble,
+        table=table_settings(args, len(ports) + len(ble) + args.virtual),
     )
 
 
@@ -85,70 +91,115 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _count(args: argparse.Namespace) -> int:
     if args.all_hands:
-        if args.cards or args.no_starter:
-            raise UsageError("--all-hands takes no cards and no --no-starter")
+        if args.cards or args.no_starter or args.five_card:
+            raise UsageError(_("--all-hands takes no cards, no --no-starter and no --five-card"))
         started = time.perf_counter()
         table = all_hands_table(crib=args.crib)
         elapsed = time.perf_counter() - started
         for score, hands in enumerate(table):
             print(score, hands)
-        print(f"total {sum(table)} in {elapsed:.3f} s")
+        print(_("total %(hands)d in %(seconds).3f s", hands=sum(table), seconds=elapsed))
         assert sum(table) == COMBINATIONS
         return 0
     cards = parse_cards(args.cards)
     if not cards:
-        raise CardError("give the hand's cards, then the starter (or --all-hands)")
+        raise CardError(_("give the hand's cards, then the starter (or --all-hands)"))
+    if args.no_starter and args.crib:
+        raise UsageError(_("a crib is counted with its starter"))
+    _check_card_count(len(cards), args)
     if args.no_starter:
-        if args.crib:
-            raise UsageError("a crib is counted with its starter")
         hand_count = count_hand(cards, None)
     else:
-        if len(cards) < 2:
-            raise CardError("give the hand's cards, then the starter")
         hand_count = count_hand(cards[:-1], cards[-1], crib=args.crib)
     print(format_count(hand_count))
     return 0
 
 
+def _check_card_count(given: int, args: argparse.Namespace) -> None:
+    """A hand is four cards (three in the five-card game), a crib four, then the starter: a
+    card missing is an error, never a smaller hand counted."""
+    size = 3 if args.five_card and not args.crib else 4
+    wanted = size if args.no_starter else size + 1
+    if given == wanted:
+        return
+    values = {"size": size, "wanted": wanted, "given": given}
+    if args.no_starter:
+        if args.crib:
+            raise CardError(_("a crib has %(size)d cards, not %(given)d", **values))
+        raise CardError(_("a hand has %(size)d cards, not %(given)d", **values))
+    if args.crib:
+        message = _(
+            "a crib has %(size)d cards, then the starter: %(wanted)d cards, not %(given)d",
+            **values,
+        )
+    else:
+        message = _(
+            "a hand has %(size)d cards, then the starter: %(wanted)d cards, not %(given)d",
+            **values,
+        )
+    if given == wanted - 1 and not args.crib and not args.five_card:
+        message += " " + _(
+            "(the starter forgotten? a three-card hand of the five-card game: --five-card)"
+        )
+    raise CardError(message)
+
+
 def format_count(count: HandCount) -> str:
-    """The breakdown: a heading, one line per combination (what, points, cards), the total."""
-    what = "crib" if count.crib else "hand"
-    heading = f"{what} {format_cards(count.hand)}"
-    heading += f", starter {count.starter}" if count.starter else " (no starter)"
+    """The breakdown: a heading, one line per combination (what, points, cards), the total, in
+    the language in use."""
+    cards = format_cards(count.hand)
+    if count.starter is None:
+        heading = _("hand %(cards)s (no starter)", cards=cards)
+    elif count.crib:
+        heading = _("crib %(cards)s, starter %(starter)s", cards=cards, starter=count.starter)
+    else:
+        heading = _("hand %(cards)s, starter %(starter)s", cards=cards, starter=count.starter)
+    # Translators: the last line of a count's breakdown: the hand's points.
+    total = _("total")
+    labels = [combo_label(combo) for combo in count.combos]
+    width = max(12, *(len(label) + 1 for label in [*labels, total]))
     lines = [heading]
-    for combo in count.combos:
-        lines.append(f"  {combo.label():<12}{combo.points:>3}  {format_cards(combo.cards)}")
-    lines.append(f"  {'total':<12}{count.total:>3}")
+    for label, combo in zip(labels, count.combos):
+        lines.append(f"  {label:<{width}}{combo.points:>3}  {format_cards(combo.cards)}")
+    lines.append(f"  {total:<{width}}{count.total:>3}")
     return "\n".join(lines)
 
 
 # --- the table -------------------------------------------------------------------------------
 
+_COMBINATIONS_TEXT = f"{COMBINATIONS:,}"
 _VIRTUAL = arg(
-    "--virtual", action="store_true", help="use the virtual board even if a board is plugged in"
+    "--virtual",
+    action="store_true",
+    help=N_("use the virtual board even if a board is plugged in"),
 )
 _TARGET = arg(
     "--target",
     type=int,
     choices=TARGETS,
-    help=f"points to play to (default: keep: the board's game; play: {STANDARD.target})",
+    help=L_(
+        "points to play to (default: keep: the board's game; play: %(target)d)",
+        target=STANDARD.target,
+    ),
 )
 
 APP_COMMANDS: tuple[Command, ...] = (
-    Command("sim", "run the virtual board (see `cribboard sim --help`)", _sim, takes_rest=True),
+    Command("sim", N_("run the virtual board (see `cribboard sim --help`)"), _sim, takes_rest=True),
     Command(
         "demo",
-        "peg a game on the virtual board, drawn in the terminal",
+        N_("peg a game on the virtual board, drawn in the terminal"),
         _demo,
         (
-            arg("--delay", type=float, default=0.6, help="seconds between moves"),
-            arg("--seed", type=int, help="random seed for the moves"),
+            arg("--delay", type=float, default=0.6, help=N_("seconds between moves")),
+            arg("--seed", type=int, help=N_("random seed for the moves")),
         ),
     ),
     Command(
         "keep",
-        "keep the score of a game played with real cards: the table app (the board found on "
-        "USB, else the virtual board)",
+        N_(
+            "keep the score of a game played with real cards: the table app (the board found "
+            "on USB, else the virtual board)"
+        ),
         _keep,
         (
             _VIRTUAL,
@@ -158,55 +209,72 @@ APP_COMMANDS: tuple[Command, ...] = (
                 type=int,
                 choices=tuple(TABLE_GAMES),
                 default=2,
-                help="2, 3, or 4 in two partnerships (partners opposite; default 2)",
+                help=N_("2, 3, or 4 in two partnerships (partners opposite; default 2)"),
             ),
             arg(
                 "--five-card",
                 action="store_true",
-                help="the five-card game: two players, three-card hands, the pone's "
-                f"{FIVE_CARD.pone_bonus} at the start, to {FIVE_CARD.target}",
+                help=L_(
+                    "the five-card game: two players, three-card hands, the pone's %(bonus)d at "
+                    "the start, to %(target)d",
+                    bonus=FIVE_CARD.pone_bonus,
+                    target=FIVE_CARD.target,
+                ),
             ),
             arg(
                 "--new",
                 action="store_true",
-                help="start a new game even if the board shows one in progress",
+                help=N_("start a new game even if the board shows one in progress"),
             ),
         ),
         usb_only=True,
     ),
     Command(
         "play",
-        "play a game against the computer, scored on the board",
+        N_("play a game against the computer, scored on the board"),
         _play,
-        (_VIRTUAL, _TARGET, arg("--seed", type=int, help="random seed for the deals")),
+        (_VIRTUAL, _TARGET, arg("--seed", type=int, help=N_("random seed for the deals"))),
         usb_only=True,
     ),
     Command(
         "count",
-        "count a hand or crib with its starter (or --all-hands)",
+        N_("count a hand or crib with its starter (or --all-hands)"),
         _count,
         (
             arg(
                 "cards",
                 nargs="*",
                 metavar="CARD",
-                help="3 or 4 hand cards (a crib: 4), then the starter",
+                help=N_("4 hand cards (a crib: 4; --five-card: 3), then the starter"),
             ),
-            arg("--crib", action="store_true", help="count as the crib (flush only with all five)"),
-            arg("--no-starter", action="store_true", help="the cards alone, no starter"),
+            arg(
+                "--crib",
+                action="store_true",
+                help=N_("count as the crib (flush only with all five)"),
+            ),
+            arg("--no-starter", action="store_true", help=N_("the cards alone, no starter")),
+            arg(
+                "--five-card",
+                action="store_true",
+                help=N_("a three-card hand of the five-card game (its crib has four)"),
+            ),
             arg(
                 "--all-hands",
                 action="store_true",
-                help=f"how many of the {COMBINATIONS:,} hand + starter combinations make each "
-                "score, and the time taken",
+                help=L_(
+                    "how many of the %(combinations)s hand + starter combinations make each "
+                    "score, and the time taken",
+                    combinations=_COMBINATIONS_TEXT,
+                ),
             ),
         ),
-        description="Count a hand or crib: the cards, the starter last (5H JD 10S or TS AC; "
-        "suits C D H S).",
+        description=N_(
+            "Count a hand or crib: the cards, the starter last (5H JD 10S or TS AC; suits C D H S)."
+        ),
     ),
     Command(
         "serve",
-        "the bridge: HTTP + WebSocket API and the web page (docs/bridge.md)",
+        N_("the bridge: HTTP + WebSocket API and the web page (docs/bridge.md)"),
         _serve,
         (
             arg(
@@ -238,10 +306,12 @@ APP_COMMANDS: tuple[Command, ...] = (
                 metavar="PORT",
                 help="a board's serial port or pyserial URL (repeat for several boards)",
             ),
+            *TABLE_ARGS,
         ),
         description="Hold the connection to boards and offer them over HTTP (JSON API, "
         "OpenAPI at /openapi.json), a WebSocket of board events, and a web page. Boards: "
-        "--port (repeat it for several), --virtual, else every board found on USB.",
+        "--port (repeat it for several), --ble, --virtual, else every board found on USB. "
+        "With --mqtt, the board also sits at a club hall's table (docs/mqtt.md).",
         usb_only=True,
     ),
 )

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cribboard.api import Board, Health
+from cribboard.cli.hall_deploy import HALL_ARGS
 from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
 from cribboard.discovery import PORT_ENV, resolve_port
 from cribboard.errors import CribboardError
-from cribboard.names import PLAYER_HELP, parse_player
+from cribboard.i18n import L_, N_, _, n_
+from cribboard.names import PLAYER_NAMES, parse_player
 from cribboard.terminal import describe_state, draw_frame
 from cribcore.limits import MAX_BRIGHTNESS, MAX_POINTS, PLAYER_COUNTS, TARGETS
 
@@ -80,7 +82,7 @@ async def _status(board: Board, args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(draw_frame(frame.rgb, use_color(args)))
+        print(draw_frame(frame.rgb, use_color(args), state.players))
         print(describe_state(state))
         if health is not None:
             print(describe_health(health, board.hello.fields))
@@ -93,29 +95,52 @@ def describe_health(health: Health, hello: dict[str, str]) -> str:
     hours, minutes = divmod(minutes, 60)
     up = f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
     lines = [
-        f"board: up {up}, {health.free_heap // 1024} KB free, "
-        f"{health.saves} save{'s' if health.saves != 1 else ''} to the flash"
+        n_(
+            "board: up %(up)s, %(kb)d KB free, %(count)d save to the flash",
+            "board: up %(up)s, %(kb)d KB free, %(count)d saves to the flash",
+            health.saves,
+            up=up,
+            kb=health.free_heap // 1024,
+        )
     ]
     if health.save_errors:
-        last = f" (last: {health.last_save_error})" if health.last_save_error else ""
-        lines.append(
-            f"warning: {health.save_errors} save{'s' if health.save_errors != 1 else ''} to the "
-            f"flash failed{last}: the game is not being kept through a power cut"
-        )
+        if health.last_save_error:
+            warning = n_(
+                "warning: %(count)d save to the flash failed (last: %(error)s): the game is not "
+                "being kept through a power cut",
+                "warning: %(count)d saves to the flash failed (last: %(error)s): the game is "
+                "not being kept through a power cut",
+                health.save_errors,
+                error=health.last_save_error,
+            )
+        else:
+            warning = n_(
+                "warning: %(count)d save to the flash failed: the game is not being kept "
+                "through a power cut",
+                "warning: %(count)d saves to the flash failed: the game is not being kept "
+                "through a power cut",
+                health.save_errors,
+            )
+        lines.append(warning)
     if hello.get("fs") == "formatted" and hello.get("boots"):
         lines.append(
-            "warning: the board's file system crashed its start "
-            f"{hello['boots']} times and was formatted (the game was kept)"
+            _(
+                "warning: the board's file system crashed its start %(boots)s times and was "
+                "formatted (the game was kept)",
+                boots=hello["boots"],
+            )
         )
     if health.admission_errors:
-        lines.append("warning: the admitted Bluetooth devices could not be saved")
+        lines.append(_("warning: the admitted Bluetooth devices could not be saved"))
     return "\n".join(lines)
 
 
 async def _watch(board: Board, args: argparse.Namespace) -> int:
     with board.events() as events:
         # Said once subscribed: whatever changes from here on is printed.
-        print(f"watching {board.name} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        print(
+            _("watching %(board)s (Ctrl-C to stop)", board=board.name), file=sys.stderr, flush=True
+        )
         async for event in events:
             if args.json:
                 print(json.dumps({"event": event.name, **event.fields}), flush=True)
@@ -140,7 +165,7 @@ def _list(args: argparse.Namespace) -> int:
             print(f"{found.port}  {found.description}  (not answering: {found.problem})")
     found_ble = _list_ble()
     if not boards and not found_ble:
-        print(f"no boards found; the virtual board: `{PROG} sim`", file=sys.stderr)
+        print(_("no boards found; the virtual board: `%(prog)s sim`", prog=PROG), file=sys.stderr)
     return 0
 
 
@@ -187,7 +212,7 @@ async def _bright(board: Board, args: argparse.Namespace) -> int:
 
 async def _self_test(board: Board, args: argparse.Namespace) -> int:
     await board.self_test()
-    print("self-test running: the LEDs light one by one in wiring order (about 3 s)")
+    print(_("self-test running: the LEDs light one by one in wiring order (about 3 s)"))
     return 0
 
 
@@ -207,9 +232,13 @@ async def _admit(board: Board, args: argparse.Namespace) -> int:
 
 
 def _deploy(args: argparse.Namespace) -> int:
+    from cribboard.cli import hall_deploy
     from cribboard.deploy import deploy
 
     drive = _bootsel_drive(args)
+    if drive is not None and args.broker is not None:
+        raise UsageError("--broker is for a board running MicroPython: deploy it once it runs")
+    hall = hall_deploy.hall_setup(args)
     if drive is not None:
         from cribboard.bootsel import choose_image, flash
         from cribboard.virtual.rp2board import images_dir
@@ -230,12 +259,9 @@ def _deploy(args: argparse.Namespace) -> int:
         )
     if args.firmware is not None and not (args.firmware / "main.py").is_file():
         raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
-    deploy(
-        asyncio.run(resolve_port(args.port)).port,
-        root=args.firmware,
-        compiled=not args.source,
-        reset=not args.no_reset,
-    )
+    port = asyncio.run(resolve_port(args.port)).port
+    deploy(port, root=args.firmware, compiled=not args.source, reset=not args.no_reset)
+    hall_deploy.configure(port, hall, reset=not args.no_reset)
     return 0
 
 
@@ -260,29 +286,30 @@ def _bootsel_drive(args: argparse.Namespace) -> BootselDrive | None:
 
 # --- the table -------------------------------------------------------------------------------
 
-_PLAYER = arg("player", type=player_arg, help=PLAYER_HELP)
+_PLAYERS = L_("0, 1, 2 or %(names)s", names=", ".join(PLAYER_NAMES))
+_PLAYER = arg("player", type=player_arg, help=_PLAYERS)
 _HOLE_MAX = max(TARGETS)
 
 BOARD_COMMANDS: tuple[Command, ...] = (
-    Command("list", "list boards on serial ports and Bluetooth LE", _list),
+    Command("list", N_("list boards on serial ports and Bluetooth LE"), _list),
     Command(
         "status",
-        "show the board",
+        N_("show the board"),
         on_board(_status),
         (
-            arg("--json", action="store_true", help="print the state as JSON"),
-            arg("--no-color", action="store_true", help="plain characters"),
+            arg("--json", action="store_true", help=N_("print the state as JSON")),
+            arg("--no-color", action="store_true", help=N_("plain characters")),
         ),
     ),
     Command(
         "peg",
-        "score points for a player",
+        N_("score points for a player"),
         on_board(_change(lambda b, a: b.peg(a.player, a.points))),
         (_PLAYER, arg("points", type=int_in(1, MAX_POINTS, "points"), help=f"1..{MAX_POINTS}")),
     ),
     Command(
         "set",
-        "place a player's pegs (correct a mistake)",
+        N_("place a player's pegs (correct a mistake)"),
         on_board(_change(lambda b, a: b.set_pegs(a.player, a.front, a.back))),
         (
             _PLAYER,
@@ -290,10 +317,10 @@ BOARD_COMMANDS: tuple[Command, ...] = (
             arg("back", type=int_in(0, _HOLE_MAX, "back"), nargs="?"),
         ),
     ),
-    Command("undo", "take back the last change", on_board(_change(lambda b, a: b.undo()))),
+    Command("undo", N_("take back the last change"), on_board(_change(lambda b, a: b.undo()))),
     Command(
         "new",
-        "start a new game",
+        N_("start a new game"),
         on_board(_change(lambda b, a: b.new_game(a.target, a.players))),
         (
             arg("--target", type=int, choices=TARGETS),
@@ -302,21 +329,32 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "deal",
-        "pass the deal on, or give it to PLAYER",
+        N_("pass the deal on, or give it to PLAYER"),
         on_board(_change(lambda b, a: b.set_dealer(a.player))),
-        (arg("player", type=player_arg, nargs="?", help=f"{PLAYER_HELP}; absent: the next"),),
+        (
+            arg(
+                "player",
+                type=player_arg,
+                nargs="?",
+                help=L_("%(players)s; absent: the next", players=_PLAYERS),
+            ),
+        ),
     ),
     Command(
         "bright",
-        f"show or set the LED brightness (0..{MAX_BRIGHTNESS})",
+        L_("show or set the LED brightness (0..%(most)d)", most=MAX_BRIGHTNESS),
         on_board(_bright),
         (arg("value", type=int_in(0, MAX_BRIGHTNESS, "brightness"), nargs="?"),),
     ),
-    Command("test", "the wiring self-test: every hole lights in chain order", on_board(_self_test)),
+    Command(
+        "test", N_("the wiring self-test: every hole lights in chain order"), on_board(_self_test)
+    ),
     Command(
         "admit",
-        "who may change the board over Bluetooth: show, or switch open mode, or forget the "
-        "admitted devices",
+        N_(
+            "who may change the board over Bluetooth: show, or switch open mode, or forget the "
+            "admitted devices"
+        ),
         on_board(_admit),
         (
             OneOf(
@@ -338,14 +376,16 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "watch",
-        "print the board's events as they come",
+        N_("print the board's events as they come"),
         on_board(_watch, reconnect=True),
         (arg("--json", action="store_true", help="one JSON object per event"),),
     ),
     Command(
         "deploy",
-        "copy the firmware to a board running MicroPython (mpremote), or flash the image with "
-        "the firmware frozen in onto a board in BOOTSEL mode",
+        N_(
+            "copy the firmware to a board running MicroPython (mpremote), or flash the image "
+            "with the firmware frozen in onto a board in BOOTSEL mode"
+        ),
         _deploy,
         (
             arg(
@@ -373,6 +413,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
                 type=Path,
                 help="firmware tree to deploy (default: the one in this package)",
             ),
+            *HALL_ARGS,
         ),
         usb_only=True,
     ),

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from cribboard.cliparse import OneLineParser
 from cribboard.errors import CribboardError
+from cribboard.i18n import Later, _
 
 PROG = "cribboard"
 
@@ -48,10 +49,10 @@ class Command:
     UsageError) for one line on stderr."""
 
     name: str
-    help: str
+    help: str | Later
     run: Runner
     args: tuple[Arg | OneOf, ...] = ()
-    description: str | None = None
+    description: str | Later | None = None
     usb_only: bool = False
     """It needs a serial link: refused with --ble."""
     takes_rest: bool = False
@@ -63,33 +64,77 @@ class Command:
 class _SubParser(OneLineParser):
     # Sub-commands report errors under the program's name, as the main parser does.
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{PROG}: {message} (see {self.prog} --help)\n")
+        self.exit(
+            2,
+            _(
+                "%(prog)s: %(message)s (see %(command)s --help)",
+                prog=PROG,
+                message=message,
+                command=self.prog,
+            )
+            + "\n",
+        )
+
+
+def said(text: str | Later) -> str:
+    """A help text in the language in use: marked with N_ (translated here) or L_."""
+    return str(text) if isinstance(text, Later) else _(text)
+
+
+def _options(option: Arg) -> dict[str, Any]:
+    """add_argument's options, the help in the language in use."""
+    options = dict(option.options)
+    if isinstance(options.get("help"), str | Later):
+        options["help"] = said(options["help"])
+    return options
 
 
 def build_parser(
     commands: Sequence[Command], global_args: Sequence[Arg], description: str
 ) -> argparse.ArgumentParser:
-    """The command line's parser: the global options, then one sub-parser per command."""
-    parser = OneLineParser(prog=PROG, description=description)
+    """The command line's parser: the global options, then one sub-parser per command. The
+    global options are accepted after the command too (`cribboard peg blue 12 --port X`),
+    except where the command has an option of the same name (`serve --port`). Help texts are
+    translated as the parser is built (the language is chosen before)."""
+    parser = OneLineParser(prog=PROG, description=said(description))
     for option in global_args:
-        parser.add_argument(*option.names, **option.options)
+        parser.add_argument(*option.names, **_options(option))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
     sub.required = True
     for command in commands:
         options = dict(command.extra)
         if command.description is not None:
-            options["description"] = command.description
+            options["description"] = said(command.description)
         if command.takes_rest:
             options["add_help"] = False  # its own parser answers --help
-        sub_parser = sub.add_parser(command.name, help=command.help, **options)
+        sub_parser = sub.add_parser(command.name, help=said(command.help), **options)
         for item in command.args:
             if isinstance(item, OneOf):
                 group = sub_parser.add_mutually_exclusive_group()
                 for one in item.args:
-                    group.add_argument(*one.names, **one.options)
+                    group.add_argument(*one.names, **_options(one))
             else:
-                sub_parser.add_argument(*item.names, **item.options)
+                sub_parser.add_argument(*item.names, **_options(item))
+        if not command.takes_rest:
+            _add_global_args(sub_parser, command, global_args)
     return parser
+
+
+def _add_global_args(
+    sub_parser: argparse.ArgumentParser, command: Command, global_args: Sequence[Arg]
+) -> None:
+    """The global options, for after the command: given there, they replace the values given
+    before it (or the defaults); not given, they leave those alone (SUPPRESS)."""
+    own = {
+        name
+        for item in command.args
+        for one in (item.args if isinstance(item, OneOf) else (item,))
+        for name in one.names
+    }
+    for option in global_args:
+        if option.options.get("action") == "version" or own & set(option.names):
+            continue
+        sub_parser.add_argument(*option.names, **{**_options(option), "default": argparse.SUPPRESS})
 
 
 def use_color(args: argparse.Namespace) -> bool:
@@ -109,10 +154,18 @@ def int_in(low: int, high: int, what: str) -> Callable[[str], int]:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"{what} must be a whole number, not {text!r}"
+                _("%(what)s must be a whole number, not %(text)r", what=what, text=text)
             ) from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} must be {low}..{high}, not {value}")
+            raise argparse.ArgumentTypeError(
+                _(
+                    "%(what)s must be %(low)d..%(high)d, not %(value)d",
+                    what=what,
+                    low=low,
+                    high=high,
+                    value=value,
+                )
+            )
         return value
 
     return parse

@@ -11,6 +11,8 @@
 - :mod:`cribboard.hall.view`, :mod:`cribboard.hall.page`: the projector page and what it shows.
 - :mod:`cribboard.hall.control`: how the command line reaches a running director.
 - :mod:`cribboard.hall.cli`: ``cribboard hall ...``.
+- :mod:`cribboard.hall.tableclient`: the MQTT side of a table, for the bridge and the simulated
+  tables alike.
 - :mod:`cribboard.hall.simtable`: simulated tables for tests and benchmarks.
 """
 

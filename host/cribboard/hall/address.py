@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import getpass
 import logging
+import os
 import socket
 import ssl
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import aiomqtt
@@ -24,6 +27,20 @@ _MQTT_LOG = logging.getLogger("cribboard.hall.mqtt")
 _MQTT_LOG.setLevel(logging.CRITICAL)
 
 
+def ask_password(variable: str | None, prompt: str) -> str | None:
+    """A broker password: from the environment variable named (HallError when it is not set),
+    else asked for without echo on a terminal, else none (a broker that lets the user in
+    without one). Never printed, never logged."""
+    if variable:
+        password = os.environ.get(variable)
+        if password is None:
+            raise HallError(f"--password-env {variable}: that environment variable is not set")
+        return password
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt)
+    return None
+
+
 @dataclass(frozen=True)
 class BrokerAddress:
     """A broker's address and the user a client logs in as."""
@@ -32,7 +49,7 @@ class BrokerAddress:
     port: int
     tls: bool = False
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)  # never in a log line
 
     @classmethod
     def parse(

@@ -79,6 +79,26 @@ def command() -> Command:
 
 def add_arguments(hall: argparse.ArgumentParser) -> None:
     """The ``hall`` group's sub-commands on `hall`."""
+    common, broker_options, page_options = _shared_options()
+    groups = hall.add_subparsers(dest="hall_command", metavar="COMMAND", parser_class=_Parser)
+    groups.required = True
+    _add_start(groups, [common, broker_options, page_options])
+    _add_players_and_rounds(groups, common)
+    standings = groups.add_parser("standings", parents=[common], help="the standings")
+    standings.add_argument("--json", action="store_true", help="as the standings topic's JSON")
+    _add_correct(groups, common)
+    export = groups.add_parser("export", parents=[common], help="the standings and games as CSV")
+    export.add_argument("--standings", type=Path, metavar="FILE", help="'-' for stdout")
+    export.add_argument("--games", type=Path, metavar="FILE", help="'-' for stdout")
+    groups.add_parser(
+        "serve",
+        parents=[common, broker_options, page_options],
+        help="the projector page alone, following the broker as a viewer",
+    )
+
+
+def _shared_options() -> tuple[_Parser, _Parser, _Parser]:
+    """The options several sub-commands take: the hall's directory, the broker, the page."""
     common = _Parser(add_help=False)
     common.add_argument(
         "--dir",
@@ -104,12 +124,13 @@ def add_arguments(hall: argparse.ArgumentParser) -> None:
     page_options.add_argument(
         "--http-port", type=_port, default=None, help="the page's TCP port (default 8322)"
     )
+    return common, broker_options, page_options
 
-    groups = hall.add_subparsers(dest="hall_command", metavar="COMMAND", parser_class=_Parser)
-    groups.required = True
+
+def _add_start(groups: argparse._SubParsersAction[_Parser], parents: list[_Parser]) -> None:
     start = groups.add_parser(
         "start",
-        parents=[common, broker_options, page_options],
+        parents=parents,
         help="run the hall: the broker (unless --broker), the director and the page",
     )
     start.add_argument("--hall", help="the hall's name in the topics (default club)")
@@ -139,6 +160,8 @@ def add_arguments(hall: argparse.ArgumentParser) -> None:
     )
     start.add_argument("--no-page", action="store_true", help="do not serve the page")
 
+
+def _add_players_and_rounds(groups: argparse._SubParsersAction[_Parser], common: _Parser) -> None:
     players = groups.add_parser("players", help="the players").add_subparsers(
         dest="players_command", metavar="COMMAND", parser_class=_Parser
     )
@@ -166,9 +189,8 @@ def add_arguments(hall: argparse.ArgumentParser) -> None:
         help="the tables (default: every table that has not started its game)",
     )  # fmt: skip
 
-    standings = groups.add_parser("standings", parents=[common], help="the standings")
-    standings.add_argument("--json", action="store_true", help="as the standings topic's JSON")
 
+def _add_correct(groups: argparse._SubParsersAction[_Parser], common: _Parser) -> None:
     correct = groups.add_parser(
         "correct",
         parents=[common],
@@ -185,16 +207,6 @@ def add_arguments(hall: argparse.ArgumentParser) -> None:
     correct.add_argument("--target", type=int, choices=(61, 121), help="default: the hall's")
     correct.add_argument("--why", required=True, help="the reason, for the audit trail")
     correct.add_argument("--who", default="director", help="who corrects (default director)")
-
-    export = groups.add_parser("export", parents=[common], help="the standings and games as CSV")
-    export.add_argument("--standings", type=Path, metavar="FILE", help="'-' for stdout")
-    export.add_argument("--games", type=Path, metavar="FILE", help="'-' for stdout")
-
-    groups.add_parser(
-        "serve",
-        parents=[common, broker_options, page_options],
-        help="the projector page alone, following the broker as a viewer",
-    )
 
 
 def _count(low: int, high: int, what: str) -> Any:

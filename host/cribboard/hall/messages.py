@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,14 +13,16 @@ from typing import Any
 from cribboard.api import BoardState
 from cribboard.hall import HallError
 from cribboard.hall.tournament import Round, Standing, Tournament
+from cribcore import hall as core
+from cribcore.hall import is_command_id
 from cribcore.limits import PLAYER_COUNTS, TARGETS
 
-ONLINE = b"1"
-OFFLINE = b"0"
-NEW_GAME = "new"
-MAX_COMMAND_BYTES = 256  # a board's receive buffer for cmd
-MAX_NAME_CHARS = 24  # a player's name in a command (longer names are cut)
-_ID = re.compile(r"[A-Za-z0-9_.-]{1,16}\Z")
+# The shared core's (a board's own table client uses the same).
+ONLINE = core.ONLINE_PAYLOAD
+OFFLINE = core.OFFLINE_PAYLOAD
+NEW_GAME = core.NEW_GAME
+MAX_COMMAND_BYTES = core.MAX_COMMAND_BYTES  # a board's receive buffer for cmd
+MAX_NAME_CHARS = core.MAX_NAME_CHARS  # a player's name in a command (longer names are cut)
 
 
 class MessageError(HallError):
@@ -115,7 +116,7 @@ class Ack:
 
 def encode_command(command: NewGame) -> bytes:
     """A `cmd` payload; MessageError when it would not fit a board's buffer."""
-    if not _ID.match(command.id):
+    if not is_command_id(command.id):
         raise MessageError(f"command id {command.id!r}: 1-16 of A-Z a-z 0-9 _ . -")
     if command.target not in TARGETS or len(command.names) not in PLAYER_COUNTS:
         raise MessageError(f"a new game has a target in {TARGETS} and {PLAYER_COUNTS} players")
@@ -130,7 +131,7 @@ def decode_command(payload: bytes) -> NewGame:
     """A `cmd` payload; MessageError (with its `command_id` when readable) otherwise."""
     obj = _loads(payload, "cmd")
     command_id = obj.get("id")
-    if not isinstance(command_id, str) or not _ID.match(command_id):
+    if not isinstance(command_id, str) or not is_command_id(command_id):
         raise MessageError("cmd: no usable id")
     op, target, names = obj.get("op"), obj.get("target"), obj.get("names")
     if op != NEW_GAME:

@@ -13,15 +13,13 @@ The page only reads: it changes nothing in the hall, so it needs no token (bind 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from pathlib import Path
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
 from cribboard import bridge
 from cribboard.bridge import meta
-from cribboard.bridge.hub import Hub, Subscriber
+from cribboard.bridge.hub import Hub, follow
 from cribboard.hall import HallError
 from cribboard.hall.view import HallView
 
@@ -54,18 +52,7 @@ def create_app(view: HallView) -> web.Application:
         sub = view.hub.subscribe()
         for snapshot in view.snapshot():  # no await in between: nothing can overtake it
             Hub.send_to(sub, snapshot)
-        sockets.add(ws)
-        writer = asyncio.create_task(_write(ws, sub))
-        try:
-            async for message in ws:
-                if message.type == WSMsgType.ERROR:
-                    break  # the page only listens
-        finally:
-            view.hub.unsubscribe(sub)
-            sockets.discard(ws)
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await writer
+        await follow(ws, view.hub, sub, sockets)
         return ws
 
     async def close_sockets(app: web.Application) -> None:
@@ -80,18 +67,6 @@ def create_app(view: HallView) -> web.Application:
     app.router.add_get("/api/hall", hall)
     app.router.add_get("/api/ws", websocket)
     return app
-
-
-async def _write(ws: web.WebSocketResponse, sub: Subscriber) -> None:
-    while True:
-        text = await sub.queue.get()
-        if text is None:
-            await ws.close(code=1013, message=b"too slow: messages were piling up")
-            return
-        try:
-            await ws.send_str(text)
-        except (ConnectionError, RuntimeError):
-            return
 
 
 class Page:

@@ -23,27 +23,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import random
 import sys
 from pathlib import Path
 
-import aiomqtt
-
 from cribboard import wire
 from cribboard.api import BoardState
-from cribboard.hall import HallError, messages
+from cribboard.hall import messages
 from cribboard.hall import topics as t
 from cribboard.hall.address import BrokerAddress
+from cribboard.hall.tableclient import CommandMemory, TableClient
 from cribcore import protocol
 from cribcore.limits import MAX_POINTS
 from cribcore.state import NO_WINNER, GameError, GameState
 
-RECONNECT_S = 0.5
-# A change published while the link is dying waits at most this long (a board's client would
-# block; a simulated one moves on: the state goes out again on reconnecting).
-PUBLISH_TIMEOUT_S = 2.0
 _LINE_BYTES = 200  # the firmware's event buffer
 
 
@@ -59,7 +53,8 @@ class SimTable:
     """One simulated table on a hall's broker. `address` carries the broker and the table's
     password (the user is ``table-N``). `state_file` keeps the game across a restart of the
     process, as a board keeps it across its table client's (the revision starts again at 0,
-    as a board's does after a power cut)."""
+    as a board's does after a power cut). The MQTT side is the one every table client on a
+    computer uses (:class:`cribboard.hall.tableclient.TableClient`)."""
 
     def __init__(
         self,
@@ -70,10 +65,6 @@ class SimTable:
         seed: int | None = None,
         state_file: Path | None = None,
     ) -> None:
-        self.user = t.table_user(table)
-        self.address = BrokerAddress(
-            address.host, address.port, address.tls, self.user, address.password
-        )
         self.hall = t.check_hall(hall)
         self.table = table
         self.rng = random.Random(seed)
@@ -81,17 +72,19 @@ class SimTable:
         self.game = GameState()
         self.names: tuple[str, ...] = ()
         self.commands: list[messages.NewGame] = []  # each command run, in order
-        self.online = asyncio.Event()  # connected and its state published
         self.on_state: list[asyncio.Queue[BoardState]] = []  # optional watchers
-        self._client: aiomqtt.Client | None = None
-        self._last_ack: tuple[str, bytes] | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._closing = False
+        memory = CommandMemory(on_change=self._keep)
+        plain = BrokerAddress(address.host, address.port, address.tls, None, address.password)
+        self.client = TableClient(
+            plain, hall, table, state=lambda: self.state, run=self._new_game, memory=memory
+        )
         if state_file is not None and state_file.exists():
             self._load(state_file)
 
-    def topic(self, leaf: str) -> str:
-        return t.table_topic(self.hall, self.table, leaf)
+    @property
+    def online(self) -> asyncio.Event:
+        """Set while connected, its state published."""
+        return self.client.online
 
     @property
     def state(self) -> BoardState:
@@ -101,27 +94,12 @@ class SimTable:
 
     async def start(self) -> SimTable:
         """Connect (and keep reconnecting) in the background; returns once online."""
-        self._task = asyncio.create_task(self._run(), name=f"simtable-{self.table}")
-        waiter = asyncio.create_task(self.online.wait())
-        done, _ = await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
-        if self._task in done:
-            waiter.cancel()
-            self._task.result()  # raises what stopped it
+        await self.client.start()
         return self
 
     async def stop(self) -> None:
         """Go offline cleanly: ``online`` = ``0``, then disconnect."""
-        self._closing = True
-        client = self._client
-        if client is not None and self.online.is_set():
-            with contextlib.suppress(aiomqtt.MqttError):
-                await client.publish(
-                    self.topic(t.ONLINE), messages.OFFLINE, qos=1, retain=True, timeout=5
-                )
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self.client.stop()
 
     async def __aenter__(self) -> SimTable:
         return await self.start()
@@ -129,71 +107,24 @@ class SimTable:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _run(self) -> None:
-        will = aiomqtt.Will(self.topic(t.ONLINE), messages.OFFLINE, qos=1, retain=True)
-        while True:
-            try:
-                async with self.address.client(self.user, clean_session=False, will=will) as client:
-                    self._client = client
-                    await client.subscribe(self.topic(t.CMD), qos=1)
-                    await client.publish(self.topic(t.ONLINE), messages.ONLINE, qos=1, retain=True)
-                    await self._publish_state(client)
-                    self.online.set()
-                    async for message in client.messages:
-                        await self._command(client, bytes(message.payload))
-            except aiomqtt.MqttError as err:
-                if "authori" in str(err):
-                    raise HallError(f"{self.user}: the broker refused the login: {err}")
-            finally:
-                self._client = None
-                self.online.clear()
-            if self._closing:
-                return
-            await asyncio.sleep(RECONNECT_S)  # the broker is away: try again shortly
-
-    async def _publish_state(self, client: aiomqtt.Client) -> None:
-        payload = messages.encode_state(self.state)
-        await client.publish(
-            self.topic(t.STATE), payload, qos=0, retain=True, timeout=PUBLISH_TIMEOUT_S
-        )
-        await client.publish(self.topic(t.EVENT), payload, qos=1, timeout=PUBLISH_TIMEOUT_S)
-
     async def _changed(self) -> BoardState:
         """After a change: keep it (state file), tell the watchers, publish it if online."""
         state = self.state
-        if self.state_file is not None:
-            self._save(self.state_file)
+        self._keep()
         for queue in self.on_state:
             queue.put_nowait(state)
-        client = self._client
-        if client is not None and self.online.is_set():
-            with contextlib.suppress(aiomqtt.MqttError):  # offline: sent again on reconnecting
-                await self._publish_state(client)
+        await self.client.publish(state)
         return state
 
-    async def _command(self, client: aiomqtt.Client, payload: bytes) -> None:
-        try:
-            command = messages.decode_command(payload)
-        except messages.MessageError as err:
-            if err.command_id is not None:
-                ack = messages.Ack(err.command_id, False, "bad_command", str(err))
-                await client.publish(self.topic(t.ACK), messages.encode_ack(ack), qos=1)
-            return
-        if self._last_ack is not None and self._last_ack[0] == command.id:
-            # Delivered again (QoS 1, a director's resend): answered, never run twice.
-            await client.publish(self.topic(t.ACK), self._last_ack[1], qos=1)
-            return
+    async def _new_game(self, command: messages.NewGame) -> messages.Ack:
         try:
             self.game.new_game(command.target, len(command.names))
-            ack = messages.Ack(command.id, True)
         except GameError as err:
-            ack = messages.Ack(command.id, False, err.code, err.text)
-        else:
-            self.names = command.names
-            self.commands.append(command)
-            await self._changed()
-        self._last_ack = (command.id, messages.encode_ack(ack))
-        await client.publish(self.topic(t.ACK), self._last_ack[1], qos=1)
+            return messages.Ack(command.id, False, err.code, err.text)
+        self.names = command.names
+        self.commands.append(command)
+        await self._changed()
+        return messages.Ack(command.id, True)
 
     # --- playing ---------------------------------------------------------------------------
 
@@ -224,6 +155,10 @@ class SimTable:
 
     # --- the board's memory ------------------------------------------------------------------
 
+    def _keep(self) -> None:
+        if self.state_file is not None:
+            self._save(self.state_file)
+
     def _save(self, path: Path) -> None:
         g = self.game
         saved = {
@@ -234,7 +169,7 @@ class SimTable:
             "back": g.back,
             "games": g.games,
             "names": list(self.names),
-            "last_ack": None if self._last_ack is None else [self._last_ack[0]],
+            "last_command": self.client.memory.to_json(),
         }
         path.write_text(json.dumps(saved))
 
@@ -249,11 +184,7 @@ class SimTable:
         game.undo_count = 0
         self.game = game
         self.names = tuple(saved["names"])
-        if saved["last_ack"]:
-            self._last_ack = (
-                saved["last_ack"][0],
-                messages.encode_ack(messages.Ack(saved["last_ack"][0], True)),
-            )
+        self.client.memory.load_json(saved["last_command"])
 
 
 # --- a simulated table in a process of its own -------------------------------------------------

@@ -14,16 +14,17 @@ import re
 from dataclasses import dataclass
 
 from cribboard.hall import HallError
+from cribcore import hall as core
+from cribcore.hall import ACK as ACK
+from cribcore.hall import CMD as CMD
+from cribcore.hall import EVENT as EVENT
+from cribcore.hall import ONLINE as ONLINE
+from cribcore.hall import ROOT as ROOT
+from cribcore.hall import STATE as STATE
+from cribcore.hall import VERSION as VERSION
 
-ROOT = "cribboard"
-VERSION = "v1"
-
-# Per table. The table publishes state, event, online and ack and reads cmd.
-STATE = "state"
-EVENT = "event"
-ONLINE = "online"
-CMD = "cmd"
-ACK = "ack"
+# Per table (the names are the shared core's, which a board's own table client uses too). The
+# table publishes state, event, online and ack and reads cmd.
 TABLE_LEAVES = (STATE, EVENT, ONLINE, CMD, ACK)
 TABLE_PUBLISHES = (STATE, EVENT, ONLINE, ACK)
 
@@ -50,15 +51,15 @@ class Delivery:
 DELIVERY: dict[str, Delivery] = {
     # The latest state replaces the last; the next change or a reconnect republishes it, so
     # QoS 0 is enough (a board's umqtt.simple publishes it without waiting for an answer).
-    STATE: Delivery(0, True),
+    STATE: Delivery(*core.STATE_DELIVERY),
     # Every change, queued for the director while it is away: nothing missed.
-    EVENT: Delivery(1, False),
+    EVENT: Delivery(*core.EVENT_DELIVERY),
     # "1" on connecting; "0" by the broker (the Last Will) when the table's link dies.
-    ONLINE: Delivery(1, True),
+    ONLINE: Delivery(*core.ONLINE_DELIVERY),
     # Queued for a table that is away (it keeps a persistent session); never retained, so a
     # command runs once.
-    CMD: Delivery(1, False),
-    ACK: Delivery(1, False),
+    CMD: Delivery(*core.CMD_DELIVERY),
+    ACK: Delivery(*core.ACK_DELIVERY),
     STANDINGS: Delivery(1, True),
     ROUND: Delivery(1, True),
 }

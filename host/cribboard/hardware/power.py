@@ -114,7 +114,7 @@ def power_figures() -> PowerFigures:
     full_natural, _ = shown(limits.MAX_BRIGHTNESS, limits.MAX_BUDGET_MA)
     full_ma, full_scale = shown(255, budget)
     white = R.Renderer(NullPixels(), budget_ma=budget, brightness=255)
-    white.frame[:] = bytes([255] * (3 * L.HOLES))
+    white.load_frame(bytes([255] * (3 * L.HOLES)))
     white.show()
     idle = R.DEFAULT_IDLE_MA * L.HOLES
     return PowerFigures(

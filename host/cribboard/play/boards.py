@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from cribboard.discovery import resolve_port
 from cribboard.errors import NoBoardFound
+from cribboard.i18n import _
 from cribboard.virtual.launcher import VirtualBoard
 
 
@@ -28,5 +29,8 @@ async def choose_board(port: str | None, virtual: bool, stack: contextlib.ExitSt
             chosen = await resolve_port(port, first_of_several=True)
             return ChosenBoard(chosen.port, chosen.description, False)
     board = stack.enter_context(VirtualBoard())
-    why = "" if virtual else ": no board found on USB"
-    return ChosenBoard(board.port, f"the virtual board on {board.port}{why}", True)
+    if virtual:
+        description = _("the virtual board on %(port)s", port=board.port)
+    else:
+        description = _("the virtual board on %(port)s: no board found on USB", port=board.port)
+    return ChosenBoard(board.port, description, True)

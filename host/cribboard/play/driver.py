@@ -23,13 +23,14 @@ from functools import partial
 from typing import TypeVar
 
 from cribboard.api import Board
-from cribboard.names import PLAYER_NAMES
+from cribboard.i18n import _
+from cribboard.names import player_name
 from cribboard.play.players import DiscardView, Player, PlayView
 from cribboard.rules.cards import Card, format_cards, shuffled_deck
 from cribboard.rules.errors import IllegalMove
 from cribboard.rules.game import Deal, Game, Phase, Reason, ScoreEvent, cut_for_deal
-from cribboard.rules.show import Combo
 from cribboard.rules.variants import STANDARD, Variant
+from cribboard.words import combo_summary
 
 T = TypeVar("T")
 
@@ -63,28 +64,33 @@ async def off_loop(function: Callable[[], T]) -> T:
     return await future
 
 
-def describe_combos(combos: Sequence[Combo]) -> str:
-    """`fifteen 6, pair 2, run of 3 3`: the points of each kind of combination."""
-    parts: dict[str, int] = {}
-    for combo in combos:
-        parts[combo.label()] = parts.get(combo.label(), 0) + combo.points
-    if len(parts) == 1 and len(combos) == 1:
-        return combos[0].label()
-    return ", ".join(f"{label} {points}" for label, points in parts.items())
-
-
 def describe_event(event: ScoreEvent, names: Sequence[str]) -> str:
     """`orange pegs 4 in the play (fifteen 2, pair 2): 37`."""
-    what = describe_combos(event.combos)
-    reason = {
-        Reason.PLAY: "in the play",
-        Reason.HAND: "for the hand",
-        Reason.CRIB: "for the crib",
-    }.get(event.reason, f"for {event.reason}")
-    return (
-        f"{names[event.seat]} pegs {event.points} {reason}"
-        f"{f' ({what})' if what else ''}: {event.after}"
-    )
+    what = combo_summary(event.combos)
+    values = {"player": names[event.seat], "points": event.points, "score": event.after}
+    if event.reason is Reason.PLAY:
+        if what:
+            return _(
+                "%(player)s pegs %(points)d in the play (%(what)s): %(score)d", what=what, **values
+            )
+        return _("%(player)s pegs %(points)d in the play: %(score)d", **values)
+    if event.reason is Reason.HAND:
+        if what:
+            return _(
+                "%(player)s pegs %(points)d for the hand (%(what)s): %(score)d", what=what, **values
+            )
+        return _("%(player)s pegs %(points)d for the hand: %(score)d", **values)
+    if event.reason is Reason.CRIB:
+        if what:
+            return _(
+                "%(player)s pegs %(points)d for the crib (%(what)s): %(score)d", what=what, **values
+            )
+        return _("%(player)s pegs %(points)d for the crib: %(score)d", **values)
+    if event.reason is Reason.HEELS:
+        # Translators: his heels (his nibs): the starter is a jack, the dealer pegs 2.
+        return _("%(player)s pegs %(points)d for his heels: %(score)d", **values)
+    # Translators: the five-card game: the pone pegs 3 at the start of the game, once.
+    return _("%(player)s pegs %(points)d for pone's three: %(score)d", **values)
 
 
 class GameDriver:
@@ -143,7 +149,14 @@ class GameDriver:
             await self._pause(0.5)
         await self.board.peg(event.side, event.points)
         if told:
-            self.say(f"{self.names[event.seat]} pegs {event.points}: {event.after}")
+            self.say(
+                _(
+                    "%(player)s pegs %(points)d: %(score)d",
+                    player=self.names[event.seat],
+                    points=event.points,
+                    score=event.after,
+                )
+            )
         else:
             self.say(describe_event(event, self.names))
         await self._changed()
@@ -158,9 +171,15 @@ class GameDriver:
             dealer = cut_for_deal(cards)
             cuts = ", ".join(f"{name} {card}" for name, card in zip(self.names, cards))
             if dealer is not None:
-                self.say(f"cut for deal: {cuts}: {self.names[dealer]} deals")
+                self.say(
+                    _(
+                        "cut for deal: %(cuts)s: %(dealer)s deals",
+                        cuts=cuts,
+                        dealer=self.names[dealer],
+                    )
+                )
                 return dealer
-            self.say(f"cut for deal: {cuts}: a tie, cut again")
+            self.say(_("cut for deal: %(cuts)s: a tie, cut again", cuts=cuts))
 
     async def play_game(self) -> Game:
         """Play a whole game, pegging every score; returns the finished game."""
@@ -179,10 +198,14 @@ class GameDriver:
             for side, score in enumerate(game.scores)
             if side != game.winner
         )
-        result = {"skunk": " (a skunk)", "double_skunk": " (a double skunk)"}.get(
-            game.result().value, ""
-        )
-        self.say(f"{winner} wins with {game.scores[game.winner]}; {others}{result}")
+        values = {"winner": winner, "score": game.scores[game.winner], "others": others}
+        result = game.result().value
+        if result == "skunk":
+            self.say(_("%(winner)s wins with %(score)d; %(others)s (a skunk)", **values))
+        elif result == "double_skunk":
+            self.say(_("%(winner)s wins with %(score)d; %(others)s (a double skunk)", **values))
+        else:
+            self.say(_("%(winner)s wins with %(score)d; %(others)s", **values))
         return game
 
     def situation(self) -> list[str]:
@@ -191,11 +214,14 @@ class GameDriver:
         deal = self.game.current if self.game is not None else None
         if deal is None or deal.phase is Phase.DISCARD or deal.starter is None:
             return []
-        line = f"starter {deal.starter}"
+        line = _("starter %(card)s", card=deal.starter)
         pegging = deal.pegging
         if pegging is not None and deal.phase is Phase.PLAY:
             series = format_cards(laid.card for laid in pegging.series)
-            line += f" · count {pegging.count}" + (f": {series}" if series else "")
+            if series:
+                line += " · " + _("count %(count)d: %(cards)s", count=pegging.count, cards=series)
+            else:
+                line += " · " + _("count %(count)d", count=pegging.count)
         lines = [line]
         if self.reveal and pegging is not None and deal.phase is Phase.PLAY:
             width = max(len(name) for name in self.names)
@@ -220,8 +246,12 @@ class GameDriver:
             await self.board.set_dealer(self.variant.side_of(deal.dealer))
             await self._changed()
         self.say(
-            f"deal {len(game.deals)}: {self.names[deal.dealer]} deals, "
-            f"{self.names[deal.pone]} to lead"
+            _(
+                "deal %(deal)d: %(dealer)s deals, %(pone)s to lead",
+                deal=len(game.deals),
+                dealer=self.names[deal.dealer],
+                pone=self.names[deal.pone],
+            )
         )
         for bonus in deal.events:  # the five-card game's three for the pone
             await self.peg(bonus)
@@ -230,21 +260,38 @@ class GameDriver:
         await self._discards(deal)
         heels = deal.cut()
         assert deal.starter is not None
-        self.say(f"starter: {deal.starter}")
+        self.say(_("starter: %(card)s", card=deal.starter))
         await self._pause()
         await self.peg(heels)
         while deal.phase is Phase.PLAY:
             await self._play_one(deal)
         if deal.phase is Phase.SHOW:
-            self.say("the show")
+            self.say(_("the show"))
         while deal.phase is Phase.SHOW:
             shown = deal.count_next()
-            whose = f"{self.names[shown.seat]}'s {'crib' if shown.crib else 'hand'}"
-            what = describe_combos(shown.count.combos)
-            self.say(
-                f"{whose}: {format_cards(sorted(shown.count.hand))} + {deal.starter}: "
-                f"{shown.count.total}" + (f" ({what})" if what else "")
+            player = self.names[shown.seat]
+            whose = (
+                _("%(player)s's crib", player=player)
+                if shown.crib
+                else _("%(player)s's hand", player=player)
             )
+            what = combo_summary(shown.count.combos)
+            values = {
+                "whose": whose,
+                "cards": format_cards(sorted(shown.count.hand)),
+                "starter": deal.starter,
+                "total": shown.count.total,
+            }
+            if what:
+                self.say(
+                    _(
+                        "%(whose)s: %(cards)s + %(starter)s: %(total)d (%(what)s)",
+                        what=what,
+                        **values,
+                    )
+                )
+            else:
+                self.say(_("%(whose)s: %(cards)s + %(starter)s: %(total)d", **values))
             if shown.event is None:
                 await self._pause()
             await self.peg(shown.event, told=True)
@@ -279,8 +326,12 @@ class GameDriver:
             self._laid_away[seat] = cards
             if self.reveal:
                 self.say(
-                    f"{self.names[seat]} keeps {format_cards(sorted(deal.hands[seat]))}, "
-                    f"lays away {format_cards(cards)}"
+                    _(
+                        "%(player)s keeps %(kept)s, lays away %(laid)s",
+                        player=self.names[seat],
+                        kept=format_cards(sorted(deal.hands[seat])),
+                        laid=format_cards(cards),
+                    )
                 )
         await self._pause()
 
@@ -317,20 +368,28 @@ class GameDriver:
                 if not player.interactive:
                     raise
                 self.say(f"{self.names[seat]}: {err}")
-        line = f"{self.names[seat]} lays {card}: {result.count}"
+        line = _(
+            "%(player)s lays %(card)s: %(count)d",
+            player=self.names[seat],
+            card=card,
+            count=result.count,
+        )
         if result.go_said:
-            line += "; go from " + ", ".join(self.names[s] for s in result.go_said)
+            # Translators: "go": a player who cannot lay a card without passing 31 says go.
+            line += "; " + _(
+                "go from %(players)s", players=", ".join(self.names[s] for s in result.go_said)
+            )
         self.say(line)
         if event is None:
             await self._pause(0.6)
         await self.peg(event)
         if result.series_over and deal.phase is Phase.PLAY:
-            self.say("the count starts again")
+            self.say(_("the count starts again"))
 
 
 def board_player_names(variant: Variant) -> list[str]:
     """The board's colour for each seat (partners share one)."""
-    return [PLAYER_NAMES[variant.side_of(seat)] for seat in range(variant.players)]
+    return [player_name(variant.side_of(seat)) for seat in range(variant.players)]
 
 
 def run_play(
@@ -346,20 +405,25 @@ def run_play(
     """`cribboard play`: you (blue) against the computer (orange), scored on the board found on
     USB, else on the virtual board; to `target` (61 or 121; None: 121)."""
     from cribboard.play.boards import choose_board
-    from cribboard.play.players import Computer, HumanTerminal
+    from cribboard.play.players import Computer, HumanTerminal, LeaveGame
     from cribboard.play.screen import TableScreen
     from cribboard.rules.variants import SHORT
 
     async def main() -> None:
         with contextlib.ExitStack() as stack:
             chosen = await choose_board(port, virtual, stack)
-            print(f"playing on {chosen.description}", flush=True)
-            you, computer = PLAYER_NAMES[:2]
+            print(_("playing on %(board)s", board=chosen.description), flush=True)
+            you, computer = player_name(0), player_name(1)
             async with await Board.open(chosen.port, timeout=timeout) as board:
                 screen = TableScreen(
                     board,
                     color=color,
-                    title=f"you are {you}, the computer {computer} · on {chosen.description}",
+                    title=_(
+                        "you are %(you)s, the computer %(computer)s · on %(board)s",
+                        you=you,
+                        computer=computer,
+                        board=chosen.description,
+                    ),
                 )
                 driver = GameDriver(
                     board,
@@ -375,6 +439,11 @@ def run_play(
 
     try:
         asyncio.run(main())
-    except (KeyboardInterrupt, EOFError):
+    except LeaveGame:
+        print(_("you left the game; the board keeps the score"))
+    except EOFError:  # the end of the input: the person is gone
         print()
+    except KeyboardInterrupt:
+        print()
+        return 130
     return 0

@@ -22,12 +22,14 @@ from dataclasses import dataclass
 from itertools import combinations, combinations_with_replacement
 from math import comb
 
+from cribboard.i18n import _, n_
 from cribboard.play.screen import terminal_input, terminal_output
 from cribboard.rules.cards import JACK, SUITS, Card, deck, format_cards, parse_card
 from cribboard.rules.errors import CardError
 from cribboard.rules.pegging import Laid, peg_combos
 from cribboard.rules.show import hand_points, points_of_ranks
 from cribboard.rules.variants import Variant
+from cribboard.terminal import fit_lines
 
 
 @dataclass(frozen=True)
@@ -243,10 +245,30 @@ class Computer(Player):
 # --- a person at the terminal ------------------------------------------------------------------
 
 
+def play_keys() -> str:
+    """The keys of `cribboard play`, shown by `?`, in the language in use."""
+    # Translators: the cards (5H JD 10S, suits C D H S) and the keys (?, q, Enter) are typed as
+    # they are in every language: translate what they do, keep them and the columns.
+    return _("""\
+  5H JD 10S     cards by rank and suit (T or 10 for a ten; suits C D H S)
+  1 2           cards by their place in your hand, as numbered
+  Enter         lay the only card you can lay
+  ?  help       q  leave the game""")
+
+
+_QUIT_WORDS = ("q", "quit", "exit")
+_HELP_WORDS = ("?", "h", "help")
+
+
+class LeaveGame(Exception):  # noqa: N818 (not an error: the person chose to go)
+    """The person at the terminal typed q: the game ends here."""
+
+
 class HumanTerminal(Player):
     """A person typing at the terminal. `input` and `output` default to the built-ins; tests
     pass their own. Cards are typed as `5H JD 10S` (or `TS`), or by their position in the hand
-    (`1`..`6`); Enter alone lays the only card that can be laid."""
+    (`1`..`6`); Enter alone lays the only card that can be laid; `?` shows the keys and `q`
+    leaves the game (LeaveGame)."""
 
     interactive = True
 
@@ -267,58 +289,115 @@ class HumanTerminal(Player):
             if word.isdigit():
                 index = int(word) - 1
                 if not 0 <= index < len(hand):
-                    raise CardError(f"no card {word}: positions are 1..{len(hand)}")
+                    raise CardError(
+                        _(
+                            "no card %(word)s: positions are 1..%(last)d",
+                            word=word,
+                            last=len(hand),
+                        )
+                    )
                 picked.append(hand[index])
             else:
                 card = parse_card(word)
                 if card not in hand:
-                    raise CardError(f"you do not hold {card}")
+                    raise CardError(_("you do not hold %(card)s", card=card))
                 picked.append(card)
         if len(set(picked)) != len(picked):
-            raise CardError("the same card twice")
+            raise CardError(_("the same card twice"))
         return picked
 
     @staticmethod
     def _numbered(hand: Sequence[Card]) -> str:
         return "  ".join(f"{i}:{card}" for i, card in enumerate(hand, 1))
 
+    def _say(self, text: str) -> None:
+        self._output("\n".join(fit_lines([text])))
+
+    def _ask(self, prompt: str) -> str | None:
+        """A line typed in answer to `prompt`; None after `?` (the keys were shown). Raises
+        LeaveGame for `q`."""
+        line = self._input(prompt).strip()
+        word = line.lower()
+        if word in _QUIT_WORDS:
+            raise LeaveGame
+        if word in _HELP_WORDS:
+            self._say(play_keys())
+            return None
+        return line
+
     def discard(self, view: DiscardView) -> tuple[Card, ...]:
         hand = sorted(view.hand)
-        whose = "your" if view.my_crib else "their"
-        self._output(f"{self.name}: your cards  {self._numbered(hand)}")
+        self._say(
+            _("%(player)s: your cards  %(cards)s", player=self.name, cards=self._numbered(hand))
+        )
+        if view.my_crib:
+            prompt = n_(
+                "lay %(count)d away to your crib (? for help): ",
+                "lay %(count)d away to your crib (? for help): ",
+                view.discards,
+            )
+        else:
+            prompt = n_(
+                "lay %(count)d away to their crib (? for help): ",
+                "lay %(count)d away to their crib (? for help): ",
+                view.discards,
+            )
         while True:
-            line = self._input(f"lay {view.discards} away to {whose} crib (cards or positions): ")
+            line = self._ask(prompt)
+            if line is None:
+                continue
             try:
                 picked = self._pick(line.replace(",", " ").split(), hand)
                 if len(picked) != view.discards:
-                    raise CardError(f"lay away {view.discards}, not {len(picked)}")
+                    raise CardError(
+                        _(
+                            "lay away %(wanted)d, not %(given)d",
+                            wanted=view.discards,
+                            given=len(picked),
+                        )
+                    )
                 return tuple(picked)
             except CardError as err:
-                self._output(f"  {err}")
+                self._say(f"  {err}")
 
     def choose_card(self, view: PlayView) -> Card:
         hand = sorted(view.hand)
         series = format_cards(view.series) or "-"
-        self._output(
-            f"{self.name}: count {view.count} ({series}); your cards  {self._numbered(hand)}"
+        self._say(
+            _(
+                "%(player)s: count %(count)d (%(series)s); your cards  %(cards)s",
+                player=self.name,
+                count=view.count,
+                series=series,
+                cards=self._numbered(hand),
+            )
         )
         only = view.playable[0] if len(view.playable) == 1 else None
-        hint = f" [Enter: {only}]" if only else ""
+        if only:
+            prompt = _("lay a card [Enter: %(card)s]: ", card=only)
+        else:
+            prompt = _("lay a card (? for help): ")
         while True:
-            line = self._input(f"lay a card{hint}: ").strip()
+            line = self._ask(prompt)
+            if line is None:
+                continue
             try:
                 if not line:
                     if only is None:
-                        raise CardError("type a card (5H) or its position (1)")
+                        raise CardError(_("type a card (5H) or its position (1)"))
                     return only
                 picked = self._pick(line.split(), hand)
                 if len(picked) != 1:
-                    raise CardError("one card at a time")
+                    raise CardError(_("one card at a time"))
                 card = picked[0]
                 if card not in view.playable:
                     raise CardError(
-                        f"{card} would take the count past 31: lay {format_cards(view.playable)}"
+                        _(
+                            "%(card)s would take the count past 31: lay %(cards)s",
+                            card=card,
+                            cards=format_cards(view.playable),
+                        )
                     )
                 return card
             except CardError as err:
-                self._output(f"  {err}")
+                self._say(f"  {err}")

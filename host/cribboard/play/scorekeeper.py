@@ -38,29 +38,39 @@ from functools import partial
 
 from cribboard.api import Board, BoardState
 from cribboard.errors import BoardRejected
-from cribboard.names import PLAYER_NAMES, initial
+from cribboard.i18n import _
+from cribboard.names import PLAYER_NAMES, initial, player_name
 from cribboard.play.boards import choose_board
-from cribboard.play.driver import describe_combos, off_loop
+from cribboard.play.driver import off_loop
 from cribboard.play.screen import CLEAR, terminal_input, terminal_output
 from cribboard.rules.cards import Card, format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.show import HandCount, count_hand
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
-from cribboard.terminal import describe_state, draw_frame
+from cribboard.terminal import describe_state, draw_frame, fit_lines
+from cribboard.words import combo_summary
 from cribcore.limits import MAX_POINTS, TARGETS
 
-KEYS = """\
+
+def keys_help() -> str:
+    """The keys, each with what it does, in the language in use (the keys are the same in
+    every language)."""
+    # Translators: the keys (12, b5, o7, j, s 5D, c, m, d, u, n, ?, q) and the cards (5H) are
+    # typed as they are in every language: translate what they do, keep them and the columns.
+    return _("""\
   12            the next hand in the show counts 12 (0: nothing)
   b5  o7        blue / orange pegs 5 / 7 in the play (b alone: 1, a go)
   j             his heels: 2 for the dealer
   s 5D          the starter (a jack pegs his heels)
-  c 5H 5S 5C JD [5D]    count these cards for the next hand (starter last, or set by s)
+  c 5H 5S 5C JD [5D]    count these cards for the next hand
+                        (the starter last, or the one set with s)
   12 5H 5S 5C JD [5D]   a claimed count with its cards: checked, muggins if short
   m             muggins: the opponent takes the points just overlooked
   d   d o       pass the deal on / orange deals (four players: d o2)
   u             undo the last entry
   n   n 61      new game (to 121, or 61)
-  ?  help     q  quit"""
+  ?  help       q  quit""")
+
 
 IMPOSSIBLE = (19, 25, 26, 27)
 """Counts no four-card hand or crib can make (19 is the table's word for nothing)."""
@@ -153,9 +163,10 @@ class Scorekeeper:
         return self.game.side_of(seat)
 
     def name(self, seat: int) -> str:
+        """A seat as people read it: its colour (with four players, and its number)."""
         if self.game.partnerships:
-            return f"{PLAYER_NAMES[self.side(seat)]} {seat // 2 + 1}"
-        return PLAYER_NAMES[seat]
+            return f"{player_name(self.side(seat))} {seat // 2 + 1}"
+        return player_name(seat)
 
     def show_order(self, dealer: int | None = None) -> list[tuple[int, bool]]:
         """(seat, is the crib) in counting order: from the pone round to the dealer, then the
@@ -166,7 +177,9 @@ class Scorekeeper:
 
     def whose(self, step: int | None = None) -> str:
         player, crib = self.show_order()[self.turn.step if step is None else step]
-        return f"{self.name(player)}'s {'crib' if crib else 'hand'}"
+        if crib:
+            return _("%(player)s's crib", player=self.name(player))
+        return _("%(player)s's hand", player=self.name(player))
 
     @property
     def pone(self) -> int:
@@ -178,7 +191,7 @@ class Scorekeeper:
             seat = (after + step) % self.seats
             if self.side(seat) == side:
                 return seat
-        raise Problem(f"no seat plays for {PLAYER_NAMES[side]}")
+        raise Problem(_("no seat plays for %(player)s", player=player_name(side)))
 
     # --- the board -----------------------------------------------------------------------------
 
@@ -219,32 +232,48 @@ class Scorekeeper:
             fresh = True
         if fresh:
             self.turn = self._fresh_turn(state.dealer)
-            self.messages = [f"new {self._game_words()}to {state.target}. " + self._cut_text()]
+            self.messages = [self._new_game_text(state.target)]
         else:
             self.turn = Turn(dealer=self._seat_dealing(state.dealer, 0))
-            scores = ", ".join(f"{PLAYER_NAMES[p]} {state.front[p]}" for p in range(state.players))
+            scores = ", ".join(f"{player_name(p)} {state.front[p]}" for p in range(state.players))
             self.messages = [
-                f"going on with the game on the board: {scores}; "
-                f"{self.name(self.turn.dealer)} deals (u takes back the board's "
-                "last change)"
+                _(
+                    "going on with the game on the board: %(scores)s; %(dealer)s deals (u "
+                    "takes back the board's last change)",
+                    scores=scores,
+                    dealer=self.name(self.turn.dealer),
+                )
             ]
         self._rev = state.rev
 
-    def _game_words(self) -> str:
-        if self.game.pone_bonus:
-            return "five-card game "
-        return "game of four, in partnerships, " if self.game.partnerships else "game "
-
-    def _cut_text(self) -> str:
+    def _new_game_text(self, target: int) -> str:
+        """A new game: which, to what, who deals after the cut (and the pone's bonus)."""
         dealer = self.turn.dealer
         other = (dealer + 1) % self.seats
-        text = (
-            f"Cut for the deal: {self.name(dealer)} deals (d {self._letter(other)} if "
-            f"{self.name(other)} does)."
+        values = {
+            "target": target,
+            "dealer": self.name(dealer),
+            "key": f"d {self._letter(other)}",
+            "other": self.name(other),
+        }
+        if self.game.pone_bonus:
+            return _(
+                "new five-card game to %(target)d. Cut for the deal: %(dealer)s deals (%(key)s "
+                "if %(other)s does). The pone pegs %(bonus)d once the deal is settled.",
+                bonus=self.game.pone_bonus,
+                **values,
+            )
+        if self.game.partnerships:
+            return _(
+                "new game of four, in partnerships, to %(target)d. Cut for the deal: "
+                "%(dealer)s deals (%(key)s if %(other)s does).",
+                **values,
+            )
+        return _(
+            "new game to %(target)d. Cut for the deal: %(dealer)s deals (%(key)s if %(other)s "
+            "does).",
+            **values,
         )
-        if self.turn.bonus_due:
-            text += f" The pone pegs {self.game.pone_bonus} once the deal is settled."
-        return text
 
     def _letter(self, seat: int) -> str:
         letter = initial(self.side(seat))
@@ -262,7 +291,7 @@ class Scorekeeper:
         if word in ("", "r"):
             return True
         if word in ("?", "h", "help"):
-            self.messages = ["keys (then Enter):", KEYS]
+            self.messages = [_("keys (then Enter):"), keys_help()]
             return True
         await self._sync()
         if word in ("u", "undo"):
@@ -278,7 +307,7 @@ class Scorekeeper:
         except BoardRejected as err:
             self.messages.append(self._board_problem(err))
         except CardError as err:
-            self.messages.append(f"{err}")
+            self.messages.append(str(err))
         finally:
             if self._changes or self.turn != before:
                 self.history.append(_Entry(before, self._changes, what))
@@ -288,15 +317,21 @@ class Scorekeeper:
 
     def _board_problem(self, err: BoardRejected) -> str:
         if err.code == "game_over":
-            return "the game is over: n starts a new one, u takes back the last entry"
-        return f"the board refused: {err.text}"
+            return _GAME_OVER()
+        # the board's own words (the protocol's) stay as it sent them
+        return _("the board refused: %(text)s", text=err.text)
 
     def _won_text(self, state: BoardState) -> str:
         assert state.winner is not None
-        how = {"skunk": " with a skunk", "double_skunk": " with a double skunk"}.get(
-            state.result, ""
-        )
-        return f"{self.name(state.winner).upper()} WINS{how}! n: new game  u: undo  q: quit"
+        winner = self.name(state.winner).upper()
+        if state.result == "skunk":
+            return _("%(winner)s WINS with a skunk! n: new game  u: undo  q: quit", winner=winner)
+        if state.result == "double_skunk":
+            return _(
+                "%(winner)s WINS with a double skunk! n: new game  u: undo  q: quit",
+                winner=winner,
+            )
+        return _("%(winner)s WINS! n: new game  u: undo  q: quit", winner=winner)
 
     async def _sync(self) -> None:
         """Notice changes made on the board itself (its buttons, another program)."""
@@ -308,7 +343,7 @@ class Scorekeeper:
                     dealer=self._seat_dealing(state.dealer, self.turn.dealer + 1),
                     deal_no=self.turn.deal_no + 1,
                 )
-            self.messages.append("the board was changed on the board itself")
+            self.messages.append(_("the board was changed on the board itself"))
         self._rev = state.rev
 
     async def _command(self, text: str) -> str:
@@ -337,7 +372,7 @@ class Scorekeeper:
         try:
             cards = parse_cards(words)
         except CardError:
-            raise Problem(f"{text!r}? type ? for the keys") from None
+            raise Problem(_("%(text)r? type ? for the keys", text=text)) from None
         return await self._count(None, [str(card) for card in cards])
 
     def _player(self, word: str) -> int:
@@ -346,7 +381,9 @@ class Scorekeeper:
             if word in (PLAYER_NAMES[i], initial(i)):
                 return i
         letters = "/".join(initial(i) for i in range(self.players))
-        raise Problem(f"{word!r}? the players are {letters}; ? shows the keys")
+        raise Problem(
+            _("%(word)r? the players are %(letters)s; ? shows the keys", word=word, letters=letters)
+        )
 
     def _dealer_seat(self, word: str) -> int:
         """The seat named after d: a colour (the next seat of that side), or with four
@@ -362,38 +399,50 @@ class Scorekeeper:
         pone, points = self.pone, self.game.pone_bonus
         await self._peg(self.side(pone), points)
         self.turn = dataclasses.replace(self.turn, bonus_due=False)
-        self.messages.append(f"{self.name(pone)}, the pone, pegs {points} for the first deal")
+        self.messages.append(
+            _(
+                "%(player)s, the pone, pegs %(points)d for the first deal",
+                player=self.name(pone),
+                points=points,
+            )
+        )
 
     async def _pegging(self, who: str, points_text: str) -> str:
         player = self._player(who)
         points = int(points_text) if points_text else 1
         if not 1 <= points <= MAX_POINTS:
-            raise Problem(f"pegging points are 1..{MAX_POINTS}")
+            raise Problem(_("pegging points are 1..%(most)d", most=MAX_POINTS))
         await self._peg(player, points)
-        self.messages.append(f"{PLAYER_NAMES[player]} pegs {points}")
-        return f"{PLAYER_NAMES[player]} {points}"
+        self.messages.append(
+            _("%(player)s pegs %(points)d", player=player_name(player), points=points)
+        )
+        return f"{player_name(player)} {points}"
 
     def _game_over(self) -> None:
         if self.state is not None and self.state.winner is not None:
-            raise Problem("the game is over: n starts a new one, u takes back the last entry")
+            raise Problem(_GAME_OVER())
 
     async def _count(self, claim: int | None, card_words: list[str]) -> str:
         """A hand of the show: a claimed count, the cards, or both."""
         self._game_over()
         if claim is not None and not 0 <= claim <= MAX_POINTS:
-            raise Problem(f"a hand counts 0..{MAX_POINTS}")
+            raise Problem(_("a hand counts 0..%(most)d", most=MAX_POINTS))
         player, crib = self.show_order()[self.turn.step]
         whose = self.whose()
         counted: HandCount | None = None
         if card_words:
             counted = self._count_cards(card_words, crib, whose)
         elif claim is None:
-            raise Problem(f"c needs the cards: c {self._example()} (the starter last)")
+            raise Problem(
+                _("c needs the cards: c %(cards)s (the starter last)", cards=self._example())
+            )
         impossible = IMPOSSIBLE if crib or self.game.kept == 4 else IMPOSSIBLE_THREE
         if claim in impossible and counted is None:
             if claim != 19:
-                raise Problem(f"no hand counts {claim}")
-            self.messages.append("nineteen: nothing, then")
+                raise Problem(_("no hand counts %(points)d", points=claim))
+            # Translators: players call a hand that scores nothing "nineteen" (no hand counts
+            # 19), so 19 typed means 0.
+            self.messages.append(_("nineteen: nothing, then"))
             claim = 0
         points = claim if claim is not None else 0
         overlooked = None
@@ -403,21 +452,41 @@ class Scorekeeper:
             if claim is None or claim == actual:
                 points = actual
                 if claim is not None:
-                    self.messages.append(f"{whose}: {claim} is right")
+                    self.messages.append(
+                        _("%(whose)s: %(points)d is right", whose=whose, points=claim)
+                    )
             elif claim > actual:
                 points = actual
-                self.messages.append(f"{whose} has {actual}, not {claim}: pegged {actual}")
+                self.messages.append(
+                    _(
+                        "%(whose)s has %(actual)d, not %(claim)d: pegged %(actual)d",
+                        whose=whose,
+                        actual=actual,
+                        claim=claim,
+                    )
+                )
             else:
                 taker = (self.side(player) + 1) % self.players
                 overlooked = (taker, actual - claim)
                 self.messages.append(
-                    f"MUGGINS! {whose} has {actual}, not {claim}: {actual - claim} overlooked. "
-                    f"m: {PLAYER_NAMES[taker]} takes them; or u, then type the count again"
+                    _(
+                        "MUGGINS! %(whose)s has %(actual)d, not %(claim)d: %(missed)d overlooked. "
+                        "m: %(taker)s takes them; or u, then type the count again",
+                        whose=whose,
+                        actual=actual,
+                        claim=claim,
+                        missed=actual - claim,
+                        taker=player_name(taker),
+                    )
                 )
         if points:
             await self._peg(self.side(player), points)
         if counted is None or points != counted.total:
-            self.messages.append(f"{whose}: {points}" if points else f"{whose}: nothing")
+            self.messages.append(
+                _("%(whose)s: %(points)d", whose=whose, points=points)
+                if points
+                else _("%(whose)s: nothing", whose=whose)
+            )
         await self._next_step(overlooked)
         return f"{whose} {points}"
 
@@ -431,23 +500,55 @@ class Scorekeeper:
             hand, starter = cards[:size], cards[size]
             if self.turn.starter is not None and starter != self.turn.starter:
                 self.messages.append(
-                    f"(the starter was {self.turn.starter}; counted with {starter})"
+                    _(
+                        "(the starter was %(starter)s; counted with %(card)s)",
+                        starter=self.turn.starter,
+                        card=starter,
+                    )
                 )
         elif len(cards) == size:
             if self.turn.starter is None:
-                raise Problem(f"and the starter? type it last (c {self._example()}), or s 5D first")
+                raise Problem(
+                    _(
+                        "and the starter? type it last (c %(cards)s), or s 5D first",
+                        cards=self._example(),
+                    )
+                )
             hand, starter = cards, self.turn.starter
         else:
-            words_for = {3: "three", 4: "four"}
+            if size == 3:
+                raise Problem(
+                    _(
+                        "%(whose)s: three cards, then the starter, not %(given)d cards",
+                        whose=whose,
+                        given=len(cards),
+                    )
+                )
             raise Problem(
-                f"{whose}: {words_for[size]} cards, then the starter, not {len(cards)} cards"
+                _(
+                    "%(whose)s: four cards, then the starter, not %(given)d cards",
+                    whose=whose,
+                    given=len(cards),
+                )
             )
         for card in hand:
             if card == starter:
-                raise Problem(f"{card} is the starter, it cannot be in {whose} too")
+                raise Problem(
+                    _(
+                        "%(card)s is the starter, it cannot be in %(whose)s too",
+                        card=card,
+                        whose=whose,
+                    )
+                )
             for seen, where in self.turn.seen:
                 if seen == card and where != whose:
-                    raise Problem(f"{card} was already in {where}: check the cards")
+                    raise Problem(
+                        _(
+                            "%(card)s was already in %(whose)s: check the cards",
+                            card=card,
+                            whose=where,
+                        )
+                    )
         count = count_hand(hand, starter, crib=crib)
         self.turn = dataclasses.replace(
             self.turn,
@@ -468,33 +569,37 @@ class Scorekeeper:
             return
         dealer = await self._deal_to((self.turn.dealer + 1) % self.seats)
         self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no + 1, overlooked=overlooked)
-        self.messages.append(f"the deal passes to {self.name(dealer)}")
+        self.messages.append(_("the deal passes to %(player)s", player=self.name(dealer)))
 
     async def _starter(self, words: list[str]) -> str:
         if len(words) != 1:
-            raise Problem("s and the starter card: s 5D")
+            raise Problem(_("s and the starter card: s 5D"))
         card = parse_card(words[0])
         for seen, where in self.turn.seen:
             if seen == card:
-                raise Problem(f"{card} was already in {where}")
+                raise Problem(_("%(card)s was already in %(whose)s", card=card, whose=where))
         self.turn = dataclasses.replace(self.turn, starter=card)
-        self.messages.append(f"starter {card}")
+        self.messages.append(_("starter %(card)s", card=card))
         if card.rank == 11:
             self._game_over()
             await self._peg(self.side(self.turn.dealer), 2)
-            self.messages.append(f"his heels: {self.name(self.turn.dealer)} pegs 2")
-        return f"starter {card}"
+            self.messages.append(self._heels_text())
+        return _("starter %(card)s", card=card)
+
+    def _heels_text(self) -> str:
+        # Translators: his heels (his nibs): the starter is a jack, the dealer pegs 2.
+        return _("his heels: %(dealer)s pegs 2", dealer=self.name(self.turn.dealer))
 
     async def _heels(self) -> str:
         self._game_over()
         await self._peg(self.side(self.turn.dealer), 2)
-        self.messages.append(f"his heels: {self.name(self.turn.dealer)} pegs 2")
-        return "his heels"
+        self.messages.append(self._heels_text())
+        return _("his heels")
 
     async def _muggins(self, words: list[str]) -> str:
         if self.turn.overlooked is None:
             raise Problem(
-                "muggins: nothing overlooked to take (it follows a claimed count with its cards)"
+                _("muggins: nothing overlooked to take (it follows a claimed count with its cards)")
             )
         taker, points = self.turn.overlooked
         if words:
@@ -502,12 +607,14 @@ class Scorekeeper:
         self._game_over()
         await self._peg(taker, points)
         self.turn = dataclasses.replace(self.turn, overlooked=None)
-        self.messages.append(f"muggins: {PLAYER_NAMES[taker]} takes {points}")
-        return f"muggins {PLAYER_NAMES[taker]} {points}"
+        self.messages.append(
+            _("muggins: %(player)s takes %(points)d", player=player_name(taker), points=points)
+        )
+        return _("muggins %(player)s %(points)d", player=player_name(taker), points=points)
 
     async def _deal(self, words: list[str]) -> str:
         if len(words) > 1:
-            raise Problem("d, or d and a player: d o")
+            raise Problem(_("d, or d and a player: d o"))
         if words:
             dealer = await self._deal_to(self._dealer_seat(words[0]))
             self.turn = Turn(
@@ -518,43 +625,49 @@ class Scorekeeper:
             self.turn = Turn(
                 dealer=dealer, deal_no=self.turn.deal_no + 1, bonus_due=self.turn.bonus_due
             )
-        self.messages.append(f"{self.name(dealer)} deals, {self.name(self.pone)} counts first")
-        return f"{self.name(dealer)} deals"
+        self.messages.append(
+            _(
+                "%(dealer)s deals, %(pone)s counts first",
+                dealer=self.name(dealer),
+                pone=self.name(self.pone),
+            )
+        )
+        return _("%(dealer)s deals", dealer=self.name(dealer))
 
     async def _new(self, words: list[str]) -> str:
         target = None
         if words:
             if words[0] not in [str(t) for t in TARGETS] or len(words) > 1:
-                raise Problem("n, or " + " / ".join(f"n {t}" for t in TARGETS))
+                raise Problem(_("n, or %(choices)s", choices=" / ".join(f"n {t}" for t in TARGETS)))
             target = int(words[0])
         await self.board.new_game(target, self.players)
         self._changes += 1
         state = await self._read()
         self.turn = self._fresh_turn(state.dealer)
-        self.messages.append(f"new {self._game_words()}to {state.target}. " + self._cut_text())
-        return "new game"
+        self.messages.append(self._new_game_text(state.target))
+        return _("new game")
 
     async def _undo(self) -> None:
         if not self.history:
             try:
                 await self.board.undo()
             except BoardRejected:
-                self.messages.append("nothing to undo")
+                self.messages.append(_("nothing to undo"))
                 return
             state = await self._read()
             self.turn = Turn(
                 dealer=self._seat_dealing(state.dealer, self.turn.dealer), deal_no=self.turn.deal_no
             )
             self._rev = state.rev
-            self.messages.append("undone: the board's last change")
+            self.messages.append(_("undone: the board's last change"))
             return
         entry = self.history.pop()
-        for _ in range(entry.changes):
+        for _change in range(entry.changes):
             await self.board.undo()
         self.turn = entry.turn
         state = await self._read()
         self._rev = state.rev
-        self.messages.append(f"undone: {entry.what}")
+        self.messages.append(_("undone: %(what)s", what=entry.what))
 
     # --- the screen ----------------------------------------------------------------------------
 
@@ -564,23 +677,39 @@ class Scorekeeper:
         if state is not None and state.winner is not None:
             return [self._won_text(state)]
         turn = self.turn
-        line = (
-            f"deal {turn.deal_no} · {self.name(turn.dealer)} deals · {self.name(self.pone)} "
-            "leads and counts first"
+        line = _(
+            "deal %(deal)d · %(dealer)s deals · %(pone)s leads and counts first",
+            deal=turn.deal_no,
+            dealer=self.name(turn.dealer),
+            pone=self.name(self.pone),
         )
         if turn.starter is not None:
-            line += f" · starter {turn.starter}"
+            line += " · " + _("starter %(card)s", card=turn.starter)
         rest = [self.whose(step) for step in range(turn.step, len(self.show_order()))]
-        show = f"show: 12⏎ counts {rest[0]}" + (f", then {', '.join(rest[1:])}" if rest[1:] else "")
+        if rest[1:]:
+            show = _(
+                "show: 12⏎ counts %(whose)s, then %(rest)s", whose=rest[0], rest=", ".join(rest[1:])
+            )
+        else:
+            show = _("show: 12⏎ counts %(whose)s", whose=rest[0])
         if turn.step == 0:
             letters = " / ".join(f"{initial(p)}2" for p in range(self.players))
-            show = f"play: {letters} pegs 2 (letter alone: 1) · {show}"
+            show = _("play: %(keys)s pegs 2 (letter alone: 1)", keys=letters) + " · " + show
         if turn.bonus_due:
             show = (
-                f"{self.name(self.pone)} pegs {self.game.pone_bonus} with the first entry "
-                f"(d first if another deals) · {show}"
+                _(
+                    "%(pone)s pegs %(points)d with the first entry (d first if another deals)",
+                    pone=self.name(self.pone),
+                    points=self.game.pone_bonus,
+                )
+                + " · "
+                + show
             )
-        return [line, show, f"c {self._example()} counts cards · u undo · ? keys · q quit"]
+        return [
+            line,
+            show,
+            _("c %(cards)s counts cards · u undo · ? keys · q quit", cards=self._example()),
+        ]
 
     async def draw(self) -> None:
         """Show the board, the scores, the last messages and the status."""
@@ -588,12 +717,11 @@ class Scorekeeper:
         state = await self._read()
         lines = []
         if self.where:
-            lines.append(f"cribboard scorekeeper on {self.where}")
-        lines.append(draw_frame(frame.rgb, self.color))
-        lines.append(describe_state(state))
+            lines.extend(fit_lines([_("cribboard scorekeeper on %(board)s", board=self.where)]))
+        lines.append(draw_frame(frame.rgb, self.color, state.players))
+        lines.append(describe_state(state, self.game.partnerships))
         lines.append("")
-        lines.extend(self.messages)
-        lines.extend(self.status())
+        lines.extend(fit_lines([*self.messages, *self.status()]))
         text = "\n".join(lines)
         self._output(CLEAR + text if self.color else text)
 
@@ -612,8 +740,18 @@ class Scorekeeper:
 
 
 def _breakdown(count: HandCount, whose: str) -> str:
-    what = describe_combos(count.combos) or "nothing"
-    return f"{whose} {format_cards(count.hand)} + {count.starter}: {what} = {count.total}"
+    return _(
+        "%(whose)s %(cards)s + %(starter)s: %(what)s = %(total)d",
+        whose=whose,
+        cards=format_cards(count.hand),
+        starter=count.starter,
+        what=combo_summary(count.combos) or _("nothing"),
+        total=count.total,
+    )
+
+
+def _GAME_OVER() -> str:  # noqa: N802 (a constant sentence, in the language in use)
+    return _("the game is over: n starts a new one, u takes back the last entry")
 
 
 TABLE_GAMES = {2: STANDARD, 3: THREE_PLAYER, 4: FOUR_PLAYER}
@@ -625,10 +763,10 @@ def table_game(players: int = 2, five_card: bool = False) -> Variant:
     players in partnerships; the five-card game is for two. Raises ValueError otherwise."""
     if five_card:
         if players != 2:
-            raise ValueError("the five-card game is for two players")
+            raise ValueError(_("the five-card game is for two players"))
         return FIVE_CARD
     if players not in TABLE_GAMES:
-        raise ValueError(f"2, 3 or 4 players, not {players}")
+        raise ValueError(_("2, 3 or 4 players, not %(players)d", players=players))
     return TABLE_GAMES[players]
 
 
@@ -647,7 +785,7 @@ def run_scorekeeper(
     async def main() -> int:
         with contextlib.ExitStack() as stack:
             chosen = await choose_board(port, virtual, stack)
-            builtins.print(f"playing on {chosen.description}", flush=True)
+            builtins.print(_("playing on %(board)s", board=chosen.description), flush=True)
             async with await Board.open(chosen.port, timeout=timeout) as board:
                 keeper = Scorekeeper(
                     board, color=color, where=chosen.description, target=target, game=game
@@ -658,4 +796,4 @@ def run_scorekeeper(
         return asyncio.run(main())
     except KeyboardInterrupt:
         builtins.print()
-        return 0
+        return 130

@@ -8,17 +8,58 @@ come and the board is printed after each change."""
 from __future__ import annotations
 
 import builtins
+import os
+import sys
 from collections.abc import Callable
 
 from cribboard.api import Board, BoardState
-from cribboard.terminal import describe_state, draw_frame
+from cribboard.terminal import describe_state, draw_frame, fit_lines
 
 CLEAR = "\x1b[H\x1b[2J"
 
 
 def terminal_input(prompt: str) -> str:
-    """A line from the person at the terminal (looked up at each call, so tests can swap it)."""
-    return builtins.input(prompt)
+    """A line from the person at the terminal (`input` looked up at each call, so tests can
+    swap it). Raises EOFError at the end of the input."""
+    fd = _piped_stdin()
+    if fd is None:
+        return builtins.input(prompt)
+    builtins.print(prompt, end="", flush=True)
+    return _PIPED_LINES.readline(fd)
+
+
+def _piped_stdin() -> int | None:
+    """stdin's file descriptor when it is a pipe or a file, not a terminal; None otherwise (a
+    terminal, or a test's stand-in without one)."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return None if os.isatty(fd) else fd
+
+
+class _Lines:
+    """Lines read straight from a file descriptor. The apps wait for typing on a thread of its
+    own; reading a pipe through sys.stdin, that thread would hold sys.stdin's lock while it
+    waits, and a Ctrl-C then aborts the interpreter as it exits ("could not acquire lock for
+    <stdin> at interpreter shutdown") instead of leaving with status 130."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+
+    def readline(self, fd: int) -> str:
+        while b"\n" not in self.pending:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                if not self.pending:
+                    raise EOFError
+                break
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line.decode(errors="replace").rstrip("\r")
+
+
+_PIPED_LINES = _Lines()
 
 
 def terminal_output(text: str) -> None:
@@ -52,17 +93,21 @@ class TableScreen:
 
     def say(self, text: str) -> None:
         """Add a line to the log (and show it)."""
-        self.log.append(text)
+        self.log.extend(fit_lines([text]))
         if self.color:
             self.draw()
         else:
-            self.output(text)
+            self.output("\n".join(fit_lines([text])))
 
     async def refresh(self) -> None:
         """Read the board again and show it."""
         frame = await self.board.frame()
         self.state = await self.board.state()
-        self.picture = draw_frame(frame.rgb, self.color) + "\n" + describe_state(self.state)
+        self.picture = (
+            draw_frame(frame.rgb, self.color, self.state.players)
+            + "\n"
+            + describe_state(self.state)
+        )
         if self.color:
             self.draw()
         elif not any(self.state.pending):  # a preview is shown again once it is pegged
@@ -70,11 +115,11 @@ class TableScreen:
 
     def draw(self) -> None:
         """Redraw the whole screen (terminal mode)."""
-        parts = [self.title] if self.title else []
+        parts = fit_lines([self.title]) if self.title else []
         if self.picture:
             parts.append(self.picture)
         if self.status is not None:
-            parts.extend(self.status())
+            parts.extend(fit_lines(self.status()))
         parts.append("")
         parts.extend(self.log[-self.log_lines :])
         self.output(CLEAR + "\n".join(parts))

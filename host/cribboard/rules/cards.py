@@ -10,6 +10,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from cribboard.i18n import _
 from cribboard.rules.errors import CardError
 
 SUITS = "CDHS"
@@ -54,16 +55,38 @@ def parse_card(text: str) -> Card:
     """A card from its short text (`5H`, `jd`, `10S`, `TS`, `AC`); raises CardError."""
     word = text.strip().upper()
     if len(word) < 2:
-        raise CardError(f"bad card {text!r}: write rank then suit, like 5H, JD, 10S or AC")
+        raise CardError(
+            _("bad card %(text)r: write rank then suit, like 5H, JD, 10S or AC", text=text)
+        )
     rank_word, suit = word[:-1], word[-1]
     rank = _RANK_WORDS.get(rank_word)
-    if rank is None or rank == 0:
-        hint = " (an ace is A)" if rank == 0 else ""
+    if rank == 0:
         raise CardError(
-            f"bad card {text!r}: unknown rank {rank_word!r}{hint}; ranks are A 2-10 (or T) J Q K"
+            _(
+                "bad card %(text)r: unknown rank %(rank)r (an ace is A); ranks are A 2-10 (or T) "
+                "J Q K",
+                text=text,
+                rank=rank_word,
+            )
+        )
+    if rank is None:
+        raise CardError(
+            _(
+                "bad card %(text)r: unknown rank %(rank)r; ranks are A 2-10 (or T) J Q K",
+                text=text,
+                rank=rank_word,
+            )
         )
     if suit not in SUITS:
-        raise CardError(f"bad card {text!r}: unknown suit {suit!r}; suits are C D H S")
+        # Translators: the suits are typed as C D H S (clubs, diamonds, hearts, spades) in
+        # every language.
+        raise CardError(
+            _(
+                "bad card %(text)r: unknown suit %(suit)r; suits are C D H S",
+                text=text,
+                suit=suit,
+            )
+        )
     return Card(rank, suit)
 
 
@@ -81,7 +104,7 @@ def check_distinct(cards: Sequence[Card]) -> None:
     seen: set[Card] = set()
     for card in cards:
         if card in seen:
-            raise CardError(f"card {card} given twice")
+            raise CardError(_("card %(card)s given twice", card=card))
         seen.add(card)
 
 

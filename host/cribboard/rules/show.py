@@ -27,6 +27,7 @@ from enum import StrEnum
 from functools import cache
 from itertools import combinations, product
 
+from cribboard.i18n import _
 from cribboard.rules.cards import JACK, Card, check_distinct, format_cards
 from cribboard.rules.errors import CardError
 
@@ -169,10 +170,13 @@ def _check_size(hand: Sequence[Card], starter: Card | None, crib: bool) -> None:
     if size == 4 and starter is not None:
         return
     if size not in ((4,) if crib else (3, 4)):
-        what = "a crib has 4 cards" if crib else "a hand has 4 cards (3 in the five-card game)"
-        raise CardError(f"{what}, not {size}")
+        if crib:
+            raise CardError(_("a crib has 4 cards, not %(given)d", given=size))
+        raise CardError(
+            _("a hand has 4 cards (3 in the five-card game), not %(given)d", given=size)
+        )
     if crib and starter is None:
-        raise CardError("a crib is counted with its starter")
+        raise CardError(_("a crib is counted with its starter"))
 
 
 def _remember(key: int, ranks: Sequence[int]) -> int:

@@ -57,7 +57,12 @@ def build_parser(prog: str = "cribboard sim") -> argparse.ArgumentParser:
     parser.add_argument(
         "--firmware",
         metavar="DIR",
-        help="firmware tree copied into a fresh flash image (default: the package's)",
+        help="the firmware tree the board's image holds (default: the package's)",
+    )
+    parser.add_argument(
+        "--stock",
+        action="store_true",
+        help="a board with stock MicroPython instead (no firmware: cribboard deploy puts it on)",
     )
     parser.add_argument("--show", action="store_true", help="show the LEDs in the terminal")
     return parser
@@ -79,40 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``cribboard sim``; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.rp2:
-        for option, value in (
-            ("--heap", args.heap),
-            ("--micropython", args.micropython),
-            ("--firmware", args.firmware),
-        ):
-            if value is not None:
-                parser.error(f"{option} is for the unix-port board, not --rp2")
-    elif args.image is not None:
-        parser.error("--image needs --rp2")
-    latest: list[bytes] = []
-    changed = threading.Event()
-
-    def remember(rgb: bytes) -> None:
-        latest[:] = [rgb]
-        changed.set()
-
-    board: VirtualBoard | RP2Board
+    _check_options(parser, args)
+    show = _Show(sys.stdout.isatty()) if args.show else None
     try:
-        if args.rp2:
-            image = args.image if args.image is not None else images_dir() / FIRMWARE_IMAGE
-            board = RP2Board(image, flash=args.flash).start()
-        else:
-            board = VirtualBoard(
-                flash=args.flash,
-                heap=args.heap if args.heap is not None else DEFAULT_HEAP,
-                micropython=args.micropython,
-                firmware=args.firmware,
-                on_frame=remember if args.show else None,
-            ).start()
+        board = _start_board(args, show)
     except (VirtualBoardError, ValueError) as err:
         print(f"cribboard sim: {err}", file=sys.stderr)
         return 1
-
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -125,28 +103,78 @@ def main(argv: list[str] | None = None) -> int:
             print(f"flash: {board.flash_path}", flush=True)
         else:
             print(f"control: {board.control}", flush=True)
-        color = sys.stdout.isatty()
-        drawn_lines = 0
         sending: list[tuple[int, int]] = []  # edges of an LED frame still being sent
         while not stop.wait(_SHOW_PERIOD):
-            if args.show and isinstance(board, RP2Board):
+            if show is None:
+                continue
+            if isinstance(board, RP2Board):
                 now = board.clock().nanos
                 done, sending = split_complete(sending + board.edges(clear=True).edges, now)
                 frames = decode_ws2812(done)
                 if frames:
-                    remember(grb_to_rgb(frames[-1].data))
-            if args.show and changed.is_set():
-                changed.clear()
-                picture = board_picture(latest[0], color)
-                if color and drawn_lines:
-                    print(f"\x1b[{drawn_lines}F", end="")  # redraw in place
-                print(picture, flush=True)
-                drawn_lines = picture.count("\n") + 1
+                    show.remember(grb_to_rgb(frames[-1].data))
+            show.draw()
     finally:
         board.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Options that do not go together end the program with a usage error."""
+    if args.rp2:
+        for option, value in (
+            ("--heap", args.heap),
+            ("--micropython", args.micropython),
+            ("--firmware", args.firmware),
+            ("--stock", args.stock or None),
+        ):
+            if value is not None:
+                parser.error(f"{option} is for the unix-port board, not --rp2")
+    elif args.image is not None:
+        parser.error("--image needs --rp2")
+    if args.stock and args.firmware is not None:
+        parser.error("--stock has no firmware in its image: leave out --firmware")
+
+
+def _start_board(args: argparse.Namespace, show: _Show | None) -> VirtualBoard | RP2Board:
+    if args.rp2:
+        image = args.image if args.image is not None else images_dir() / FIRMWARE_IMAGE
+        return RP2Board(image, flash=args.flash).start()
+    return VirtualBoard(
+        flash=args.flash,
+        heap=args.heap if args.heap is not None else DEFAULT_HEAP,
+        micropython=args.micropython,
+        firmware=args.firmware,
+        stock=args.stock,
+        on_frame=show.remember if show is not None else None,
+    ).start()
+
+
+class _Show:
+    """`--show`: the board drawn in the terminal, redrawn in place when its LEDs change."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+        self._latest: list[bytes] = []
+        self._changed = threading.Event()
+        self._drawn_lines = 0
+
+    def remember(self, rgb: bytes) -> None:
+        """A new LED frame (from the launcher's thread, or the RP2040's decoded wire)."""
+        self._latest[:] = [rgb]
+        self._changed.set()
+
+    def draw(self) -> None:
+        if not self._changed.is_set():
+            return
+        self._changed.clear()
+        picture = board_picture(self._latest[0], self.color)
+        if self.color and self._drawn_lines:
+            print(f"\x1b[{self._drawn_lines}F", end="")  # redraw in place
+        print(picture, flush=True)
+        self._drawn_lines = picture.count("\n") + 1
 
 
 if __name__ == "__main__":

@@ -1,20 +1,49 @@
 // The cribboard page: the board mirrored live, per-player controls. Through the bridge when the
-// page comes from one (cribboard serve), or straight to a board over Web Bluetooth.
+// page comes from one (cribboard serve), or straight to a board over Web Bluetooth. It speaks
+// the browser's language, or the one chosen in its menu (i18n.js), and changes its words
+// without touching the board.
 
 import { makeCodec } from "./codec.js";
-import { BoardView } from "./board.js";
+import { BoardView, screenColor } from "./board.js";
 import { BleLink, BridgeLink } from "./links.js";
+import { N_, _, language, languageNames, n_, onLanguage, setLanguage, startLanguage } from "./i18n.js";
 
 const $ = (selector) => document.querySelector(selector);
 const params = new URLSearchParams(location.search);
 const QUICK_POINTS = [1, 2, 3, 4, 5, 6];
-const RESULTS = { won: "wins", skunk: "wins, skunk", double_skunk: "wins, double skunk" };
+const RESULTS = {
+  // Translators: the badge on the winner's card, and the end of "%(winner)s %(result)s: ...".
+  won: N_("wins"),
+  skunk: N_("wins, skunk"),
+  double_skunk: N_("wins, double skunk"),
+};
+
+// The words written in index.html, by element: its text, or one of its attributes.
+const PAGE_TEXT = [
+  ["#ble", "title", N_("Drive a board over Bluetooth, without the bridge")],
+  ["#board-select", "aria-label", N_("board")],
+  ["#lang-select", "aria-label", N_("language")],
+  ["#board", "aria-label", N_("the board's LEDs")],
+  ["#legend", "aria-label", N_("what the lights mean")],
+  [".game", "aria-label", N_("game")],
+  ["#undo", "text", N_("Undo")],
+  ["#deal", "text", N_("Pass deal")],
+  ["#target", "aria-label", N_("game length")],
+  ["#player-count", "aria-label", N_("players")],
+  ["#new", "text", N_("New game")],
+];
 
 let layout, limits, codec, view, link;
 let current = params.get("board");
+let statusShown = { text: N_("connecting…"), values: {}, live: false };
+let boardsShown = [];
 const states = {};
 const frames = {};
+const deals = {};
 const logLines = [];
+
+// A player's colour as people read it (the catalog's "blue", "orange", "purple").
+const playerName = (p) => _(layout.players[p].name);
 
 async function fetchJson(path) {
   const r = await fetch(path, { credentials: "same-origin" });
@@ -22,9 +51,11 @@ async function fetchJson(path) {
   return r.json();
 }
 
-function status(text, live) {
+// The status line: a marked sentence and its values, translated each time it is shown.
+function status(text, live, values = {}) {
+  statusShown = { text, values, live };
   const node = $("#status");
-  node.textContent = text;
+  node.textContent = _(text, values);
   node.classList.toggle("live", Boolean(live));
 }
 
@@ -45,8 +76,9 @@ async function act(what) {
   try {
     await what();
   } catch (err) {
+    // The bridge's and the board's own messages stay as they come: the API speaks English.
     log(err.code === "denied"
-      ? "the board asks who this is: tap its deal button (its win hole blinks) to let this device score"
+      ? _("the board asks who this is: tap its deal button (its win hole blinks) to let this device score")
       : err.message, true);
   }
 }
@@ -61,7 +93,10 @@ function buildPlayers(count) {
     const card = $("#player-card").content.firstElementChild.cloneNode(true);
     card.dataset.player = p;
     card.style.setProperty("--pc", info.color);
-    card.querySelector(".name").textContent = info.name;
+    card.querySelector(".name").textContent = playerName(p);
+    card.querySelector(".crib").textContent = _("crib");
+    card.querySelector(".count-text").textContent = _("Count");
+    card.querySelector(".more button").textContent = _("Peg");
     card.querySelector(".front").id = `score-${p}`;
     const pegs = card.querySelector(".pegs");
     for (const n of QUICK_POINTS) {
@@ -70,7 +105,7 @@ function buildPlayers(count) {
       b.textContent = "+" + n;
       b.dataset.player = p;
       b.dataset.points = n;
-      b.setAttribute("aria-label", `${info.name} pegs ${n}`);
+      b.setAttribute("aria-label", _("%(player)s pegs %(points)d", { player: playerName(p), points: n }));
       b.addEventListener("click", () => act(() => link.peg(p, n)));
       pegs.appendChild(b);
     }
@@ -85,20 +120,126 @@ function buildPlayers(count) {
   }
 }
 
+// --- the game: laps, the deal, whose count is next ----------------------------------------
+
+function lapLength(players) {
+  return layout.tracks[String(players)][0].length;
+}
+
+function lapsOf(state) {
+  const length = lapLength(state.players);
+  const lap = state.front === 0 ? 1 : Math.floor((state.front - 1) / length) + 1;
+  return { lap, laps: Math.ceil((state.target - 1) / length) };
+}
+
+// The board keeps the dealer, not the deal's number: the page counts the deals it sees pass,
+// as the terminal app does (a new game is deal 1; an undone pass counts back).
+function followDeal(id, state) {
+  const fresh = state.front.every((f) => f === 0) && state.back.every((b) => b === 0);
+  const seen = deals[id];
+  let deal = seen ? seen.deal : 1;
+  if (fresh) deal = 1;
+  else if (seen && state.dealer !== seen.dealer && state.winner === null) {
+    deal = state.undo < seen.undo ? Math.max(1, deal - 1) : deal + 1;
+  }
+  deals[id] = { deal, dealer: state.dealer, undo: state.undo };
+}
+
+function result(state) {
+  return _(RESULTS[state.result] || RESULTS.won);
+}
+
+function tableLines(id, state) {
+  const name = playerName;
+  if (state.winner !== null) {
+    return [_("%(winner)s %(result)s: New game starts the next one",
+              { winner: name(state.winner), result: result(state) })];
+  }
+  const dealer = state.dealer;
+  const order = [];
+  for (let i = 1; i <= state.players; i++) order.push((dealer + i) % state.players);
+  const hands = order.map((p) => _("%(player)s's hand", { player: name(p) })).join(", ");
+  return [
+    _("Deal %(deal)d · %(dealer)s deals and has the crib · %(pone)s leads and counts first",
+      { deal: deals[id] ? deals[id].deal : 1, dealer: name(dealer), pone: name(order[0]) }),
+    _("The show counts %(hands)s, then %(crib)s",
+      { hands, crib: _("%(player)s's crib", { player: name(dealer) }) }),
+  ];
+}
+
+function showTable(id, state) {
+  $("#table").replaceChildren(...tableLines(id, state).map((text) => {
+    const line = document.createElement("span");
+    line.textContent = text;
+    return line;
+  }));
+}
+
+// What the lights mean, for this game (two or three players, 61 or 121), in this language.
+function showLegend(state) {
+  const key = `${state.players}/${state.target}/${language()}`;
+  const box = $("#legend");
+  if (box.dataset.game === key) return;
+  box.dataset.game = key;
+  const colour = layout.players[0].color;
+  const rgb = [1, 3, 5].map((i) => parseInt(colour.substr(i, 2), 16));
+  const dim = (level) => screenColor(...rgb.map((c) => (c * level) >> 8));
+  const white = screenColor(...layout.line_rgb);
+  const [double, skunk] = layout.skunk_lines[String(state.target)];
+  const { laps } = lapsOf({ front: 0, players: state.players, target: state.target });
+  const names = layout.players.map((_info, p) => playerName(p)).join(", ");
+  const items = [
+    ["front", colour, _("Bright: the front peg, the score")],
+    ["back", dim(layout.levels.back), _("Dim: the back peg, the score before the last count")],
+  ];
+  if (state.players === 3) {
+    items.push(["laps", dim(layout.levels.back),
+                _("The bottom row counts laps: a hole for each lap started (%(names)s from the left)",
+                  { names })]);
+  } else if (laps > 1) {
+    items.push(["glow", dim(layout.levels.glow),
+                _("A whole track glowing faintly: that player is on the second lap")]);
+  }
+  items.push(["skunk", white, double
+    ? _("White hole on a trailing player's track: the skunk line (%(skunk)d), or the double skunk line (%(double)d), that the leader has passed",
+        { skunk, double })
+    : _("White hole on a trailing player's track: the skunk line (%(skunk)d) that the leader has passed",
+        { skunk })]);
+  items.push(["win", dim(layout.levels.glow),
+              _("The game hole: faint in the dealer's colour; pulsing for the winner")]);
+  items.push(["count", "rgb(229,229,229)",
+              _("Blinking white: a count being entered on the board's buttons")]);
+  box.replaceChildren(...items.map(([kind, fill, text]) => {
+    const item = document.createElement("li");
+    item.dataset.kind = kind;
+    const dot = document.createElement("span");
+    dot.className = "dot";
+    dot.style.background = fill;
+    item.append(dot, text);
+    return item;
+  }));
+}
+
 function showState(state) {
   if ($("#players").children.length !== state.players) buildPlayers(state.players);
   const over = state.winner !== null;
+  showTable(current, state);
+  showLegend(state);
   for (const card of $("#players").children) {
     const p = +card.dataset.player;
     card.querySelector(".front").textContent = state.front[p];
-    card.querySelector(".meta").textContent = `back ${state.back[p]} · games ${state.games[p]}`;
+    const { lap, laps } = lapsOf({ front: state.front[p], players: state.players, target: state.target });
+    const values = { back: state.back[p], lap, laps, games: state.games[p] };
+    card.querySelector(".meta").textContent = laps > 1 && lap === laps
+      ? _("back %(back)d · lap %(lap)d of %(laps)d, the last · games %(games)d", values)
+      : _("back %(back)d · lap %(lap)d of %(laps)d · games %(games)d", values);
     const pending = card.querySelector(".pending");
     pending.hidden = !state.pending[p];
-    pending.textContent = `+${state.pending[p]} being counted`;
+    pending.textContent = _("+%(points)d being counted", { points: state.pending[p] });
     card.querySelector(".crib").hidden = state.dealer !== p;
     const winner = card.querySelector(".winner");
     winner.hidden = state.winner !== p;
-    winner.textContent = RESULTS[state.result] || "wins";
+    winner.textContent = result(state);
     card.classList.toggle("won", state.winner === p);
     for (const control of card.querySelectorAll("button, input")) control.disabled = over;
   }
@@ -111,13 +252,46 @@ function showState(state) {
 // The game controls offer what the board accepts (/protocol.json's limits, from cribcore).
 function buildGameControls() {
   const option = (value, text) => Object.assign(document.createElement("option"), { value, text });
+  const [target, players] = [$("#target").value, $("#player-count").value];
   $("#target").replaceChildren(...[...limits.targets].reverse().map((t) => option(t, String(t))));
-  $("#player-count").replaceChildren(...limits.player_counts.map((n) => option(n, `${n} players`)));
+  $("#player-count").replaceChildren(...limits.player_counts.map((n) =>
+    option(n, n_("%(count)d player", "%(count)d players", n))));
+  if (target) $("#target").value = target;
+  if (players) $("#player-count").value = players;
+}
+
+// The language menu: each language by its own name.
+function buildLanguageMenu() {
+  const select = $("#lang-select");
+  const names = languageNames();
+  select.replaceChildren(...Object.entries(names).map(([code, name]) =>
+    Object.assign(document.createElement("option"), { value: code, text: name })));
+  select.value = language();
+  select.hidden = Object.keys(names).length < 2;
+}
+
+// Every word on the page again, in the language now chosen; the board's drawing is kept.
+function showText() {
+  for (const [selector, where, text] of PAGE_TEXT) {
+    const node = $(selector);
+    if (where === "text") node.textContent = _(text);
+    else node.setAttribute(where, _(text));
+  }
+  $("#lang-select").value = language();
+  status(statusShown.text, statusShown.live, statusShown.values);
+  if (!limits) return;
+  buildGameControls();
+  if (states[current]) {
+    buildPlayers(states[current].players);
+    showState(states[current]);
+  }
+  if (boardsShown.length) showBoards(boardsShown);
 }
 
 // --- boards ------------------------------------------------------------------------------
 
 function showBoards(boards) {
+  boardsShown = boards;
   const select = $("#board-select");
   const ids = boards.map((b) => b.id);
   if (!current || !ids.includes(current)) current = ids[0] || null;
@@ -125,14 +299,18 @@ function showBoards(boards) {
   select.replaceChildren(...boards.map((b) => {
     const o = document.createElement("option");
     o.value = b.id;
-    o.textContent = `${b.id}: ${b.port}${b.connected ? "" : " (not connected)"}`;
+    o.textContent = b.connected ? `${b.id}: ${b.port}`
+      : _("%(board)s: %(port)s (not connected)", { board: b.id, port: b.port });
     return o;
   }));
   select.value = current || "";
   select.hidden = boards.length < 2;
-  if (!boards.length) status("waiting for a board…", false);
+  if (!boards.length) status(N_("waiting for a board…"), false);
   const board = boards.find((b) => b.id === current);
-  if (board) $("#board").setAttribute("aria-label", `the LEDs of ${board.id} (${board.port})`);
+  if (board) {
+    $("#board").setAttribute("aria-label",
+      _("the LEDs of %(board)s (%(port)s)", { board: board.id, port: board.port }));
+  }
 }
 
 function selectBoard(id) {
@@ -147,27 +325,38 @@ async function useLink(next) {
   link = next;
   window.cribboard.link = next;
   next.on("boards", (m) => showBoards(m.boards))
-    .on("state", (m) => { states[m.board] = m.state; if (m.board === current) showState(m.state); })
+    .on("state", (m) => {
+      states[m.board] = m.state;
+      followDeal(m.board, m.state);
+      if (m.board === current) showState(m.state);
+    })
     .on("frame", (m) => { frames[m.board] = m.rgb; if (m.board === current) view.show(m.rgb); })
-    .on("button", (m) => { if (m.board === current) log(`button ${m.name}: ${m.action}`); })
-    .on("hello", (m) => { if (m.board === current) log("the board restarted"); })
-    .on("status", (m) => status(m.text, m.live));
+    .on("button", (m) => {
+      if (m.board === current) log(_("button %(name)s: %(action)s", { name: m.name, action: m.action }));
+    })
+    .on("hello", (m) => { if (m.board === current) log(_("the board restarted")); })
+    .on("status", (m) => status(m.text, m.live, m.values || {}));
   await next.start();
 }
 
 async function connectBluetooth() {
   try {
-    status("Bluetooth: choose the board…", false);
+    status(N_("Bluetooth: choose the board…"), false);
     current = "ble";
     await useLink(new BleLink(codec));
   } catch (err) {
-    status("Bluetooth: " + err.message, false);
+    status(N_("Bluetooth: %(error)s"), false, { error: err.message });
   }
 }
 
 // --- start -------------------------------------------------------------------------------
 
 async function main() {
+  await startLanguage();
+  buildLanguageMenu();
+  showText();
+  onLanguage(showText);
+  $("#lang-select").addEventListener("change", (e) => setLanguage(e.target.value));
   const [layoutData, protocol] = await Promise.all([fetchJson("layout.json"), fetchJson("protocol.json")]);
   layout = layoutData;
   limits = protocol.limits;
@@ -189,17 +378,17 @@ async function main() {
   ble.addEventListener("click", connectBluetooth);
 
   if (params.has("ble")) {
-    status(navigator.bluetooth ? "press Bluetooth to connect a board"
-                               : "this browser has no Web Bluetooth (Chrome has)", false);
+    status(navigator.bluetooth ? N_("press Bluetooth to connect a board")
+                               : N_("this browser has no Web Bluetooth (Chrome has)"), false);
     return;
   }
   try {
     await useLink(new BridgeLink());
   } catch (err) {
     link = null;
-    status(navigator.bluetooth ? "no bridge here: connect a board over Bluetooth"
-                               : "no bridge here, and this browser has no Web Bluetooth", false);
+    status(navigator.bluetooth ? N_("no bridge here: connect a board over Bluetooth")
+                               : N_("no bridge here, and this browser has no Web Bluetooth"), false);
   }
 }
 
-main().catch((err) => status("cannot start: " + err.message, false));
+main().catch((err) => status(N_("cannot start: %(error)s"), false, { error: err.message }));

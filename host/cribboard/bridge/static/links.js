@@ -3,7 +3,10 @@
 //   BleLink: a board straight over Web Bluetooth (Nordic UART Service), speaking the line
 //            protocol with codec.js; no bridge needed (Chrome on Android, desktop Chrome).
 // Both emit: "boards" {boards}, "state" {board, state}, "frame" {board, rgb (hex)},
-// "button" {board, name, action}, "cfg" {...}, "status" {text, live}.
+// "button" {board, name, action}, "cfg" {...}, "status" {text, values, live}: the status is a
+// sentence marked for the catalog (N_) and its values, translated where it is shown.
+
+import { N_, _ } from "./i18n.js";
 
 class Emitter {
   constructor() { this.handlers = {}; }
@@ -18,13 +21,29 @@ export class BridgeLink extends Emitter {
     this.board = null; // the board id the controls act on
     this.closed = false;
     this.retry = 250;
+    this.heard = new Set(); // "state:b1", "frame:b1": what the WebSocket has sent
   }
 
   async start() {
     const boards = await this.get("api/boards");
     this.emit("boards", boards);
     this.connect();
+    await this.fetchBoard();
     return boards;
+  }
+
+  // The board as it is now, over HTTP: drawn while the WebSocket connects, so the page never
+  // shows an empty board. Whatever the WebSocket sends is newer, and wins.
+  async fetchBoard() {
+    const board = this.board;
+    if (!board) return;
+    const base = `api/boards/${encodeURIComponent(board)}/`;
+    try {
+      const [state, frame] = await Promise.all([this.get(base + "state"), this.get(base + "frame")]);
+      if (this.heard.has("state:" + board)) return;
+      this.emit("state", { type: "state", board, state });
+      if (!this.heard.has("frame:" + board)) this.emit("frame", { type: "frame", board, ...frame });
+    } catch { /* not connected yet: the WebSocket brings it */ }
   }
 
   async get(path) {
@@ -55,18 +74,19 @@ export class BridgeLink extends Emitter {
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     const ws = new WebSocket(url);
     this.ws = ws;
-    ws.onopen = () => { this.retry = 250; this.emit("status", { text: "live", live: true }); };
+    ws.onopen = () => { this.retry = 250; this.emit("status", { text: N_("live"), live: true }); };
     ws.onmessage = (e) => {
       const m = JSON.parse(e.data);
+      if (m.board) this.heard.add(`${m.type}:${m.board}`);
       if (m.type === "link") {
-        this.emit("status", { text: m.state === "back" ? "live" : "board " + m.state + ": reconnecting",
+        this.emit("status", { text: m.state === "back" ? N_("live") : N_("board lost: reconnecting"),
                               live: m.state === "back" });
       }
       this.emit(m.type, m);
     };
     ws.onclose = () => {
       if (this.closed) return;
-      this.emit("status", { text: "bridge lost: reconnecting", live: false });
+      this.emit("status", { text: N_("bridge lost: reconnecting"), live: false });
       setTimeout(() => this.connect(), this.retry);
       this.retry = Math.min(this.retry * 2, 4000);
     };
@@ -103,27 +123,28 @@ export class BleLink extends Emitter {
       filters: [{ services: [nus] }], optionalServices: [nus],
     });
     this.device.addEventListener("gattserverdisconnected", () =>
-      this.emit("status", { text: "Bluetooth link lost", live: false }));
+      this.emit("status", { text: N_("Bluetooth link lost"), live: false }));
     const server = await this.device.gatt.connect();
     const service = await server.getPrimaryService(nus);
     const chars = await service.getCharacteristics();
     this.rx = chars.find((c) => c.properties.write || c.properties.writeWithoutResponse);
     this.tx = chars.find((c) => c.properties.notify);
-    if (!this.rx || !this.tx) throw new Error("not a cribboard: no UART characteristics");
+    if (!this.rx || !this.tx) throw new Error(_("not a cribboard: no UART characteristics"));
     this.tx.addEventListener("characteristicvaluechanged", (e) => this.received(e.target.value));
     await this.tx.startNotifications();
     await this.write("\n"); // end whatever partial line an earlier host left
     const hello = (await this.request("hello")).fields;
     const major = parseInt((hello.proto || "").split(".")[0], 10);
     if (major !== this.codec.major) {
-      throw new Error(`the board speaks protocol ${hello.proto}; this page speaks ${this.codec.major}.x`);
+      throw new Error(_("the board speaks protocol %(board)s; this page speaks %(page)s.x",
+                        { board: hello.proto, page: this.codec.major }));
     }
     this.hello = hello;
     const name = this.device.name || "board";
     const boards = { boards: [{ id: "ble", port: "Bluetooth: " + name, kind: "ble", connected: true,
                                 board: hello.board, firmware: hello.fw, protocol: hello.proto }] };
     this.emit("boards", boards);
-    this.emit("status", { text: "Bluetooth: " + name, live: true });
+    this.emit("status", { text: N_("Bluetooth: %(name)s"), values: { name }, live: true });
     this.onState((await this.request("st")).fields);
     return boards;
   }
@@ -155,7 +176,7 @@ export class BleLink extends Emitter {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`no reply to ${verb} from the board`));
+        reject(new Error(_("no reply to %(verb)s from the board", { verb })));
       }, TIMEOUT_MS);
       this.pending.set(id, (reply) => {
         clearTimeout(timer);

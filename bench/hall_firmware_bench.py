@@ -1,0 +1,279 @@
+"""`make bench`, a Wi-Fi board's own table client (firmware/cribfw/hall.py, umqtt.simple): what it
+costs the board and what it sends (bench/run.py calls main()). Prints figures only; nothing here
+asserts speed.
+
+1. Bytes per message: the state payload over played games (two and three players), the event
+   (the same bytes), the ack and online; and each as an MQTT PUBLISH packet on a table's topic.
+2. Heap on MicroPython's unix port at 128wK (the virtual board's heap), the firmware as deployed
+   (.mpy): free heap with the app built as main() builds it, without and with the table client
+   connected to a private mosquitto and its state published; what each module costs once
+   imported, the client itself, and the bytes allocated to publish one change (state + event).
+3. The same on the emulated Pico (the cribboard RPI_PICO image, firmware frozen in flash): that
+   image has no network, so `socket` is a stand-in and the figure is the client's modules and
+   buffers without a connection.
+4. The board while the broker is up, silent (accepts and never answers) and refusing: the
+   protocol's ping round trip over the pty and the longest gap between LED frames (a blinking
+   preview animates them), 8 s each.
+
+    .venv/bin/python bench/hall_firmware_bench.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from cribboard.api import Board
+from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
+from cribboard.hall.simtable import board_state
+from cribboard.hallsetup import HallSetup, write_config
+from cribboard.virtual.interpreter import find_micropython
+from cribboard.virtual.launcher import VirtualBoard
+from cribcore import hall as core
+from cribcore.protocol import LineWriter
+from cribcore.state import NO_WINNER, GameError, GameState
+from cribfw.hallpayload import STATE_BYTES, write_ack, write_state
+from link_bench import mp_env  # bench/link_bench.py
+
+HALL = "club"
+TABLE = 3
+PHASE_S = 8.0
+
+# Run on the emulated Pico's raw REPL (the app stopped): the client's modules and buffers.
+PICO_PROBE = """import gc, sys
+class NoSocket:
+    pass
+sys.modules['socket'] = NoSocket()
+from cribcore.state import GameState
+class Ctx:
+    pass
+ctx = Ctx()
+ctx.game = GameState()
+gc.collect()
+before = gc.mem_alloc()
+free = gc.mem_free()
+from cribfw.hall import HallClient
+from cribfw.hallconfig import parse
+from cribfw.hallmemory import CommandMemory
+gc.collect()
+modules = gc.mem_alloc()
+config = parse({'hall': 'club', 'table': 3, 'host': '10.0.0.1', 'port': 1883,
+                'user': 'table-3', 'password': 'x'})
+client = HallClient(ctx, config, CommandMemory(None))
+gc.collect()
+print(free, modules - before, gc.mem_alloc() - modules)
+"""
+
+
+def packet(topic: str, payload_bytes: int, qos: int) -> int:
+    """An MQTT 3.1.1 PUBLISH's size: fixed header, topic, packet id (QoS 1), payload."""
+    body = 2 + len(topic) + (2 if qos else 0) + payload_bytes
+    return 1 + (1 if body < 128 else 2) + body
+
+
+def heap_unix(broker: Broker) -> None:
+    password = broker.credentials("table-1").password
+    result = subprocess.run(
+        [str(find_micropython()), "-X", "heapsize=128wK", str(ROOT / "bench" / "hall_heap_mp.py")]
+        + ["127.0.0.1", str(broker.port), password],
+        capture_output=True,
+        text=True,
+        env=mp_env(),
+        timeout=120,
+    )
+    lines = [line.split() for line in result.stdout.splitlines()]
+    if result.returncode != 0 or ["done"] not in lines:
+        print(f"   failed: {result.stdout}{result.stderr}")
+        return
+    values = {line[0]: line[1:] for line in lines if line[0] != "module"}
+    free0, alloc0 = (int(v) for v in values["without"])
+    free2, _ = (int(v) for v in values["running"])
+    free1, alloc1 = (int(v) for v in values["added"])
+    print(
+        f"   free heap (after a collection): {free0:,} B without the hall client, {free2:,} B "
+        f"with it connected and its state published: it costs {free0 - free2:,} B "
+        f"(64-bit port: pointers are 8 bytes, about twice a 32-bit board's)"
+    )
+    previous = alloc0
+    parts = []
+    for line in lines:
+        if line[0] == "module":
+            parts.append(f"{line[1]} {int(line[2]) - previous:,}")
+            previous = int(line[2])
+    print(f"   modules imported (.mpy: bytecode in RAM): {'; '.join(parts)} B")
+    print(
+        f"   the client (umqtt's object, topics, buffers): {alloc1 - previous:,} B; "
+        f"connected: {free1 - free2:,} B more"
+    )
+    low, high = values["per_change"]
+    print(f"   one change published (state + event): {low}-{high} B allocated (garbage)")
+
+
+def heap_pico() -> None:
+    from cribboard.virtual.rp2board import FIRMWARE_IMAGE, RP2Board, emulator_missing, images_dir
+    from rp2support import ProtocolLink, RawRepl  # tests/rp2support.py
+
+    missing = emulator_missing()
+    if missing:
+        print(f"   skipped: {missing}")
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        with RP2Board(images_dir() / FIRMWARE_IMAGE, flash=Path(scratch) / "f", pace=0) as pico:
+            up = ProtocolLink(pico.port)
+            try:
+                up.wait_up()
+            finally:
+                up.close()
+            repl = RawRepl(pico.port)
+            repl.enter()
+            try:
+                output = repl.exec(PICO_PROBE)
+            finally:
+                repl.close()
+    try:
+        free, modules, client = (int(v) for v in output.split())
+    except ValueError:
+        print(f"   failed: {output!r}")
+        return
+    print(
+        f"   frozen modules (globals only; bytecode in flash): {modules:,} B; the client: "
+        f"{client:,} B; {free:,} B were free before (the app stopped)"
+    )
+
+
+def played_payloads(players: int, games: int = 30) -> list[int]:
+    import random
+
+    rng = random.Random(players)
+    sizes = []
+    out = LineWriter(STATE_BYTES)
+    for _ in range(games):
+        game = GameState(players, 121)
+        while game.winner == NO_WINNER:
+            try:
+                game.peg(rng.randrange(players), rng.randint(1, 29))
+                if rng.random() < 0.3:
+                    game.set_pending(rng.randrange(players), rng.randint(1, 29))
+            except GameError:
+                pass
+            write_state(out, game)
+            sizes.append(out.n)
+    return sizes
+
+
+def sizes() -> None:
+    two, three = played_payloads(2), played_payloads(3)
+    prefix = core.table_prefix(HALL, TABLE)
+    typical = round(statistics.median(two))
+    state_topic, event_topic = prefix + core.STATE, prefix + core.EVENT
+    ack = LineWriter(160)
+    write_ack(ack, b"r2t3")
+    refused = LineWriter(160)
+    write_ack(refused, b"r2t3.2", b"game_over", b"the game is over")
+    print(
+        f"   state payload over {len(two):,} states of two-player games: median {typical} B, "
+        f"max {max(two)} B; three players: median {round(statistics.median(three))}, "
+        f"max {max(three)} B (buffer {STATE_BYTES})"
+    )
+    print(
+        f"   as MQTT PUBLISH on {state_topic}: {packet(state_topic, typical, 0)} B (state, QoS 0, "
+        f"retained); the event, same payload on {event_topic}: "
+        f"{packet(event_topic, typical, 1)} B (QoS 1) + its 4-byte PUBACK back"
+    )
+    print(
+        f"   per change: {packet(state_topic, typical, 0) + packet(event_topic, typical, 1)} B "
+        f"out, 4 B in; ack {ack.n} B ({packet(prefix + core.ACK, ack.n, 1)} B packet), a refusal "
+        f"{refused.n} B; online 1 B ({packet(prefix + core.ONLINE, 1, 1)} B packet)"
+    )
+    assert board_state(GameState()).rev == 0  # (the host reads what the board writes)
+
+
+async def stalls(broker: Broker) -> None:
+    frames: list[float] = []
+    lock = threading.Lock()
+
+    def on_frame(_: bytes) -> None:
+        with lock:
+            frames.append(time.monotonic())
+
+    user = f"table-{TABLE}"
+    setup = HallSetup(
+        "127.0.0.1", broker.port, HALL, TABLE, user, broker.credentials(user).password
+    )
+    with VirtualBoard(on_frame=on_frame) as virtual:
+        await asyncio.to_thread(write_config, virtual.port, setup, progress=lambda _: None)
+        board = await Board.open(virtual.port)
+        try:
+            await board.preview(1, 6)  # blinking: the LEDs are drawn all the time
+            await asyncio.sleep(1.0)  # connected by now
+
+            async def phase(name: str) -> None:
+                pings = []
+                start = time.monotonic()
+                while time.monotonic() - start < PHASE_S:
+                    asked = time.monotonic()
+                    await board.ping()
+                    pings.append(time.monotonic() - asked)
+                    await asyncio.sleep(0.05)
+                end = time.monotonic()
+                with lock:
+                    drawn = [f for f in frames if start <= f <= end]
+                gaps = [b - a for a, b in zip([start, *drawn], [*drawn, end])]
+                print(
+                    f"   {name:<34} ping p50 {1000 * statistics.median(pings):5.1f} ms, max "
+                    f"{1000 * max(pings):6.1f} ms; {len(drawn) / (end - start):4.0f} frames/s, "
+                    f"longest gap {1000 * max(gaps):6.1f} ms"
+                )
+
+            await phase("broker up:")
+            assert broker.pid is not None
+            os.kill(broker.pid, signal.SIGKILL)
+            while broker.running:
+                await asyncio.sleep(0.02)
+            silent = socket.socket()
+            silent.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            silent.bind(("127.0.0.1", broker.port))
+            silent.listen(64)
+            try:
+                await phase("broker silent (accepts, no answer):")
+            finally:
+                silent.close()
+            await phase("broker refusing:")
+        finally:
+            await board.close()
+
+
+def main() -> None:
+    print("a Wi-Fi board's own table client (cribfw/hall.py, umqtt.simple)")
+    print("\n1. Bytes per message (the board's payloads)")
+    sizes()
+    try:
+        find_executable("mosquitto")
+    except MosquittoNotFound as err:
+        print(f"\n(heap and stall figures skipped: {err})")
+        return
+    with tempfile.TemporaryDirectory(prefix="cribboard-fwhall-bench-") as work:
+        with Broker.create(Path(work) / "broker", HALL, tables=TABLE) as broker:
+            print("\n2. Heap, unix port at 128wK, firmware as deployed (.mpy)")
+            heap_unix(broker)
+            print("\n3. Heap, emulated Pico (cribboard-RPI_PICO.uf2, frozen), no network")
+            heap_pico()
+            print(f"\n4. The board while the broker is up, then gone ({PHASE_S:g} s each)")
+            asyncio.run(stalls(broker))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""`make bench`, linked boards part: two virtual boards joined by `cribboard link` through a
+private mosquitto (bench/run.py calls main()). Prints figures only; nothing here asserts speed.
+
+Both ends run in this process (two LinkSide objects, each with its own board connection); the
+boards are two MicroPython processes and the broker a third, all on this machine.
+
+1. Latency from a peg at board A (the request sent) to board B's state event showing it, p50 /
+   p99 over a few hundred pegs one after another: A's board, A's link reading the change as a
+   move and publishing it, the broker, B's link merging it and pegging B's board, B's event.
+2. Both ends at once: 100 pegs at each board as fast as the boards take them; the time until
+   both boards show the merged game of all 200.
+3. Bytes per move: the JSON payload of a peg, and the whole MQTT PUBLISH packet.
+
+    .venv/bin/python bench/link_mqtt_bench.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from cribboard.api import Board, BoardState
+from cribboard.client import Event
+from cribboard.hall.address import BrokerAddress
+from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
+from cribboard.link import topics as t
+from cribboard.link.moves import Change, Move, Position, encode_move
+from cribboard.link.side import LinkSide
+from cribboard.virtual import VirtualBoard
+
+GAME = "bench"
+PEGS = 300
+BURST = 100  # pegs at each end at once
+WAIT_S = 60.0
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+class Watch:
+    """A board's state events, as they come, with when."""
+
+    def __init__(self, board: Board) -> None:
+        self.latest: tuple[float, BoardState] | None = None
+        self.changed = asyncio.Event()
+        self._state: BoardState | None = None
+        board.subscribe(self._take)
+
+    def _take(self, event: Event) -> None:
+        if event.name != "st":
+            return
+        now = time.monotonic()
+        self._state = (
+            BoardState.from_fields(event.fields)
+            if self._state is None
+            else self._state.updated(event.fields)
+        )
+        self.latest = (now, self._state)
+        self.changed.set()
+
+    async def until(self, check: Callable[[BoardState], bool]) -> float:
+        """When a state passing `check` arrived (now or to come)."""
+        async with asyncio.timeout(WAIT_S):
+            while self.latest is None or not check(self.latest[1]):
+                self.changed.clear()
+                await self.changed.wait()
+        assert self.latest is not None
+        return self.latest[0]
+
+
+async def settled(sides: list[LinkSide], moves: int) -> None:
+    for side in sides:
+        await side.wait_until(
+            lambda side=side: (  # type: ignore[misc]
+                len(side.log.moves) == moves
+                and side.converged.is_set()
+                and side.board_state is not None
+                and Position.of_state(side.board_state) == side.log.merged().position
+            ),
+            WAIT_S,
+        )
+
+
+async def run(work: Path) -> None:
+    broker = Broker.create(work / "broker", "bench", tables=1, links=True)
+    broker.start()
+    password = broker.credentials(t.LINK_USER).password
+    address = BrokerAddress("127.0.0.1", broker.port, username=t.LINK_USER, password=password)
+    boards = [VirtualBoard().start(), VirtualBoard().start()]
+    sides = [
+        LinkSide(
+            address,
+            GAME,
+            lambda port=vb.port: Board.open(port, timeout=5.0),  # type: ignore[misc]
+            work / f"side{i}.json",
+        )
+        for i, vb in enumerate(boards)
+    ]
+    tasks = [asyncio.create_task(side.run()) for side in sides]
+    try:
+        a, b = sides
+        await a.wait_until(lambda: a.converged.is_set(), WAIT_S)
+        await b.wait_until(lambda: b.converged.is_set() and b.board is not None, WAIT_S)
+        assert a.board is not None and b.board is not None
+        watch_b = Watch(b.board)
+        rng = random.Random(3)
+        latencies: list[float] = []
+        moves = 1
+        for _ in range(PEGS):
+            state = await a.board.state()
+            if max(state.front) > 100:  # a new game before anyone wins (not measured)
+                await a.board.new_game(121)
+                moves += 1
+                await settled(sides, moves)
+                state = await a.board.state()
+            player, points = rng.randrange(2), rng.randint(1, 3)
+            want = state.front[player] + points
+            sent = time.monotonic()
+            await a.board.peg(player, points)
+            moves += 1
+            shown = await watch_b.until(lambda s, p=player, w=want: s.front[p] == w)  # type: ignore[misc]
+            latencies.append((shown - sent) * 1000)
+            await settled(sides, moves)
+        await a.board.new_game(121)
+        moves += 1
+        await settled(sides, moves)
+
+        async def burst(board: Board) -> None:
+            for _ in range(BURST):
+                await board.peg(rng.randrange(2), 1)
+
+        started = time.monotonic()
+        await asyncio.gather(burst(a.board), burst(b.board))
+        moves += 2 * BURST
+        await settled(sides, moves)
+        converged = time.monotonic() - started
+
+        peg = Move(a.side, 123, 456, f"{a.side}.1", Change("peg", 0, 12))
+        payload = encode_move(peg)
+        topic = t.move_topic(GAME, peg.side, peg.seq)
+        # A QoS 1 PUBLISH under 128 bytes: the fixed header (2), the topic's length (2) and
+        # the topic, the packet id (2), the payload.
+        packet = 2 + 2 + len(topic) + 2 + len(payload)
+
+        print("cribboard linked boards benchmark (two virtual boards, mosquitto, one process)")
+        print(
+            f"  peg at board A -> board B's state event: p50 {pct(latencies, 50):.1f} ms, "
+            f"p99 {pct(latencies, 99):.1f} ms, mean {statistics.fmean(latencies):.1f} ms "
+            f"({len(latencies)} pegs)"
+        )
+        print(
+            f"  both ends at once: {BURST} pegs at each board, both boards showing all "
+            f"{2 * BURST} after {converged:.2f} s"
+        )
+        print(f"  a peg move: {len(payload)} bytes of JSON, {packet} bytes as an MQTT PUBLISH")
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for vb in boards:
+            vb.stop()
+        broker.stop()
+
+
+def main() -> None:
+    try:
+        find_executable("mosquitto")
+    except MosquittoNotFound as err:
+        print(f"linked boards benchmark skipped: {err}")
+        return
+    with tempfile.TemporaryDirectory(prefix="cribboard-link-bench-") as work:
+        asyncio.run(run(Path(work)))
+
+
+if __name__ == "__main__":
+    main()

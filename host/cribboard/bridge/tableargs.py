@@ -1,0 +1,69 @@
+"""`cribboard serve`'s options for a board at a club hall's table (``--mqtt``, ``--hall``,
+``--table``, ``--user``, ``--password-env``) and Bluetooth boards (``--ble``), and what they
+make. Cheap to import: the command line's table holds them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from cribboard.cli.table import Arg, UsageError, arg
+
+if TYPE_CHECKING:
+    from cribboard.bridge.halltable import TableSettings
+
+TABLE_ARGS: tuple[Arg, ...] = (
+    arg(
+        "--ble",
+        dest="serve_ble",
+        action="append",
+        metavar="NAME",
+        help="a board over Bluetooth LE: its name (Cribboard-XXXX) or address (repeat for more)",
+    ),
+    arg(
+        "--mqtt",
+        metavar="URL",
+        help="sit the board at a club hall's table: the hall's broker, mqtt://HOST:PORT or "
+        "mqtts://HOST:PORT (docs/mqtt.md); with --hall and --table",
+    ),
+    arg("--hall", help="the hall's name (with --mqtt)"),
+    arg("--table", type=int, metavar="N", help="the table's number (with --mqtt)"),
+    arg("--user", help="the broker user (default table-N)"),
+    arg(
+        "--password-env",
+        metavar="VAR",
+        help="the environment variable that holds the broker password (default: asked for "
+        "when on a terminal)",
+    ),
+)
+
+
+def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | None:
+    """The hall table the options name, None without ``--mqtt``; UsageError for options that
+    do not go together. `boards`: how many boards were named (a table has one)."""
+    if args.mqtt is None:
+        if args.hall is not None or args.table is not None or args.user or args.password_env:
+            raise UsageError("--hall, --table, --user and --password-env go with --mqtt")
+        return None
+    if args.hall is None or args.table is None:
+        raise UsageError("--mqtt needs --hall NAME and --table N")
+    if boards > 1:
+        raise UsageError("a hall table has one board: name one (--port, --ble or --virtual)")
+    from cribboard.bridge.halltable import TableSettings, default_memory_file
+    from cribboard.hall import HallError
+    from cribboard.hall import topics as t
+    from cribboard.hall.address import BrokerAddress, ask_password
+
+    try:
+        user = args.user or t.table_user(args.table)
+        t.check_hall(args.hall)
+        address = BrokerAddress.parse(args.mqtt, username=user)
+        password = ask_password(args.password_env, f"password for {user} at {address.url}: ")
+    except HallError as err:
+        raise UsageError(str(err)) from None
+    return TableSettings(
+        BrokerAddress(address.host, address.port, address.tls, user, password),
+        args.hall,
+        args.table,
+        default_memory_file(args.hall, args.table),
+    )

@@ -1,0 +1,48 @@
+"""`cribboard deploy`'s hall options: a Wi-Fi board reports to a club hall from its own firmware
+(cribboard.hallsetup writes its configuration)."""
+
+from __future__ import annotations
+
+import argparse
+
+from cribboard.cli.table import Arg, UsageError, arg, int_in
+from cribboard.hallsetup import DEFAULT_HALL, HallSetup, HallSetupError, make_setup, write_config
+
+HALL_ARGS: tuple[Arg, ...] = (
+    arg(
+        "--broker",
+        metavar="URL",
+        help="report to the club hall at this broker (mqtt://HOST:PORT) from the board's own "
+        "firmware; the password from $CRIBBOARD_MQTT_PASSWORD, else asked",
+    ),
+    arg("--table", type=int_in(1, 999, "table"), help="the board's table number in the hall"),
+    arg("--hall", help=f"the hall's name (default {DEFAULT_HALL})"),
+    arg("--user", help="the broker user (default table-N)"),
+    arg(
+        "--wifi",
+        metavar="SSID",
+        help="the Wi-Fi the board joins; its password from $CRIBBOARD_WIFI_PASSWORD, else asked",
+    ),
+)
+
+
+def hall_setup(args: argparse.Namespace) -> HallSetup | None:
+    """The hall configuration deploy's options ask for (passwords read now, before anything is
+    copied), or None without --broker."""
+    if args.broker is None:
+        if args.table is not None or args.hall or args.user or args.wifi is not None:
+            raise UsageError("--table, --hall, --user and --wifi go with --broker")
+        return None
+    if args.table is None:
+        raise UsageError("--broker needs --table: the board's table number")
+    try:
+        return make_setup(args.broker, args.table, hall=args.hall, user=args.user, ssid=args.wifi)
+    except HallSetupError as err:
+        raise UsageError(str(err)) from None
+
+
+def configure(port: str, setup: HallSetup | None, reset: bool = True) -> None:
+    """Copy the hall configuration to the board on `port` and restart it (unless `reset` is
+    False)."""
+    if setup is not None:
+        write_config(port, setup, reset=reset)

@@ -1,0 +1,152 @@
+"""A Wi-Fi board's place in a club hall: the small configuration file its own table client
+reads at start (``/hall.json``, read by the firmware's ``cribfw/hallconfig.py``), made from
+``cribboard deploy --broker mqtt://HOST:PORT --table N [--hall H] [--user U] [--wifi SSID]``
+and copied to the board over mpremote, as deploy copies the firmware.
+
+The passwords (the broker's and the Wi-Fi's) come from ``$CRIBBOARD_MQTT_PASSWORD`` and
+``$CRIBBOARD_WIFI_PASSWORD``, or from a prompt that does not echo them. They are never printed,
+logged, put on a command line or in an error message: the file goes to the board from a private
+temporary copy (mode 0600), deleted at once.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cribboard.deploy import DeployError, _mpremote
+from cribboard.errors import CribboardError
+from cribboard.hall import HallError
+from cribboard.hall.address import BrokerAddress
+from cribboard.hall.topics import check_hall, check_table, table_user
+from cribcore.files import HALL_CONFIG
+
+MQTT_PASSWORD_ENV = "CRIBBOARD_MQTT_PASSWORD"
+WIFI_PASSWORD_ENV = "CRIBBOARD_WIFI_PASSWORD"
+BOARD_FILE = HALL_CONFIG  # at the root of the board's flash (cribfw/hallconfig.py reads it)
+DEFAULT_HALL = "club"
+MAX_SSID_BYTES = 32  # 802.11
+MAX_WIFI_PASSWORD_BYTES = 63  # WPA2 passphrase
+
+
+class HallSetupError(CribboardError):
+    """The hall options cannot make a configuration (the message never holds a password)."""
+
+
+@dataclass(frozen=True)
+class HallSetup:
+    """Where a board reports: the broker's `host` and `port` (plain MQTT: the board's
+    umqtt.simple client), the `hall`, its `table` number, the broker `user` and `password`,
+    and the Wi-Fi it joins (`ssid` None: a board already on a network)."""
+
+    host: str
+    port: int
+    hall: str
+    table: int
+    user: str
+    password: str = field(repr=False)
+    ssid: str | None = None
+    wifi_password: str | None = field(default=None, repr=False)
+
+    def to_json(self) -> bytes:
+        """The board's configuration file."""
+        config: dict[str, object] = {
+            "hall": self.hall,
+            "table": self.table,
+            "host": self.host,
+            "port": self.port,
+            "user": self.user,
+            "password": self.password,
+        }
+        if self.ssid is not None:
+            config["ssid"] = self.ssid
+            config["wifi_password"] = self.wifi_password or ""
+        return json.dumps(config).encode()
+
+    def describe(self) -> str:
+        """One line for people, without the passwords."""
+        wifi = f" over Wi-Fi {self.ssid!r}" if self.ssid is not None else ""
+        return (
+            f"table {self.table} of hall {self.hall!r} at mqtt://{self.host}:{self.port} "
+            f"as {self.user}{wifi}"
+        )
+
+
+def ask_secret(prompt: str) -> str:
+    """A password typed at the terminal, not echoed; HallSetupError when there is none to ask
+    (getpass would fall back to an echoing read)."""
+    if not sys.stdin.isatty():
+        raise HallSetupError(f"no terminal to ask: {prompt.rstrip(': ')}")
+    try:
+        return getpass.getpass(prompt)
+    except (EOFError, KeyboardInterrupt):
+        raise HallSetupError("no password given") from None
+
+
+def make_setup(
+    broker: str,
+    table: int,
+    *,
+    hall: str | None = None,
+    user: str | None = None,
+    ssid: str | None = None,
+    environ: Mapping[str, str] = os.environ,
+    ask: Callable[[str], str] = ask_secret,
+) -> HallSetup:
+    """A checked HallSetup from deploy's options, with the passwords from the environment or
+    `ask`; HallSetupError naming what is wrong."""
+    try:
+        address = BrokerAddress.parse(broker)
+        hall = check_hall(hall if hall is not None else DEFAULT_HALL)
+        table = check_table(table)
+    except HallError as err:
+        raise HallSetupError(str(err)) from None
+    if address.tls:
+        raise HallSetupError(
+            "a board's own client speaks plain MQTT: give it an mqtt:// broker on the club's "
+            "network"
+        )
+    if ssid is not None and not 1 <= len(ssid.encode()) <= MAX_SSID_BYTES:
+        raise HallSetupError(f"a Wi-Fi name is 1 to {MAX_SSID_BYTES} bytes")
+    user = user or table_user(table)
+    password = environ.get(MQTT_PASSWORD_ENV) or ask(f"MQTT password for {user}: ")
+    if not password:
+        raise HallSetupError(f"no MQTT password for {user} (set ${MQTT_PASSWORD_ENV})")
+    wifi_password = None
+    if ssid is not None:
+        wifi_password = environ.get(WIFI_PASSWORD_ENV)
+        if wifi_password is None:
+            wifi_password = ask(f"Wi-Fi password for {ssid} (empty for an open network): ")
+        if len(wifi_password.encode()) > MAX_WIFI_PASSWORD_BYTES:
+            raise HallSetupError(f"a Wi-Fi password is at most {MAX_WIFI_PASSWORD_BYTES} bytes")
+    return HallSetup(address.host, address.port, hall, table, user, password, ssid, wifi_password)
+
+
+def write_config(
+    port: str,
+    setup: HallSetup,
+    *,
+    reset: bool = True,
+    progress: Callable[[str], None] = print,
+    timeout: float = 60.0,
+) -> None:
+    """Copy `setup` to the board on `port` (over mpremote) and reset it (unless `reset` is
+    False) so its table client starts."""
+    with tempfile.TemporaryDirectory(prefix="cribboard-hall-") as folder:
+        local = Path(folder) / BOARD_FILE
+        fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(setup.to_json())
+        try:
+            _mpremote(port, ["fs", "cp", str(local), ":" + BOARD_FILE], timeout)
+            if reset:
+                _mpremote(port, ["reset"], timeout)
+        except DeployError as err:
+            raise HallSetupError(f"the hall configuration did not reach the board: {err}")
+    progress(f"hall: the board reports as {setup.describe()}")

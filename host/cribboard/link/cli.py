@@ -1,0 +1,131 @@
+"""``cribboard link --broker URL --game NAME [--port P | --ble NAME]``: run at each of two places,
+it joins their boards into one game through the broker (docs/mqtt.md, "Linked boards"). It
+runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command line's table
+holds :func:`command`; the link's modules are imported when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cribboard.cli.table import Command, UsageError, arg
+
+if TYPE_CHECKING:
+    from cribboard.api import Board
+
+
+def command() -> Command:
+    """The ``link`` entry of the command line's table."""
+    return Command(
+        "link",
+        "two boards far apart, one game, through an MQTT broker (docs/mqtt.md)",
+        _run,
+        (
+            arg("--broker", required=True, metavar="URL", help="mqtt://HOST:PORT or mqtts://"),
+            arg(
+                "--game",
+                required=True,
+                metavar="NAME",
+                help="the linked game's name, the same at both ends (a-z, 0-9, _ and -)",
+            ),
+            arg(
+                "--port",
+                dest="link_port",
+                metavar="PORT",
+                help="this end's board: a serial port or pyserial URL (default: the only board)",
+            ),
+            arg(
+                "--ble",
+                dest="link_ble",
+                nargs="?",
+                const="",
+                metavar="NAME",
+                help="this end's board over Bluetooth LE: its name or address, or alone for "
+                "the only board advertising",
+            ),
+            arg(
+                "--user",
+                help="the broker user (none by default; a hall's private broker has `link`)",
+            ),
+            arg(
+                "--password-env",
+                metavar="VAR",
+                help="the environment variable that holds the broker password (default: asked "
+                "for on a terminal when --user is given)",
+            ),
+            arg(
+                "--state",
+                type=Path,
+                metavar="FILE",
+                help="where this end keeps its moves (default $XDG_STATE_HOME/cribboard/"
+                "link-NAME.json): the same file picks the game up after a restart",
+            ),
+        ),
+        description="Join this board and a board elsewhere into one game: a peg at either "
+        "end shows on both, pegs made at both ends at once both count, and an end that was "
+        "away catches up when it comes back.",
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cribboard.api import Board
+    from cribboard.discovery import resolve_port
+    from cribboard.hall import HallError
+    from cribboard.hall.address import BrokerAddress, ask_password
+    from cribboard.link import LinkError
+    from cribboard.link.side import LinkSide, default_state_file
+    from cribboard.link.topics import check_game
+
+    port = args.link_port or args.port
+    ble = args.link_ble if args.link_ble is not None else args.ble
+    if port and ble is not None:
+        raise UsageError("name the board with --port or --ble, not both")
+    try:
+        check_game(args.game)
+        state = args.state or default_state_file(args.game)
+        address = BrokerAddress.parse(args.broker, username=args.user)
+        password = (
+            ask_password(args.password_env, f"password for {args.user} at {address.url}: ")
+            if args.user or args.password_env
+            else None
+        )
+    except (HallError, LinkError) as err:
+        raise UsageError(str(err)) from None
+    address = BrokerAddress(address.host, address.port, address.tls, args.user, password)
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    async def main() -> None:
+        if ble is not None:
+            name = ble or None
+
+            async def open_board() -> Board:
+                return await Board.open_ble(name, timeout=args.timeout)
+
+            where = f"Bluetooth {ble or '(the only board advertising)'}"
+        else:
+            chosen = (await resolve_port(port)).port
+
+            async def open_board() -> Board:
+                return await Board.open(chosen, timeout=args.timeout)
+
+            where = chosen
+        side = LinkSide(address, args.game, open_board, state, say=say)
+        say(f"link {args.game}: this end is side {side.side}, board {where}, broker {address.url}")
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await side.run()
+        print("cribboard link: stopped", file=sys.stderr, flush=True)
+
+    asyncio.run(main())
+    return 0

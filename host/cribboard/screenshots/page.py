@@ -1,0 +1,74 @@
+"""The bridge's page in headless Chromium (Debian's, as the browser tests use it): its picture,
+and a record of what it showed that a test can compare on any machine."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from cribboard.bridge.server import STATIC_DIR
+
+CHROMIUM = "/usr/bin/chromium"
+WIDTH, HEIGHT = 1280, 860  # the browser window, in CSS pixels (one device pixel each)
+PAGE_FILES = ("index.html", "style.css", "app.js", "board.js", "links.js")
+"""The files that make the page's look: a change to any makes the picture stale."""
+
+
+def source_digests() -> list[str]:
+    """`sha256 FILE DIGEST` for each of the page's files."""
+    return [
+        f"sha256 {name} {hashlib.sha256((STATIC_DIR / name).read_bytes()).hexdigest()}"
+        for name in PAGE_FILES
+    ]
+
+
+async def page_picture(url: str, png: Path | None, front: list[int]) -> str:
+    """Open the page at `url` once the board shows scores `front`; save its picture to `png`
+    (None: no picture) and return the record of what it showed."""
+    import tempfile
+
+    from playwright.async_api import async_playwright
+
+    with tempfile.TemporaryDirectory(prefix="cribboard-shot-") as profile:
+        async with async_playwright() as p:
+            context = await p.chromium.launch_persistent_context(
+                profile,
+                executable_path=CHROMIUM,
+                headless=True,
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"],
+                viewport={"width": WIDTH, "height": HEIGHT},
+                device_scale_factor=1,
+            )
+            try:
+                page = context.pages[0] if context.pages else await context.new_page()
+                await page.goto(url)
+                await _settled(page, front)
+                if png is not None:
+                    await page.screenshot(path=str(png), full_page=True)
+                text = await page.evaluate("document.body.innerText")
+                lit = await page.evaluate(
+                    """() => [...document.querySelectorAll('#board circle.lit')]
+                       .map(c => c.dataset.hole + ' ' + c.dataset.rgb)"""
+                )
+            finally:
+                await context.close()
+    lines = [
+        "# What docs/images/page.png shows (make screenshots writes both; a test compares this)",
+        *source_digests(),
+        "--- the page's text",
+        *[line.rstrip() for line in text.strip().splitlines() if line.strip()],
+        "--- the lit holes: hole, RRGGBB",
+        *lit,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+async def _settled(page: Any, front: list[int]) -> None:
+    await page.wait_for_function(
+        "want => want.every((score, p) => "
+        "document.querySelector('#score-' + p)?.textContent === String(score))",
+        arg=front,
+    )
+    await page.wait_for_function("document.querySelector('#status').classList.contains('live')")
+    await page.wait_for_function("document.querySelectorAll('#board circle.lit').length > 60")

@@ -1,0 +1,152 @@
+"""`cribboard deploy --broker ... --table N [--hall H] [--user U] [--wifi SSID]`: the board's hall
+configuration (cribboard.hallsetup) is checked before anything is copied, takes its passwords
+from the environment or a prompt that does not echo, and never shows them; the firmware reads
+what the host writes (cribfw/hallconfig.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+
+from cribboard.hallsetup import (
+    MQTT_PASSWORD_ENV,
+    WIFI_PASSWORD_ENV,
+    HallSetupError,
+    ask_secret,
+    make_setup,
+)
+from cribfw import hallconfig
+
+CLI = [sys.executable, "-m", "cribboard.cli"]
+SECRET = "s3cret-Pa55"
+WIFI_SECRET = "wifi-Pa55word"
+
+
+def asked(answers: dict[str, str]) -> tuple[list[str], Callable[[str], str]]:
+    prompts: list[str] = []
+
+    def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        return answers[prompt.split()[0]]
+
+    return prompts, ask
+
+
+def test_the_passwords_come_from_the_environment_or_the_prompt() -> None:
+    prompts, ask = asked({"MQTT": SECRET, "Wi-Fi": WIFI_SECRET})
+    setup = make_setup("mqtt://192.168.1.10:1884", 3, ssid="clubwifi", environ={}, ask=ask)
+    assert prompts == [
+        "MQTT password for table-3: ",
+        "Wi-Fi password for clubwifi (empty for an open network): ",
+    ]
+    assert (setup.host, setup.port, setup.hall, setup.table, setup.user) == (
+        "192.168.1.10",
+        1884,
+        "club",
+        3,
+        "table-3",
+    )
+    assert (setup.password, setup.wifi_password) == (SECRET, WIFI_SECRET)
+    assert SECRET not in repr(setup) and WIFI_SECRET not in repr(setup)
+    assert SECRET not in setup.describe() and "clubwifi" in setup.describe()
+
+    prompts, ask = asked({})
+    env = {MQTT_PASSWORD_ENV: SECRET, WIFI_PASSWORD_ENV: ""}
+    open_wifi = make_setup(
+        "mqtt://h",
+        7,
+        hall="east",
+        user="board7",
+        ssid="open",
+        environ=env,
+        ask=ask,
+    )
+    assert prompts == [] and open_wifi.wifi_password == "" and open_wifi.port == 1883
+    assert (open_wifi.hall, open_wifi.user) == ("east", "board7")
+
+
+def test_the_board_reads_what_the_host_writes() -> None:
+    env = {MQTT_PASSWORD_ENV: SECRET, WIFI_PASSWORD_ENV: WIFI_SECRET}
+    setup = make_setup("mqtt://10.0.0.2:1883", 12, ssid="clubwifi", environ=env)
+    config = hallconfig.parse(json.loads(setup.to_json()))
+    assert (config.hall, config.table, config.host, config.port) == ("club", 12, "10.0.0.2", 1883)
+    assert (config.user, config.password) == ("table-12", SECRET)
+    assert (config.ssid, config.wifi_password) == ("clubwifi", WIFI_SECRET)
+    wired = make_setup("mqtt://10.0.0.2:1883", 12, environ=env)
+    assert hallconfig.parse(json.loads(wired.to_json())).ssid is None
+    for broken in ({}, {"hall": "club"}, [1], {**json.loads(wired.to_json()), "table": "3"}):
+        with pytest.raises(ValueError) as err:
+            hallconfig.parse(broken)
+        assert SECRET not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("broker", "table", "options", "says"),
+    [
+        ("mqtts://h:8883", 3, {}, "plain MQTT"),
+        ("http://h", 3, {}, "bad broker URL"),
+        ("mqtt://h", 1000, {}, "bad table number"),
+        ("mqtt://h", 3, {"hall": "Club Night"}, "bad hall name"),
+        ("mqtt://h", 3, {"ssid": "x" * 33}, "Wi-Fi name"),
+    ],
+)
+def test_bad_options_are_refused_before_a_password_is_asked(
+    broker: str, table: int, options: dict[str, str], says: str
+) -> None:
+    prompts, ask = asked({"MQTT": SECRET, "Wi-Fi": WIFI_SECRET})
+    with pytest.raises(HallSetupError, match=says):
+        make_setup(broker, table, environ={}, ask=ask, **options)
+    assert prompts == []
+
+
+def test_without_a_terminal_nothing_is_read_from_an_echoing_input() -> None:
+    if sys.stdin.isatty():
+        pytest.skip("this test needs an input that is not a terminal")
+    with pytest.raises(HallSetupError, match="no terminal to ask"):
+        ask_secret("MQTT password for table-3: ")
+
+
+def run_cli(*words: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *words],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_the_command_line_says_what_is_wrong_in_one_line_and_never_the_password() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in (MQTT_PASSWORD_ENV, WIFI_PASSWORD_ENV)}
+    for words, says in (
+        (["deploy", "--table", "3"], "go with --broker"),
+        (["deploy", "--broker", "mqtt://127.0.0.1:1"], "needs --table"),
+        (["deploy", "--broker", "mqtts://h", "--table", "3"], "plain MQTT"),
+        (["deploy", "--broker", "mqtt://h", "--table", "3"], "no terminal to ask"),
+    ):
+        result = run_cli("--port", "/nonexistent/tty", *words, env=env)
+        assert result.returncode == 2, (words, result.stderr)
+        assert len(result.stderr.splitlines()) == 1 and says in result.stderr, result.stderr
+    env[MQTT_PASSWORD_ENV] = SECRET
+    env[WIFI_PASSWORD_ENV] = WIFI_SECRET
+    result = run_cli(
+        "--port",
+        "/nonexistent/tty",
+        "deploy",
+        "--broker",
+        "mqtt://127.0.0.1:1",
+        "--table",
+        "3",
+        "--wifi",
+        "clubwifi",
+        env=env,
+    )
+    assert result.returncode != 0 and len(result.stderr.splitlines()) == 1
+    assert SECRET not in result.stdout + result.stderr
+    assert WIFI_SECRET not in result.stdout + result.stderr

@@ -1,0 +1,103 @@
+"""A board left at MicroPython's prompt (after mpremote, as makers use it): the host recognises
+the friendly or the raw REPL when it opens the board, restarts the app with a soft reset, and
+says so in one line. mpremote and the virtual board are the real ones."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mpremote.transport_serial import SerialTransport as MpremoteSerial
+
+from cribboard.api import Board
+from cribboard.client import Client
+from cribboard.discovery import find_boards
+from cribboard.errors import LinkError
+from cribboard.repl import AtPrompt
+from cribboard.transport import SerialTransport
+from cribboard.virtual import VirtualBoard
+
+MPREMOTE = Path(sys.executable).with_name("mpremote")
+CLI = [sys.executable, "-m", "cribboard.cli"]
+
+
+def mpremote(port: str, *args: str) -> str:
+    done = subprocess.run(
+        [str(MPREMOTE), "connect", port, *args], capture_output=True, text=True, timeout=20
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def leave_in_raw_repl(port: str) -> None:
+    """What an mpremote killed halfway leaves: the board in the raw REPL."""
+    board = MpremoteSerial(port)
+    try:
+        board.enter_raw_repl(soft_reset=False)
+    finally:
+        board.close()
+
+
+def status(port: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "--port", port, "status", "--no-color"], capture_output=True, text=True, timeout=30
+    )
+
+
+def test_status_after_mpremote_exec_restarts_the_app(vboard: VirtualBoard) -> None:
+    assert mpremote(vboard.port, "exec", "print(6 * 7)").strip() == "42"
+    result = status(vboard.port)
+    assert result.returncode == 0, result.stderr
+    assert "game to 121" in result.stdout
+    assert result.stderr == (
+        f"{vboard.port}: the board was at the MicroPython prompt (friendly REPL): "
+        "a soft reset restarted its app\n"
+    )
+    again = status(vboard.port)  # the app runs: nothing more to say
+    assert again.returncode == 0 and again.stderr == ""
+
+
+async def test_a_board_left_in_the_raw_repl(
+    vboard: VirtualBoard, caplog: pytest.LogCaptureFixture
+) -> None:
+    leave_in_raw_repl(vboard.port)
+    with caplog.at_level(logging.WARNING, logger="cribboard.repl"):
+        async with await Board.open(vboard.port) as board:
+            await board.peg(0, 5)
+            assert (await board.state()).front[0] == 5
+    notes = [r.getMessage() for r in caplog.records if r.name == "cribboard.repl"]
+    assert notes == [
+        f"{vboard.port}: the board was at the MicroPython prompt (raw REPL): "
+        "a soft reset restarted its app"
+    ]
+
+
+async def test_without_restart_the_prompt_is_reported_and_left_alone(
+    vboard: VirtualBoard,
+) -> None:
+    """Discovery looks at every board on USB: it says a board is at the prompt, but restarts
+    nothing (a board running something else than a cribboard is left as it is)."""
+    mpremote(vboard.port, "exec", "x = 1")
+    looking = Client(
+        lambda: SerialTransport(vboard.port),
+        timeout=1.0,
+        heartbeat=0,
+        reconnect=False,
+        restart_at_prompt=False,
+    )
+    with pytest.raises(AtPrompt, match="at the MicroPython prompt"):
+        await looking.connect()
+    await looking.close()
+    [found] = await find_boards([(vboard.port, "the virtual board")])
+    assert found.hello is None and found.at_prompt and "--port" not in found.problem
+    assert mpremote(vboard.port, "resume", "exec", "print(x)").strip() == "1"  # the same session
+
+
+async def test_a_board_without_the_app_says_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "boot.py").write_text("")  # stock MicroPython: no main.py
+    with VirtualBoard(firmware=str(tmp_path)) as bare:
+        with pytest.raises(LinkError, match=r"no cribboard app answered .*cribboard deploy"):
+            await Board.open(bare.port, timeout=1.0)
