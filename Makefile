@@ -27,7 +27,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
-# The soak (not part of `make test`, about an hour on 2 cores): the protocol model's state machine
+# The soak (not part of `make test`, about 45 minutes on 2 cores): the protocol model's state machine
 # with many examples, a million fuzzed lines and 1,000+ power cuts on the virtual board, then power
 # cuts and fuzzing on the emulated RP2040; a summary table at the end, exit 1 on any violation.
 # SOAK_ARGS passes options (bench/soak.py --help), e.g. SOAK_ARGS="--lines 100000".
