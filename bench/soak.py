@@ -44,7 +44,7 @@ import powercut
 from cribboard.virtual import SimControl, VirtualBoard
 from cribboard.virtual.rp2board import FIRMWARE_IMAGE, RP2Board, emulator_missing, images_dir
 from modelcheck import Checker, SerialWire, Violation
-from protocol_model import DOUBTS, ProtocolModel
+from protocol_model import ProtocolModel
 from rp2support import CutTally, ProtocolLink, cut_during_a_save, fields
 
 SHOWN_VIOLATIONS = 5
@@ -263,9 +263,6 @@ def main() -> int:
     args = parser.parse_args()
 
     started = time.monotonic()
-    print("the model takes the board's reading where the document is unclear:")
-    for doubt in DOUBTS:
-        print("  -", doubt)
     stages = [
         state_machine(args.examples),
         fuzz("fuzz, virtual board", args.lines, args.seed, rp2=False),

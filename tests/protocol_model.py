@@ -38,10 +38,9 @@ model checks is the protocol around them.
 
 Where the document leaves a choice open, the model accepts every reply the document allows (for
 example which of two errors a request that breaks two rules gets: `Step.alternatives`). Where the
-document contradicts itself or is silent and the choice changes what comes later (whether a
-reply is remembered), the model takes the board's reading, and DOUBTS lists each such point; the
-tests and the soak print them so that they are fixed in the document (or the board), not
-forgotten.
+document contradicted itself or was silent (which replies are remembered, the order of checks, a
+replay's place among the remembered, what `bad` counts), the first soak listed the points and the
+document now says what the board does.
 """
 
 from __future__ import annotations
@@ -86,31 +85,6 @@ VERBS: dict[bytes, tuple[int, int, str]] = {
     b"brief": (0, 1, "link"),
     b"health": (0, 0, "read"),
 }
-
-DOUBTS = (
-    "test: section 4's table says its reply is not remembered, section 2 (every reply to a line "
-    "with an id but reading requests and denied) says it is; the board remembers it (the model "
-    "follows the board)",
-    "brief without arguments: the table says `brief` is remembered and section 2's list of "
-    "reading requests leaves it out; the board does not remember it (model: the board)",
-    "health: the table says not remembered, section 2's list of reading requests leaves it out; "
-    "the board does not remember it (model: the board)",
-    "a reading verb with a malformed or wrong number of arguments (`#a ping 1`): section 2 says "
-    "every error reply is remembered and that reading requests are not; the board does not "
-    "remember it (model: the board)",
-    "a request from a central that is not admitted which is also malformed (`peg 0`, `games x2`, "
-    "`admit 5`): the document does not say whether it gets denied or bad_arg (one is remembered, "
-    "the other not); the board answers parse and argument-count errors first, then denied, then "
-    "the verb's own checks (model: the board)",
-    "a resent line whose remembered reply is replayed: section 2 does not say whether the replay "
-    "counts as a reply sent (keeping the id among the last 8); the board keeps the first send's "
-    "place (model: the board)",
-    "health's bad: a resent too-long line counts again, a resent bad_line or unknown line does "
-    "not (the board); the document says only 'lines that were not requests' (model: accepts "
-    "either)",
-    "which error a request that breaks two rules gets (`set 5 x2`: bad_player or expected a "
-    "number) is not said; the model accepts either",
-)
 
 
 @dataclass(frozen=True)
@@ -299,7 +273,7 @@ class ProtocolModel:
     def _reply(self, step: Step, rid: bytes, options: list[bytes], remembered: bool) -> None:
         """An error reply to a line that was not run (nothing changes)."""
         if remembered and self._replay(step, rid):
-            step.bad = (0, step.bad[1])  # (the board may count a resent bad line again)
+            step.bad = (0, 0)  # a resend answered from memory is not counted again
             return
         step.outputs[step.link].append(
             Out(exact=options[0]) if len(options) == 1 else Out(options=tuple(options))
@@ -343,8 +317,8 @@ class ProtocolModel:
         errors: list[bytes] = []
         if words:
             errors.append(err(rid, b"bad_arg", b"expected a number"))
-            # Which comes first when a word stands where a number belongs and the player named
-            # does not exist: not said (DOUBTS); both are errors, nothing changes.
+            # A word where a number belongs and a player that does not exist: the document
+            # leaves which error open (section 2); both are errors, nothing changes.
             if verb == b"set" and isinstance(args[0], int) and not self._player_ok(args[0]):
                 errors.append(err(rid, b"bad_player", b"no such player"))
             out.append(Out(options=tuple(errors)) if len(errors) > 1 else Out(exact=errors[0]))

@@ -34,7 +34,7 @@ from hypothesis.stateful import (
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from modelcheck import Checker, RadioCentral, SerialWire
-from protocol_model import DOUBTS, Out, ProtocolModel
+from protocol_model import Out, ProtocolModel
 
 EXAMPLES = int(os.environ.get("CRIBBOARD_MODEL_EXAMPLES", "30"))
 STEPS = int(os.environ.get("CRIBBOARD_MODEL_STEPS", "40"))
@@ -334,9 +334,6 @@ ProtocolMachine.TestCase.settings = settings(
 
 @pytest.mark.timeout(600)
 def test_the_board_follows_the_protocol_model() -> None:
-    print("\nthe model takes the board's reading where the document is unclear:")
-    for doubt in DOUBTS:
-        print("  -", doubt)
     ProtocolMachine.TestCase().runTest()
     print(
         f"{ProtocolMachine.examples} examples, {ProtocolMachine.lines} request lines checked, "

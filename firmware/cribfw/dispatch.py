@@ -166,7 +166,6 @@ class Dispatcher:
     def line_too_long(self, link, request_id, id_len):
         """A link discarded an over-long line whose id (read whole) is request_id[:id_len]
         (id_len 0: none): tell the sender, remembered like any reply to a line with an id."""
-        self.ctx.bad_lines += 1
         req = self.req
         req.line = request_id
         req.id_start = 0
@@ -176,6 +175,7 @@ class Dispatcher:
         if slot >= 0:
             link.recent.replay(slot, out)
         else:
+            self.ctx.bad_lines += 1  # (a resend answered from memory is not counted again)
             err = P.PARSE_ERRORS[P.E_TOO_LONG]
             P.write_error(out, req, err[0], err[1])
             if id_len:

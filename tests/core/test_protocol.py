@@ -575,3 +575,17 @@ def test_a_too_long_line_ending_in_its_id_and_crlf_keeps_the_id():
         assert s.send(b"#abd\r" + b" " * 70 + b"\r\n") == [b"err too_long line too long\n"]
     finally:
         s.close()
+
+
+def test_health_counts_a_bad_line_once_however_often_it_is_resent():
+    """`bad` counts the request lines the board could not read; a resend answered from memory
+    is not counted again, for a too-long line as for any other."""
+    s = Session()
+    try:
+        long_line = b" " * 70 + b"#t1\n"
+        for line in (long_line, long_line, b"#u1 pegg 0 1\n", b"#u1 pegg 0 1\n", b"#b1 #\n"):
+            assert len(s.send(line)) == 1
+        reply = s.send(b"health\n")[0]
+        assert reply.startswith(b"ok ") and reply.endswith(b" bad=3\n"), reply
+    finally:
+        s.close()
