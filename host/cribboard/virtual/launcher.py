@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import atexit
 import collections
-import fcntl
 import logging
 import os
 import select
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -39,6 +37,7 @@ from types import TracebackType
 from ..firmware_build import build
 from ..paths import firmware_dir
 from .errors import VirtualBoardError
+from .flashlock import lock_flash, release
 from .interpreter import check_heap_size, find_micropython
 from .process import die_with_parent
 from .ptyport import BUFFER_LIMIT, HostPort, make_raw
@@ -211,12 +210,8 @@ class VirtualBoard:
             relay.request_stop()
         if thread is not None:
             thread.join(timeout=10)
-        if self._flash_lock is not None:
-            os.close(self._flash_lock)
-            self._flash_lock = None
-        if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+        release(self._flash_lock, self._directory)
+        self._flash_lock = self._directory = None
 
     def __enter__(self) -> VirtualBoard:
         return self.start()
@@ -276,12 +271,7 @@ class VirtualBoard:
     def _open_flash(self) -> Path:
         assert self._directory is not None
         path = self._flash_arg if self._flash_arg is not None else self._directory / "flash.img"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise VirtualBoardError(f"flash image {path} is in use by another virtual board")
+        fd = lock_flash(path, "flash image", "virtual board")
         if os.fstat(fd).st_size < _BLOCK_SIZE:
             os.ftruncate(fd, 0)
             os.write(fd, b"\xff" * self._flash_size)  # a new flash chip comes erased

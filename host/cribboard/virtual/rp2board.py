@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import atexit
 import collections
-import fcntl
 import json
 import logging
 import os
@@ -39,6 +38,7 @@ from typing import Any
 
 from ..paths import firmware_dir
 from .errors import VirtualBoardError
+from .flashlock import lock_flash, release
 from .process import die_with_parent
 from .ptyport import BUFFER_LIMIT, HostPort
 
@@ -263,12 +263,8 @@ class RP2Board:
             relay.stop()
         if harness is not None:
             harness.stop()
-        if self._flash_lock is not None:
-            os.close(self._flash_lock)
-            self._flash_lock = None
-        if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+        release(self._flash_lock, self._directory)
+        self._flash_lock = self._directory = None
 
     def __enter__(self) -> RP2Board:
         return self.start()
@@ -284,12 +280,7 @@ class RP2Board:
     def _open_flash(self) -> Path:
         assert self._directory is not None
         path = self._flash_arg if self._flash_arg is not None else self._directory / "flash.bin"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise VirtualBoardError(f"flash file {path} is in use by another emulated board")
+        fd = lock_flash(path, "flash file", "emulated board")
         size = os.fstat(fd).st_size
         if size not in (0, FLASH_SIZE):
             os.close(fd)
