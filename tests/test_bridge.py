@@ -437,6 +437,7 @@ def test_serve_command(tmp_path: Path) -> None:
             "0.0.0.0",
             "--http-port",
             "0",
+            "--no-announce",  # never onto this machine's real network (tests/test_bridge_lan.py)
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -143,6 +143,7 @@ class Client:
         self._link_lost = asyncio.get_running_loop().create_future()
         self._greeted = False
         watch = PromptWatch()
+        log.info("%s: opening", self.name)
         await transport.open(watch.tap(self._on_data), self._on_lost)
         self._transport = transport
         self._connected.set()
@@ -171,6 +172,14 @@ class Client:
             raise
         self.hello = hello
         self._greeted = True
+        log.info(
+            "%s: %s, firmware %s, protocol %d.%d",
+            self.name,
+            hello.board,
+            hello.firmware,
+            hello.protocol[0],
+            hello.protocol[1],
+        )
 
     async def _ask_brief(self) -> dict[str, str] | None:
         """Ask for brief events (when wanted and the board has them) and read the whole state
@@ -251,6 +260,7 @@ class Client:
                         raise LinkError("not connected")
                     lost = self._link_lost
                     assert lost is not None
+                    log.debug("%s: sent %r", self.name, line)
                     await transport.write(line)
                     remaining = max(0.0, deadline - loop.time())
                     done, _ = await asyncio.wait(
@@ -314,6 +324,7 @@ class Client:
             # Not protocol: REPL output, a traceback, a boot banner. Ignore it.
             log.debug("ignored line from %s: %r", self.name, raw)
             return
+        log.debug("%s: received %r", self.name, raw)
         if line.kind == "event":
             if line.name in (wire.BRIEF_PEG, wire.BRIEF_PENDING):
                 fields = self._mirror.apply_brief(line) if self._briefed else None

@@ -4,6 +4,7 @@ each confirmed by a protocol hello (a Pico running something else is not a cribb
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from dataclasses import dataclass
 
@@ -15,6 +16,8 @@ from cribboard.i18n import _, n_
 from cribboard.repl import AtPrompt
 from cribboard.transport import SerialTransport
 from cribcore.profiles import PROFILES
+
+log = logging.getLogger(__name__)
 
 PORT_ENV = "CRIBBOARD_PORT"
 """The environment variable that names the board's port when `--port` does not."""
@@ -72,6 +75,7 @@ async def probe(port: str, timeout: float = 1.5) -> Hello:
 async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundBoard]:
     """Every candidate port, probed in parallel."""
     ports = candidate_ports() if ports is None else ports
+    log.info("probing %d port(s): %s", len(ports), ", ".join(d for d, _ in ports) or "none")
 
     async def one(device: str, description: str) -> FoundBoard:
         try:
@@ -79,6 +83,7 @@ async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundB
         except AtPrompt as err:
             return FoundBoard(device, description, None, str(err), at_prompt=True)
         except CribboardError as err:
+            log.info("%s: no board (%s)", device, err)
             return FoundBoard(device, description, None, str(err))
 
     return list(await asyncio.gather(*(one(d, desc) for d, desc in ports)))

@@ -21,6 +21,8 @@ from cribboard.errors import CribboardError
 from cribboard.hall import cli as hall_cli
 from cribboard.i18n import L_, N_, _, choose_language, language, language_list
 from cribboard.link import cli as link_cli
+from cribboard.logsetup import configure as configure_logging
+from cribboard.logsetup import verbosity, without_verbosity
 
 COMMANDS: tuple[Command, ...] = (
     BOARD_COMMANDS + APP_COMMANDS + (hall_cli.command(), link_cli.command())
@@ -51,6 +53,13 @@ GLOBAL_ARGS = (
         ),
     ),
     arg("--timeout", type=float, default=2.0, help=N_("seconds to wait for a reply")),
+    arg(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help=N_("say what the program does on stderr (-vv: every protocol line too)"),
+    ),
     arg(
         LANG_OPTION,
         metavar="LANG",
@@ -100,8 +109,10 @@ def _lang_given(words: Sequence[str]) -> str | None:
 
 
 def _run(words: list[str]) -> int:
+    # -v counts wherever it stands, after `hall` or `sim` too (their parsers never see it).
+    configure_logging(verbosity(words))
     whole = parser()
-    args, rest = whole.parse_known_args(_ble_before_command(words))
+    args, rest = whole.parse_known_args(_ble_before_command(without_verbosity(words)))
     command = COMMANDS_BY_NAME[args.command]
     if command.takes_rest:
         args.rest = rest

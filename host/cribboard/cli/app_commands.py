@@ -5,6 +5,7 @@ runs, so the command line starts quickly."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 
@@ -83,6 +84,9 @@ def _serve(args: argparse.Namespace) -> int:
         token=args.token or os.environ.get(TOKEN_ENV) or None,
         ble=ble,
         table=table_settings(args, len(ports) + len(ble) + args.virtual),
+        announce=not args.no_announce,
+        qr=not args.no_qr,
+        color=use_color(args),
     )
 
 
@@ -96,10 +100,13 @@ def _count(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         table = all_hands_table(crib=args.crib)
         elapsed = time.perf_counter() - started
+        assert sum(table) == COMBINATIONS
+        if args.json:
+            print(json.dumps({"crib": args.crib, "hands": table, "total": sum(table)}))
+            return 0
         for score, hands in enumerate(table):
             print(score, hands)
         print(_("total %(hands)d in %(seconds).3f s", hands=sum(table), seconds=elapsed))
-        assert sum(table) == COMBINATIONS
         return 0
     cards = parse_cards(args.cards)
     if not cards:
@@ -111,8 +118,27 @@ def _count(args: argparse.Namespace) -> int:
         hand_count = count_hand(cards, None)
     else:
         hand_count = count_hand(cards[:-1], cards[-1], crib=args.crib)
-    print(format_count(hand_count))
+    print(json.dumps(count_json(hand_count)) if args.json else format_count(hand_count))
     return 0
+
+
+def count_json(count: HandCount) -> dict[str, object]:
+    """A counted hand for programs (`count --json`): the cards as typed (`5H`, `10S`), each
+    combination with its kind (English, as in the protocol), points and cards."""
+    return {
+        "hand": [str(card) for card in count.hand],
+        "starter": None if count.starter is None else str(count.starter),
+        "crib": count.crib,
+        "total": count.total,
+        "combos": [
+            {
+                "kind": combo.kind.value,
+                "points": combo.points,
+                "cards": [str(c) for c in combo.cards],
+            }
+            for combo in count.combos
+        ],
+    }
 
 
 def _check_card_count(given: int, args: argparse.Namespace) -> None:
@@ -254,6 +280,11 @@ APP_COMMANDS: tuple[Command, ...] = (
             ),
             arg("--no-starter", action="store_true", help=N_("the cards alone, no starter")),
             arg(
+                "--json",
+                action="store_true",
+                help=N_("print the count as JSON (with --all-hands: the hands per score)"),
+            ),
+            arg(
                 "--five-card",
                 action="store_true",
                 help=N_("a three-card hand of the five-card game (its crib has four)"),
@@ -298,6 +329,19 @@ APP_COMMANDS: tuple[Command, ...] = (
                 action="count",
                 default=0,
                 help="start a virtual board (repeat for more)",
+            ),
+            arg(
+                "--no-announce",
+                action="store_true",
+                help=N_(
+                    "off localhost: do not announce the bridge on the local network "
+                    "(mDNS, cribboard.local)"
+                ),
+            ),
+            arg(
+                "--no-qr",
+                action="store_true",
+                help=N_("off localhost: do not print the page's address as a QR code"),
             ),
             arg(
                 "--port",

@@ -112,8 +112,14 @@ def _shared_options() -> tuple[_Parser, _Parser, _Parser]:
     )
     broker_options.add_argument("--username", help="the broker user (with --broker)")
     broker_options.add_argument(
-        "--password", help=f"the broker user's password (default ${PASSWORD_ENV})"
+        "--password-env",
+        metavar="VAR",
+        help=f"the environment variable that holds the broker user's password (default "
+        f"${PASSWORD_ENV} when set, else asked for on a terminal)",
     )
+    # A password on the command line is visible to every user of the computer (ps): refused,
+    # with the way to give it (see _password).
+    broker_options.add_argument("--password", help=argparse.SUPPRESS)
     page_options = _Parser(add_help=False)
     page_options.add_argument(
         "--http-host",
@@ -455,12 +461,26 @@ def format_report(report: dict[str, Any]) -> str:
 # --- start and serve ---------------------------------------------------------------------------
 
 
-def _password(args: argparse.Namespace) -> str | None:
-    password: str | None = args.password or os.environ.get(PASSWORD_ENV) or None
-    return password
+def _password(args: argparse.Namespace, user: str) -> str | None:
+    """The broker password: from the variable --password-env names, else
+    $CRIBBOARD_HALL_PASSWORD, else asked for on a terminal; never from the command line."""
+    from cribboard.hall.address import ask_password
+
+    variable = args.password_env or (PASSWORD_ENV if os.environ.get(PASSWORD_ENV) else None)
+    return ask_password(variable, f"broker password for {user}: ")
+
+
+def _no_password_on_the_line(args: argparse.Namespace) -> None:
+    if args.password is not None:
+        raise UsageError(
+            "--password would show the password to every user of this computer (ps): put it "
+            f"in an environment variable and name it with --password-env VAR (or set "
+            f"${PASSWORD_ENV})"
+        )
 
 
 def _start(hall_dir: Path, args: argparse.Namespace) -> int:
+    _no_password_on_the_line(args)
     from cribboard.hall import topics
     from cribboard.hall.address import BrokerAddress
     from cribboard.hall.broker import Broker
@@ -482,8 +502,8 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
     adopted: int | None = None
     try:
         if settings["broker"] == PRIVATE:
-            if args.username or args.password:
-                raise UsageError("--username and --password go with --broker")
+            if args.username or args.password_env:
+                raise UsageError("--username and --password-env go with --broker")
             broker_dir = hall_dir / BROKER_DIR
             if (broker_dir / "hall.json").exists():
                 broker = Broker.open(broker_dir)
@@ -515,7 +535,9 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
                 (broker_dir / PID_FILE).write_text(f"{broker.pid}\n")
         else:
             director_address = BrokerAddress.parse(
-                settings["broker"], args.username or topics.DIRECTOR_USER, _password(args)
+                settings["broker"],
+                args.username or topics.DIRECTOR_USER,
+                _password(args, args.username or topics.DIRECTOR_USER),
             )
         (hall_dir / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n")
         if broker is not None:
@@ -656,6 +678,7 @@ def _page_url(page: Any) -> str:
 
 
 def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
+    _no_password_on_the_line(args)
     from cribboard.hall import topics
     from cribboard.hall.address import BrokerAddress
     from cribboard.hall.broker import Broker
@@ -663,7 +686,9 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
     settings = _settings(hall_dir)
     if args.broker:
         address = BrokerAddress.parse(
-            args.broker, args.username or topics.VIEWER_USER, _password(args)
+            args.broker,
+            args.username or topics.VIEWER_USER,
+            _password(args, args.username or topics.VIEWER_USER),
         )
         hall = settings.get("hall", "club")
     elif settings.get("broker", PRIVATE) == PRIVATE and (hall_dir / BROKER_DIR).exists():
@@ -676,7 +701,9 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
         hall = broker.hall
     elif settings:
         address = BrokerAddress.parse(
-            settings["broker"], args.username or topics.VIEWER_USER, _password(args)
+            settings["broker"],
+            args.username or topics.VIEWER_USER,
+            _password(args, args.username or topics.VIEWER_USER),
         )
         hall = settings["hall"]
     else:
