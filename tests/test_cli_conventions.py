@@ -94,3 +94,15 @@ def test_hall_password_env_names_a_variable_that_is_not_set(tmp_path: Path) -> N
     assert result.returncode != 0
     assert "--password-env NO_SUCH_VARIABLE: that environment variable is not set" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_budget_shows_and_sets_the_led_current_budget(vboard: VirtualBoard) -> None:
+    """`cribboard budget` as the maker's guide tells a club-hall board to use it."""
+    assert run("--port", vboard.port, "budget").stdout == "400\n"
+    assert run("--port", vboard.port, "budget", "380").stdout == "380\n"
+    assert run("--port", vboard.port, "budget").stdout == "380\n"
+    refused = run("--port", vboard.port, "budget", "50")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "budget must be 150..10000, not 50" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1
+    assert run("--port", vboard.port, "budget").stdout == "380\n"  # nothing changed

@@ -23,7 +23,7 @@ from cribboard.hardware.cutlist import cutlist_markdown
 from cribboard.virtual.interpreter import find_micropython
 from cribcore import layout as L
 from cribcore import profiles as P
-from cribcore.limits import MAX_BUDGET_MA
+from cribcore.limits import MAX_BUDGET_MA, MIN_BUDGET_MA
 from cribcore.render import DEFAULT_BUDGET_MA, Renderer
 from cribcore.state import GameState
 from cribfw.panel import PLAYER_KEYS
@@ -392,6 +392,51 @@ def test_power_figures() -> None:
     assert p.full_natural_ma > p.budget_ma >= p.full_ma  # full brightness does
     assert p.white_natural_ma == 55 * L.HOLES + L.HOLES and p.white_ma <= p.budget_ma
     assert p.budget_ma + 100 <= 500  # leaves the controller 100 mA of a 500 mA port
+
+
+def test_the_self_test_reading_is_the_power_tables_own() -> None:
+    """Step 8's expected reading on a USB power meter comes from the same figures as the power
+    table: the LEDs' idle draw, the one lit LED and the controller, never less than the LEDs
+    alone draw (the guide once said "well under 100 mA" beside a table giving 121 mA idle)."""
+    from cribboard.hardware.boards import BOARD_INFO
+
+    p = hw.power_figures()
+    lit = p.selftest_ma - p.idle_ma
+    assert p.idle_ma == L.HOLES and 20 <= lit <= 55 // 2 + 1  # one LED white, default brightness
+    text = (HARDWARE / "README.md").read_text(encoding="utf-8")
+    section = text.split("<!-- generated:selftest-power -->")[1].split("<!-- /generated")[0]
+    low, high = map(int, re.search(r"should read about (\d+)-(\d+) mA", section).groups())
+    draws = [info.draw.running for info in BOARD_INFO.values()]
+    assert (low, high) == (p.selftest_ma + min(draws), p.selftest_ma + max(draws))
+    assert low > p.selftest_ma and f"{p.idle_ma} mA" in section and f"{lit} mA" in section
+    assert "well under 100 mA" not in text
+
+
+def test_the_whole_board_on_usb_with_wifi() -> None:
+    """Every controller's row adds its own draw to the LEDs'; a Wi-Fi board's club-hall draw
+    is there, and where it passes a USB port's 500 mA the note gives a budget that fits."""
+    from cribboard.hardware.boards import BOARD_INFO
+    from cribboard.hardware.power import USB_PORT_MA, board_draw_markdown
+
+    p = hw.power_figures()
+    table = board_draw_markdown(p)
+    text = (HARDWARE / "README.md").read_text(encoding="utf-8")
+    assert table in text
+    for info in BOARD_INFO.values():
+        draw = info.draw
+        row = next(line for line in table.splitlines() if line.startswith(f"| {info.title} |"))
+        assert f"| {draw.running} mA | {draw.running + p.default_ma} mA |" in row
+        assert f"| {draw.running + p.budget_ma} mA |" in row
+        if not draw.wifi:
+            assert row.endswith("| no Wi-Fi |")
+            continue
+        worst = draw.running + p.budget_ma + draw.wifi
+        assert f"+{draw.wifi} mA" in row and f"{worst} mA at worst" in row
+        if worst > USB_PORT_MA:
+            note = re.search(rf"- {re.escape(info.title)}: .*`cribboard budget (\d+)`", table)
+            assert note is not None
+            fits = int(note.group(1))
+            assert MIN_BUDGET_MA <= fits and draw.running + draw.wifi + fits <= USB_PORT_MA
 
 
 # --- the generated files -------------------------------------------------------------------------

@@ -21,7 +21,14 @@ from cribboard.errors import CribboardError
 from cribboard.i18n import L_, N_, _, n_
 from cribboard.names import PLAYER_NAMES, parse_player
 from cribboard.terminal import describe_state, draw_frame
-from cribcore.limits import MAX_BRIGHTNESS, MAX_POINTS, PLAYER_COUNTS, TARGETS
+from cribcore.limits import (
+    MAX_BRIGHTNESS,
+    MAX_BUDGET_MA,
+    MAX_POINTS,
+    MIN_BUDGET_MA,
+    PLAYER_COUNTS,
+    TARGETS,
+)
 
 if TYPE_CHECKING:
     from cribboard.bootsel import BootselDrive
@@ -210,6 +217,11 @@ async def _bright(board: Board, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _budget(board: Board, args: argparse.Namespace) -> int:
+    print(await board.budget(args.milliamps))
+    return 0
+
+
 async def _self_test(board: Board, args: argparse.Namespace) -> int:
     await board.self_test()
     print(_("self-test running: the LEDs light one by one in wiring order (about 3 s)"))
@@ -345,6 +357,24 @@ BOARD_COMMANDS: tuple[Command, ...] = (
         L_("show or set the LED brightness (0..%(most)d)", most=MAX_BRIGHTNESS),
         on_board(_bright),
         (arg("value", type=int_in(0, MAX_BRIGHTNESS, "brightness"), nargs="?"),),
+    ),
+    Command(
+        "budget",
+        L_(
+            "show or set the LEDs' current budget in mA (%(least)d..%(most)d; the maker's guide "
+            "says what a USB port gives)",
+            least=MIN_BUDGET_MA,
+            most=MAX_BUDGET_MA,
+        ),
+        on_board(_budget),
+        (
+            arg(
+                "milliamps",
+                type=int_in(MIN_BUDGET_MA, MAX_BUDGET_MA, "budget"),
+                nargs="?",
+                metavar="MA",
+            ),
+        ),
     ),
     Command(
         "test", N_("the wiring self-test: every hole lights in chain order"), on_board(_self_test)

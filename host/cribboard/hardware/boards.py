@@ -124,21 +124,40 @@ BUTTON_NAMES = ("A+", "A-", "B+", "B-", "deal", "C+", "C-")
 
 
 @dataclass(frozen=True)
+class Draw:
+    """What a controller board takes from the USB port, in mA at 5 V: allowances to plan the
+    power with, not measurements made here: the upper ends of the typical figures its chips'
+    makers publish, rounded up. The maker's guide says how to read a board's own."""
+
+    running: int  # the firmware running, USB connected, Bluetooth (if any) advertising
+    wifi: int = 0  # added while Wi-Fi is connected with power saving off (the club hall's mode)
+    wifi_peak: int = 0  # brief peaks while Wi-Fi transmits (the supply's capacitor rides them out)
+
+
+@dataclass(frozen=True)
 class BoardInfo:
     chip: str  # a key of CHIPS
     title: str  # the board to buy
     header_pins: int  # its two pin headers, which plug into sockets on the perfboard
+    draw: Draw  # its own current (the LEDs' is the renderer's estimate)
     wired_as: str | None = None  # a board drawn in the guide that this one is wired exactly like
 
+
+_PICO_W_DRAW = Draw(running=50, wifi=70, wifi_peak=250)
 
 # The boards of the board profiles, by profile name. The maker's guide draws the first of each
 # wiring; a board `wired_as` another has the same pins (tests/test_hardware.py checks) and is
 # built from that one's drawing and pin table.
 BOARD_INFO: dict[str, BoardInfo] = {
-    "pico2w": BoardInfo("pico-w", "Raspberry Pi Pico 2 W (or Pico W)", 2 * 20),
-    "esp32s3": BoardInfo("esp32s3", "ESP32-S3-DevKitC-1 (native USB port)", 2 * 22),
-    "picow": BoardInfo("pico-w", "Raspberry Pi Pico W", 2 * 20, wired_as="pico2w"),
-    "pico": BoardInfo("pico", "Raspberry Pi Pico", 2 * 20, wired_as="pico2w"),
+    "pico2w": BoardInfo("pico-w", "Raspberry Pi Pico 2 W (or Pico W)", 2 * 20, _PICO_W_DRAW),
+    "esp32s3": BoardInfo(
+        "esp32s3",
+        "ESP32-S3-DevKitC-1 (native USB port)",
+        2 * 22,
+        Draw(running=100, wifi=100, wifi_peak=350),
+    ),
+    "picow": BoardInfo("pico-w", "Raspberry Pi Pico W", 2 * 20, _PICO_W_DRAW, wired_as="pico2w"),
+    "pico": BoardInfo("pico", "Raspberry Pi Pico", 2 * 20, Draw(running=30), wired_as="pico2w"),
 }
 BOARD_PROFILES = tuple(name for name, info in BOARD_INFO.items() if info.wired_as is None)
 """The boards the maker's guide draws (wiring diagram, pin table, joint count)."""

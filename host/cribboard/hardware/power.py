@@ -9,6 +9,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cribboard.hardware.boards import BOARD_INFO
 from cribcore import layout as L
 from cribcore import limits
 from cribcore import render as R
@@ -43,6 +44,7 @@ class PowerFigures:
     full_scale: int
     white_natural_ma: int  # every LED full white at brightness 255, no limiter
     white_ma: int  # ... through the default limiter
+    selftest_ma: int  # the wiring self-test: one LED lit white at the default brightness
 
 
 def _states() -> Iterator[tuple[GameState, int, str]]:
@@ -117,6 +119,9 @@ def power_figures() -> PowerFigures:
     white.load_frame(bytes([255] * (3 * L.HOLES)))
     white.show()
     idle = R.DEFAULT_IDLE_MA * L.HOLES
+    selftest = R.Renderer(NullPixels(), budget_ma=budget)
+    selftest.draw_chain_test(0)
+    selftest.show()
     return PowerFigures(
         budget_ma=budget,
         ma_per_led=R.DEFAULT_MA_PER_LED,
@@ -130,7 +135,69 @@ def power_figures() -> PowerFigures:
         full_scale=full_scale,
         white_natural_ma=R.DEFAULT_MA_PER_LED * L.HOLES + idle,
         white_ma=int(white.estimated_ma),
+        selftest_ma=int(selftest.estimated_ma),
     )
+
+
+USB_PORT_MA = 500
+"""What a USB 2.0 port gives."""
+
+
+def selftest_markdown(p: PowerFigures) -> str:
+    """Step 8's reading on a USB power meter, from the same figures as the power table."""
+    lit = p.selftest_ma - p.idle_ma
+    low = min(info.draw.running for info in BOARD_INFO.values())
+    high = max(info.draw.running for info in BOARD_INFO.values())
+    return (
+        f"A USB power meter should read about {p.selftest_ma + low}-{p.selftest_ma + high} mA "
+        f"during the test: {p.idle_ma} mA for the {L.HOLES} LEDs' own idle draw, {lit} mA for "
+        f"the one lit white, and the controller's {low}-{high} mA (the table in step 9). Far "
+        f"more means a short or a wrong part: unplug and check step 7."
+    )
+
+
+def _round_down(value: int, step: int = 10) -> int:
+    return value // step * step
+
+
+def board_draw_markdown(p: PowerFigures) -> str:
+    """The whole board from the USB port, per controller: its own draw (Wi-Fi too) plus the
+    LEDs' estimate, against a USB 2.0 port's 500 mA."""
+    rows = [
+        "| controller | its own draw | board at the default brightness | board at worst (LEDs at "
+        f"the {p.budget_ma} mA budget) | with Wi-Fi, power saving off (club hall) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    notes = []
+    for info in BOARD_INFO.values():
+        draw = info.draw
+        typical = draw.running + p.default_ma
+        worst = draw.running + p.budget_ma
+        if draw.wifi:
+            wifi_worst = worst + draw.wifi
+            fits = _round_down(USB_PORT_MA - draw.running - draw.wifi)
+            verdict = "within" if wifi_worst <= USB_PORT_MA else "**over**"
+            wifi = (
+                f"+{draw.wifi} mA (peaks {draw.wifi_peak} mA): {wifi_worst} mA at worst, "
+                f"{verdict} {USB_PORT_MA} mA"
+            )
+            if wifi_worst > USB_PORT_MA:
+                notes.append(
+                    f"- {info.title}: in the club hall on a {USB_PORT_MA} mA port, lower the LED "
+                    f"budget to {fits} mA (`cribboard budget {fits}`) or use a 1 A charger."
+                )
+        else:
+            wifi = "no Wi-Fi"
+        rows.append(f"| {info.title} | {draw.running} mA | {typical} mA | {worst} mA | {wifi} |")
+    rows.append("")
+    rows.append(
+        "A controller's own draw is an allowance to plan with, not a measurement: the upper end "
+        "of its chips' published typical figures, rounded up. Read your board's with the LEDs "
+        "dark (`cribboard bright 0`) on a USB power meter; subtract "
+        f"{p.idle_ma} mA for the LEDs' idle draw."
+    )
+    rows.extend(["", *notes] if notes else [])
+    return "\n".join(rows)
 
 
 def power_markdown(p: PowerFigures) -> str:

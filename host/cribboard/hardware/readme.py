@@ -13,7 +13,12 @@ from cribboard.hardware.case import CASE, Case
 from cribboard.hardware.clearances import clearances_markdown
 from cribboard.hardware.cutlist import cutlist_markdown
 from cribboard.hardware.joints import effort_line, joints_markdown
-from cribboard.hardware.power import PowerFigures, power_markdown
+from cribboard.hardware.power import (
+    PowerFigures,
+    board_draw_markdown,
+    power_markdown,
+    selftest_markdown,
+)
 from cribboard.hardware.shortchain import bench_markdown
 from cribcore.profiles import PROFILES, Profile
 
@@ -63,6 +68,8 @@ def readme_sections(
         "cutlist": cutlist_markdown(case),
         "bench": bench_markdown(),
         "power": power_markdown(power),
+        "selftest-power": selftest_markdown(power),
+        "board-power": board_draw_markdown(power),
     }
     for name in BOARD_PROFILES:
         sections["pins-" + name] = pin_table_markdown(PROFILES[name])
