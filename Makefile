@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/cribboard keep
 
-test: lint typecheck browser dbus mosquitto stubs emulator
+test: lint typecheck browser dbus mosquitto stubs emulator a11y
 	$(BIN)/python -m pytest
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
@@ -49,7 +49,8 @@ screenshots: $(STAMP) browser
 	$(BIN)/python -m cribboard.screenshots
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache host/cribboard/virtual/rp2/node_modules
+	rm -rf $(VENV) build dist .pytest_cache host/cribboard/virtual/rp2/node_modules \
+	  $(A11Y)/node_modules
 
 # The MicroPython stubs the firmware's type check runs pyright against
 # (tests/test_firmware_checks.py), for the MicroPython release the firmware targets. The rp2 and
@@ -158,6 +159,17 @@ emulator:
 	@if command -v npm >/dev/null && { [ ! -f $(EMULATOR)/node_modules/.package-lock.json ] || \
 	    [ $(EMULATOR)/package-lock.json -nt $(EMULATOR)/node_modules/.package-lock.json ]; }; then \
 	  cd $(EMULATOR) && npm ci --no-audit --no-fund --loglevel=error; \
+	fi
+
+# axe-core, the accessibility engine the page tests run in headless Chromium
+# (tests/test_accessibility.py), pinned by tests/a11y/package-lock.json: `npm ci` when
+# node_modules is missing or older than the lock file (Node.js and npm: `make emulator`).
+A11Y := tests/a11y
+.PHONY: a11y
+a11y: emulator
+	@if command -v npm >/dev/null && { [ ! -f $(A11Y)/node_modules/.package-lock.json ] || \
+	    [ $(A11Y)/package-lock.json -nt $(A11Y)/node_modules/.package-lock.json ]; }; then \
+	  cd $(A11Y) && npm ci --no-audit --no-fund --loglevel=error; \
 	fi
 
 # The translations (docs/translating.md): the messages of the host's Python and the page's

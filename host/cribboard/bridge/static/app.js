@@ -41,6 +41,39 @@ const states = {};
 const frames = {};
 const deals = {};
 const logLines = [];
+let announced = null; // the scores the live region last said, by board
+
+// The scores as a sentence for people who cannot see the LEDs ("orange 82, blue 34"): the
+// players whose score changed first, then the others; the winner said last.
+function scoresSentence(state, changed = []) {
+  const order = [...changed, ...state.front.map((_f, p) => p).filter((p) => !changed.includes(p))];
+  const scores = order.map((p) => _("%(player)s %(score)d", { player: playerName(p), score: state.front[p] }));
+  let text = scores.join(", ");
+  if (state.winner !== null) {
+    text += ". " + _("%(winner)s %(result)s", { winner: playerName(state.winner), result: result(state) });
+  }
+  return text;
+}
+
+// The board's picture, said in words: each player's pegs and lap (a text alternative).
+function describeBoard(state) {
+  const pegs = state.front.map((front, p) => {
+    const { lap, laps } = lapsOf({ front, players: state.players, target: state.target });
+    return _("%(player)s %(score)d, back peg %(back)d, lap %(lap)d of %(laps)d",
+             { player: playerName(p), score: front, back: state.back[p], lap, laps });
+  });
+  return _("The board: %(pegs)s", { pegs: pegs.join("; ") });
+}
+
+// Say a change of score in the live region (not the first state a board shows: nothing moved).
+function announce(id, state) {
+  const seen = announced && announced.id === id ? announced.front : null;
+  announced = { id, front: [...state.front], winner: state.winner };
+  if (!seen || seen.length !== state.front.length) return;
+  const changed = state.front.map((_f, p) => p).filter((p) => state.front[p] !== seen[p]);
+  if (!changed.length) return;
+  $("#announce").textContent = scoresSentence(state, changed);
+}
 
 // A player's colour as people read it (the catalog's "blue", "orange", "purple").
 const playerName = (p) => _(layout.players[p].name);
@@ -244,6 +277,8 @@ function showState(state) {
     for (const control of card.querySelectorAll("button, input")) control.disabled = over;
   }
   $("#undo").disabled = state.undo === 0;
+  $("#board").setAttribute("aria-label", describeBoard(state));
+  announce(current, state);
   $("#target").value = String(state.target);
   $("#player-count").value = String(state.players);
   document.body.dataset.rev = state.rev;
@@ -306,11 +341,6 @@ function showBoards(boards) {
   select.value = current || "";
   select.hidden = boards.length < 2;
   if (!boards.length) status(N_("waiting for a board…"), false);
-  const board = boards.find((b) => b.id === current);
-  if (board) {
-    $("#board").setAttribute("aria-label",
-      _("the LEDs of %(board)s (%(port)s)", { board: board.id, port: board.port }));
-  }
 }
 
 function selectBoard(id) {

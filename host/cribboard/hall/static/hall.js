@@ -35,7 +35,7 @@ function card(table) {
     seat.style.setProperty("--pc", layout.players[+seat.dataset.seat].color);
   });
   const svg = node.querySelector(".mini-board");
-  svg.setAttribute("aria-label", `the board of table ${table}`);
+  svg.setAttribute("aria-label", `the board of table ${table}`); // with the scores in drawCard
   entry = { node, view: new BoardView(svg, layout), state: null, online: null };
   cards.set(table, entry);
   // Keep the cards in table order.
@@ -60,6 +60,13 @@ function drawCard(table) {
     seat.classList.toggle("won", Boolean(won));
     seat.title = won ? RESULTS[state.result] || "wins" : "";
   });
+  // The board in words, for a screen reader: who sits there and their scores.
+  const who = names || ["blue", "orange"];
+  const scores = state ? who.map((n, s) => `${n} ${state.front[s]}`).join(", ") : who.join(" v ");
+  const over = state && state.winner !== null && state.winner !== undefined
+    ? `; ${who[state.winner]} ${RESULTS[state.result] || "wins"}` : "";
+  node.querySelector(".mini-board").setAttribute(
+    "aria-label", `the board of table ${table}: ${scores}${over}${online === false ? " (offline)" : ""}`);
 }
 
 function showTable(m) {
