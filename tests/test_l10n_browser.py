@@ -78,7 +78,7 @@ async def test_the_page_speaks_norwegian_then_dutch_from_its_menu(
         "document.querySelector('#board circle.hole') === window.__sameBoard"
     )
     label = await page.get_attribute("#players .pegs button", "aria-label")
-    assert label == "blauw pint 1"
+    assert label == "blauw scoort 1"
 
     # back to Norwegian, and the choice is remembered for the next visit
     await page.select_option("#lang-select", "nb")
