@@ -1,3 +1,5 @@
 """cribboard: the host side of the LED cribbage board."""
 
-__version__ = "0.1.0"
+from cribboard.version import VERSION as __version__
+
+__all__ = ["__version__"]
