@@ -150,6 +150,7 @@ def test_the_wheel_holds_the_core_once_the_licence_and_no_development_tools(
     assert "cribcore/state.py" in names
     assert not [n for n in names if "/cribcore/" in n], "cribcore shipped twice"
     assert not [n for n in names if n.startswith("cribdev/") or "node_modules" in n]
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".mpy"))]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "cribboard/py.typed" in names
     with tarfile.open(installed.sdist) as archive:
