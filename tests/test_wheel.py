@@ -44,6 +44,8 @@ TEST_TOOLS = ("pytest", "PIL", "babel", "playwright", "hypothesis", "mypy", "cri
 class Installed:
     sdist: Path
     wheel: Path
+    from_tree: Path  # the wheel built straight from this tree
+    backend: Path  # hatchling and twine (pip --target)
     venv: Path
     home: Path  # a working directory outside the repository
 
@@ -116,9 +118,10 @@ def _backend(backend: Path, hook: str, source: Path, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     base = tmp_path_factory.mktemp("wheel")
-    # The build backend, as a front end's build isolation gets it: pyproject.toml's requirement.
+    # The build backend, as a front end's build isolation gets it (pyproject.toml's
+    # requirement), and twine, which checks the dists as a package index would.
     backend = base / "backend"
-    _pip("install", "--quiet", "--target", str(backend), "hatchling>=1.27")
+    _pip("install", "--quiet", "--target", str(backend), "hatchling>=1.27", "twine")
     dist = base / "dist"
     sdist = _backend(backend, "build_sdist", ROOT, dist)
     unpacked = base / "unpacked"
@@ -126,6 +129,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         archive.extractall(unpacked, filter="data")
     (tree,) = unpacked.iterdir()
     wheel = _backend(backend, "build_wheel", tree, dist)
+    from_tree = _backend(backend, "build_wheel", ROOT, base / "from-tree")
     # A fresh environment with the wheel and its dependencies only (no pip of its own: this
     # venv's pip installs into it).
     venv = base / "venv"
@@ -133,7 +137,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     _pip("--python", str(venv / "bin" / "python"), "install", "--quiet", str(wheel))
     home = base / "home"
     home.mkdir()
-    yield Installed(sdist, wheel, venv, home)
+    yield Installed(sdist, wheel, from_tree, backend, venv, home)
 
 
 def _metadata(wheel: Path) -> Message:
@@ -178,6 +182,27 @@ def test_the_metadata_is_what_an_index_shows(installed: Installed) -> None:
     assert not relative, f"links that break on a package index: {relative}"
 
 
+def test_the_dists_pass_twine_check_and_the_wheel_is_reproducible(installed: Installed) -> None:
+    # twine check renders the README as the package index does (readme_renderer).
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "twine",
+            "check",
+            "--strict",
+            str(installed.sdist),
+            str(installed.wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**clean_env(), "PYTHONPATH": str(installed.backend)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert installed.wheel.read_bytes() == installed.from_tree.read_bytes()
+
+
 def test_every_module_of_the_wheel_imports_without_the_test_tools(installed: Installed) -> None:
     script = """
 import importlib, importlib.util, json, sys, sysconfig
@@ -214,10 +239,12 @@ def test_the_installed_command_line(installed: Installed) -> None:
     assert result.stdout.startswith(f"cribboard {FIRMWARE_VERSION} (protocol ")
     result = installed.run(installed.python, "-m", "cribboard", "--version")
     assert result.returncode == 0 and result.stdout.startswith("cribboard "), result.stderr
-    # The maker's figures need nothing more; the board picture names its extra.
-    result = installed.run(installed.python, "-m", "cribboard.hardware", "--power")
-    assert result.returncode == 0, result.stderr
-    assert "mA" in result.stdout
+    # The maker's drawings need nothing more; the board picture names its extra.
+    out = installed.home / "hardware"
+    result = installed.run(installed.python, "-m", "cribboard.hardware", "--out", str(out))
+    assert result.returncode == 1
+    assert result.stderr == "the board picture needs Pillow: pip install 'cribboard[hardware]'\n"
+    assert (out / "template.svg").is_file() and (out / "wiring-pico2w.svg").is_file()
 
 
 def test_keep_runs_against_the_virtual_board(installed: Installed) -> None:
