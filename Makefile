@@ -2,18 +2,27 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two stamps, one venv: `make run` installs what the app needs (the project alone, editable);
+# `make test` and the developer targets add the test extras and the MicroPython stubs on top.
+# Either order works: the test stamp follows the app stamp, so a change to pyproject.toml
+# reinstalls both in turn (as does a new version: the metadata of an editable install holds it).
+APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench soak typecheck hardware clean
 
-$(STAMP): pyproject.toml
+$(APP_STAMP): pyproject.toml firmware/cribfw/version.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(APP_STAMP)
+
+$(STAMP): $(APP_STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	$(MAKE) --no-print-directory stubs
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(APP_STAMP)
 	$(BIN)/cribboard keep
 
 test: lint typecheck browser dbus mosquitto stubs emulator a11y
@@ -21,8 +30,8 @@ test: lint typecheck browser dbus mosquitto stubs emulator a11y
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
 lint: $(STAMP)
-	$(BIN)/ruff format --check --quiet host firmware tests bench
-	$(BIN)/ruff check --quiet host firmware tests bench
+	$(BIN)/ruff format --check --quiet host firmware tests bench hatch_build.py
+	$(BIN)/ruff check --quiet host firmware tests bench hatch_build.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
@@ -46,7 +55,7 @@ hardware: $(STAMP)
 # headless Chromium, from a fresh virtual board (tests/test_screenshots.py fails when stale).
 .PHONY: screenshots
 screenshots: $(STAMP) browser
-	$(BIN)/python -m cribboard.screenshots
+	$(BIN)/python -m cribdev.screenshots
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache host/cribboard/virtual/rp2/node_modules \

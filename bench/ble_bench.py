@@ -1,7 +1,7 @@
 """`make bench`, Bluetooth LE part: the board over BLE without radios.
 
 Runs the real firmware on a VirtualBoard (the simulated `bluetooth` module), the fake BlueZ on a
-private dbus-daemon (cribboard.virtual.fakebluez) and unmodified bleak. Prints figures only.
+private dbus-daemon (cribdev.fakebluez) and unmodified bleak. Prints figures only.
 
 1. Bytes per typical request, reply and event, and the packets each takes at the default ATT MTU
    (20 bytes per write or notification), counted from what the board really sent.
@@ -21,8 +21,8 @@ import time
 
 from cribboard.api import Board
 from cribboard.virtual import SimControl, VirtualBoard
-from cribboard.virtual.fakebluez import fake_bluetooth
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
+from cribdev.fakebluez import fake_bluetooth
 
 ROUND_TRIPS = 300
 WARM_UP = 20

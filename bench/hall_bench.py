@@ -3,7 +3,7 @@ projector page (bench/run.py calls main()). Prints figures only; nothing here as
 
 Three processes share the machine's cores: mosquitto; this one (the director, the page's server
 and a WebSocket client reading the page's feed, like a browser would); and a second Python
-process running the 200 simulated tables (cribboard.hall.simtable: GameState plays the pegs;
+process running the 200 simulated tables (cribdev.simtable: GameState plays the pegs;
 each peg publishes the board's state to `state` and `event`, as a board's table client does).
 
 1. Latency from a table's peg (just before it publishes) to the page's WebSocket message for it,
@@ -41,8 +41,8 @@ from cribboard.hall.address import BrokerAddress
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
 from cribboard.hall.director import Director
 from cribboard.hall.page import Page
-from cribboard.hall.simtable import SimTable
 from cribboard.hall.store import Store
+from cribdev.simtable import SimTable
 
 TABLES = 200
 HALL = "club"

@@ -38,13 +38,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from cribboard.api import Board
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
-from cribboard.hall.simtable import board_state
 from cribboard.hallsetup import HallSetup, write_config
 from cribboard.virtual.interpreter import find_micropython
 from cribboard.virtual.launcher import VirtualBoard
 from cribcore import hall as core
 from cribcore.protocol import LineWriter
 from cribcore.state import NO_WINNER, GameError, GameState
+from cribdev.simtable import board_state
 from cribfw.hallpayload import STATE_BYTES, write_ack, write_state
 from link_bench import mp_env  # bench/link_bench.py
 

@@ -1,5 +1,5 @@
 """Fixtures and helpers of the Bluetooth LE tests: a private D-Bus with the fake BlueZ on it
-(cribboard.virtual.fakebluez), virtual boards it presents, and a bare NUS client on bleak for
+(cribdev.fakebluez), virtual boards it presents, and a bare NUS client on bleak for
 what a phone app sends (plain lines, Bluefruit control pad packets)."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from cribboard.virtual import VirtualBoard
-from cribboard.virtual.fakebluez import (
+from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
+from cribdev.fakebluez import (
     DEFAULT_ADAPTERS,
     SECOND_ADAPTER,
     FakeBluetooth,
     fake_bluetooth,
 )
-from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 
 needs_dbus = pytest.mark.skipif(
     shutil.which("dbus-daemon") is None,

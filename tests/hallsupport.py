@@ -13,8 +13,8 @@ import pytest
 from cribboard.hall.address import BrokerAddress
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
 from cribboard.hall.director import Director
-from cribboard.hall.simtable import SimTable
 from cribboard.hall.store import Store
+from cribdev.simtable import SimTable
 
 HALL = "club"
 WAIT_S = 20.0  # generous: a loaded 2-core machine is slow, not broken

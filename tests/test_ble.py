@@ -17,10 +17,10 @@ from cribboard.ble import scan
 from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected
 from cribboard.virtual import SimControl, VirtualBoard
-from cribboard.virtual.fakebluez import FakeBluetooth
 from cribcore import protocol
 from cribcore.layout import LED_OF_HOLE, WIN_HOLE
 from cribcore.profiles import PROFILES
+from cribdev.fakebluez import FakeBluetooth
 from support import EventLog, raw_exchange, state_event, wait_state
 
 __all__ = ["bluetooth", "vboard", "nus"]  # fixtures from blesupport
@@ -297,7 +297,7 @@ def test_a_board_with_bluetooth_serves_a_game_in_an_84k_heap(
 async def test_fake_bluez_radio_requests_survive_a_cancelled_one(vboard: VirtualBoard) -> None:
     """A discovery loop cancelled mid-request leaves its reply in the stream: the next request
     must get its own reply, not the cancelled ble-info's."""
-    from cribboard.virtual.fakebluez import _Radio
+    from cribdev.fakebluez import _Radio
 
     radio = _Radio(vboard.control, lambda _radio, _words: None)
     await radio.open()

@@ -16,7 +16,7 @@ from blesupport import bluetooth, board_name, needs_dbus, vboard
 from cribboard.api import SyncBoard
 from cribboard.cli import main
 from cribboard.virtual import VirtualBoard
-from cribboard.virtual.fakebluez import FakeBluetooth
+from cribdev.fakebluez import FakeBluetooth
 
 __all__ = ["bluetooth", "vboard"]  # fixtures from blesupport
 pytestmark = needs_dbus

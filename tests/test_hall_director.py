@@ -249,7 +249,7 @@ async def test_the_command_line_runs_the_night_and_a_killed_director_loses_nothi
     assert [(g["table"], g["corrected"]) for g in game_rows] == [("1", "1"), ("2", "0")]
 
 
-TABLE = [sys.executable, "-m", "cribboard.hall.simtable"]
+TABLE = [sys.executable, "-m", "cribdev.simtable"]
 
 
 async def test_a_table_cut_off_shows_offline_and_catches_up(tmp_path: Path) -> None:

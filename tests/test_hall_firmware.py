@@ -27,11 +27,11 @@ import aiomqtt
 from cribboard.api import Board
 from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
-from cribboard.hall.simtable import SimTable
 from cribboard.hall.store import Store
 from cribboard.hallsetup import HallSetup, write_config
 from cribboard.virtual.launcher import VirtualBoard
 from cribcore.limits import MAX_POINTS
+from cribdev.simtable import SimTable
 from hallsupport import (
     HALL,
     WAIT_S,

@@ -15,10 +15,10 @@ import pytest
 
 from cribboard.hall import messages
 from cribboard.hall import topics as t
-from cribboard.hall.simtable import board_state
 from cribcore import hall as core
 from cribcore.protocol import LineWriter
 from cribcore.state import NO_WINNER, GameError, GameState
+from cribdev.simtable import board_state
 from cribfw.hallpayload import STATE_BYTES, CommandError, read_command, write_ack, write_state
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from cribboard.api import BoardState
-from cribboard.hall.simtable import board_state
 from cribboard.link import LinkError
 from cribboard.link import topics as t
 from cribboard.link.boardsync import DEAL, NEW, PEG, board_changes, plan
@@ -33,6 +32,7 @@ from cribboard.link.moves import (
 )
 from cribboard.link.side import describe
 from cribcore.state import GameError, GameState
+from cribdev.simtable import board_state
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "mqtt.md"
 FRESH = Position(121, 2, 0, (0, 0), (0, 0))

@@ -9,11 +9,11 @@ import os
 import pytest
 from PIL import Image
 
-from cribboard.screenshots import IMAGES
-from cribboard.screenshots.ansi import draw_terminal, last_screen
-from cribboard.screenshots.make import PAGE_RECORD, TERMINAL_PNG, page_record, terminal_png
-from cribboard.screenshots.page import CHROMIUM
 from cribboard.virtual import VirtualBoard
+from cribdev.screenshots import IMAGES
+from cribdev.screenshots.ansi import draw_terminal, last_screen
+from cribdev.screenshots.make import PAGE_RECORD, TERMINAL_PNG, page_record, terminal_png
+from cribdev.screenshots.page import CHROMIUM
 
 STALE = "is stale: run `make screenshots` and commit docs/images/"
 

@@ -1,3 +1,10 @@
 """cribboard: the host side of the LED cribbage board."""
 
-__version__ = "0.1.0"
+import sys
+
+# The host's codec (cribboard.wire) also runs on MicroPython in the core tests, which have no
+# use for the version and no means to read it (cribboard.version reads the firmware's file).
+if sys.implementation.name != "micropython":
+    from cribboard.version import VERSION as __version__
+
+    __all__ = ["__version__"]

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from cribboard.errors import CribboardError
-from cribboard.paths import firmware_dir
+from cribboard.paths import firmware_sources
 
 # Never deployed: sim/ stands in for a board's own modules; ports/ builds whole firmware images
 # (flashed over USB, not copied file by file).
@@ -27,14 +27,11 @@ class BuildError(CribboardError):
 
 def source_files(root: Path | None = None) -> dict[str, Path]:
     """The firmware's Python files by their path on the board (sim/ and caches left out)."""
-    root = root or firmware_dir()
-    files = {}
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root)
-        if SKIP_DIRS.intersection(relative.parts[:-1]):
-            continue
-        files[relative.as_posix()] = path
-    return files
+    return {
+        relative: path
+        for relative, path in firmware_sources(root).items()
+        if not SKIP_DIRS.intersection(relative.split("/")[:-1])
+    }
 
 
 def _mpy_cross() -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from cribboard.paths import firmware_dir
+from cribboard.paths import firmware_sources
 
 FROZEN_PACKAGES = ("cribcore", "cribfw")  # frozen whole: every .py file under them
 # main.py runs at boot, frozen: the board starts straight into the app; cribboot.py is the boot
@@ -23,16 +23,11 @@ BOOT_SCRIPT = "ports/rp2/_boot.py"  # frozen as `_boot.py`, in place of the port
 
 def frozen_sources(root: Path | None = None) -> dict[str, Path]:
     """The frozen files by their path relative to `root` (the firmware tree), sorted."""
-    root = root or firmware_dir()
-    files: dict[str, Path] = {}
-    for package in FROZEN_PACKAGES:
-        for path in (root / package).rglob("*.py"):
-            if "__pycache__" not in path.relative_to(root).parts:
-                files[path.relative_to(root).as_posix()] = path
-    for name in (*FROZEN_MODULES, BOOT_SCRIPT):
-        if (root / name).is_file():
-            files[name] = root / name
-    return dict(sorted(files.items()))
+    return {
+        relative: path
+        for relative, path in firmware_sources(root).items()
+        if relative.split("/")[0] in FROZEN_PACKAGES or relative in (*FROZEN_MODULES, BOOT_SCRIPT)
+    }
 
 
 def frozen_name(relative: str) -> str:

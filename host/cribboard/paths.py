@@ -4,16 +4,46 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cribcore
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
+
+CORE_PACKAGE = "cribcore"
+"""The shared core's package: in the firmware tree, and imported by the host."""
 
 
 def firmware_dir() -> Path:
     """The firmware source tree (``firmware/``).
 
-    In an installed wheel it is bundled as ``cribboard/firmware``; in a source checkout it is
-    the repository's ``firmware/`` beside ``host/``.
+    In an installed wheel it is bundled as ``cribboard/firmware``, without the shared core (the
+    wheel holds that once, as the top-level ``cribcore`` package: see :func:`firmware_sources`);
+    in a source checkout it is the repository's ``firmware/`` beside ``host/``, core included.
     """
     bundled = _PACKAGE_DIR / "firmware"
     if bundled.is_dir():
         return bundled
     return _PACKAGE_DIR.parents[1] / "firmware"
+
+
+def core_dir() -> Path:
+    """The shared core the host imports (``firmware/cribcore`` in a checkout)."""
+    return Path(cribcore.__file__).resolve().parent
+
+
+def firmware_sources(root: Path | None = None) -> dict[str, Path]:
+    """Every Python file of the firmware tree `root` (default: :func:`firmware_dir`) by its path
+    in the tree (``cribfw/app.py``), sorted; caches left out. A tree without ``cribcore/`` (an
+    installed wheel's) takes the shared core's files from the package the host imports."""
+    root = root or firmware_dir()
+    files = {
+        path.relative_to(root).as_posix(): path
+        for path in root.rglob("*.py")
+        if "__pycache__" not in path.relative_to(root).parts
+    }
+    if not (root / CORE_PACKAGE).is_dir():
+        core = core_dir()
+        for path in core.rglob("*.py"):
+            relative = path.relative_to(core)
+            if "__pycache__" not in relative.parts:
+                files[f"{CORE_PACKAGE}/{relative.as_posix()}"] = path
+    return dict(sorted(files.items()))

@@ -6,9 +6,8 @@ language's JSON carries every message of the catalog; the page looks up the ones
 
 from __future__ import annotations
 
+import gettext
 from typing import Any
-
-from babel.messages.mofile import read_mo
 
 from cribboard.i18n import DOMAIN, LANGUAGES, LOCALE_DIR, SOURCE_LANGUAGE
 
@@ -18,6 +17,15 @@ def languages_json() -> dict[str, Any]:
     return {"source": SOURCE_LANGUAGE, "languages": dict(LANGUAGES)}
 
 
+def _plural_expr(translations: gettext.GNUTranslations) -> str:
+    """The C expression of the catalog's Plural-Forms header (`nplurals=2; plural=(n != 1);`)."""
+    for part in translations.info().get("plural-forms", "").split(";"):
+        name, _, value = part.partition("=")
+        if name.strip() == "plural" and value.strip():
+            return value.strip()
+    return "(n != 1)"  # gettext's own default: English's rule
+
+
 def catalog_json(language: str) -> dict[str, Any]:
     """One language's messages: `messages` maps a sentence to its translation, `plurals` a
     singular sentence to its forms, and `plural` is the language's rule (a C expression in `n`
@@ -25,26 +33,30 @@ def catalog_json(language: str) -> dict[str, Any]:
     own text is English. KeyError for a language there is not."""
     if language not in LANGUAGES:
         raise KeyError(language)
-    messages: dict[str, str] = {}
-    plurals: dict[str, list[str]] = {}
     if language == SOURCE_LANGUAGE:
         return {"language": language, "plural": "(n != 1)", "messages": {}, "plurals": {}}
     path = LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.mo"
     with path.open("rb") as file:
-        catalog = read_mo(file)
-    for message in catalog:
-        if not message.id or not message.string:
-            continue  # the header, or a sentence not translated yet (the page shows it in English)
-        if isinstance(message.id, tuple | list):
-            forms = list(message.string)
-            if all(forms):
-                plurals[message.id[0]] = forms
-        else:
-            assert isinstance(message.string, str)
-            messages[message.id] = message.string
+        translations = gettext.GNUTranslations(file)
+    # The standard library's reader has no public way to list a catalog's messages; its parsed
+    # table (`_catalog`, unchanged since Python 2) maps a sentence to its translation, and a
+    # plural's (singular, index) to each form. Untranslated sentences are not in a .mo at all.
+    table: dict[str | tuple[str, int], str] = getattr(translations, "_catalog")  # noqa: B009
+    messages: dict[str, str] = {}
+    forms: dict[str, dict[int, str]] = {}
+    for key, text in table.items():
+        if isinstance(key, tuple):
+            forms.setdefault(key[0], {})[key[1]] = text
+        elif key:  # "" is the header
+            messages[key] = text
+    plurals = {
+        singular: [by_index[i] for i in sorted(by_index)]
+        for singular, by_index in forms.items()
+        if all(by_index.values())
+    }
     return {
         "language": language,
-        "plural": catalog.plural_expr,
+        "plural": _plural_expr(translations),
         "messages": messages,
         "plurals": plurals,
     }

@@ -12,7 +12,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from cribboard import __version__
 from cribboard.cli.app_commands import APP_COMMANDS
 from cribboard.cli.board_commands import BOARD_COMMANDS
 from cribboard.cli.table import PROG, Command, UsageError, arg, build_parser
@@ -23,6 +22,7 @@ from cribboard.i18n import L_, N_, _, choose_language, language, language_list
 from cribboard.link import cli as link_cli
 from cribboard.logsetup import configure as configure_logging
 from cribboard.logsetup import verbosity, without_verbosity
+from cribboard.version import PROTOCOL_VERSION, VERSION
 
 COMMANDS: tuple[Command, ...] = (
     BOARD_COMMANDS + APP_COMMANDS + (hall_cli.command(), link_cli.command())
@@ -32,7 +32,16 @@ COMMANDS_BY_NAME = {command.name: command for command in COMMANDS}
 LANG_OPTION = "--lang"
 
 GLOBAL_ARGS = (
-    arg("--version", action="version", version=f"{PROG} {__version__}"),
+    arg(
+        "--version",
+        action="version",
+        version=L_(
+            "%(prog)s %(version)s (protocol %(protocol)s)",
+            prog=PROG,
+            version=VERSION,
+            protocol=PROTOCOL_VERSION,
+        ),
+    ),
     arg(
         "--port",
         help=L_(

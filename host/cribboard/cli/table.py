@@ -86,6 +86,8 @@ def _options(option: Arg) -> dict[str, Any]:
     options = dict(option.options)
     if isinstance(options.get("help"), str | Later):
         options["help"] = said(options["help"])
+    if isinstance(options.get("version"), Later):
+        options["version"] = str(options["version"])
     return options
 
 

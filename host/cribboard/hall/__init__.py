@@ -13,7 +13,8 @@
 - :mod:`cribboard.hall.cli`: ``cribboard hall ...``.
 - :mod:`cribboard.hall.tableclient`: the MQTT side of a table, for the bridge and the simulated
   tables alike.
-- :mod:`cribboard.hall.simtable`: simulated tables for tests and benchmarks.
+- (beside the package, never shipped) :mod:`cribdev.simtable`: simulated tables for tests and
+  benchmarks.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The MQTT side of a hall table (docs/mqtt.md, "A table client"), once for every table client
 that runs on a computer: the bridge's (``cribboard serve --mqtt``, a USB or Bluetooth board)
-and the simulated tables' (:mod:`cribboard.hall.simtable`).
+and the simulated tables' (:mod:`cribdev.simtable`).
 
 It connects as the client ``table-N`` with a persistent session and the Last Will ``online`` =
 ``0``; on every connection it subscribes to ``cmd``, publishes ``online`` = ``1`` and the

@@ -49,8 +49,10 @@ def board_png(path: Path, case: Case = CASE) -> None:
     """Draw the finished board, lit with a game in progress, from the layout and the renderer."""
     try:
         from PIL import Image
-    except ImportError as err:  # pragma: no cover - Pillow is in the test extra
-        raise SystemExit("the board picture needs Pillow: pip install pillow") from err
+    except ImportError as err:  # Pillow is the hardware extra's (the test extra has it too)
+        raise SystemExit(
+            "the board picture needs Pillow: pip install 'cribboard[hardware]'"
+        ) from err
     canvas = _Canvas(case)
     image = _wood(canvas)
     image = _leds(canvas, image)

@@ -17,6 +17,7 @@ from ..cliparse import OneLineParser
 from .errors import VirtualBoardError
 from .launcher import DEFAULT_HEAP, VirtualBoard
 from .rp2board import FIRMWARE_IMAGE, RP2Board, images_dir
+from .rp2install import install_emulator
 from .ws2812 import decode_ws2812, grb_to_rgb, split_complete
 
 _SHOW_PERIOD = 0.1  # redraw the board at most ten times a second
@@ -36,7 +37,13 @@ def build_parser(prog: str = "cribboard sim") -> argparse.ArgumentParser:
     parser.add_argument(
         "--rp2",
         action="store_true",
-        help="an emulated Raspberry Pi Pico (rp2040js; make emulator installs it) instead",
+        help="an emulated Raspberry Pi Pico (rp2040js under Node.js) instead",
+    )
+    parser.add_argument(
+        "--install-emulator",
+        action="store_true",
+        help="with --rp2: first install rp2040js, as its lock file pins it, into the user's "
+        "cache with npm (nothing to do when it is there)",
     )
     parser.add_argument(
         "--image",
@@ -134,12 +141,16 @@ def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                 parser.error(f"{option} is for the unix-port board, not --rp2")
     elif args.image is not None:
         parser.error("--image needs --rp2")
+    elif args.install_emulator:
+        parser.error("--install-emulator needs --rp2")
     if args.stock and args.firmware is not None:
         parser.error("--stock has no firmware in its image: leave out --firmware")
 
 
 def _start_board(args: argparse.Namespace, show: _Show | None) -> VirtualBoard | RP2Board:
     if args.rp2:
+        if args.install_emulator:
+            install_emulator(say=lambda line: print(line, file=sys.stderr, flush=True))
         image = args.image if args.image is not None else images_dir() / FIRMWARE_IMAGE
         return RP2Board(image, flash=args.flash).start()
     return VirtualBoard(

@@ -1,7 +1,8 @@
 """An emulated Raspberry Pi Pico (RP2040) running a real rp2 firmware image, behind a pty.
 
-The emulator is rp2040js under Node.js (``host/cribboard/virtual/rp2/``, installed by
-``make emulator``): the chip runs the UF2 or BIN image from a flash file on the host that every
+The emulator is rp2040js under Node.js (``host/cribboard/virtual/rp2/``, installed there by
+``make emulator``, or into the user's cache by ``cribboard sim --rp2 --install-emulator``: see
+:mod:`cribboard.virtual.rp2install`): the chip runs the UF2 or BIN image from a flash file on the host that every
 erase and program updates, so a restart from the same file is a restart of the same chip. Its
 USB CDC stream is relayed to a pseudo-terminal (:attr:`RP2Board.port`) that pyserial, mpremote
 and the cribboard host open like a USB board; the methods press and release buttons on its
@@ -41,13 +42,13 @@ from .errors import VirtualBoardError
 from .flashlock import lock_flash, release
 from .process import die_with_parent
 from .ptyport import BUFFER_LIMIT, HostPort
+from .rp2install import INSTALL_HINT, PACKAGE_DIR, emulator_dir
 
 _log = logging.getLogger("cribboard.virtual.rp2")
 
-EMULATOR_DIR = Path(__file__).resolve().parent / "rp2"
-"""The emulator's npm package: harness.js, its modules, the bootrom, package-lock.json."""
-
-INSTALL_HINT = "run `make emulator` (it installs Node.js, npm and rp2040js)"
+EMULATOR_DIR = PACKAGE_DIR
+"""The emulator's npm package as shipped: harness.js, its modules, the bootrom, package-lock.json
+(run from here after `make emulator`, else from the user's cache: see rp2install)."""
 
 ENV_RP2_IMAGES = "CRIBBOARD_RP2_IMAGES"
 """Environment variable naming a directory of rp2 images to use instead of the repository's."""
@@ -139,20 +140,27 @@ def images_dir() -> Path:
     return firmware_dir() / "ports" / "rp2" / "images"
 
 
-def find_node() -> str:
-    """The Node.js executable, checking the emulator's packages are installed."""
+def find_emulator() -> tuple[str, Path]:
+    """The Node.js executable and the folder to run harness.js from (its npm packages
+    installed there)."""
     node = shutil.which("node") or shutil.which("nodejs")
     if node is None:
         raise EmulatorNotInstalledError(f"Node.js is not installed: {INSTALL_HINT}")
-    if not (EMULATOR_DIR / "node_modules" / "rp2040js" / "package.json").is_file():
+    folder = emulator_dir()
+    if folder is None:
         raise EmulatorNotInstalledError(f"the RP2040 emulator is not installed: {INSTALL_HINT}")
-    return node
+    return node, folder
+
+
+def find_node() -> str:
+    """The Node.js executable, checking the emulator's packages are installed."""
+    return find_emulator()[0]
 
 
 def emulator_missing() -> str | None:
     """Why the emulator cannot run here (one line), or None when it can."""
     try:
-        find_node()
+        find_emulator()
     except EmulatorNotInstalledError as err:
         return str(err)
     return None
@@ -214,14 +222,14 @@ class RP2Board:
         """Start the emulator and the relay; return once the chip is powered on."""
         if self._harness is not None:
             raise VirtualBoardError("emulated board already started")
-        node = find_node()
+        node, emulator = find_emulator()
         try:
             self._directory = Path(tempfile.mkdtemp(prefix="cribboard-rp2-"))
             self._flash_path = self._open_flash()
             board_end, relay_end = socket.socketpair()
             args = [
                 node,
-                str(EMULATOR_DIR / "harness.js"),
+                str(emulator / "harness.js"),
                 "--flash",
                 str(self._flash_path),
                 "--erase",
@@ -239,7 +247,7 @@ class RP2Board:
                 args += ["--edge-pin", str(pin)]
             atexit.register(self.stop)
             try:
-                self._harness = _Harness(args, pass_fds=(board_end.fileno(),))
+                self._harness = _Harness(args, pass_fds=(board_end.fileno(),), cwd=emulator)
             except BaseException:
                 relay_end.close()
                 raise
@@ -426,14 +434,14 @@ class RP2Board:
 class _Harness:
     """The Node process: JSON-line requests on its stdin, replies and events on its stdout."""
 
-    def __init__(self, args: list[str], pass_fds: Iterable[int]) -> None:
+    def __init__(self, args: list[str], pass_fds: Iterable[int], cwd: Path) -> None:
         self._proc = subprocess.Popen(
             args,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=tuple(pass_fds),
-            cwd=EMULATOR_DIR,
+            cwd=cwd,
             start_new_session=True,  # a Ctrl-C at the terminal is for the launcher
             preexec_fn=die_with_parent,
         )

@@ -48,9 +48,9 @@ from typing import Any, TypeVar
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
-from .errors import VirtualBoardError
+from cribboard.virtual.errors import VirtualBoardError
 
-_log = logging.getLogger("cribboard.virtual.fakebluez")
+_log = logging.getLogger("cribdev.fakebluez")
 T = TypeVar("T")
 
 BLUEZ = "org.bluez"

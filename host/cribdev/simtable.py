@@ -13,7 +13,7 @@ host reads it (:meth:`BoardState.from_fields`).
         await table.peg(0, 12)
         await table.play()                                      # seeded pegs to a winner
 
-``python -m cribboard.hall.simtable --broker mqtt://127.0.0.1:1883 --hall club --table 3
+``python -m cribdev.simtable --broker mqtt://127.0.0.1:1883 --hall club --table 3
 --password PW`` runs one in a process of its own (tests kill it to fire its Last Will); it
 takes ``peg SEAT POINTS``, ``play [PEGS]``, ``finish SEAT LOSER_SCORE`` and ``quit`` on its
 standard input and prints ``online`` when connected and ``state REV`` after each change.
@@ -220,7 +220,7 @@ async def _serve_stdin(table: SimTable) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cribboard.hall.simtable")
+    parser = argparse.ArgumentParser(prog="python -m cribdev.simtable")
     parser.add_argument("--broker", required=True, help="mqtt://HOST:PORT")
     parser.add_argument("--hall", required=True)
     parser.add_argument("--table", type=int, required=True)

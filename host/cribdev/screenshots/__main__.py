@@ -1,4 +1,4 @@
-"""`python -m cribboard.screenshots` (`make screenshots`): the README's pictures in
+"""`python -m cribdev.screenshots` (`make screenshots`): the README's pictures in
 docs/images/, from a fresh virtual board."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from cribboard.screenshots import IMAGES
-from cribboard.screenshots.make import make_pictures
+from cribdev.screenshots import IMAGES
+from cribdev.screenshots.make import make_pictures
 
 
 def main() -> int:

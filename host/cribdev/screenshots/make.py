@@ -7,9 +7,9 @@ import io
 from pathlib import Path
 
 from cribboard.api import Board
-from cribboard.screenshots.ansi import draw_terminal, last_screen
-from cribboard.screenshots.page import page_picture
-from cribboard.screenshots.scene import COLUMNS, keeper_screen
+from cribdev.screenshots.ansi import draw_terminal, last_screen
+from cribdev.screenshots.page import page_picture
+from cribdev.screenshots.scene import COLUMNS, keeper_screen
 
 TERMINAL_PNG = "terminal.png"
 PAGE_PNG = "page.png"
