@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -211,6 +212,15 @@ def test_demo_pegs_a_whole_game_and_exits() -> None:
     final = result.stdout.strip().splitlines()
     summary = [line for line in final[-4:] if "won" in line]
     assert len(summary) == 1 and " 121 " in summary[0]
+
+
+def test_demo_scores_stop_at_the_target() -> None:
+    """Seed 2's last count overshoots 121 by one: the player reads 121, as the board shows."""
+    result = run("--lang", "en", "demo", "--delay", "0", "--seed", "2", timeout=60)
+    assert result.returncode == 0, result.stderr
+    totals = [int(total) for total in re.findall(r"pegs \d+[^:\n]*: (\d+)", result.stdout)]
+    assert totals and max(totals) == 121
+    assert "orange wins with 121; blue 110" in result.stdout
 
 
 def test_sim_show_draws_the_board_as_it_changes() -> None:
