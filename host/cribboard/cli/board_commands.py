@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cribboard import portshare
 from cribboard.api import Board, Health
 from cribboard.cli.hall_deploy import HALL_ARGS
 from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
@@ -260,6 +261,11 @@ def _deploy(args: argparse.Namespace) -> int:
     if args.firmware is not None and not (args.firmware / "main.py").is_file():
         raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
     port = asyncio.run(resolve_port(args.port)).port
+    holder = portshare.holder_of(port)
+    if holder is not None:  # mpremote needs the port to itself
+        raise CribboardError(
+            _("port %(port)s in use by %(holder)s: stop it first", port=port, holder=holder)
+        )
     deploy(port, root=args.firmware, compiled=not args.source, reset=not args.no_reset)
     hall_deploy.configure(port, hall, reset=not args.no_reset)
     return 0
