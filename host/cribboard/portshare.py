@@ -195,7 +195,7 @@ def _listen(path: Path) -> socket.socket:
     return listener
 
 
-def release(owned: Owned[object]) -> None:
+def release(owned: Owned[P]) -> None:
     """Stop offering the port and give up owning it (the port itself is the caller's to
     close, before this)."""
     owned.listener.close()
@@ -234,7 +234,7 @@ class PortServer:
         self._listener = listener
         self._write_line = write_line
         self._riders: set[asyncio.StreamWriter] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[object]] = set()
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self) -> None:
@@ -270,14 +270,14 @@ class PortServer:
             return
         task = asyncio.current_task()
         assert task is not None
-        self._tasks.add(task)  # type: ignore[arg-type]
+        self._tasks.add(task)
         self._riders.add(writer)
         try:
             await self._relay(reader)
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
-            self._tasks.discard(task)  # type: ignore[arg-type]
+            self._tasks.discard(task)
             self._drop(writer)
 
     async def _relay(self, reader: asyncio.StreamReader) -> None:

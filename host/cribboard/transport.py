@@ -141,7 +141,9 @@ class SerialTransport(Transport):
             except (serial.SerialException, OSError) as err:
                 log.info("write for a rider failed: %s", err)
 
-    def _ride(self, connection: socket.socket, on_data: DataCallback, on_lost: LostCallback) -> None:
+    def _ride(
+        self, connection: socket.socket, on_data: DataCallback, on_lost: LostCallback
+    ) -> None:
         """Talk through the owner's socket: its end closing is this link dropping."""
         loop = asyncio.get_running_loop()
         connection.setblocking(False)
@@ -149,14 +151,13 @@ class SerialTransport(Transport):
         fd = connection.fileno()
 
         def readable() -> None:
+            error: Exception | None = None
             try:
                 chunk = connection.recv(4096)
             except BlockingIOError:
                 return
             except OSError as err:
                 chunk, error = b"", err
-            else:
-                error = None
             if chunk:
                 on_data(chunk)
                 return

@@ -22,6 +22,7 @@ from cribboard.errors import CribboardError
 from cribboard.i18n import L_, N_, _, n_
 from cribboard.names import PLAYER_NAMES, parse_player
 from cribboard.terminal import describe_state, draw_frame
+from cribboard.watchwords import ChangeTeller
 from cribcore.limits import MAX_BRIGHTNESS, MAX_POINTS, PLAYER_COUNTS, TARGETS
 
 if TYPE_CHECKING:
@@ -142,12 +143,19 @@ async def _watch(board: Board, args: argparse.Namespace) -> int:
         print(
             _("watching %(board)s (Ctrl-C to stop)", board=board.name), file=sys.stderr, flush=True
         )
+        teller = ChangeTeller()
+        if not (args.json or args.raw):  # the game as it is, then what changes
+            teller.last = await board.state()
+            print(describe_state(teller.last), flush=True)
         async for event in events:
             if args.json:
                 print(json.dumps({"event": event.name, **event.fields}), flush=True)
-            else:
+            elif args.raw:
                 fields = " ".join(f"{k}={v}" for k, v in event.fields.items())
                 print(f"{event.name} {fields}".rstrip(), flush=True)
+            else:
+                for line in teller.tell(event):
+                    print(line, flush=True)
     return 0
 
 
@@ -382,9 +390,20 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "watch",
-        N_("print the board's events as they come"),
+        N_("say what changes on the board as it happens"),
         on_board(_watch, reconnect=True),
-        (arg("--json", action="store_true", help="one JSON object per event"),),
+        (
+            OneOf(
+                (
+                    arg("--json", action="store_true", help=N_("one JSON object per event")),
+                    arg(
+                        "--raw",
+                        action="store_true",
+                        help=N_("the events as the protocol writes them"),
+                    ),
+                )
+            ),
+        ),
     ),
     Command(
         "deploy",
