@@ -17,6 +17,7 @@ from cribboard import portshare
 from cribboard.api import Board, Health
 from cribboard.cli.hall_deploy import HALL_ARGS
 from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
+from cribboard.client import Hello
 from cribboard.discovery import PORT_ENV, resolve_port
 from cribboard.errors import CribboardError
 from cribboard.i18n import L_, N_, _, n_
@@ -172,10 +173,31 @@ def _list(args: argparse.Namespace) -> int:
             )
         else:
             print(f"{found.port}  {found.description}  (not answering: {found.problem})")
+    sims = asyncio.run(_list_sims())
     found_ble = _list_ble()
-    if not boards and not found_ble:
+    if not boards and not sims and not found_ble:
         print(_("no boards found; the virtual board: `%(prog)s sim`", prog=PROG), file=sys.stderr)
     return 0
+
+
+async def _list_sims() -> int:
+    """The virtual boards `cribboard sim` runs now (each asked its hello, as a USB board is);
+    returns how many."""
+    from cribboard.discovery import probe
+    from cribboard.simregistry import running_sims
+
+    sims = running_sims()
+    hellos = await asyncio.gather(*(probe(sim.port) for sim in sims), return_exceptions=True)
+    for sim, hello in zip(sims, hellos, strict=True):
+        where = _("virtual: cribboard sim, pid %(pid)d", pid=sim.pid)
+        if isinstance(hello, Hello):
+            print(
+                f"{sim.port}  {hello.board}  firmware {hello.firmware}  protocol "
+                f"{hello.protocol[0]}.{hello.protocol[1]}  ({where})"
+            )
+        else:
+            print(f"{sim.port}  ({where}; not answering: {hello})")
+    return len(sims)
 
 
 def _list_ble() -> int:
@@ -305,7 +327,9 @@ _PLAYER = arg("player", type=player_arg, help=_PLAYERS)
 _HOLE_MAX = max(TARGETS)
 
 BOARD_COMMANDS: tuple[Command, ...] = (
-    Command("list", N_("list boards on serial ports and Bluetooth LE"), _list),
+    Command(
+        "list", N_("list boards on serial ports, virtual boards running, and Bluetooth LE"), _list
+    ),
     Command(
         "status",
         N_("show the board"),
