@@ -58,17 +58,18 @@ def keys_help(hand: str = "5H 5S 5C JD") -> str:
     # Translators: the keys (12, b5, o7, j, s 5D, c, m, d, u, n, ?, q) and the cards (5H) are
     # typed as they are in every language: translate what they do, keep them and the columns
     # (%(cards)s is as wide in every game). Each line fits 80 columns with the board on 24.
+    cards = (hand + " [5D]").ljust(17)
     return _(
         """\
   12        the next hand in the show counts 12 (0: nothing)
   b5  o7    blue / orange pegs 5 / 7 in the play (b alone: 1, a go)
   j         his heels: 2 for the dealer     s 5D   the starter (a jack: heels)
-  c %(cards)s  count these cards (the starter last, or the one set by s)
-  12 %(cards)s a claimed count and its cards: checked, muggins if short
+  c %(cards)s  count these cards (the starter last, or the one from s)
+  12 %(cards)s a claimed count and cards: checked, muggins if short
   m         muggins: take the points the other side overlooked
   d   d o   pass the deal on / orange deals (four players: d o2)
   u undo the last entry · n  n 61 new game (to 121, or 61) · ? help · q quit""",
-        cards=f"{hand} [5D]".ljust(17),
+        cards=cards,
     )
 
 
