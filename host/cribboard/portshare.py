@@ -31,7 +31,7 @@ import os
 import socket
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -73,12 +73,32 @@ def shareable(url: str) -> bool:
     return sys.platform != "win32" and "://" not in url and os.path.exists(url)
 
 
+def port_key(url: str) -> str:
+    """What names a serial port among the shared links: its real path."""
+    return os.path.realpath(url)
+
+
+def ble_key(address: str, adapter: str | None = None) -> str:
+    """What names a Bluetooth board among the shared links: its address, and the adapter
+    named for it (another adapter is another central, a link of its own)."""
+    return f"ble:{address.upper()}" + (f"@{adapter}" if adapter else "")
+
+
+def ble_address(key: str) -> str:
+    """The board's address in a `ble_key`."""
+    return key.removeprefix("ble:").partition("@")[0]
+
+
+def _paths_of(key: str) -> tuple[Path, Path, Path]:
+    """The lock, setup lock and socket of the link `key` names."""
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    base = runtime_dir() / f"port-{digest}"
+    return base.with_suffix(".lock"), base.with_suffix(".setup"), base.with_suffix(".sock")
+
+
 def _paths(url: str) -> tuple[Path, Path, Path]:
     """The lock, setup lock and socket of the port `url` names (by its real path)."""
-    real = os.path.realpath(url)
-    key = hashlib.sha256(real.encode()).hexdigest()[:20]
-    base = runtime_dir() / f"port-{key}"
-    return base.with_suffix(".lock"), base.with_suffix(".setup"), base.with_suffix(".sock")
+    return _paths_of(port_key(url))
 
 
 def _open_lock(path: Path) -> int:
@@ -86,16 +106,57 @@ def _open_lock(path: Path) -> int:
     return fd
 
 
-def _read_holder(fd: int) -> Holder | None:
-    """The owner's pid and name from its lock file (checked: a number and one printable
-    line, cut short)."""
+def _lock_lines(fd: int) -> list[str]:
+    """The owner's lock file's lines: pid, name, key, alias (read as hostile: cut short,
+    printable only)."""
     try:
-        text = os.pread(fd, _LABEL_BYTES, 0).decode("ascii", "replace")
+        text = os.pread(fd, _LABEL_BYTES, 0).decode("utf-8", "replace")
     except OSError:
+        return []
+    return ["".join(c for c in line if c.isprintable())[:80] for line in text.split("\n")]
+
+
+def _read_holder(fd: int) -> Holder | None:
+    """The owner's pid and name from its lock file."""
+    lines = _lock_lines(fd)
+    if len(lines) < 2 or not lines[0].isdigit():
         return None
-    pid_text, _sep, label = text.partition("\n")
-    label = "".join(c for c in label.strip() if c.isprintable())[:80] or "?"
-    return Holder(int(pid_text), label) if pid_text.isdigit() else None
+    return Holder(int(lines[0]), lines[1].strip() or "?")
+
+
+@dataclass(frozen=True)
+class SharedLink:
+    """A link some process owns now: its key (``ble:ADDRESS``, a port's path), an alias (a
+    Bluetooth board's name) and the owner."""
+
+    key: str
+    alias: str
+    holder: Holder
+
+
+def shared_links() -> list[SharedLink]:
+    """Every link a live process of this user owns now."""
+    if sys.platform == "win32":
+        return []
+    found = []
+    for lock in sorted(runtime_dir().glob("port-*.lock")):
+        try:
+            fd = _open_lock(lock)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lines = _lock_lines(fd)
+                holder = _read_holder(fd)
+                if holder is not None and len(lines) >= 4:
+                    found.append(SharedLink(lines[2], lines[3], holder))
+                continue
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+    return found
 
 
 def holder_of(url: str) -> Holder | None:
@@ -138,29 +199,73 @@ class Riding:
 def claim(url: str, open_port: Callable[[], P]) -> Owned[P] | Riding:
     """Own the port (`open_port()` opens it) or ride on its owner. Blocking: run it in an
     executor. Raises LinkError when the owner does not answer, or what `open_port` raises."""
-    lock, setup, sock_path = _paths(url)
+    key = port_key(url)
+    lock, setup, sock_path = _paths_of(key)
     setup_fd = _open_lock(setup)
     try:
         fcntl.flock(setup_fd, fcntl.LOCK_EX)  # held only while someone decides: brief
-        lock_fd = _open_lock(lock)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read_holder(lock_fd) or Holder(0, "?")
-            os.close(lock_fd)
-            return Riding(_connect(sock_path, url, holder), holder)
+        lock_fd, riding = _owner_or_rider(lock, sock_path, url)
+        if riding is not None:
+            return riding
         try:
             port = open_port()
-            listener = _listen(sock_path)
         except BaseException:
             os.close(lock_fd)
             raise
-        os.ftruncate(lock_fd, 0)
-        os.pwrite(lock_fd, f"{os.getpid()}\n{owner_label}\n".encode(), 0)
-        return Owned(port, lock_fd, listener, sock_path)
+        return _own(port, lock_fd, sock_path, key, "")
     finally:
         fcntl.flock(setup_fd, fcntl.LOCK_UN)
         os.close(setup_fd)
+
+
+async def claim_async(
+    key: str, what: str, open_link: Callable[[], Awaitable[P]], alias: str = ""
+) -> Owned[P] | Riding:
+    """As `claim`, for a link opened by a coroutine (a Bluetooth connection): own the link
+    `key` names (`await open_link()`) or ride on its owner. `what` names it in messages,
+    `alias` is a second name to find it by (a Bluetooth board's name)."""
+    loop = asyncio.get_running_loop()
+    lock, setup, sock_path = _paths_of(key)
+    setup_fd = _open_lock(setup)
+    try:
+        # Held while someone decides, a connection's few seconds at most.
+        await loop.run_in_executor(None, fcntl.flock, setup_fd, fcntl.LOCK_EX)
+        lock_fd, riding = _owner_or_rider(lock, sock_path, what)
+        if riding is not None:
+            return riding
+        try:
+            link = await open_link()
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        return _own(link, lock_fd, sock_path, key, alias)
+    finally:
+        fcntl.flock(setup_fd, fcntl.LOCK_UN)
+        os.close(setup_fd)
+
+
+def _owner_or_rider(lock: Path, sock_path: Path, what: str) -> tuple[int, Riding | None]:
+    """The owner's lock taken (its fd), or a connection to the process that holds it."""
+    lock_fd = _open_lock(lock)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _read_holder(lock_fd) or Holder(0, "?")
+        os.close(lock_fd)
+        return -1, Riding(_connect(sock_path, what, holder), holder)
+    return lock_fd, None
+
+
+def _own(link: P, lock_fd: int, sock_path: Path, key: str, alias: str) -> Owned[P]:
+    try:
+        listener = _listen(sock_path)
+    except BaseException:
+        os.close(lock_fd)
+        raise
+    os.ftruncate(lock_fd, 0)
+    info = f"{os.getpid()}\n{owner_label}\n{key}\n{alias}\n"
+    os.pwrite(lock_fd, info.encode(), 0)
+    return Owned(link, lock_fd, listener, sock_path)
 
 
 def _connect(path: Path, url: str, holder: Holder) -> socket.socket:
@@ -202,6 +307,60 @@ def release(owned: Owned[P]) -> None:
     with contextlib.suppress(FileNotFoundError):
         owned.socket_path.unlink()
     os.close(owned.lock_fd)  # the lock goes with it
+
+
+class RiderLink:
+    """A rider's end: what the owner passes on arrives through `on_data`; the owner's end
+    closing is this link dropping (`on_lost`)."""
+
+    def __init__(self, connection: socket.socket, name: str) -> None:
+        connection.setblocking(False)
+        self._connection = connection
+        self._name = name
+        self._watching = False
+        self._closing = False
+
+    def start(
+        self, on_data: Callable[[bytes], None], on_lost: Callable[[Exception | None], None]
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        connection = self._connection
+
+        def readable() -> None:
+            error: Exception | None = None
+            try:
+                chunk = connection.recv(4096)
+            except BlockingIOError:
+                return
+            except OSError as err:
+                chunk, error = b"", err
+            if chunk:
+                on_data(chunk)
+                return
+            self._stop()
+            if not self._closing:
+                on_lost(error or LinkError(f"{self._name}: the process sharing it closed it"))
+
+        loop.add_reader(connection.fileno(), readable)
+        self._watching = True
+
+    async def write(self, data: bytes) -> None:
+        if self._closing:
+            raise LinkError(f"{self._name} is not open")
+        try:
+            await asyncio.get_running_loop().sock_sendall(self._connection, data)
+        except OSError as err:
+            raise LinkError(f"write to {self._name} failed: {err}") from err
+
+    def _stop(self) -> None:
+        if self._watching:
+            asyncio.get_running_loop().remove_reader(self._connection.fileno())
+            self._watching = False
+
+    def close(self) -> None:
+        self._closing = True
+        self._stop()
+        self._connection.close()
 
 
 def rider_line_ok(line: bytes) -> bool:

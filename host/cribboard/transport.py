@@ -11,7 +11,6 @@ import asyncio
 import errno
 import logging
 import os
-import socket
 import sys
 import threading
 from abc import ABC, abstractmethod
@@ -61,7 +60,7 @@ class SerialTransport(Transport):
         self._closing = False
         self._owned: portshare.Owned[serial.Serial] | None = None
         self._server: portshare.PortServer | None = None
-        self._rider: socket.socket | None = None
+        self._rider: portshare.RiderLink | None = None
 
     async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
         loop = asyncio.get_running_loop()
@@ -72,7 +71,8 @@ class SerialTransport(Transport):
                     None, portshare.claim, self._url, self._open_port
                 )
                 if isinstance(claim, portshare.Riding):
-                    self._ride(claim.connection, on_data, on_lost)
+                    self._rider = portshare.RiderLink(claim.connection, self._url)
+                    self._rider.start(on_data, on_lost)
                     return
                 port = claim.port
                 self._owned = claim
@@ -141,33 +141,6 @@ class SerialTransport(Transport):
             except (serial.SerialException, OSError) as err:
                 log.info("write for a rider failed: %s", err)
 
-    def _ride(
-        self, connection: socket.socket, on_data: DataCallback, on_lost: LostCallback
-    ) -> None:
-        """Talk through the owner's socket: its end closing is this link dropping."""
-        loop = asyncio.get_running_loop()
-        connection.setblocking(False)
-        self._rider = connection
-        fd = connection.fileno()
-
-        def readable() -> None:
-            error: Exception | None = None
-            try:
-                chunk = connection.recv(4096)
-            except BlockingIOError:
-                return
-            except OSError as err:
-                chunk, error = b"", err
-            if chunk:
-                on_data(chunk)
-                return
-            self._stop_watching()
-            if not self._closing:
-                on_lost(error or LinkError(f"{self._url}: the process sharing it closed it"))
-
-        loop.add_reader(fd, readable)
-        self._watched_fd = fd
-
     def _stop_watching(self) -> None:
         if self._watched_fd is not None:
             asyncio.get_running_loop().remove_reader(self._watched_fd)
@@ -186,10 +159,7 @@ class SerialTransport(Transport):
 
     async def write(self, data: bytes) -> None:
         if self._rider is not None and not self._closing:
-            try:
-                await asyncio.get_running_loop().sock_sendall(self._rider, data)
-            except OSError as err:
-                raise LinkError(f"write to {self._url} failed: {err}") from err
+            await self._rider.write(data)
             return
         port = self._serial
         if port is None or self._closing:
