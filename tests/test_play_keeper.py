@@ -5,6 +5,7 @@ game, and the command line."""
 from __future__ import annotations
 
 import builtins
+import re
 import signal
 import subprocess
 import sys
@@ -340,3 +341,48 @@ async def test_the_keys_fit_with_the_board_on_an_80x24_terminal(
         assert any(f"c {hand} " in line for line in lines), lines
         assert len(lines) + 1 <= 24, (lang, game.players, lines)  # and the prompt's line
         assert max(len(line) for line in lines) <= 80, (lang, lines)
+
+
+def test_a_peg_while_the_scorekeeper_runs_rides_on_its_connection(vboard: VirtualBoard) -> None:
+    """The scorekeeper owns the board's port; a command typed in another terminal meanwhile
+    is answered, and the scorekeeper sees the change (cribboard.portshare)."""
+    keeper = subprocess.Popen(
+        [sys.executable, "-m", "cribboard.cli", "--port", vboard.port, "keep", "--new"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert keeper.stdout is not None and keeper.stdin is not None
+        while "? keys" not in keeper.stdout.readline():
+            pass
+        for expected in (2, 4, 6):
+            pegged = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "cribboard.cli",
+                    "--port",
+                    vboard.port,
+                    "peg",
+                    "orange",
+                    "2",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert pegged.returncode == 0, pegged.stderr
+            assert f"orange  {expected:>3}" in pegged.stdout
+        keeper.stdin.write("r\n")  # redraw: the board's state, changed from elsewhere
+        keeper.stdin.flush()
+        while not re.search(r"orange\s+6\s+\(back\s+4\)", line := keeper.stdout.readline()):
+            assert line, "the scorekeeper ended"
+        keeper.stdin.write("q\n")
+        keeper.stdin.flush()
+        assert keeper.wait(timeout=20) == 0
+    finally:
+        if keeper.poll() is None:
+            keeper.kill()
+            keeper.wait()
