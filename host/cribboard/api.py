@@ -269,7 +269,9 @@ class Board:
     @classmethod
     async def open(cls, port: str, *, timeout: float = 2.0, reconnect: bool = True) -> Board:
         """Connect to a board on a serial port or pyserial URL. With `reconnect`, a link that
-        drops is opened again by itself (requests wait for it; see :meth:`events`)."""
+        drops is opened again by itself (requests wait for it; see :meth:`events`). A port
+        another cribboard program of this user has open is not opened twice: this board
+        rides on that program's connection (cribboard.portshare)."""
         return await cls.open_transport(
             lambda: SerialTransport(port), timeout=timeout, reconnect=reconnect
         )
