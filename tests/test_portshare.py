@@ -20,6 +20,7 @@ import pytest
 from cribboard import portshare
 from cribboard.api import Board
 from cribboard.errors import CribboardError
+from cribboard.transport import SerialTransport
 from cribboard.virtual import VirtualBoard
 from support import EventLog, running_bridge, state_event
 
@@ -158,7 +159,7 @@ def test_a_stranger_cannot_ride(vboard: VirtualBoard) -> None:
             "try:\n"
             "    s.sendall(b'#qq st\\n')\n"
             "    sys.stdout.write(repr(s.recv(100)))\n"
-            "except ConnectionResetError:\n"
+            "except ConnectionError:  # reset, or a broken pipe\n"
             "    sys.stdout.write('reset')\n"
         )
         stranger = subprocess.run(
@@ -176,3 +177,33 @@ def test_only_a_local_path_is_shared() -> None:
     assert not portshare.shareable("loop://")
     assert not portshare.shareable("socket://127.0.0.1:9")
     assert not portshare.shareable("/nonexistent/tty")
+
+
+async def test_a_request_in_flight_when_the_owner_leaves_is_answered(
+    vboard: VirtualBoard,
+) -> None:
+    """The owner passes a rider's peg to the board and leaves before the reply reaches the
+    rider: the rider (no reconnecting asked) opens the port itself, sends the same request
+    again, and gets the board's remembered reply; the peg counts once."""
+    owner = await Board.open(vboard.port, reconnect=False)
+    rider = await Board.open(vboard.port, reconnect=False, timeout=5.0)
+    transport = owner._client._transport
+    assert isinstance(transport, SerialTransport) and transport._server is not None
+    server = transport._server
+    forward = server._write_line
+
+    def forward_then_leave(line: bytes) -> None:
+        forward(line)
+        if b" peg " in line:
+            server.broadcast = lambda data: None  # type: ignore[method-assign]  # reply lost
+            asyncio.get_running_loop().create_task(owner.close())
+
+    server._write_line = forward_then_leave
+    try:
+        rev = await rider.peg(0, 5)
+        state = await rider.state()
+        assert state.front == [5, 0] and state.rev == rev == 1
+        assert portshare.holder_of(vboard.port) is not None  # the rider owns it now
+    finally:
+        await rider.close()
+        await owner.close()

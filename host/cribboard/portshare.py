@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from cribboard.errors import LinkError
+from cribboard.errors import LinkError, LinkHandedOver
 from cribboard.i18n import _
 from cribboard.rundir import runtime_dir
 from cribcore.protocol import MAX_ID, MAX_LINE, VERBS
@@ -339,7 +339,7 @@ class RiderLink:
                 return
             self._stop()
             if not self._closing:
-                on_lost(error or LinkError(f"{self._name}: the process sharing it closed it"))
+                on_lost(error or LinkHandedOver(f"{self._name}: the program sharing it closed it"))
 
         loop.add_reader(connection.fileno(), readable)
         self._watching = True
