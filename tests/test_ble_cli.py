@@ -121,3 +121,41 @@ def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
         for stream in (watcher.stdout, watcher.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_peg_over_ble_rides_on_the_watchers_connection(
+    vboard: VirtualBoard, bluetooth: FakeBluetooth
+) -> None:
+    """A board takes one central: a second command rides on the first one's connection
+    (cribboard.portshare), whether it names the board, its address, or neither."""
+    env = dict(os.environ, **bluetooth.environ)
+    assert main(["--port", vboard.port, "admit", "--open"]) == 0
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "cribboard.cli", "--ble", board_name(vboard), "watch", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        bufsize=0,
+    )
+    try:
+        assert watcher.stderr is not None and watcher.stdout is not None
+        out, err = Lines(watcher.stdout.fileno()), Lines(watcher.stderr.fileno())
+        assert err.next().startswith(f"watching ble:{vboard.ble_address}")
+        for n, target in enumerate((board_name(vboard), vboard.ble_address, ""), start=1):
+            pegged = subprocess.run(
+                [sys.executable, "-m", "cribboard.cli", f"--ble={target}", "peg", "blue", "1"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=30,
+            )
+            assert pegged.returncode == 0, pegged.stderr
+            assert f"blue    {n:>3}" in pegged.stdout
+            event = json.loads(out.next())
+            while event["event"] != "st":
+                event = json.loads(out.next())
+            assert event["f"] == f"{n},0"
+    finally:
+        watcher.terminate()
+        rest, _ = watcher.communicate(timeout=10)
+    assert b'"link"' not in rest

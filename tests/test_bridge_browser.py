@@ -172,6 +172,27 @@ async def test_the_page_says_the_game(bridge: Bridge, page: Any) -> None:
     assert "The bottom row counts laps" in legend and "second lap" not in legend
 
 
+async def test_a_won_game_says_the_last_lap_and_what_to_do(bridge: Bridge, page: Any) -> None:
+    """The win hole ends the last lap (not a lap of its own), at 121 and at 61, and the
+    table's line says who won and what to press, as a person would."""
+    for target, laps in ((121, 2), (61, 1)):
+        await post(bridge, "new", {"target": target, "players": 2})
+        await post(bridge, "set", {"player": 1, "front": target - 2, "back": target - 4})
+        await post(bridge, "peg", {"player": 1, "points": 2})
+        await open_page(page, bridge.url)
+        await page.wait_for_function(
+            f"document.querySelector('#score-1').textContent == '{target}'"
+        )
+        orange = await page.inner_text('.player[data-player="1"] .meta')
+        assert f"lap {laps} of {laps}" in orange, orange
+        result = (await board_state(bridge))["result"]
+        how = {"skunk": "with a skunk", "double_skunk": "with a double skunk"}[result]
+        table = await page.inner_text("#table")
+        assert f"orange wins {how}. Press New game to play another." in table, table
+    # The number box starts empty: no count is put in the player's mouth.
+    assert await page.input_value('.player[data-player="0"] input') == ""
+
+
 async def test_the_board_is_drawn_before_the_websocket_connects(bridge: Bridge, page: Any) -> None:
     await post(bridge, "new", {"target": 121, "players": 2})
     await post(bridge, "peg", {"player": 0, "points": 7})

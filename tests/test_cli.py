@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -213,6 +214,15 @@ def test_demo_pegs_a_whole_game_and_exits() -> None:
     assert len(summary) == 1 and " 121 " in summary[0]
 
 
+def test_demo_scores_stop_at_the_target() -> None:
+    """Seed 2's last count overshoots 121 by one: the player reads 121, as the board shows."""
+    result = run("--lang", "en", "demo", "--delay", "0", "--seed", "2", timeout=60)
+    assert result.returncode == 0, result.stderr
+    totals = [int(total) for total in re.findall(r"pegs \d+[^:\n]*: (\d+)", result.stdout)]
+    assert totals and max(totals) == 121
+    assert "orange wins with 121; blue 110" in result.stdout
+
+
 def test_sim_show_draws_the_board_as_it_changes() -> None:
     sim = subprocess.Popen(
         [*CLI, "sim", "--show"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -231,3 +241,54 @@ def test_sim_show_draws_the_board_as_it_changes() -> None:
     finally:
         sim.send_signal(signal.SIGINT)
         sim.wait(timeout=10)
+
+
+def test_an_unknown_option_points_to_the_commands_own_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["status", "--jsn"]) == 2
+    assert capsys.readouterr().err == (
+        "cribboard: unrecognized arguments: --jsn (see cribboard status --help)\n"
+    )
+
+
+def test_list_shows_a_running_sim_marked_virtual() -> None:
+    env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/cribboard-bus"}
+    sim = subprocess.Popen([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert sim.stdout is not None
+        port = sim.stdout.readline().strip()
+        listed = run("list", env=env)
+        assert listed.returncode == 0, listed.stderr
+        assert f"{port}  sim  firmware " in listed.stdout
+        assert f"(virtual: cribboard sim, pid {sim.pid})" in listed.stdout
+        assert "no boards found" not in listed.stderr
+    finally:
+        sim.send_signal(signal.SIGINT)
+        sim.wait(timeout=10)
+    listed = run("list", env=env)  # the sim stopped: its file went with it
+    assert port not in listed.stdout and "no boards found" in listed.stderr
+
+
+def test_a_sim_killed_outright_or_a_forged_file_is_not_listed() -> None:
+    from cribboard.rundir import runtime_dir
+    from cribboard.simregistry import running_sims
+
+    folder = runtime_dir()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    stale = folder / "sim-1.json"
+    stale.write_text(json.dumps({"port": "/dev/null", "pid": int(dead.stdout), "kind": "unix"}))
+    forged = [
+        folder / "sim-2.json",
+        folder / "sim-3.json",
+        folder / "sim-4.json",
+    ]
+    forged[0].write_text("{" * 5000)
+    forged[1].write_text(json.dumps({"port": ["/dev/null"], "pid": os.getpid()}))
+    forged[2].write_text(json.dumps({"port": "/dev/null\x1b[2J", "pid": os.getpid()}))
+    assert running_sims() == []
+    assert not stale.exists()  # removed: its process is gone
+    for path in forged:
+        path.unlink()

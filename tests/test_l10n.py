@@ -370,7 +370,7 @@ def test_a_whole_game_at_the_keeper_in_swedish(
         "spelar på brädet på",
         "Lyft om given: ",
         "his heels: 2 till givaren",  # the help: the same keys, the player's words
-        "muggins: motståndaren tar poängen som nyss missades",
+        "muggins: ta poängen som motspelaren missade",
         "orange ger, blå räknar först",
         "utspelet: b2 / o2 peggar 2 (bokstaven ensam: 1)",
         "blå peggar 2",
@@ -378,7 +378,7 @@ def test_a_whole_game_at_the_keeper_in_swedish(
         "startkort JD",
         "his heels: orange peggar 2",
         "handen för blå 5H 5S 5C 4D + JD: femton 8, par 6 = 14",  # never "blås" (blow)
-        "handen för orange 2H 3H 4H 6D + JD: femton 4, följd på 3 3 = 7",
+        "handen för orange 2H 3H 4H 6D + JD: femton 4, följd på tre 3 = 7",
         "MUGGINS! handen för orange har 7, inte 4: 3 missade. m: blå tar dem",
         "muggins: blå tar 3",
         "krubban för orange: 12",

@@ -288,3 +288,10 @@ async def test_a_refused_login_stops_the_link_with_one_line(
     assert process.returncode == 1
     (line,) = err.decode().strip().splitlines()
     assert line.startswith("cribboard: the broker refused the link's login"), line
+
+
+def test_synced_says_one_move_in_the_singular() -> None:
+    from cribboard.link.side import synced_line
+
+    assert synced_line(1, 0) == "synced: 1 move (0 from elsewhere)"
+    assert synced_line(3, 2) == "synced: 3 moves (2 from elsewhere)"

@@ -5,6 +5,7 @@ game, and the command line."""
 from __future__ import annotations
 
 import builtins
+import re
 import signal
 import subprocess
 import sys
@@ -63,7 +64,7 @@ async def test_counts_follow_the_show_order_and_the_deal_passes_on(keeper: Score
 async def test_cards_are_counted_and_a_short_claim_is_muggins(keeper: Scorekeeper) -> None:
     state = await typed(keeper, "c 5H 5S 5C JD 5D")  # orange's hand: the 29
     assert state.front[1] == 29 and keeper.turn.starter == parse_card("5D")
-    assert any("fifteen 16, pair 12, nobs 1 = 29" in m for m in keeper.messages)
+    assert any("fifteens 16, pairs 12, nobs 1 = 29" in m for m in keeper.messages)
     # blue claims 4 with the cards: the starter is remembered, the hand has more
     hand = parse_cards("2H 3H 4H 6D")
     actual = count_hand(hand, parse_card("5D")).total
@@ -152,7 +153,7 @@ async def test_the_app_runs_on_typed_lines_and_draws_the_board(vboard: VirtualBo
     assert any("going on with the game on the board: blue 30" in line for line in first)
     assert len(out) == 4 and "12⏎" in out[0]
     assert "orange   12" in out[1]
-    assert "u             undo the last entry" in out[2]
+    assert "u undo the last entry" in out[2]
     assert "'what'? the players are b/o; ? shows the keys" in out[3]
 
 
@@ -312,6 +313,75 @@ def test_ctrl_c_leaves_the_scorekeeper_with_130(vboard: VirtualBoard) -> None:
             pass
         keeper.send_signal(signal.SIGINT)
         assert keeper.wait(timeout=20) == 130
+    finally:
+        if keeper.poll() is None:
+            keeper.kill()
+            keeper.wait()
+
+
+@pytest.mark.parametrize("lang", ["en", "sv", "nb", "nl"])
+async def test_the_keys_fit_with_the_board_on_an_80x24_terminal(
+    board: Board, lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`?` once scrolled the board off the screen: the keys, the board and the prompt fit."""
+    from cribboard.i18n import language
+
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("LINES", "24")
+    for game in (FIVE_CARD, THREE_PLAYER, FOUR_PLAYER):
+        with language(lang):
+            shown: list[str] = []
+            keeper = Scorekeeper(board, output=shown.append, where=board.name, game=game)
+            await keeper.start(True)
+            assert await keeper.handle("?")
+            await keeper.draw()
+        lines = shown[-1].splitlines()
+        assert any("n 61" in line for line in lines)  # the keys are there
+        hand = "5H 5S JD [5D]" if game is FIVE_CARD else "5H 5S 5C JD [5D]"  # three cards, or four
+        assert any(f"c {hand} " in line for line in lines), lines
+        assert len(lines) + 1 <= 24, (lang, game.players, lines)  # and the prompt's line
+        assert max(len(line) for line in lines) <= 80, (lang, lines)
+
+
+def test_a_peg_while_the_scorekeeper_runs_rides_on_its_connection(vboard: VirtualBoard) -> None:
+    """The scorekeeper owns the board's port; a command typed in another terminal meanwhile
+    is answered, and the scorekeeper sees the change (cribboard.portshare)."""
+    keeper = subprocess.Popen(
+        [sys.executable, "-m", "cribboard.cli", "--port", vboard.port, "keep", "--new"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert keeper.stdout is not None and keeper.stdin is not None
+        while "? keys" not in keeper.stdout.readline():
+            pass
+        for expected in (2, 4, 6):
+            pegged = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "cribboard.cli",
+                    "--port",
+                    vboard.port,
+                    "peg",
+                    "orange",
+                    "2",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert pegged.returncode == 0, pegged.stderr
+            assert f"orange  {expected:>3}" in pegged.stdout
+        keeper.stdin.write("r\n")  # redraw: the board's state, changed from elsewhere
+        keeper.stdin.flush()
+        while not re.search(r"orange\s+6\s+\(back\s+4\)", line := keeper.stdout.readline()):
+            assert line, "the scorekeeper ended"
+        keeper.stdin.write("q\n")
+        keeper.stdin.flush()
+        assert keeper.wait(timeout=20) == 0
     finally:
         if keeper.poll() is None:
             keeper.kill()

@@ -144,7 +144,8 @@ def test_the_pone_pegs_out_before_the_dealer_counts() -> None:
     first = deal.count_next()
     # the pone's 7 8 7 8 + 9: four 15s 8, two pairs 4, four runs of three 12 = 24
     assert (first.seat, first.crib, first.count.total) == (1, False, 24)
-    assert first.event is not None and first.event.won and first.event.after == 122
+    # 118 + 24 is past 121: the peg stops at the target
+    assert first.event is not None and first.event.won and first.event.after == 121
     assert game.winner == 1 and deal.phase is Phase.DONE and len(deal.shown) == 1
     assert game.result() is Result.WON  # the dealer's 15-point hand is never counted
     with pytest.raises(IllegalMove, match="over"):
@@ -285,9 +286,17 @@ def test_random_games_run_to_the_end(name: str) -> None:
                 assert deal.pegging is not None and deal.pegging.done
                 assert len(deal.pegging.laid) == variant.players * variant.kept
         assert game.winner is not None
-        assert max(game.scores) == game.scores[game.winner] >= variant.target
+        assert max(game.scores) == game.scores[game.winner] == variant.target
         assert sum(1 for s in game.scores if s >= variant.target) == 1
         assert [e for e in game.events if e.won] == [game.events[-1]]
-        assert sum(e.points for e in game.events) == sum(game.scores)
-        for event in game.events:
-            assert event.after == event.before + event.points
+        for event in game.events:  # every point counts, the last one's up to the target
+            assert event.after == min(event.before + event.points, variant.target)
+        assert sum(e.after - e.before for e in game.events) == sum(game.scores)
+
+
+def test_a_score_stops_at_the_target_as_the_board_peg_does() -> None:
+    game = Game(STANDARD, dealer=0)
+    game.score(0, 116, Reason.PLAY)
+    event = game.score(0, 14, Reason.HAND)
+    assert (event.points, event.before, event.after, event.won) == (14, 116, 121, True)
+    assert game.scores == [121, 0] and game.winner == 0

@@ -20,6 +20,7 @@ from cribboard.rules import (
     points_of_ranks,
 )
 from cribboard.rules.allhands import rank_points
+from cribboard.words import combo_summary
 
 
 @settings(max_examples=400, deadline=None)
@@ -92,3 +93,12 @@ def test_the_number_refuses_what_the_breakdown_refuses(
 def test_points_of_ranks_refuses_impossible_ranks(ranks: tuple[int, ...]) -> None:
     with pytest.raises(CardError, match="ranks of up to five cards"):
         points_of_ranks(ranks)
+
+
+def test_a_breakdown_never_puts_a_number_beside_its_points() -> None:
+    """`run of 3 12` read as "run of 312": a run's length is a word, and a kind counted more
+    than once is said in the plural."""
+    count = count_hand(parse_cards("7H 8S 7C 8D"), parse_card("9D"), crib=False)
+    assert combo_summary(count.combos) == "fifteens 8, pairs 4, runs of three 12"
+    count = count_hand(parse_cards("5H 6S 7C 10D"), parse_card("KD"), crib=False)
+    assert combo_summary(count.combos) == "fifteens 4, run of three 3"

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from cribboard import wire
+from cribboard import portshare, wire
 from cribboard.client import Client, Event, Hello
 from cribboard.errors import CribboardError
 from cribboard.transport import SerialTransport, Transport
@@ -269,7 +269,9 @@ class Board:
     @classmethod
     async def open(cls, port: str, *, timeout: float = 2.0, reconnect: bool = True) -> Board:
         """Connect to a board on a serial port or pyserial URL. With `reconnect`, a link that
-        drops is opened again by itself (requests wait for it; see :meth:`events`)."""
+        drops is opened again by itself (requests wait for it; see :meth:`events`). A port
+        another cribboard program of this user has open is not opened twice: this board
+        rides on that program's connection (cribboard.portshare)."""
         return await cls.open_transport(
             lambda: SerialTransport(port), timeout=timeout, reconnect=reconnect
         )
@@ -288,8 +290,16 @@ class Board:
         (``Cribboard-71A3``) or address, or None for the only board advertising. Reconnects
         find it again by address. A board changes only for an admitted device (see
         :meth:`admission`)."""
-        from cribboard.ble import BleTransport, find
+        from cribboard.ble import BleTransport, find, shared_board
 
+        held = shared_board(target, adapter)
+        if held is not None:  # another process of ours is connected: ride on its link
+            address = portshare.ble_address(held.key)
+            return await cls.open_transport(
+                lambda: BleTransport(address, adapter=adapter, scan_timeout=scan_timeout),
+                timeout=timeout,
+                reconnect=reconnect,
+            )
         found = await find(target, scan_timeout, adapter=adapter)
         first = [found]
 

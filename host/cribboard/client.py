@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cribboard import wire
-from cribboard.errors import BoardRejected, CribboardError, LinkError, ProtocolMismatch
+from cribboard.errors import (
+    BoardRejected,
+    CribboardError,
+    LinkError,
+    LinkHandedOver,
+    ProtocolMismatch,
+)
 from cribboard.mirror import Mirror
 from cribboard.repl import PromptWatch, hello_or_restart
 from cribboard.transport import Transport
@@ -119,6 +125,9 @@ class Client:
         self._link_lost: asyncio.Future[None] | None = None
         self._mirror = Mirror()  # the board's state as its events tell it (for brief events)
         self._briefed = False  # the board sends this link brief events
+        # The program this link rode on left: open the link again even without `reconnect`,
+        # so that a request in flight is resent (same id: never applied twice) and answered.
+        self._handover = False
 
     # --- connection ----------------------------------------------------------------------------
 
@@ -297,7 +306,7 @@ class Client:
             raise LinkError(f"{self.name}: link lost and not back in time") from None
 
     def _will_reconnect(self) -> bool:
-        return self.reconnect and not self._closed
+        return (self.reconnect or self._handover) and not self._closed
 
     # --- incoming ------------------------------------------------------------------------------
 
@@ -356,6 +365,7 @@ class Client:
         if not self._connected.is_set():
             return
         self._connected.clear()
+        self._handover = isinstance(error, LinkHandedOver)
         if self._link_lost is not None and not self._link_lost.done():
             self._link_lost.set_result(None)
         self._lost_error = LinkError(f"{self.name}: link lost" + (f" ({error})" if error else ""))
@@ -395,6 +405,7 @@ class Client:
                 continue
             self._emit(wire.Line("event", None, "link", {"state": "back"}, "", ""))
             if await self._resync():
+                self._handover = False
                 return
 
     async def _resync(self) -> bool:

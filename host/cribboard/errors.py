@@ -20,6 +20,11 @@ class LinkError(CribboardError):
     """The link to the board failed, closed, or did not answer in time."""
 
 
+class LinkHandedOver(LinkError):
+    """The program whose connection to a board this link rode on closed it (cribboard.portshare):
+    the board is still there, and the link opens again (owning it now, or riding on another)."""
+
+
 class ProtocolMismatch(CribboardError):
     """The board speaks a protocol major version this host does not."""
 

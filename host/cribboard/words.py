@@ -34,13 +34,42 @@ def combo_label(combo: Combo) -> str:
     return _(_KIND_WORDS[combo.kind])
 
 
+_RUN_WORDS = {
+    3: (N_("run of three"), N_("runs of three")),
+    4: (N_("run of four"), N_("runs of four")),
+    5: (N_("run of five"), N_("runs of five")),
+    6: (N_("run of six"), N_("runs of six")),
+    7: (N_("run of seven"), N_("runs of seven")),
+}
+_MANY_WORDS = {
+    Kind.FIFTEEN: (N_("fifteen"), N_("fifteens")),
+    Kind.PAIR: (N_("pair"), N_("pairs")),
+}
+
+
+def _kind_label(kind: Kind, cards: int, count: int) -> str:
+    """A kind of combination in a breakdown, as many as there are: `runs of three`. A run's
+    length is a word, so that no number stands next to its points."""
+    # The catalogs' languages all say one and many as English does: each form is its own entry.
+    if kind is Kind.RUN and cards in _RUN_WORDS:
+        return _(_RUN_WORDS[cards][count > 1])
+    if kind in _MANY_WORDS:
+        return _(_MANY_WORDS[kind][count > 1])
+    if kind is Kind.RUN:
+        return _("run of %(cards)d", cards=cards)
+    return _(_KIND_WORDS[kind])
+
+
 def combo_summary(combos: Sequence[Combo]) -> str:
-    """`fifteen 6, pair 2, run of 3 3`: the points of each kind of combination (a single
+    """`fifteens 6, pair 2, runs of three 12`: the points of each kind of combination (a single
     combination: its name alone)."""
-    parts: dict[str, int] = {}
+    parts: dict[tuple[Kind, int], list[int]] = {}
     for combo in combos:
-        label = combo_label(combo)
-        parts[label] = parts.get(label, 0) + combo.points
-    if len(parts) == 1 and len(combos) == 1:
+        key = (combo.kind, len(combo.cards) if combo.kind is Kind.RUN else 0)
+        parts.setdefault(key, []).append(combo.points)
+    if len(combos) == 1:
         return combo_label(combos[0])
-    return ", ".join(f"{label} {points}" for label, points in parts.items())
+    return ", ".join(
+        f"{_kind_label(kind, cards, len(points))} {sum(points)}"
+        for (kind, cards), points in parts.items()
+    )

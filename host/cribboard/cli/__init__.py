@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from cribboard import portshare
 from cribboard.cli.app_commands import APP_COMMANDS
 from cribboard.cli.board_commands import BOARD_COMMANDS
 from cribboard.cli.table import PROG, Command, UsageError, arg, build_parser
@@ -123,10 +124,21 @@ def _run(words: list[str]) -> int:
     whole = parser()
     args, rest = whole.parse_known_args(_ble_before_command(without_verbosity(words)))
     command = COMMANDS_BY_NAME[args.command]
+    portshare.owner_label = f"{PROG} {command.name}"  # as another process names us
     if command.takes_rest:
         args.rest = rest
     elif rest:
-        whole.error(_("unrecognized arguments: %(words)s", words=" ".join(rest)))
+        # The command's own help lists what it takes (the global options too).
+        print(
+            _(
+                "%(prog)s: %(message)s (see %(command)s --help)",
+                prog=PROG,
+                message=_("unrecognized arguments: %(words)s", words=" ".join(rest)),
+                command=f"{PROG} {command.name}",
+            ),
+            file=sys.stderr,
+        )
+        return 2
     try:
         if args.ble is not None and command.usb_only:
             raise UsageError(

@@ -13,14 +13,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cribboard import portshare
 from cribboard.api import Board, Health
 from cribboard.cli.hall_deploy import HALL_ARGS
 from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
+from cribboard.client import Hello
 from cribboard.discovery import PORT_ENV, resolve_port
 from cribboard.errors import CribboardError
 from cribboard.i18n import L_, N_, _, n_
 from cribboard.names import PLAYER_NAMES, parse_player
 from cribboard.terminal import describe_state, draw_frame
+from cribboard.watchwords import ChangeTeller
 from cribcore.limits import (
     MAX_BRIGHTNESS,
     MAX_BUDGET_MA,
@@ -148,12 +151,19 @@ async def _watch(board: Board, args: argparse.Namespace) -> int:
         print(
             _("watching %(board)s (Ctrl-C to stop)", board=board.name), file=sys.stderr, flush=True
         )
+        teller = ChangeTeller()
+        if not (args.json or args.raw):  # the game as it is, then what changes
+            teller.last = await board.state()
+            print(describe_state(teller.last), flush=True)
         async for event in events:
             if args.json:
                 print(json.dumps({"event": event.name, **event.fields}), flush=True)
-            else:
+            elif args.raw:
                 fields = " ".join(f"{k}={v}" for k, v in event.fields.items())
                 print(f"{event.name} {fields}".rstrip(), flush=True)
+            else:
+                for line in teller.tell(event):
+                    print(line, flush=True)
     return 0
 
 
@@ -170,10 +180,31 @@ def _list(args: argparse.Namespace) -> int:
             )
         else:
             print(f"{found.port}  {found.description}  (not answering: {found.problem})")
+    sims = asyncio.run(_list_sims())
     found_ble = _list_ble()
-    if not boards and not found_ble:
+    if not boards and not sims and not found_ble:
         print(_("no boards found; the virtual board: `%(prog)s sim`", prog=PROG), file=sys.stderr)
     return 0
+
+
+async def _list_sims() -> int:
+    """The virtual boards `cribboard sim` runs now (each asked its hello, as a USB board is);
+    returns how many."""
+    from cribboard.discovery import probe
+    from cribboard.simregistry import running_sims
+
+    sims = running_sims()
+    hellos = await asyncio.gather(*(probe(sim.port) for sim in sims), return_exceptions=True)
+    for sim, hello in zip(sims, hellos, strict=True):
+        where = _("virtual: cribboard sim, pid %(pid)d", pid=sim.pid)
+        if isinstance(hello, Hello):
+            print(
+                f"{sim.port}  {hello.board}  firmware {hello.firmware}  protocol "
+                f"{hello.protocol[0]}.{hello.protocol[1]}  ({where})"
+            )
+        else:
+            print(f"{sim.port}  ({where}; not answering: {hello})")
+    return len(sims)
 
 
 def _list_ble() -> int:
@@ -272,6 +303,11 @@ def _deploy(args: argparse.Namespace) -> int:
     if args.firmware is not None and not (args.firmware / "main.py").is_file():
         raise UsageError(f"{args.firmware} is not a firmware tree (no main.py)")
     port = asyncio.run(resolve_port(args.port)).port
+    holder = portshare.holder_of(port)
+    if holder is not None:  # mpremote needs the port to itself
+        raise CribboardError(
+            _("port %(port)s in use by %(holder)s: stop it first", port=port, holder=holder)
+        )
     deploy(port, root=args.firmware, compiled=not args.source, reset=not args.no_reset)
     hall_deploy.configure(port, hall, reset=not args.no_reset)
     return 0
@@ -303,7 +339,9 @@ _PLAYER = arg("player", type=player_arg, help=_PLAYERS)
 _HOLE_MAX = max(TARGETS)
 
 BOARD_COMMANDS: tuple[Command, ...] = (
-    Command("list", N_("list boards on serial ports and Bluetooth LE"), _list),
+    Command(
+        "list", N_("list boards on serial ports, virtual boards running, and Bluetooth LE"), _list
+    ),
     Command(
         "status",
         N_("show the board"),
@@ -406,9 +444,20 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "watch",
-        N_("print the board's events as they come"),
+        N_("say what changes on the board as it happens"),
         on_board(_watch, reconnect=True),
-        (arg("--json", action="store_true", help="one JSON object per event"),),
+        (
+            OneOf(
+                (
+                    arg("--json", action="store_true", help=N_("one JSON object per event")),
+                    arg(
+                        "--raw",
+                        action="store_true",
+                        help=N_("the events as the protocol writes them"),
+                    ),
+                )
+            ),
+        ),
     ),
     Command(
         "deploy",

@@ -40,6 +40,7 @@ from cribboard.api import Board, BoardState
 from cribboard.client import Event
 from cribboard.errors import CribboardError
 from cribboard.hall.address import BrokerAddress
+from cribboard.i18n import n_
 from cribboard.link import LinkError
 from cribboard.link import topics as t
 from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
@@ -506,7 +507,7 @@ class LinkSide:
                     self._wake.set()
                     if first:
                         others = len(self.log.moves) - len(self.log.of_side(side))
-                        self.say(f"synced: {len(self.log.moves)} moves ({others} from elsewhere)")
+                        self.say(synced_line(len(self.log.moves), others))
                 await self._notify()
         finally:
             if publisher is not None:
@@ -553,3 +554,13 @@ def describe(position: Position) -> str:
         f"{colours[p]} {position.front[p]} ({position.back[p]})" for p in range(position.players)
     )
     return f"{position.target} up, {pegs}, {colours[position.dealer]} deals"
+
+
+def synced_line(moves: int, others: int) -> str:
+    """What a side says once its log is in step with the broker's."""
+    return n_(
+        "synced: %(count)d move (%(others)d from elsewhere)",
+        "synced: %(count)d moves (%(others)d from elsewhere)",
+        moves,
+        others=others,
+    )

@@ -52,24 +52,25 @@ from cribboard.words import combo_summary
 from cribcore.limits import MAX_POINTS, TARGETS
 
 
-def keys_help() -> str:
+def keys_help(hand: str = "5H 5S 5C JD") -> str:
     """The keys, each with what it does, in the language in use (the keys are the same in
-    every language)."""
+    every language); `hand`: the example hand's cards (three in the five-card game)."""
     # Translators: the keys (12, b5, o7, j, s 5D, c, m, d, u, n, ?, q) and the cards (5H) are
-    # typed as they are in every language: translate what they do, keep them and the columns.
-    return _("""\
-  12            the next hand in the show counts 12 (0: nothing)
-  b5  o7        blue / orange pegs 5 / 7 in the play (b alone: 1, a go)
-  j             his heels: 2 for the dealer
-  s 5D          the starter (a jack pegs his heels)
-  c 5H 5S 5C JD [5D]    count these cards for the next hand
-                        (the starter last, or the one set with s)
-  12 5H 5S 5C JD [5D]   a claimed count with its cards: checked, muggins if short
-  m             muggins: the opponent takes the points just overlooked
-  d   d o       pass the deal on / orange deals (four players: d o2)
-  u             undo the last entry
-  n   n 61      new game (to 121, or 61)
-  ?  help       q  quit""")
+    # typed as they are in every language: translate what they do, keep them and the columns
+    # (%(cards)s is as wide in every game). Each line fits 80 columns with the board on 24.
+    cards = (hand + " [5D]").ljust(17)
+    return _(
+        """\
+  12        the next hand in the show counts 12 (0: nothing)
+  b5  o7    blue / orange pegs 5 / 7 in the play (b alone: 1, a go)
+  j         his heels: 2 for the dealer     s 5D   the starter (a jack: heels)
+  c %(cards)s  count these cards (the starter last, or the one from s)
+  12 %(cards)s a claimed count and cards: checked, muggins if short
+  m         muggins: take the points the other side overlooked
+  d   d o   pass the deal on / orange deals (four players: d o2)
+  u undo the last entry · n  n 61 new game (to 121, or 61) · ? help · q quit""",
+        cards=cards,
+    )
 
 
 IMPOSSIBLE = (19, 25, 26, 27)
@@ -148,6 +149,7 @@ class Scorekeeper:
         self.state: BoardState | None = None
         self.history: list[_Entry] = []
         self.messages: list[str] = []
+        self._helping = False  # the keys are shown
         self._changes = 0
         self._rev = -1
 
@@ -284,6 +286,7 @@ class Scorekeeper:
     async def handle(self, line: str) -> bool:
         """Act on one line; False to quit. Messages for the person go to `self.messages`."""
         self.messages = []
+        self._helping = False
         text = line.strip()
         word = text.lower()
         if word in ("q", "quit", "exit"):
@@ -291,7 +294,9 @@ class Scorekeeper:
         if word in ("", "r"):
             return True
         if word in ("?", "h", "help"):
-            self.messages = [_("keys (then Enter):"), keys_help()]
+            # The keys stand in for the status lines: with the board, they fit 80x24.
+            self.messages = [_("keys (then Enter):"), keys_help(self._example().rsplit(" ", 1)[0])]
+            self._helping = True
             return True
         await self._sync()
         if word in ("u", "undo"):
@@ -721,7 +726,7 @@ class Scorekeeper:
         lines.append(draw_frame(frame.rgb, self.color, state.players))
         lines.append(describe_state(state, self.game.partnerships))
         lines.append("")
-        lines.extend(fit_lines([*self.messages, *self.status()]))
+        lines.extend(fit_lines([*self.messages, *([] if self._helping else self.status())]))
         text = "\n".join(lines)
         self._output(CLEAR + text if self.color else text)
 

@@ -144,15 +144,16 @@ class Game:
     def score(
         self, seat: int, points: int, reason: Reason, combos: tuple[Combo, ...] = ()
     ) -> ScoreEvent:
-        """Peg `points` for `seat`'s side. Reaching the target ends the game at once (points
-        past the target count). Raises IllegalMove once the game is over."""
+        """Peg `points` for `seat`'s side. Reaching the target ends the game at once, and the
+        score stops at the target, as the board's peg does (the event keeps every point
+        claimed). Raises IllegalMove once the game is over."""
         if self.winner is not None:
             raise IllegalMove("the game is over")
         if not 0 <= seat < self.variant.players:
             raise IllegalMove(f"no seat {seat}")
         side = self.variant.side_of(seat)
         before = self.scores[side]
-        after = before + points
+        after = min(before + points, self.variant.target)
         self.scores[side] = after
         won = after >= self.variant.target
         if won:

@@ -11,9 +11,12 @@ import argparse
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 
 from ..cliparse import OneLineParser
+from ..errors import CribboardError
+from ..simregistry import register, unregister
 from .errors import VirtualBoardError
 from .launcher import DEFAULT_HEAP, VirtualBoard
 from .rp2board import FIRMWARE_IMAGE, RP2Board, images_dir
@@ -104,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    registered = None
     try:
+        registered = _register(board)
         print(board.port, flush=True)
         if isinstance(board, RP2Board):
             print(f"flash: {board.flash_path}", flush=True)
@@ -122,10 +127,22 @@ def main(argv: list[str] | None = None) -> int:
                     show.remember(grb_to_rgb(frames[-1].data))
             show.draw()
     finally:
+        if registered is not None:
+            unregister(registered)
         board.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+def _register(board: VirtualBoard | RP2Board) -> Path | None:
+    """Tell `cribboard list` about this board; a runtime directory that cannot be used only
+    means it is not listed."""
+    try:
+        return register(board.port, "rp2" if isinstance(board, RP2Board) else "unix")
+    except (CribboardError, OSError) as err:
+        print(f"cribboard sim: not listed by cribboard list: {err}", file=sys.stderr)
+        return None
 
 
 def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

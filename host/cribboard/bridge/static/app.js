@@ -12,10 +12,17 @@ const $ = (selector) => document.querySelector(selector);
 const params = new URLSearchParams(location.search);
 const QUICK_POINTS = [1, 2, 3, 4, 5, 6];
 const RESULTS = {
-  // Translators: the badge on the winner's card, and the end of "%(winner)s %(result)s: ...".
+  // Translators: the badge on the winner's card.
   won: N_("wins"),
   skunk: N_("wins, skunk"),
   double_skunk: N_("wins, double skunk"),
+};
+
+// The table's line when a game is won, by how it was won.
+const WON_LINES = {
+  won: N_("%(winner)s wins the game. Press New game to play another."),
+  skunk: N_("%(winner)s wins with a skunk. Press New game to play another."),
+  double_skunk: N_("%(winner)s wins with a double skunk. Press New game to play another."),
 };
 
 // The words written in index.html, by element: its text, or one of its attributes.
@@ -159,10 +166,13 @@ function lapLength(players) {
   return layout.tracks[String(players)][0].length;
 }
 
+// The lap a front peg is on, of the laps a game has. The win hole is past the last lap's
+// holes, not the start of a new lap: a player on it has finished the last one.
 function lapsOf(state) {
   const length = lapLength(state.players);
+  const laps = Math.ceil((state.target - 1) / length);
   const lap = state.front === 0 ? 1 : Math.floor((state.front - 1) / length) + 1;
-  return { lap, laps: Math.ceil((state.target - 1) / length) };
+  return { lap: Math.min(lap, laps), laps };
 }
 
 // The board keeps the dealer, not the deal's number: the page counts the deals it sees pass,
@@ -185,8 +195,8 @@ function result(state) {
 function tableLines(id, state) {
   const name = playerName;
   if (state.winner !== null) {
-    return [_("%(winner)s %(result)s: New game starts the next one",
-              { winner: name(state.winner), result: result(state) })];
+    // Translators: the table's line once a game is won; "New game" is the button's name.
+    return [_(WON_LINES[state.result] || WON_LINES.won, { winner: name(state.winner) })];
   }
   const dealer = state.dealer;
   const order = [];

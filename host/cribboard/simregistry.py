@@ -1,0 +1,85 @@
+"""Running virtual boards, told to the user's other processes: `cribboard sim` leaves a small
+file in the private runtime directory (cribboard.rundir) with its pty's path and its pid while
+it runs, and removes it when it stops, so that `cribboard list` shows it beside the USB boards.
+A file whose process is gone (a sim killed outright) is stale: ignored and removed. The files
+are read as hostile (size, types), like anything another process could have written."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cribboard.rundir import runtime_dir
+
+_MAX_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class RunningSim:
+    """A `cribboard sim` that runs now: its serial port, its pid, `rp2` for the emulated Pico."""
+
+    port: str
+    pid: int
+    kind: str
+
+
+def register(port: str, kind: str) -> Path:
+    """Say that this process runs a virtual board on `port`; returns the file to unregister."""
+    path = runtime_dir() / f"sim-{os.getpid()}.json"
+    text = json.dumps({"port": port, "pid": os.getpid(), "kind": kind})
+    partial = path.with_suffix(".part")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(partial, path)
+    return path
+
+
+def unregister(path: Path) -> None:
+    """The virtual board stopped."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def running_sims() -> list[RunningSim]:
+    """The virtual boards running now, by port."""
+    found = []
+    for path in sorted(runtime_dir().glob("sim-*.json")):
+        sim = _read(path)
+        if sim is None:
+            continue
+        if not _alive(sim.pid) or not os.path.exists(sim.port):
+            unregister(path)  # its sim was killed: nothing will remove it else
+            continue
+        found.append(sim)
+    return sorted(found, key=lambda sim: sim.port)
+
+
+def _read(path: Path) -> RunningSim | None:
+    try:
+        with path.open("rb") as data:
+            raw = data.read(_MAX_BYTES + 1)
+        fields = json.loads(raw) if len(raw) <= _MAX_BYTES else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(fields, dict):
+        return None
+    port, pid, kind = fields.get("port"), fields.get("pid"), fields.get("kind", "")
+    if not isinstance(port, str) or not port.startswith("/") or not isinstance(pid, int):
+        return None
+    if pid <= 0 or not isinstance(kind, str) or not port.isprintable():
+        return None
+    return RunningSim(port, pid, kind[:20])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # another user's process now has the pid: not our sim
+    return True

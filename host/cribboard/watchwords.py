@@ -1,0 +1,149 @@
+"""What `cribboard watch` prints: each event a board pushes, as a person reads it. A state event
+is told by what changed since the last one (a peg, a count being entered, the deal, an undo, a
+new game, the win), not by its protocol fields; `watch --raw` prints those."""
+
+from __future__ import annotations
+
+from cribboard.api import BoardState
+from cribboard.client import Event
+from cribboard.errors import CribboardError
+from cribboard.i18n import N_, _, n_
+from cribboard.names import player_name
+from cribboard.terminal import describe_state
+
+_WINS = {
+    "won": N_("%(player)s wins with %(score)d"),
+    "skunk": N_("%(player)s wins with %(score)d, a skunk"),
+    "double_skunk": N_("%(player)s wins with %(score)d, a double skunk"),
+}
+_LINK = {
+    "lost": N_("the link to the board is lost: reconnecting…"),
+    "back": N_("the link to the board is back"),
+    "gone": N_("the board did not come back: the link is given up"),
+}
+_BUTTONS = {
+    "tap": N_("the %(button)s button on the board was tapped"),
+    "hold": N_("the %(button)s button on the board was held"),
+}
+
+
+def _scores(state: BoardState) -> str:
+    return ", ".join(f"{player_name(p)} {state.front[p]}" for p in range(state.players))
+
+
+class ChangeTeller:
+    """Turns a board's events into sentences; keeps the last state to tell what changed."""
+
+    def __init__(self) -> None:
+        self.last: BoardState | None = None
+
+    def tell(self, event: Event) -> list[str]:
+        """The lines to print for `event` (none for an event that changes nothing seen)."""
+        fields = event.fields
+        if event.name == "st":
+            return self._state(fields)
+        if event.name == "cfg":
+            return [
+                _(
+                    "brightness %(bright)s, the LEDs at most %(budget)s mA",
+                    bright=fields.get("bright", "?"),
+                    budget=fields.get("budget", "?"),
+                )
+            ]
+        if event.name == "btn":
+            text = _BUTTONS.get(fields.get("a", ""), _BUTTONS["tap"])
+            return [_(text, button=fields.get("n", "?"))]
+        if event.name == "hello":
+            return [
+                _("the board (re)started: firmware %(firmware)s", firmware=fields.get("fw", "?"))
+            ]
+        if event.name == "admit":
+            admitted = (
+                int(fields.get("admitted", "0")) if fields.get("admitted", "").isdigit() else 0
+            )
+            if fields.get("open") == "1":
+                return [_("Bluetooth: every device may change the board (open mode)")]
+            return [
+                n_(
+                    "Bluetooth: %(count)d device admitted may change the board",
+                    "Bluetooth: %(count)d devices admitted may change the board",
+                    admitted,
+                )
+            ]
+        if event.name == "link":
+            return [_(_LINK.get(fields.get("state", ""), _LINK["lost"]))]
+        return []
+
+    def _state(self, fields: dict[str, str]) -> list[str]:
+        try:
+            state = (
+                BoardState.from_fields(fields) if self.last is None else self.last.updated(fields)
+            )
+        except CribboardError:
+            return []
+        before, self.last = self.last, state
+        if before is None:
+            return describe_state(state).splitlines()
+        return changes(before, state)
+
+
+def changes(before: BoardState, after: BoardState) -> list[str]:
+    """What a person sees change between two states of a board, in sentences."""
+    if after.rev == before.rev:
+        return []
+    if (after.target, after.players) != (before.target, before.players) or (
+        not any(after.front) and not any(after.back) and (any(before.front) or any(before.back))
+    ):
+        return [_("new game: %(game)s", game=describe_state(after).splitlines()[0])]
+    lines: list[str] = []
+    if after.undo < before.undo:
+        lines.append(_("undone: %(scores)s", scores=_scores(after)))
+    else:
+        for p in range(after.players):
+            name = player_name(p)
+            front, back = after.front[p], after.back[p]
+            if (front, back) == (before.front[p], before.back[p]):
+                continue
+            if back == before.front[p] and front > back:
+                lines.append(
+                    _(
+                        "%(player)s pegs %(points)d: %(score)d",
+                        player=name,
+                        points=front - back,
+                        score=front,
+                    )
+                )
+            else:
+                lines.append(
+                    _(
+                        "%(player)s's pegs set: %(score)d (back %(back)d)",
+                        player=name,
+                        score=front,
+                        back=back,
+                    )
+                )
+    for p in range(after.players):
+        if after.pending[p] != before.pending[p]:
+            lines.append(
+                _(
+                    "%(player)s: %(points)d being counted",
+                    player=player_name(p),
+                    points=after.pending[p],
+                )
+                if after.pending[p]
+                else _("%(player)s: nothing being counted", player=player_name(p))
+            )
+    if after.dealer != before.dealer:
+        lines.append(_("%(player)s deals", player=player_name(after.dealer)))
+    if after.winner is not None and after.winner != before.winner:
+        lines.append(
+            _(
+                _WINS.get(after.result, _WINS["won"]),
+                player=player_name(after.winner),
+                score=after.front[after.winner],
+            )
+        )
+    if after.games != before.games and not lines:
+        games = ", ".join(f"{player_name(p)} {after.games[p]}" for p in range(after.players))
+        lines.append(_("games won: %(games)s", games=games))
+    return lines
