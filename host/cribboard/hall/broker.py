@@ -35,6 +35,7 @@ from pathlib import Path
 
 from cribboard.hall import HallError
 from cribboard.hall import topics as t
+from cribboard.hall.messages import MAX_MESSAGE_BYTES
 from cribboard.link import topics as link_topics
 
 INSTALL_HINT = (
@@ -136,6 +137,12 @@ def config_text(state_dir: Path, host: str, port: int) -> str:
         # Deliver each small message at once (a board's umqtt cannot set it on its side):
         # Nagle's algorithm would hold a state behind an unacknowledged one for ~40 ms.
         "set_tcp_nodelay true",
+        # No message above this reaches anyone (a table's are a few hundred bytes; the
+        # director's round and standings of a large hall fit).
+        f"message_size_limit {MAX_MESSAGE_BYTES}",
+        # A client's id is its user name: nobody can take a table's or the director's id and
+        # knock it off the broker.
+        "use_username_as_clientid true",
         "log_dest stderr",
         "log_type error",
         "log_type warning",
