@@ -10,6 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,15 @@ from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker, config_text
 from cribboard.hall.simtable import SimTable
 from cribboard.hall.store import Store
-from hallsupport import HALL, WAIT_S, address, running_broker, running_director, sim_tables
+from hallsupport import (
+    HALL,
+    WAIT_S,
+    address,
+    need_mosquitto,
+    running_broker,
+    running_director,
+    sim_tables,
+)
 
 NAMES = ["Ann", "Bob", "Cid", "Dee"]
 
@@ -322,3 +334,80 @@ async def test_a_crash_drawing_the_page_does_not_reach_the_director(
                     await director.next_round()
                     await tables[0].finish(1, 80)
                     await director.wait_until(lambda: (1, 1) in store.tournament.results, WAIT_S)
+
+
+# --- `cribboard hall start` as a process: one director a hall, its broker supervised ----------
+
+CLI = [sys.executable, "-m", "cribboard.cli"]
+
+
+async def hall_start(hall_dir: Path) -> asyncio.subprocess.Process:
+    """`cribboard hall start` on loopback, returned once its director is connected."""
+    process = await asyncio.create_subprocess_exec(
+        *CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--no-page",
+        "--tables", "2", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    await read_until(process, "director: connected")
+    return process
+
+
+async def read_until(process: asyncio.subprocess.Process, start: str) -> str:
+    assert process.stdout is not None
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            line = (await process.stdout.readline()).decode()
+            assert line, f"the hall stopped before saying {start!r}"
+            if line.startswith(start):
+                return line
+
+
+def broker_pid(hall_dir: Path) -> int:
+    return int((hall_dir / "broker" / "mosquitto.pid").read_text())
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_one_director_a_hall_its_broker_restarted_and_signals_stop_everything(
+    tmp_path: Path,
+) -> None:
+    need_mosquitto()
+    hall_dir = tmp_path / "h"
+    hall = await hall_start(hall_dir)
+    try:
+        second = await asyncio.create_subprocess_exec(
+            *CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--no-page",
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await second.communicate()
+        assert second.returncode == 1 and out == b""
+        assert len(err.decode().splitlines()) == 1 and f"pid {hall.pid}" in err.decode()
+        # The broker dies: the hall starts it again, on the same port, and tells.
+        first_broker = broker_pid(hall_dir)
+        os.kill(first_broker, signal.SIGKILL)
+        await read_until(hall, "broker: restarted")
+        restarted = broker_pid(hall_dir)
+        assert restarted != first_broker and alive(restarted)
+        broker = Broker.open(hall_dir / "broker")
+        async with SimTable(address(broker, "table-1"), HALL, 1):
+            pass  # it answers
+        hall.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(WAIT_S):
+            await hall.wait()
+        assert not alive(restarted)
+        # SIGINT as Ctrl-C sends it (to the hall alone: its broker is in a session of its own).
+        hall = await hall_start(hall_dir)
+        started = broker_pid(hall_dir)
+        hall.send_signal(signal.SIGINT)
+        async with asyncio.timeout(WAIT_S):
+            await hall.wait()
+        assert not alive(started)
+    finally:
+        if hall.returncode is None:
+            hall.kill()
+            await hall.wait()

@@ -30,6 +30,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -461,6 +462,23 @@ def _password(args: argparse.Namespace) -> str | None:
 
 
 def _start(hall_dir: Path, args: argparse.Namespace) -> int:
+    from cribboard.hall.lifecycle import HallLock
+
+    # SIGTERM as Ctrl-C from the first moment: whatever was started is stopped on the way out
+    # (the event loop takes both signals over while it runs).
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with HallLock(hall_dir):
+            return _start_locked(hall_dir, args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
     from cribboard.hall import topics
     from cribboard.hall.address import BrokerAddress
     from cribboard.hall.broker import Broker
@@ -509,7 +527,6 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
                     flush=True,
                 )
                 adopted = _recorded_pid(broker_dir)
-                broker = None
             else:
                 broker.start()
                 (broker_dir / PID_FILE).write_text(f"{broker.pid}\n")
@@ -520,14 +537,27 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
         (hall_dir / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n")
         if broker is not None:
             _tell_tables(broker, hall, args.credentials)
-        return asyncio.run(_run_hall(hall_dir, store, director_address, broker, settings, args))
+        running = _Running(store, director_address, broker, adopted, settings)
+        return asyncio.run(_run_hall(hall_dir, running, args))
     finally:
         store.close()
         if broker is not None:
-            broker.stop()
-        elif adopted is not None:
+            broker.stop()  # the one this process started (at first, or again)
+        if adopted is not None and _recorded_pid(hall_dir / BROKER_DIR) == adopted:
             with contextlib.suppress(OSError):
                 os.kill(adopted, signal.SIGTERM)  # a clean stop: it saves its state
+
+
+@dataclass
+class _Running:
+    """What `hall start` runs: the store, the director's broker address, the private broker
+    (None: an existing one, --broker) and the pid of a broker taken up from a killed director."""
+
+    store: Any
+    address: Any
+    broker: Any
+    adopted: int | None
+    settings: dict[str, Any]
 
 
 def _recorded_pid(broker_dir: Path) -> int | None:
@@ -577,25 +607,19 @@ def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
         print(f"  {user}  {password}", flush=True)
 
 
-async def _run_hall(
-    hall_dir: Path,
-    store: Any,
-    address: Any,
-    broker: Any,
-    settings: dict[str, Any],
-    args: argparse.Namespace,
-) -> int:
+async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) -> int:
     from cribboard.hall.control import ControlServer
     from cribboard.hall.director import Director
     from cribboard.hall.page import Page
 
+    store, address, settings = hall.store, hall.address, hall.settings
     director = Director(
         store,
         address,
         settings["hall"],
         target=settings["target"],
         rounds=settings["rounds"],
-        max_tables=None if broker is None else broker.tables,
+        max_tables=None if hall.broker is None else hall.broker.tables,
         say=lambda text: print(text, flush=True),
     )
     stop = asyncio.Event()
@@ -604,39 +628,67 @@ async def _run_hall(
         loop.add_signal_handler(sig, stop.set)
     running = asyncio.create_task(director.run())
     stopping = asyncio.create_task(stop.wait())
-    async with contextlib.AsyncExitStack() as stack:
-        await stack.enter_async_context(ControlServer(director, hall_dir))
-        if not args.no_page:
-            page = await stack.enter_async_context(
-                Page(
-                    director.view,
-                    args.http_host,
-                    _http_port(args),
+    watched: set[asyncio.Task[Any]] = {running, stopping}
+    supervisor = _supervisor(hall_dir, hall)
+    if supervisor is not None:
+        watched.add(supervisor)
+    status = 0
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(ControlServer(director, hall_dir))
+            if not args.no_page:
+                page = await stack.enter_async_context(
+                    Page(director.view, args.http_host, _http_port(args))
                 )
+                print(f"page: {_page_url(page)}", flush=True)
+            connecting = asyncio.create_task(director.connected.wait())
+            done, _ = await asyncio.wait(
+                watched | {connecting}, return_when=asyncio.FIRST_COMPLETED
             )
-            print(f"page: {_page_url(page)}", flush=True)
-        connecting = asyncio.create_task(director.connected.wait())
-        done, _ = await asyncio.wait(
-            {connecting, running, stopping}, return_when=asyncio.FIRST_COMPLETED
-        )
-        connecting.cancel()
-        if running in done:
-            running.result()  # a refused login: HallError
-        tournament = store.tournament
-        if not stop.is_set():
-            print(
-                f"director: connected to {address.url}; {len(tournament.players)} players, "
-                f"round {len(tournament.rounds)} of {settings['rounds']} "
-                f"(`cribboard hall round next` pairs the next one; Ctrl-C stops)",
-                flush=True,
-            )
-            await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
-    stopping.cancel()
+            connecting.cancel()
+            if running in done:
+                running.result()  # a refused login: HallError
+            tournament = store.tournament
+            if connecting in done:
+                print(
+                    f"director: connected to {address.url}; {len(tournament.players)} players, "
+                    f"round {len(tournament.rounds)} of {settings['rounds']} "
+                    f"(`cribboard hall round next` pairs the next one; Ctrl-C stops)",
+                    flush=True,
+                )
+                done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+            if supervisor is not None and supervisor in done:
+                print(f"director: stopping: {supervisor.result()}", file=sys.stderr, flush=True)
+                status = 1
+    finally:
+        for task in watched:
+            task.cancel()
+        for task in watched:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     print("director: stopped", file=sys.stderr, flush=True)
-    return 0
+    return status
+
+
+def _supervisor(hall_dir: Path, hall: _Running) -> asyncio.Task[str] | None:
+    """Watch the private broker (ours, or the one taken up): started again when it dies."""
+    from cribboard.hall.lifecycle import supervise_broker
+
+    if hall.broker is None or (hall.adopted is None and hall.broker.pid is None):
+        return None
+
+    def started(pid: int) -> None:
+        (hall_dir / BROKER_DIR / PID_FILE).write_text(f"{pid}\n")
+        hall.adopted = None  # the one taken up is gone: ours now
+
+    return asyncio.create_task(
+        supervise_broker(
+            hall.broker,
+            lambda text: print(text, flush=True),
+            pid=hall.adopted,
+            on_start=started,
+        )
+    )
 
 
 def _http_port(args: argparse.Namespace) -> int:
