@@ -411,3 +411,39 @@ async def test_one_director_a_hall_its_broker_restarted_and_signals_stop_everyth
         if hall.returncode is None:
             hall.kill()
             await hall.wait()
+
+
+def hall_cli(*words: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "hall", *words], capture_output=True, text=True, timeout=60)
+
+
+def test_the_command_line_shows_held_results_and_the_round_being_played(tmp_path: Path) -> None:
+    from cribboard.hall.wins import FinishedGame
+
+    hall_dir = tmp_path / "h"
+    hall_dir.mkdir()
+    with Store.open(hall_dir / "hall.sqlite") as store:
+        for name in NAMES:
+            store.register(name)
+        store.next_round()
+        store.hold(1, 2, FinishedGame(0, 40, 61, 60), "a 61-point game in a 121-point hall")
+    shown = hall_cli("standings", "--dir", str(hall_dir))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "standings during round 1: 0 of 2 games finished"
+    assert "round 1 table 2:" in shown.stdout and "61-point game" in shown.stdout
+    as_json = json.loads(hall_cli("standings", "--json", "--dir", str(hall_dir)).stdout)
+    assert [h["table"] for h in as_json["held"]] == [2]
+    listed = hall_cli("held", "--dir", str(hall_dir))
+    assert "61-point game" in listed.stdout
+    accepted = hall_cli("held", "accept", "1", "2", "--dir", str(hall_dir), "--why", "agreed")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "61-40" in accepted.stdout
+    refused = hall_cli("held", "reject", "1", "2", "--dir", str(hall_dir), "--why", "x")
+    assert refused.returncode == 1 and "no result held" in refused.stderr
+    with Store.open(hall_dir / "hall.sqlite") as store:
+        assert (1, 2) in store.tournament.results and store.held() == {}
+        (audit,) = store.tournament.corrections
+        assert "agreed" in audit.why and "61-point" in audit.why
+    after = hall_cli("standings", "--dir", str(hall_dir)).stdout.splitlines()[0]
+    assert after == "standings during round 1: 1 of 2 games finished"

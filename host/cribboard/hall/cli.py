@@ -6,6 +6,7 @@
     cribboard hall round resend [TABLE]  send a table its new game again (it was busy, or away)
     cribboard hall standings             the standings in the terminal
     cribboard hall correct R T ...       replace (or strike) a result, with a reason
+    cribboard hall held [accept|reject R T --why W]   the results held for the director
     cribboard hall export --standings F --games F    CSV
     cribboard hall serve                 the projector page alone (another computer, a second
                                          screen): it follows the broker as a viewer
@@ -88,6 +89,7 @@ def add_arguments(hall: argparse.ArgumentParser) -> None:
     standings = groups.add_parser("standings", parents=[common], help="the standings")
     standings.add_argument("--json", action="store_true", help="as the standings topic's JSON")
     _add_correct(groups, common)
+    _add_held(groups, common)
     export = groups.add_parser("export", parents=[common], help="the standings and games as CSV")
     export.add_argument("--standings", type=Path, metavar="FILE", help="'-' for stdout")
     export.add_argument("--games", type=Path, metavar="FILE", help="'-' for stdout")
@@ -210,6 +212,24 @@ def _add_correct(groups: argparse._SubParsersAction[_Parser], common: _Parser) -
     correct.add_argument("--who", default="director", help="who corrects (default director)")
 
 
+def _add_held(groups: argparse._SubParsersAction[_Parser], common: _Parser) -> None:
+    held = groups.add_parser(
+        "held",
+        parents=[common],
+        help="the results held for the director (not counted: they were not consistent)",
+    )
+    verdicts = held.add_subparsers(dest="held_command", metavar="COMMAND", parser_class=_Parser)
+    for verdict, text in (
+        ("accept", "count a held result (the audit trail keeps it)"),
+        ("reject", "drop a held result (the audit trail keeps it)"),
+    ):
+        decide = verdicts.add_parser(verdict, parents=[common], help=text)
+        decide.add_argument("round", type=_count(1, 99, "round"))
+        decide.add_argument("table", type=_count(1, 999, "table"))
+        decide.add_argument("--why", required=True, help="the reason, for the audit trail")
+        decide.add_argument("--who", default="director", help="who decides (default director)")
+
+
 def _count(low: int, high: int, what: str) -> Any:
     def parse(text: str) -> int:
         try:
@@ -273,6 +293,8 @@ def run(args: argparse.Namespace) -> int:
         return _standings(hall_dir, args.json)
     if command == "correct":
         return _correct(hall_dir, args)
+    if command == "held":
+        return _held(hall_dir, args)
     if command == "export":
         return _export(hall_dir, args.standings, args.games)
     raise UsageError(f"unknown hall command {command}")
@@ -356,15 +378,79 @@ def format_standings(standings: Sequence[Any]) -> str:
 
 def _standings(hall_dir: Path, as_json: bool) -> int:
     from cribboard.hall import messages
+    from cribboard.hall.director import held_json
 
     with _open_store(hall_dir) as store:
         standings = store.standings()
         rounds = len(store.tournament.rounds)
+        held = held_json(store)
         if as_json:
-            print(messages.encode_standings(rounds, standings).decode())
+            print(messages.encode_standings(rounds, standings, held).decode())
+            return 0
+        print(standings_heading(store.tournament))
+        print(format_standings(standings))
+        if held:
+            print("held for the director, not counted (`cribboard hall held`):")
+            print(format_held(held))
+    return 0
+
+
+def standings_heading(tournament: Any) -> str:
+    """What the standings count: ``standings after round 2``, or, while a round is being
+    played, ``standings during round 3: 2 of 5 games finished``."""
+    if not tournament.rounds:
+        return "no round played yet"
+    current = tournament.rounds[-1]
+    finished = sum(1 for t in current.tables if (current.number, t.number) in tournament.results)
+    if finished == len(current.tables):
+        return f"standings after round {current.number}"
+    return (
+        f"standings during round {current.number}: {finished} of {len(current.tables)} "
+        f"game{'s' if len(current.tables) != 1 else ''} finished"
+    )
+
+
+def format_held(held: Sequence[dict[str, Any]]) -> str:
+    """The results held for the director, one a line, with the reason."""
+    return "\n".join(
+        f"  round {h['round']} table {h['table']}: {h['result']} ({h['reason']})" for h in held
+    )
+
+
+def _held(hall_dir: Path, args: argparse.Namespace) -> int:
+    running = _director_running(hall_dir)
+    if args.held_command is None:
+        if running:
+            held = _ask(hall_dir, "GET", "/held")["held"]
         else:
-            print(f"standings after round {rounds}" if rounds else "no round played yet")
-            print(format_standings(standings))
+            from cribboard.hall.director import held_json
+
+            with _open_store(hall_dir) as store:
+                held = held_json(store)
+        if not held:
+            print("no result is held")
+            return 0
+        print(format_held(held))
+        print(
+            "`cribboard hall held accept ROUND TABLE --why ...` counts one, "
+            "`reject` drops it (both kept in the audit trail)"
+        )
+        return 0
+    body = {"round": args.round, "table": args.table, "who": args.who, "why": args.why}
+    if running:
+        answer = _ask(hall_dir, "POST", f"/held/{args.held_command}", body)
+    else:
+        from cribboard.hall import director
+        from cribboard.hall.control import correction_json
+
+        decide = director.accept_held if args.held_command == "accept" else director.reject_held
+        with _open_store(hall_dir) as store:
+            correction = decide(store, args.round, args.table, who=args.who, why=args.why)
+            answer = correction_json(store, correction)
+    print(
+        f"round {answer['round']} table {answer['table']}: {answer['new'] or 'no result'} "
+        f"({args.held_command}ed); by {answer['who']}: {answer['why']}"
+    )
     return 0
 
 
