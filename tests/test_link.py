@@ -155,6 +155,25 @@ async def test_pegs_at_both_ends_at_once_converge_and_a_move_delivered_twice_cou
             assert (fresh.target, fresh.front, fresh.back) == (61, (0, 0), (0, 0))
 
 
+async def test_a_count_being_entered_at_one_end_survives_the_other_ends_peg(
+    broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
+        async with running_side(broker, other_vboard.port, tmp_path / "b.json") as b:
+            await in_step(a, b, moves=1)
+            # Blue's count of 1 on b's buttons, not committed yet (it commits by itself a
+            # moment after the last press), while a pegs blue 2.
+            with SimControl(other_vboard.control) as sim:
+                await tap(sim, "A+")
+            await b.wait_until(
+                lambda: b.board_state is not None and b.board_state.pending[0] == 1, WAIT_S
+            )
+            await board_of(a).peg(0, 2)
+            # Both count: a's 2 reaches b, b's buttons commit their 1 after it.
+            position = await in_step(a, b, moves=3)
+            assert (position.front[0], position.back[0]) == (3, 2), a.moves()
+
+
 def link_words(broker: Broker, port: str, state: Path) -> list[str]:
     return [
         *CLI,
