@@ -275,11 +275,38 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
     assert Position.of_state(shown) == position
 
 
+async def test_link_virtual_links_a_virtual_board_started_for_it(
+    broker: Broker, vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    words = link_words(broker, "-", tmp_path / "v.json")
+    at = words.index("--port")
+    words[at : at + 2] = ["--virtual"]
+    env = {**os.environ, "LINK_PASSWORD": broker.credentials(t.LINK_USER).password}
+    process = await asyncio.create_subprocess_exec(
+        *words, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    try:
+        line = await read_until(process, lambda line: line.startswith("link "))
+        assert "board virtual " in line
+        await read_until(process, lambda line: line.startswith("synced:"))
+        async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
+            await board_of(a).peg(1, 7)
+            position = await in_step(a, moves=2)
+            await read_until(process, lambda line: line == f"board: {describe(position)}")
+        process.send_signal(signal.SIGTERM)
+        assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
 @pytest.mark.parametrize(
     ("words", "message", "status"),
     [
         (["--game", "Friday!", "--port", "/dev/null"], "bad game name", 2),
-        (["--game", "g", "--port", "/dev/null", "--ble", "x"], "--port or --ble, not both", 2),
+        (["--game", "g", "--port", "/dev/null", "--ble", "x"], "one of --port, --ble or", 2),
+        (["--game", "g", "--port", "/dev/null", "--virtual"], "one of --port, --ble or", 2),
         (["--game", "g", "--password-env", "NOPE_X", "--user", "u"], "NOPE_X", 2),
     ],
 )
