@@ -447,3 +447,23 @@ def test_the_command_line_shows_held_results_and_the_round_being_played(tmp_path
         assert "agreed" in audit.why and "61-point" in audit.why
     after = hall_cli("standings", "--dir", str(hall_dir)).stdout.splitlines()[0]
     assert after == "standings during round 1: 1 of 2 games finished"
+
+
+def test_the_director_says_what_happens_past_the_rounds_without_a_rematch() -> None:
+    from cribboard.hall.director import choose_movement
+
+    _, why = choose_movement(6, 9)
+    assert why.endswith("the evening ends after round 5")
+
+
+async def test_round_next_past_the_rounds_without_a_rematch_says_why(tmp_path: Path) -> None:
+    with running_broker(tmp_path / "broker", tables=1) as broker:
+        with Store.open(tmp_path / "hall.sqlite") as store:
+            async with running_director(store, broker, rounds=9, ack_timeout=0.2) as director:
+                director.register(NAMES[:2])  # two players: one round without a rematch
+                await director.next_round()
+                store.correct(
+                    1, 1, store.tournament.make_result(1, 1, 0, 50, 121), who="t", why="t"
+                )
+                with pytest.raises(Exception, match="no round 2 without a rematch"):
+                    await director.next_round()

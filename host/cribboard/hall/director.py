@@ -88,7 +88,8 @@ def choose_movement(players: int, rounds: int) -> tuple[str, str]:
         )
     return CIRCLE, (
         f"pairing by the circle method: {players} players have only {circle} rounds without a "
-        f"rematch, not the {rounds} planned (the clubs' rotation: {rotation})"
+        f"rematch, not the {rounds} planned (the clubs' rotation: {rotation}): the evening "
+        f"ends after round {circle}"
     )
 
 
@@ -532,7 +533,13 @@ class Director:
                 )
         planned = min(self.rounds, max_rounds(len(tournament.players), tournament.rules.movement))
         if tournament.rounds and len(tournament.rounds) >= planned:
-            raise TournamentError(f"all {len(tournament.rounds)} rounds are played")
+            why = (
+                ""
+                if planned == self.rounds
+                else f": {len(tournament.players)} players have no round {planned + 1} "
+                "without a rematch"
+            )
+            raise TournamentError(f"all {len(tournament.rounds)} rounds are played{why}")
         note = None
         if not tournament.rounds:
             if len(tournament.players) < 2:
