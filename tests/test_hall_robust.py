@@ -467,3 +467,27 @@ async def test_round_next_past_the_rounds_without_a_rematch_says_why(tmp_path: P
                 )
                 with pytest.raises(Exception, match="no round 2 without a rematch"):
                     await director.next_round()
+
+
+def test_a_hall_of_schema_2_keeps_its_commands_and_its_started_games(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "hall.sqlite"
+    with Store.open(path) as store:
+        for name in NAMES:
+            store.register(name)
+        store.next_round()
+        store.mark_started(1, 1, store.command(1, 1).id)
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("DROP TABLE held")
+        for column in ("nonce", "fresh_rev", "fresh_games"):
+            db.execute(f"ALTER TABLE commands DROP COLUMN {column}")
+        db.execute("PRAGMA user_version = 2")
+    db.close()
+    with Store.open(path) as store:
+        started, waiting = store.command(1, 1), store.command(1, 2)
+        assert (started.id, started.started, started.fresh_rev) == ("r1t1", True, 0)
+        assert (waiting.id, waiting.started, waiting.fresh) == ("r1t2", False, False)
+        assert len(store.retry_command(1, 2).id) == 16  # a new attempt gets a nonce
+        assert store.held() == {}

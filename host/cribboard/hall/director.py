@@ -150,10 +150,13 @@ def doubt_about_step(was: BoardState, now: BoardState, target: int) -> str | Non
 
 def doubt_about_win(state: BoardState, command: TableCommand, target: int) -> str | None:
     """Why a win is not the round's game (None: it is): the round's target, and the board's
-    games-won tally up from the fresh game's by this win alone."""
+    games-won tally up from the fresh game's by this win alone (a board's tally carries over
+    from game to game)."""
     if state.target != target:
         return f"a {state.target}-point game in a {target}-point hall"
-    base = command.fresh_games or (0,) * state.players
+    base = command.fresh_games
+    if base is None:
+        return None  # a game started by an earlier cribboard: its tally was not kept
     for seat, games in enumerate(state.games):
         allowed = base[seat] + (MAX_AWARD if seat == state.winner else 0) if seat < len(base) else 0
         if games > allowed:

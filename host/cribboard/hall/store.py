@@ -286,6 +286,9 @@ class Store:
             elif version in (1, 2):
                 with _transaction(db):
                     _execute_script(db, (_SCHEMA_2 if version == 1 else "") + _SCHEMA_3)
+                    # A game started before: its fresh game was not recorded; its revisions
+                    # count from 0, its games-won tally is not checked.
+                    db.execute("UPDATE commands SET fresh_rev = 0 WHERE started_at IS NOT NULL")
                     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise StoreError(
