@@ -267,6 +267,8 @@ class Store:
         self._db = db
         self.tournament = tournament
         self._clock = clock
+        # The tables' commands as last read or written (the director asks on every state).
+        self._commands: dict[tuple[int, int], TableCommand] = {}
 
     @classmethod
     def open(
@@ -371,6 +373,9 @@ class Store:
 
     def command(self, round_no: int, table: int) -> TableCommand:
         """The latest new-game command of a round's table."""
+        cached = self._commands.get((round_no, table))
+        if cached is not None:
+            return cached
         row = self._db.execute(
             "SELECT attempt, started_at, nonce, fresh_rev, fresh_games FROM commands"
             " WHERE round = ? AND table_no = ?",
@@ -379,7 +384,9 @@ class Store:
         if row is None:
             raise TournamentError(f"round {round_no} has no table {table}")
         games = None if row[4] is None else tuple(json.loads(row[4]))
-        return TableCommand(round_no, table, row[0], row[1] is not None, row[2], row[3], games)
+        command = TableCommand(round_no, table, row[0], row[1] is not None, row[2], row[3], games)
+        self._commands[(round_no, table)] = command
+        return command
 
     def retry_command(self, round_no: int, table: int) -> TableCommand:
         """A new attempt (a new id) for a table that has not started its game: the table
@@ -396,6 +403,7 @@ class Store:
                 " fresh_games = NULL WHERE round = ? AND table_no = ?",
                 (nonce, round_no, table),
             )
+        self._commands.pop((round_no, table), None)
         return replace(current, attempt=current.attempt + 1, nonce=nonce)
 
     def mark_started(self, round_no: int, table: int, command_id: str) -> bool:
@@ -412,6 +420,7 @@ class Store:
                 "UPDATE commands SET started_at = ? WHERE round = ? AND table_no = ?",
                 (self._clock(), round_no, table),
             )
+        self._commands.pop((round_no, table), None)
         return True
 
     def mark_fresh(self, round_no: int, table: int, rev: int, games: list[int]) -> None:
@@ -423,6 +432,7 @@ class Store:
                 " table_no = ?",
                 (rev, json.dumps(games), round_no, table),
             )
+        self._commands.pop((round_no, table), None)
 
     # --- results held for the director -------------------------------------------------------
 
