@@ -552,12 +552,13 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
 
     # SIGTERM as Ctrl-C from the first moment: whatever was started is stopped on the way out
     # (the event loop takes both signals over while it runs).
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, _interrupt), signal.getsignal(signal.SIGINT)
     try:
         with HallLock(hall_dir):
             return _start_locked(hall_dir, args)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -626,6 +627,9 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
         running = _Running(store, director_address, broker, adopted, settings)
         return asyncio.run(_run_hall(hall_dir, running, args))
     finally:
+        # Stopping: a second signal must not cut it short and leave the broker running.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         store.close()
         if broker is not None:
             broker.stop()  # the one this process started (at first, or again)
