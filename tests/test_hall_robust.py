@@ -361,6 +361,15 @@ async def read_until(process: asyncio.subprocess.Process, start: str) -> str:
                 return line
 
 
+async def stopped(process: asyncio.subprocess.Process) -> None:
+    """Wait for the hall to exit after a signal: it says what it did last."""
+    assert process.stdout is not None
+    async with asyncio.timeout(WAIT_S):
+        said = (await process.stdout.read()).decode()  # to its end: the process is gone
+        await process.wait()
+    assert "director: stopped" in said, said
+
+
 def broker_pid(hall_dir: Path) -> int:
     return int((hall_dir / "broker" / "mosquitto.pid").read_text())
 
@@ -397,15 +406,13 @@ async def test_one_director_a_hall_its_broker_restarted_and_signals_stop_everyth
         async with SimTable(address(broker, "table-1"), HALL, 1):
             pass  # it answers
         hall.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(WAIT_S):
-            await hall.wait()
+        await stopped(hall)
         assert not alive(restarted)
         # SIGINT as Ctrl-C sends it (to the hall alone: its broker is in a session of its own).
         hall = await hall_start(hall_dir)
         started = broker_pid(hall_dir)
         hall.send_signal(signal.SIGINT)
-        async with asyncio.timeout(WAIT_S):
-            await hall.wait()
+        await stopped(hall)
         assert not alive(started)
     finally:
         if hall.returncode is None:
