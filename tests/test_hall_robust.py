@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from browsersupport import chromium, needs_chromium
 from cribboard.api import BoardState
 from cribboard.hall import messages
 from cribboard.hall import topics as t
@@ -498,3 +499,29 @@ def test_a_hall_of_schema_2_keeps_its_commands_and_its_started_games(tmp_path: P
         assert (waiting.id, waiting.started, waiting.fresh) == ("r1t2", False, False)
         assert len(store.retry_command(1, 2).id) == 16  # a new attempt gets a nonce
         assert store.held() == {}
+
+
+@needs_chromium
+async def test_the_page_shows_the_results_held_for_the_director() -> None:
+    from cribboard.hall.page import Page
+    from cribboard.hall.view import HallView
+
+    view = HallView(HALL)
+    held = {
+        "round": 1,
+        "table": 2,
+        "result": "Cid beat Fay 121-40, a skunk",
+        "reason": "the board's games won went from [0, 0] to [99, 0] in one game",
+    }
+    payload = {"round": 1, "standings": [], "held": [held]}
+    view.feed(t.hall_topic(HALL, t.STANDINGS), json.dumps(payload).encode())
+    errors: list[str] = []
+    async with chromium(1920, 1080) as browser, Page(view, port=0) as site:
+        page = await browser.new_page()
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.set_default_timeout(WAIT_S * 1000)
+        await page.goto(site.url)
+        await page.wait_for_selector("#held:not([hidden])")
+        shown = await page.inner_text("#held-list")
+    assert "Round 1, table 2: Cid beat Fay 121-40" in shown and "[99, 0]" in shown
+    assert errors == []
