@@ -262,10 +262,9 @@ class Director:
             publisher = asyncio.create_task(self._publish_standings_when_due(client))
             try:
                 async for message in client.messages:
-                    payload = message.payload
                     self.take(
                         str(message.topic),
-                        payload if isinstance(payload, bytes) else str(payload).encode(),
+                        messages.payload_bytes(message.payload),
                         retained=bool(message.retain),
                     )
                     async with self._progress:

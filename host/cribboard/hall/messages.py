@@ -43,6 +43,13 @@ class MessageError(HallError):
         self.command_id = command_id
 
 
+def payload_bytes(payload: object) -> bytes:
+    """A received message's payload as bytes (aiomqtt's type also allows str and numbers)."""
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload)
+    return b"" if payload is None else str(payload).encode()
+
+
 def _dumps(obj: object) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 

@@ -85,9 +85,13 @@ class HallView:
             view = self.tables[number] = TableView(number)
         return view
 
-    def feed(self, topic: str, payload: bytes) -> None:
-        """Take one message (anything not for the page is ignored; a bad payload is logged).
-        Never raises: whatever a message holds, or a fault in drawing it, stays with the page."""
+    def feed(self, topic: str, payload: bytes, *, retained: bool = False) -> None:
+        """Take one message (anything not for the page is ignored; a bad payload is logged;
+        a retained `event`, which no table client publishes, is ignored). Never raises:
+        whatever a message holds, or a fault in drawing it, stays with the page."""
+        if retained and topic.endswith(f"/{t.EVENT}"):
+            log.warning("%s: retained: ignored", topic)
+            return
         try:
             self._feed(topic, payload)
         except Exception:
@@ -160,7 +164,11 @@ async def follow(view: HallView, address: BrokerAddress, connected: asyncio.Even
                     await client.subscribe(topic, qos=1)
                 connected.set()
                 async for message in client.messages:
-                    view.feed(str(message.topic), bytes(message.payload))
+                    view.feed(
+                        str(message.topic),
+                        messages.payload_bytes(message.payload),
+                        retained=bool(message.retain),
+                    )
         except aiomqtt.MqttError as err:
             if "authori" in str(err):
                 raise HallError(f"the broker refused the page's login: {err}")
