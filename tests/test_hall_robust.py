@@ -525,3 +525,24 @@ async def test_the_page_shows_the_results_held_for_the_director() -> None:
         shown = await page.inner_text("#held-list")
     assert "Round 1, table 2: Cid beat Fay 121-40" in shown and "[99, 0]" in shown
     assert errors == []
+
+
+async def test_another_result_from_a_table_that_has_one_is_held(tmp_path: Path) -> None:
+    with running_broker(tmp_path / "broker", tables=1) as broker:
+        with Store.open(tmp_path / "hall.sqlite") as store:
+            async with running_director(store, broker, rounds=1) as director:
+                director.register(NAMES[:2])
+                async with sim_tables(broker, 1) as tables:
+                    await director.next_round()
+                    await tables[0].finish(0, 100)
+                    await director.wait_until(lambda: (1, 1) in store.tournament.results, WAIT_S)
+                    # A correction at the board: the win taken back, orange wins instead.
+                    tables[0].game.undo()
+                    shown = await tables[0].finish(1, 0)  # blue stays where the undo left it
+                    await director.wait_until(lambda: (1, 1) in store.held(), WAIT_S)
+                    assert store.tournament.results[(1, 1)].loser_score == 100
+                    assert "121-100" in store.held()[(1, 1)].reason
+                    director.accept_held(1, 1, who="director", why="the board was right")
+                    result = store.tournament.results[(1, 1)]
+                    assert result.loser_score == shown.front[0] < 121
+                    assert result.winner == store.tournament.rounds[0].table(1).players[1]

@@ -374,9 +374,12 @@ class Director:
         try:
             stored = self.store.record_finished(round_no, table, game)
         except ResultConflict as err:
-            if (round_no, table) not in self.conflicts:
-                self.conflicts[(round_no, table)] = err
-                self.say(f"table {table} reported another result: {err}")
+            # Held like any result not counted: accepting it replaces the one counted.
+            self.conflicts[(round_no, table)] = err
+            counted = self.describe(err.stored)
+            self._hold(
+                round_no, table, game, f"the table's result was {counted}; its board now differs"
+            )
             return
         except TournamentError as err:
             self.say(f"table {table}: result refused: {err}")
