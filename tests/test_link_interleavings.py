@@ -1,5 +1,6 @@
 """Two linked ends, every interleaving (issue 22, 7): counts being entered on one board's buttons
-while the other end pegs the same player, host pegs at both ends, moves delivered late. Each
+while the other end pegs the same player, host pegs and undos at both ends (two undos of one
+move take it back once), moves delivered late. Each
 end is the shared core's GameState (the board's own rules) with a panel's count as the firmware's
 panel enters and commits it (cribfw/panel.py: its own count, committed only while the board
 still shows it), and the link's own pieces: a board's change read as moves
@@ -17,7 +18,8 @@ from hypothesis import strategies as st
 
 from cribboard.hall.simtable import board_state
 from cribboard.link.boardsync import DEAL, NEW, PEG, PEND, board_changes, plan
-from cribboard.link.moves import MoveLog, Position, game_change
+from cribboard.link.moves import PEG as PEG_MOVE
+from cribboard.link.moves import UNDO, Change, MoveLog, Position, game_change
 from cribcore.state import GameError, GameState
 
 TARGET = 121
@@ -34,20 +36,35 @@ class End:
 
     def __post_init__(self) -> None:
         self.seen = board_state(self.game)
+        self.shown = ""  # the game move the board showed last
 
-    def record(self) -> None:
-        """The board's own change since the link last looked, as moves of this side."""
+    def record(self) -> list[Change]:
+        """The board's own change since the link last looked, as moves of this side (an undo
+        names the last move that counts, as the link's side does); the changes made."""
         now = board_state(self.game)
+        made = []
         for change in board_changes(self.seen, now):
-            self.log.make(self.side, change, self.log.merged().current)
+            merged = self.log.merged()
+            if change.kind == UNDO:
+                undone = {m.change.undoes for m in self.log.moves.values() if m.change.undoes}
+                targets = [m for m in reversed(merged.live) if m not in merged.starts]
+                targets = [m for m in targets if m not in undone]
+                if not targets:
+                    continue
+                change = Change(UNDO, undoes=targets[0])
+            self.log.make(self.side, change, merged.current)
+            made.append(change)
         self.seen = now
+        return made
 
     def apply(self) -> None:
         """The link brings the board to the merged game (its own requests are not moves)."""
-        target = self.log.merged().position
+        merged = self.log.merged()
+        target = merged.position
         if target is None:
             return
-        for step in plan(board_state(self.game), target):
+        same_game, self.shown = merged.current == self.shown, merged.current
+        for step in plan(board_state(self.game), target, same_game=same_game):
             try:
                 if step.verb == NEW:
                     self.game.new_game(*step.args)
@@ -100,6 +117,7 @@ actions = st.lists(
         st.tuples(st.just("commit"), st.sampled_from("ab"), st.integers(0, 1)),
         st.tuples(st.just("peg"), st.sampled_from("ab"), st.integers(0, 1), st.integers(1, 9)),
         st.tuples(st.just("deliver"), st.sampled_from("ab")),
+        st.tuples(st.just("undo"), st.sampled_from("ab")),
     ),
     max_size=40,
 )
@@ -113,8 +131,10 @@ def test_counts_and_pegs_made_at_both_ends_at_once_all_count(
     a, b = End("a"), End("b")
     start = a.log.make("a", game_change(Position.of_game(a.game)), "")
     b.log.add(start)
+    a.shown = b.shown = start.id  # both boards show the start (both begin at home)
     ends = {"a": a, "b": b}
     pegged = [0, 0]
+    undone: set[str] = set()
     for action in actions:
         kind, end = action[0], ends[str(action[1])]
         if kind == "enter":
@@ -130,6 +150,17 @@ def test_counts_and_pegs_made_at_both_ends_at_once_all_count(
                 end.game.peg(player, points)
                 end.record()
                 pegged[player] += points
+        elif kind == "undo":
+            # The board's undo (a host's, or the buttons' hold with nothing pending here).
+            if any(end.entered) or end.game.undo_count == 0:
+                continue
+            end.game.undo()
+            for change in end.record():
+                taken = end.log.moves[change.undoes].change
+                if taken.kind == PEG_MOVE and change.undoes not in undone:
+                    pegged[taken.player] -= taken.points  # two undos of one move: once
+                undone.add(change.undoes)
+            end.apply()  # the link brings the board to the merged game
         else:
             deliver(end, b if end is a else a)
     # Everything delivered, every count committed, everything delivered again.

@@ -104,13 +104,14 @@ class Step:
     args: tuple[int, ...]
 
 
-def plan(board: BoardState, target: Position) -> list[Step]:
+def plan(board: BoardState, target: Position, *, same_game: bool = True) -> list[Step]:
     """The requests that take a board showing `board` to `target`: a new game when the length
     or the players differ or every peg goes home (the dealer then in the next round, once the
     board has chosen one), else the dealer first; then each player's pegs (pegs that fall
     first, the win last; a peg by 1 to 29 as the board's own leapfrog, anything else placed);
     last, the counts being entered at this board that those requests clear, shown again (not
-    after a new game, nor once the game is won: the board takes no count then)."""
+    once the game is won: the board takes no count then; nor after a new game, unless
+    `same_game`: the merged game is still the one the board showed, its pegs only went home)."""
     now = Position.of_state(board)
     if now == target:
         return []
@@ -141,8 +142,10 @@ def plan(board: BoardState, target: Position) -> list[Step]:
             winner = player
         elif winner == player:
             winner = None
-    if winner is None and (not steps or steps[0].verb != NEW):
+    if winner is None and (same_game or not steps or steps[0].verb != NEW):
         moved = {step.args[0] for step in steps if step.verb in (PEG, SET)}
+        if steps and steps[0].verb == NEW:
+            moved = set(range(target.players))  # a new game clears every count
         for player in sorted(moved):
             if player < len(board.pending) and board.pending[player]:
                 steps.append(Step(PEND, (player, board.pending[player])))
