@@ -51,19 +51,24 @@ def table_settings(broker: Broker, memory: Path) -> TableSettings:
 
 
 @contextlib.asynccontextmanager
-async def commands(broker: Broker) -> AsyncIterator[tuple[aiomqtt.Client, list[messages.Ack]]]:
-    """A second director connection: send table 1 a command as the director does and collect
-    the table's acks."""
+async def commands(
+    broker: Broker, director: Director
+) -> AsyncIterator[tuple[aiomqtt.Client, list[messages.Ack]]]:
+    """Send table 1 commands through the director's own connection (a client's id is its user
+    name: a second director connection would take the director's place) and collect the
+    table's acks as the viewer reads them."""
     acks: list[messages.Ack] = []
-    async with address(broker, "director").client("director-test") as client:
-        await client.subscribe(t.table_topic(HALL, 1, t.ACK), qos=1)
+    async with address(broker, "viewer").client("viewer-test") as viewer:
+        await viewer.subscribe(t.table_topic(HALL, 1, t.ACK), qos=1)
 
         async def collect() -> None:
-            async for message in client.messages:
+            async for message in viewer.messages:
                 acks.append(messages.decode_ack(bytes(message.payload)))
 
         reader = asyncio.create_task(collect())
         try:
+            client = director._client
+            assert client is not None
             yield client, acks
         finally:
             reader.cancel()
@@ -100,25 +105,29 @@ async def test_the_director_records_what_the_board_shows_and_a_command_runs_once
         await board.peg(1, 12)
         await director.wait_until(lambda: director.latest[1].front == [0, 12], WAIT_S)
         # Sent again (a QoS 1 redelivery, the director's resend): answered, the game goes on.
-        async with commands(broker) as (client, acks):
-            command = messages.NewGame("r1t1", 121, ("Ann", "Bob"))
+        sent = store.command(1, 1).id
+        async with commands(broker, director) as (client, acks):
+            command = messages.NewGame(sent, 121, ("Ann", "Bob"))
             await send(client, command)
             await until(lambda: len(acks) == 1, "no ack")
-            assert acks == [messages.Ack("r1t1", True)]
+            assert acks == [messages.Ack(sent, True)]
             assert (await board.state()).front == [0, 12]
             # The win the board shows is the round's result.
-            await board.set_pegs(1, 95, 90)
-            await board.set_pegs(0, 121, 110)
+            for seat, goal in ((1, 95), (0, 121)):  # pegged out, as a game is played
+                score = (await board.state()).front[seat]
+                while score < goal:
+                    await board.peg(seat, min(29, goal - score))
+                    score = min(121, score + 29)
             await director.wait_until(lambda: len(store.tournament.results) == 1, WAIT_S)
             (result,) = store.tournament.results.values()
             assert result.loser_score == 95
     # The bridge restarted on the same board: the command it ran is still remembered.
     async with running_bridge(vboard.port, table=table_settings(broker, memory)) as bridge:
         await director.wait_until(lambda: view.tables[1].online is True, WAIT_S)
-        async with commands(broker) as (client, acks):
-            await send(client, messages.NewGame("r1t1", 121, ("Ann", "Bob")))
+        async with commands(broker, director) as (client, acks):
+            await send(client, messages.NewGame(sent, 121, ("Ann", "Bob")))
             await until(lambda: len(acks) == 1, "no ack after the restart")
-            assert acks == [messages.Ack("r1t1", True)]
+            assert acks == [messages.Ack(sent, True)]
             board = bridge.registry.get(None).board  # type: ignore[union-attr]
             assert board is not None and (await board.state()).winner == 0  # not restarted
             # A bad command is answered as one; a new id runs.

@@ -155,6 +155,25 @@ async def test_pegs_at_both_ends_at_once_converge_and_a_move_delivered_twice_cou
             assert (fresh.target, fresh.front, fresh.back) == (61, (0, 0), (0, 0))
 
 
+async def test_a_count_being_entered_at_one_end_survives_the_other_ends_peg(
+    broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
+        async with running_side(broker, other_vboard.port, tmp_path / "b.json") as b:
+            await in_step(a, b, moves=1)
+            # Blue's count of 1 on b's buttons, not committed yet (it commits by itself a
+            # moment after the last press), while a pegs blue 2.
+            with SimControl(other_vboard.control) as sim:
+                await tap(sim, "A+")
+            await b.wait_until(
+                lambda: b.board_state is not None and b.board_state.pending[0] == 1, WAIT_S
+            )
+            await board_of(a).peg(0, 2)
+            # Both count: a's 2 reaches b, b's buttons commit their 1 after it.
+            position = await in_step(a, b, moves=3)
+            assert (position.front[0], position.back[0]) == (3, 2), a.moves()
+
+
 def link_words(broker: Broker, port: str, state: Path) -> list[str]:
     return [
         *CLI,
@@ -256,11 +275,38 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
     assert Position.of_state(shown) == position
 
 
+async def test_link_virtual_links_a_virtual_board_started_for_it(
+    broker: Broker, vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    words = link_words(broker, "-", tmp_path / "v.json")
+    at = words.index("--port")
+    words[at : at + 2] = ["--virtual"]
+    env = {**os.environ, "LINK_PASSWORD": broker.credentials(t.LINK_USER).password}
+    process = await asyncio.create_subprocess_exec(
+        *words, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    try:
+        line = await read_until(process, lambda line: line.startswith("link "))
+        assert "board virtual " in line
+        await read_until(process, lambda line: line.startswith("synced:"))
+        async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
+            await board_of(a).peg(1, 7)
+            position = await in_step(a, moves=2)
+            await read_until(process, lambda line: line == f"board: {describe(position)}")
+        process.send_signal(signal.SIGTERM)
+        assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
 @pytest.mark.parametrize(
     ("words", "message", "status"),
     [
         (["--game", "Friday!", "--port", "/dev/null"], "bad game name", 2),
-        (["--game", "g", "--port", "/dev/null", "--ble", "x"], "--port or --ble, not both", 2),
+        (["--game", "g", "--port", "/dev/null", "--ble", "x"], "one of --port, --ble or", 2),
+        (["--game", "g", "--port", "/dev/null", "--virtual"], "one of --port, --ble or", 2),
         (["--game", "g", "--password-env", "NOPE_X", "--user", "u"], "NOPE_X", 2),
     ],
 )

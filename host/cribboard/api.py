@@ -405,9 +405,9 @@ class Board:
         args = () if player is None else (player,)
         return int((await self._fields("deal", *args))["d"])
 
-    async def preview(self, player: int, points: int) -> None:
-        """Show a pending count on the board (0 clears it)."""
-        await self._fields("pend", player, points)
+    async def preview(self, player: int, points: int) -> int:
+        """Show a pending count on the board (0 clears it); returns the board's revision."""
+        return int((await self._fields("pend", player, points))["r"])
 
     async def games(self) -> list[int]:
         return [int(g) for g in (await self._fields("games"))["g"].split(",")]

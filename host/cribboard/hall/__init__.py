@@ -10,6 +10,7 @@
 - :mod:`cribboard.hall.director`: the tournament director: results, rounds, commands, standings.
 - :mod:`cribboard.hall.view`, :mod:`cribboard.hall.page`: the projector page and what it shows.
 - :mod:`cribboard.hall.control`: how the command line reaches a running director.
+- :mod:`cribboard.hall.lifecycle`: one director a hall (a lock), its broker watched and restarted.
 - :mod:`cribboard.hall.cli`: ``cribboard hall ...``.
 - :mod:`cribboard.hall.tableclient`: the MQTT side of a table, for the bridge and the simulated
   tables alike.

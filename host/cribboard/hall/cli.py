@@ -6,6 +6,7 @@
     cribboard hall round resend [TABLE]  send a table its new game again (it was busy, or away)
     cribboard hall standings             the standings in the terminal
     cribboard hall correct R T ...       replace (or strike) a result, with a reason
+    cribboard hall held [accept|reject R T --why W]   the results held for the director
     cribboard hall export --standings F --games F    CSV
     cribboard hall serve                 the projector page alone (another computer, a second
                                          screen): it follows the broker as a viewer
@@ -30,6 +31,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +89,7 @@ def add_arguments(hall: argparse.ArgumentParser) -> None:
     standings = groups.add_parser("standings", parents=[common], help="the standings")
     standings.add_argument("--json", action="store_true", help="as the standings topic's JSON")
     _add_correct(groups, common)
+    _add_held(groups, common)
     export = groups.add_parser("export", parents=[common], help="the standings and games as CSV")
     export.add_argument("--standings", type=Path, metavar="FILE", help="'-' for stdout")
     export.add_argument("--games", type=Path, metavar="FILE", help="'-' for stdout")
@@ -215,6 +218,24 @@ def _add_correct(groups: argparse._SubParsersAction[_Parser], common: _Parser) -
     correct.add_argument("--who", default="director", help="who corrects (default director)")
 
 
+def _add_held(groups: argparse._SubParsersAction[_Parser], common: _Parser) -> None:
+    held = groups.add_parser(
+        "held",
+        parents=[common],
+        help="the results held for the director (not counted: they were not consistent)",
+    )
+    verdicts = held.add_subparsers(dest="held_command", metavar="COMMAND", parser_class=_Parser)
+    for verdict, text in (
+        ("accept", "count a held result (the audit trail keeps it)"),
+        ("reject", "drop a held result (the audit trail keeps it)"),
+    ):
+        decide = verdicts.add_parser(verdict, parents=[common], help=text)
+        decide.add_argument("round", type=_count(1, 99, "round"))
+        decide.add_argument("table", type=_count(1, 999, "table"))
+        decide.add_argument("--why", required=True, help="the reason, for the audit trail")
+        decide.add_argument("--who", default="director", help="who decides (default director)")
+
+
 def _count(low: int, high: int, what: str) -> Any:
     def parse(text: str) -> int:
         try:
@@ -278,6 +299,8 @@ def run(args: argparse.Namespace) -> int:
         return _standings(hall_dir, args.json)
     if command == "correct":
         return _correct(hall_dir, args)
+    if command == "held":
+        return _held(hall_dir, args)
     if command == "export":
         return _export(hall_dir, args.standings, args.games)
     raise UsageError(f"unknown hall command {command}")
@@ -361,15 +384,79 @@ def format_standings(standings: Sequence[Any]) -> str:
 
 def _standings(hall_dir: Path, as_json: bool) -> int:
     from cribboard.hall import messages
+    from cribboard.hall.director import held_json
 
     with _open_store(hall_dir) as store:
         standings = store.standings()
         rounds = len(store.tournament.rounds)
+        held = held_json(store)
         if as_json:
-            print(messages.encode_standings(rounds, standings).decode())
+            print(messages.encode_standings(rounds, standings, held).decode())
+            return 0
+        print(standings_heading(store.tournament))
+        print(format_standings(standings))
+        if held:
+            print("held for the director, not counted (`cribboard hall held`):")
+            print(format_held(held))
+    return 0
+
+
+def standings_heading(tournament: Any) -> str:
+    """What the standings count: ``standings after round 2``, or, while a round is being
+    played, ``standings during round 3: 2 of 5 games finished``."""
+    if not tournament.rounds:
+        return "no round played yet"
+    current = tournament.rounds[-1]
+    finished = sum(1 for t in current.tables if (current.number, t.number) in tournament.results)
+    if finished == len(current.tables):
+        return f"standings after round {current.number}"
+    return (
+        f"standings during round {current.number}: {finished} of {len(current.tables)} "
+        f"game{'s' if len(current.tables) != 1 else ''} finished"
+    )
+
+
+def format_held(held: Sequence[dict[str, Any]]) -> str:
+    """The results held for the director, one a line, with the reason."""
+    return "\n".join(
+        f"  round {h['round']} table {h['table']}: {h['result']} ({h['reason']})" for h in held
+    )
+
+
+def _held(hall_dir: Path, args: argparse.Namespace) -> int:
+    running = _director_running(hall_dir)
+    if args.held_command is None:
+        if running:
+            held = _ask(hall_dir, "GET", "/held")["held"]
         else:
-            print(f"standings after round {rounds}" if rounds else "no round played yet")
-            print(format_standings(standings))
+            from cribboard.hall.director import held_json
+
+            with _open_store(hall_dir) as store:
+                held = held_json(store)
+        if not held:
+            print("no result is held")
+            return 0
+        print(format_held(held))
+        print(
+            "`cribboard hall held accept ROUND TABLE --why ...` counts one, "
+            "`reject` drops it (both kept in the audit trail)"
+        )
+        return 0
+    body = {"round": args.round, "table": args.table, "who": args.who, "why": args.why}
+    if running:
+        answer = _ask(hall_dir, "POST", f"/held/{args.held_command}", body)
+    else:
+        from cribboard.hall import director
+        from cribboard.hall.control import correction_json
+
+        decide = director.accept_held if args.held_command == "accept" else director.reject_held
+        with _open_store(hall_dir) as store:
+            correction = decide(store, args.round, args.table, who=args.who, why=args.why)
+            answer = correction_json(store, correction)
+    print(
+        f"round {answer['round']} table {answer['table']}: {answer['new'] or 'no result'} "
+        f"({args.held_command}ed); by {answer['who']}: {answer['why']}"
+    )
     return 0
 
 
@@ -481,6 +568,24 @@ def _no_password_on_the_line(args: argparse.Namespace) -> None:
 
 def _start(hall_dir: Path, args: argparse.Namespace) -> int:
     _no_password_on_the_line(args)
+    from cribboard.hall.lifecycle import HallLock
+
+    # SIGTERM as Ctrl-C from the first moment: whatever was started is stopped on the way out
+    # (the event loop takes both signals over while it runs).
+    previous = signal.signal(signal.SIGTERM, _interrupt), signal.getsignal(signal.SIGINT)
+    try:
+        with HallLock(hall_dir):
+            return _start_locked(hall_dir, args)
+    finally:
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
     from cribboard.hall import topics
     from cribboard.hall.address import BrokerAddress
     from cribboard.hall.broker import Broker
@@ -529,7 +634,6 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
                     flush=True,
                 )
                 adopted = _recorded_pid(broker_dir)
-                broker = None
             else:
                 broker.start()
                 (broker_dir / PID_FILE).write_text(f"{broker.pid}\n")
@@ -542,14 +646,30 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
         (hall_dir / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n")
         if broker is not None:
             _tell_tables(broker, hall, args.credentials)
-        return asyncio.run(_run_hall(hall_dir, store, director_address, broker, settings, args))
+        running = _Running(store, director_address, broker, adopted, settings)
+        return asyncio.run(_run_hall(hall_dir, running, args))
     finally:
+        # Stopping: a second signal must not cut it short and leave the broker running.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         store.close()
         if broker is not None:
-            broker.stop()
-        elif adopted is not None:
+            broker.stop()  # the one this process started (at first, or again)
+        if adopted is not None and _recorded_pid(hall_dir / BROKER_DIR) == adopted:
             with contextlib.suppress(OSError):
                 os.kill(adopted, signal.SIGTERM)  # a clean stop: it saves its state
+
+
+@dataclass
+class _Running:
+    """What `hall start` runs: the store, the director's broker address, the private broker
+    (None: an existing one, --broker) and the pid of a broker taken up from a killed director."""
+
+    store: Any
+    address: Any
+    broker: Any
+    adopted: int | None
+    settings: dict[str, Any]
 
 
 def _recorded_pid(broker_dir: Path) -> int | None:
@@ -599,25 +719,19 @@ def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
         print(f"  {user}  {password}", flush=True)
 
 
-async def _run_hall(
-    hall_dir: Path,
-    store: Any,
-    address: Any,
-    broker: Any,
-    settings: dict[str, Any],
-    args: argparse.Namespace,
-) -> int:
+async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) -> int:
     from cribboard.hall.control import ControlServer
     from cribboard.hall.director import Director
     from cribboard.hall.page import Page
 
+    store, address, settings = hall.store, hall.address, hall.settings
     director = Director(
         store,
         address,
         settings["hall"],
         target=settings["target"],
         rounds=settings["rounds"],
-        max_tables=None if broker is None else broker.tables,
+        max_tables=None if hall.broker is None else hall.broker.tables,
         say=lambda text: print(text, flush=True),
     )
     stop = asyncio.Event()
@@ -626,39 +740,67 @@ async def _run_hall(
         loop.add_signal_handler(sig, stop.set)
     running = asyncio.create_task(director.run())
     stopping = asyncio.create_task(stop.wait())
-    async with contextlib.AsyncExitStack() as stack:
-        await stack.enter_async_context(ControlServer(director, hall_dir))
-        if not args.no_page:
-            page = await stack.enter_async_context(
-                Page(
-                    director.view,
-                    args.http_host,
-                    _http_port(args),
+    watched: set[asyncio.Task[Any]] = {running, stopping}
+    supervisor = _supervisor(hall_dir, hall)
+    if supervisor is not None:
+        watched.add(supervisor)
+    status = 0
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(ControlServer(director, hall_dir))
+            if not args.no_page:
+                page = await stack.enter_async_context(
+                    Page(director.view, args.http_host, _http_port(args))
                 )
+                print(f"page: {_page_url(page)}", flush=True)
+            connecting = asyncio.create_task(director.connected.wait())
+            done, _ = await asyncio.wait(
+                watched | {connecting}, return_when=asyncio.FIRST_COMPLETED
             )
-            print(f"page: {_page_url(page)}", flush=True)
-        connecting = asyncio.create_task(director.connected.wait())
-        done, _ = await asyncio.wait(
-            {connecting, running, stopping}, return_when=asyncio.FIRST_COMPLETED
-        )
-        connecting.cancel()
-        if running in done:
-            running.result()  # a refused login: HallError
-        tournament = store.tournament
-        if not stop.is_set():
-            print(
-                f"director: connected to {address.url}; {len(tournament.players)} players, "
-                f"round {len(tournament.rounds)} of {settings['rounds']} "
-                f"(`cribboard hall round next` pairs the next one; Ctrl-C stops)",
-                flush=True,
-            )
-            await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
-    stopping.cancel()
+            connecting.cancel()
+            if running in done:
+                running.result()  # a refused login: HallError
+            tournament = store.tournament
+            if connecting in done:
+                print(
+                    f"director: connected to {address.url}; {len(tournament.players)} players, "
+                    f"round {len(tournament.rounds)} of {settings['rounds']} "
+                    f"(`cribboard hall round next` pairs the next one; Ctrl-C stops)",
+                    flush=True,
+                )
+                done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+            if supervisor is not None and supervisor in done:
+                print(f"director: stopping: {supervisor.result()}", file=sys.stderr, flush=True)
+                status = 1
+    finally:
+        for task in watched:
+            task.cancel()
+        for task in watched:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     print("director: stopped", file=sys.stderr, flush=True)
-    return 0
+    return status
+
+
+def _supervisor(hall_dir: Path, hall: _Running) -> asyncio.Task[str] | None:
+    """Watch the private broker (ours, or the one taken up): started again when it dies."""
+    from cribboard.hall.lifecycle import supervise_broker
+
+    if hall.broker is None or (hall.adopted is None and hall.broker.pid is None):
+        return None
+
+    def started(pid: int) -> None:
+        (hall_dir / BROKER_DIR / PID_FILE).write_text(f"{pid}\n")
+        hall.adopted = None  # the one taken up is gone: ours now
+
+    return asyncio.create_task(
+        supervise_broker(
+            hall.broker,
+            lambda text: print(text, flush=True),
+            pid=hall.adopted,
+            on_start=started,
+        )
+    )
 
 
 def _http_port(args: argparse.Namespace) -> int:

@@ -6,6 +6,9 @@ guard it, no token needed).
     POST /round/next     {}                                     -> a round report
     POST /round/resend   {"tables": [...]}                      -> a round report
     POST /correct        {"round", "table", "winner", "loser_score", "target", "who", "why"}
+    GET  /held                                                   -> {"held": [...]}
+    POST /held/accept    {"round", "table", "who", "why"}        -> a correction
+    POST /held/reject    {"round", "table", "who", "why"}        -> a correction
     GET  /status                                                 -> {"connected", "round", ...}
 
 A refused request answers 409 with {"error": TEXT}; the command line prints TEXT."""
@@ -20,7 +23,7 @@ import aiohttp
 from aiohttp import web
 
 from cribboard.hall import HallError
-from cribboard.hall.director import Director, describe
+from cribboard.hall.director import Director, describe, held_json
 from cribboard.hall.store import Store
 from cribboard.hall.tournament import Correction
 
@@ -81,6 +84,21 @@ def create_app(director: Director) -> web.Application:
         )
         return web.json_response(correction_json(director.store, correction))
 
+    async def held(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"held": held_json(director.store)})
+
+    async def decide(request: web.Request) -> web.StreamResponse:
+        body = body_of(await request.json())
+        decide = (
+            director.accept_held
+            if request.match_info["verdict"] == "accept"
+            else director.reject_held
+        )
+        correction = decide(
+            int(body["round"]), int(body["table"]), who=str(body["who"]), why=str(body["why"])
+        )
+        return web.json_response(correction_json(director.store, correction))
+
     async def status(request: web.Request) -> web.StreamResponse:
         tournament = director.store.tournament
         return web.json_response(
@@ -97,6 +115,8 @@ def create_app(director: Director) -> web.Application:
     app.router.add_post("/round/next", next_round)
     app.router.add_post("/round/resend", resend)
     app.router.add_post("/correct", correct)
+    app.router.add_get("/held", held)
+    app.router.add_post("/held/{verdict:accept|reject}", decide)
     app.router.add_get("/status", status)
     return app
 

@@ -7,12 +7,22 @@ every ``event`` and ``ack`` while it is away), follows every table's ``state``, 
 - **Results.** The moment a board shows a winner (:func:`cribboard.hall.wins.finished_game`),
   the result is stored under its idempotency key before anything else, then the ``standings``
   are published (retained). A win counts for the round once the table has acknowledged the
-  round's new-game command (the previous round's win, still on a board, is not this round's).
+  round's new-game command (its id carries a nonce; a retained ack or event is ignored) and the
+  board has shown that fresh game (the previous round's win, still on a board, is not this
+  round's). A win counts only when it is consistent (:func:`doubt_about_step`,
+  :func:`doubt_about_win`): the round's target and two players, points no faster than the
+  board's revisions allow, the games-won tally up by the win alone. Anything else is held for
+  the director with the reason (:meth:`Director.accept_held`, :meth:`Director.reject_held`).
+- **Hostile messages.** Whatever a table publishes is size-, depth- and range-checked
+  (:mod:`cribboard.hall.messages`) and refused with a log line; nothing a message holds, nor a
+  fault in drawing the page, stops the director.
 - **Nothing lost.** On every connection it subscribes again, so the broker hands it every
   table's retained state, and it records any win not stored yet: a director killed between the
   broker's delivery and its own write, or a broker restart, loses nothing. It sends again the
   command of each table that has not acknowledged it (same id: a table that ran it only answers
-  again), republishes ``round`` and ``standings``, and reconnects by itself until stopped.
+  again), republishes ``round`` and ``standings``, and reconnects by itself until stopped. A
+  table that comes online later gets its command then (a table that was never connected has
+  no session on the broker to queue it in).
 - **Rounds.** :meth:`Director.next_round` pairs the next round (choosing the movement before
   round 1, see :func:`choose_movement`), publishes ``round`` (retained), sends each table a new
   game with the players' names and waits for the acks.
@@ -29,9 +39,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiomqtt
 
@@ -39,7 +49,7 @@ from cribboard.api import BoardState
 from cribboard.hall import HallError, messages
 from cribboard.hall import topics as t
 from cribboard.hall.address import BrokerAddress
-from cribboard.hall.store import ResultConflict, Store
+from cribboard.hall.store import ResultConflict, Store, TableCommand
 from cribboard.hall.tournament import (
     CIRCLE,
     ROTATION,
@@ -51,14 +61,15 @@ from cribboard.hall.tournament import (
     max_rounds,
 )
 from cribboard.hall.view import HallView, view_filters
-from cribboard.hall.wins import finished_game
+from cribboard.hall.wins import FinishedGame, finished_game
+from cribcore.limits import MAX_POINTS
 
 log = logging.getLogger(__name__)
 
 ACK_TIMEOUT_S = 10.0
 RECONNECT_S = (0.1, 0.2, 0.5, 1.0)  # waits before reconnecting: quick first, then calmer
 DEFAULT_ROUNDS = 9
-_COMMAND_ID = re.compile(r"r(\d+)t(\d+)(?:\.\d+)?\Z")
+MAX_AWARD = 2  # games a win adds to the board's tally (2: a skunk with "skunk counts double")
 
 
 def choose_movement(players: int, rounds: int) -> tuple[str, str]:
@@ -77,7 +88,8 @@ def choose_movement(players: int, rounds: int) -> tuple[str, str]:
         )
     return CIRCLE, (
         f"pairing by the circle method: {players} players have only {circle} rounds without a "
-        f"rematch, not the {rounds} planned (the clubs' rotation: {rotation})"
+        f"rematch, not the {rounds} planned (the clubs' rotation: {rotation}): the evening "
+        f"ends after round {circle}"
     )
 
 
@@ -108,6 +120,62 @@ class RoundReport:
                 for number, ack in sorted(self.answers.items())
             ],
         }
+
+
+def is_fresh(state: BoardState) -> bool:
+    """Whether a board shows a game just begun: every peg home, no winner."""
+    return state.winner is None and not any(state.front) and not any(state.back)
+
+
+def doubt_about_step(was: BoardState, now: BoardState, target: int) -> str | None:
+    """Why a board could not have gone from `was` to `now` in the round's game (None: it
+    could): another game's length or players, or more points than its revisions can score (a
+    peg or a correction is one revision; a revision lower than before is a board that restarted
+    and counts again from 0)."""
+    if (now.target, now.players) != (target, 2):
+        return (
+            f"the board plays a {now.target}-point game for {now.players}, not the round's "
+            f"{target}-point game for 2"
+        )
+    moves = now.rev - was.rev if now.rev > was.rev else now.rev + 1
+    gained = sum(max(0, a - b) for a, b in zip(now.front, was.front, strict=False))
+    if gained > moves * MAX_POINTS:
+        return (
+            f"the board went from {_score(was)} at revision {was.rev} to {_score(now)} at "
+            f"revision {now.rev}: more points than {moves} move{'s' if moves != 1 else ''} "
+            "can score"
+        )
+    return None
+
+
+def doubt_about_win(state: BoardState, command: TableCommand, target: int) -> str | None:
+    """Why a win is not the round's game (None: it is): the round's target, and the board's
+    games-won tally up from the fresh game's by this win alone (a board's tally carries over
+    from game to game)."""
+    if state.target != target:
+        return f"a {state.target}-point game in a {target}-point hall"
+    base = command.fresh_games
+    if base is None:
+        return None  # a game started by an earlier cribboard: its tally was not kept
+    for seat, games in enumerate(state.games):
+        allowed = base[seat] + (MAX_AWARD if seat == state.winner else 0) if seat < len(base) else 0
+        if games > allowed:
+            return f"the board's games won went from {list(base)} to {state.games} in one game"
+    return None
+
+
+def _score(state: BoardState) -> str:
+    return "-".join(str(front) for front in state.front)
+
+
+@dataclass
+class _Watch:
+    """A table's game in the current round since its fresh game: the latest state seen, and
+    what made it doubtful (kept: a later win of that game is held too)."""
+
+    round: int
+    last: BoardState
+    doubts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -145,6 +213,9 @@ class Director:
         self.connected = asyncio.Event()
         self.conflicts: dict[tuple[int, int], ResultConflict] = {}
         self.latest: dict[int, BoardState] = {}  # each table's latest state
+        self.refused = 0  # messages refused (malformed, oversized, out of range, retained)
+        self._watch: dict[int, _Watch] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
         self.results_recorded = 0  # new results stored by this director (not redeliveries)
         self._client: aiomqtt.Client | None = None
         self._pending = _Pending()
@@ -191,7 +262,11 @@ class Director:
             publisher = asyncio.create_task(self._publish_standings_when_due(client))
             try:
                 async for message in client.messages:
-                    self._take(str(message.topic), bytes(message.payload))
+                    self.take(
+                        str(message.topic),
+                        messages.payload_bytes(message.payload),
+                        retained=bool(message.retain),
+                    )
                     async with self._progress:
                         self._progress.notify_all()
             finally:
@@ -207,12 +282,27 @@ class Director:
 
     # --- what arrives --------------------------------------------------------------------------
 
-    def _take(self, topic: str, payload: bytes) -> None:
-        self.view.feed(topic, payload)
+    def take(self, topic: str, payload: bytes, *, retained: bool = False) -> None:
+        """Take one message from the broker. Never raises: a message that is not what its
+        topic carries is refused with a log line, and a fault anywhere in taking it (the page's
+        drawing included) is logged and leaves the director running."""
+        try:
+            self._take(topic, payload, retained)
+        except Exception:
+            self.refused += 1
+            log.exception("%s: a message the director could not take: ignored", topic)
+
+    def _take(self, topic: str, payload: bytes, retained: bool) -> None:
         try:
             name = t.parse(topic)
         except HallError:
             return
+        if name.table is not None and retained and name.leaf in (t.EVENT, t.ACK):
+            # Never retained by a table client: one that is was left there to be read again.
+            self.refused += 1
+            log.warning("table %d: a retained %s: ignored", name.table, name.leaf)
+            return
+        self.view.feed(topic, payload)
         if name.table is None:
             return
         try:
@@ -220,50 +310,133 @@ class Director:
                 self._table_state(name.table, messages.decode_state(payload))
             elif name.leaf == t.ACK:
                 self._ack(name.table, messages.decode_ack(payload))
+            elif name.leaf == t.ONLINE and messages.decode_online(payload) and not retained:
+                self._came_online(name.table)
         except messages.MessageError as err:
+            self.refused += 1
             log.warning("table %d: %s", name.table, err)
+
+    def _current(self, table: int) -> Round | None:
+        """The current round, if `table` plays in it."""
+        rounds = self.store.tournament.rounds
+        if not rounds or table not in {tb.number for tb in rounds[-1].tables}:
+            return None
+        return rounds[-1]
 
     def _table_state(self, table: int, state: BoardState) -> None:
         self.latest[table] = state
-        game = finished_game(state)
-        tournament = self.store.tournament
-        if game is None or not tournament.rounds:
+        round_ = self._current(table)
+        if round_ is None:
             return
-        round_ = tournament.rounds[-1]
-        if table not in {tb.number for tb in round_.tables}:
-            return
-        if not self.store.command(round_.number, table).started:
+        command = self.store.command(round_.number, table)
+        if not command.started:
             return  # the board still shows the game before this round's
+        if not command.fresh:
+            if is_fresh(state):
+                self.store.mark_fresh(round_.number, table, state.rev, state.games)
+                self._watch[table] = _Watch(round_.number, state)
+            return  # not yet the round's game on the board
+        watch = self._watch_of(table, round_.number, command)
+        if state != watch.last:
+            doubt = doubt_about_step(watch.last, state, self.target)
+            if doubt is not None and doubt not in watch.doubts:
+                watch.doubts.append(doubt)
+            watch.last = state
+        game = finished_game(state)
+        if game is None:
+            return
+        if (round_.number, table) not in self.store.tournament.results:
+            doubts = list(watch.doubts)
+            final = doubt_about_win(state, command, self.target)
+            if final is not None:
+                doubts.append(final)
+            if doubts:
+                self._hold(round_.number, table, game, "; ".join(doubts))
+                return
+        self._record(round_.number, table, game)
+
+    def _watch_of(self, table: int, round_no: int, command: TableCommand) -> _Watch:
+        watch = self._watch.get(table)
+        if watch is None or watch.round != round_no:
+            # A director started again: the fresh game as the store kept it is the base.
+            assert command.fresh_rev is not None
+            games = list(command.fresh_games or (0, 0))
+            zeros = [0] * len(games)
+            base = BoardState(
+                command.fresh_rev, self.target, len(games), 0, None, "playing",
+                zeros, zeros, games, zeros, 0, False,
+            )  # fmt: skip
+            watch = self._watch[table] = _Watch(round_no, base)
+        return watch
+
+    def _record(self, round_no: int, table: int, game: FinishedGame) -> None:
+        tournament = self.store.tournament
         try:
-            stored = self.store.record_finished(round_.number, table, game)
+            stored = self.store.record_finished(round_no, table, game)
         except ResultConflict as err:
-            if (round_.number, table) not in self.conflicts:
-                self.conflicts[(round_.number, table)] = err
-                self.say(f"table {table} reported another result: {err}")
+            # Held like any result not counted: accepting it replaces the one counted.
+            self.conflicts[(round_no, table)] = err
+            counted = self.describe(err.stored)
+            self._hold(
+                round_no, table, game, f"the table's result was {counted}; its board now differs"
+            )
             return
         except TournamentError as err:
             self.say(f"table {table}: result refused: {err}")
             return
         if stored:
             self.results_recorded += 1
-            result = tournament.results[(round_.number, table)]
-            self.say(f"round {round_.number} table {table}: {self.describe(result)}")
+            result = tournament.results[(round_no, table)]
+            self.say(f"round {round_no} table {table}: {self.describe(result)}")
             self._standings_due.set()
+
+    def _hold(self, round_no: int, table: int, game: FinishedGame, reason: str) -> None:
+        if not self.store.hold(round_no, table, game, reason):
+            return
+        try:
+            _, result = self.store.held_result(round_no, table)
+            what = self.describe(result)
+        except TournamentError as err:
+            what = str(err)
+        self.say(
+            f"round {round_no} table {table}: held, not counted: {what} ({reason}); "
+            f"`cribboard hall held accept {round_no} {table}` counts it, "
+            f"`cribboard hall held reject {round_no} {table}` drops it"
+        )
+        self._standings_due.set()
 
     def _ack(self, table: int, ack: messages.Ack) -> None:
         future = self._pending.futures.pop(ack.id, None)
         if future is not None and not future.done():
             future.set_result(ack)
-        match = _COMMAND_ID.match(ack.id)
-        if not ack.ok or match is None or int(match.group(2)) != table:
+        round_ = self._current(table)
+        if not ack.ok or round_ is None:
             return
-        round_no = int(match.group(1))
-        if self.store.mark_started(round_no, table, ack.id):
-            # A re-sent command's answer: the game may be over already (the director was
-            # away); the table's latest state tells.
+        # Only the latest attempt's id (its nonce) of this table's command in this round.
+        if self.store.mark_started(round_.number, table, ack.id):
+            # The table's new game came before its ack (or a re-sent command's answer: the
+            # director was away, the game may be over already): the latest state tells.
             latest = self.latest.get(table)
             if latest is not None:
                 self._table_state(table, latest)
+
+    def _came_online(self, table: int) -> None:
+        """A table came online: send it its round's command if it has not started it (a table
+        that never connected before has no session on the broker that kept the command)."""
+        round_ = self._current(table)
+        client = self._client
+        if round_ is None or client is None:
+            return
+        if self.store.command(round_.number, table).started:
+            return
+
+        async def send() -> None:
+            with contextlib.suppress(aiomqtt.MqttError):
+                await self._send(client, round_, table)
+
+        task = asyncio.get_running_loop().create_task(send())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # --- what it publishes ---------------------------------------------------------------------
 
@@ -274,7 +447,9 @@ class Director:
             await client.publish(t.hall_topic(self.hall, t.ROUND), payload, qos=1, retain=True)
 
     def standings_payload(self) -> bytes:
-        return messages.encode_standings(len(self.store.tournament.rounds), self.store.standings())
+        return messages.encode_standings(
+            len(self.store.tournament.rounds), self.store.standings(), held_json(self.store)
+        )
 
     async def _publish_standings_when_due(self, client: aiomqtt.Client) -> None:
         # One publication for a burst of results: the latest standings are what counts.
@@ -350,14 +525,26 @@ class Director:
                 if (current.number, tb.number) not in tournament.results
             ]
             if missing:
+                held = [str(table) for _, table in store.held() if str(table) in missing]
                 raise TournamentError(
                     f"round {current.number} is not over: table{'s' if len(missing) > 1 else ''} "
                     f"{', '.join(missing)} {'have' if len(missing) > 1 else 'has'} no result yet "
-                    "(`cribboard hall correct` enters one by hand)"
+                    + (
+                        f"(held for the director: table {', '.join(held)}; `cribboard hall held`) "
+                        if held
+                        else ""
+                    )
+                    + "(`cribboard hall correct` enters one by hand)"
                 )
         planned = min(self.rounds, max_rounds(len(tournament.players), tournament.rules.movement))
         if tournament.rounds and len(tournament.rounds) >= planned:
-            raise TournamentError(f"all {len(tournament.rounds)} rounds are played")
+            why = (
+                ""
+                if planned == self.rounds
+                else f": {len(tournament.players)} players have no round {planned + 1} "
+                "without a rematch"
+            )
+            raise TournamentError(f"all {len(tournament.rounds)} rounds are played{why}")
         note = None
         if not tournament.rounds:
             if len(tournament.players) < 2:
@@ -427,6 +614,18 @@ class Director:
         self._standings_due.set()
         return correction
 
+    def accept_held(self, round_no: int, table: int, *, who: str, why: str) -> Correction:
+        """Count a held result (a correction in the audit trail) and republish the standings."""
+        correction = accept_held(self.store, round_no, table, who=who, why=why)
+        self._standings_due.set()
+        return correction
+
+    def reject_held(self, round_no: int, table: int, *, who: str, why: str) -> Correction:
+        """Drop a held result (kept in the audit trail) and republish the standings."""
+        correction = reject_held(self.store, round_no, table, who=who, why=why)
+        self._standings_due.set()
+        return correction
+
     def describe(self, result: Result) -> str:
         return describe(self.store, result)
 
@@ -491,6 +690,41 @@ def correct_result(
             raise TournamentError("a corrected result needs the loser's score")
         new = tournament.make_result(round_no, table, seat, loser_score, target)
     return store.correct(round_no, table, new, who=who, why=why)
+
+
+def accept_held(store: Store, round_no: int, table: int, *, who: str, why: str) -> Correction:
+    """Count the result held for a table: it becomes the table's result, the audit trail says
+    who accepted it, why, and why it was held."""
+    held, result = store.held_result(round_no, table)
+    return store.correct(
+        round_no, table, result, who=who, why=f"{why} (accepted; it was held: {held.reason})"
+    )
+
+
+def reject_held(store: Store, round_no: int, table: int, *, who: str, why: str) -> Correction:
+    """Drop the result held for a table: the table keeps the result it had (none, usually);
+    the audit trail says who rejected it and why."""
+    held, _ = store.held_result(round_no, table)
+    current = store.tournament.results.get((round_no, table))
+    return store.correct(
+        round_no, table, current, who=who, why=f"{why} (rejected; it was held: {held.reason})"
+    )
+
+
+def held_json(store: Store) -> list[dict[str, Any]]:
+    """The results held for the director, as the standings payload and the control socket
+    carry them."""
+    out: list[dict[str, Any]] = []
+    for held in store.held().values():
+        try:
+            _, result = store.held_result(held.round, held.table)
+            what = describe(store, result)
+        except TournamentError as err:
+            what = str(err)
+        out.append(
+            {"round": held.round, "table": held.table, "result": what, "reason": held.reason}
+        )
+    return out
 
 
 def describe(store: Store, result: Result) -> str:

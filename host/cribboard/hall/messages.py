@@ -15,7 +15,7 @@ from cribboard.hall import HallError
 from cribboard.hall.tournament import Round, Standing, Tournament
 from cribcore import hall as core
 from cribcore.hall import is_command_id
-from cribcore.limits import PLAYER_COUNTS, TARGETS
+from cribcore.limits import MAX_POINTS, PLAYER_COUNTS, TARGETS
 
 # The shared core's (a board's own table client uses the same).
 ONLINE = core.ONLINE_PAYLOAD
@@ -23,6 +23,15 @@ OFFLINE = core.OFFLINE_PAYLOAD
 NEW_GAME = core.NEW_GAME
 MAX_COMMAND_BYTES = core.MAX_COMMAND_BYTES  # a board's receive buffer for cmd
 MAX_NAME_CHARS = core.MAX_NAME_CHARS  # a player's name in a command (longer names are cut)
+# What a table may publish (state, event, ack: a few hundred bytes): anything longer is refused
+# before it is parsed. The director's own messages (round, standings) may be longer; the broker
+# refuses any message above MAX_MESSAGE_BYTES (its message_size_limit).
+MAX_TABLE_MESSAGE_BYTES = 1024
+MAX_MESSAGE_BYTES = 256 * 1024
+MAX_DEPTH = 4  # JSON nesting: a state object holds lists of numbers, nothing deeper
+MAX_REV = 2**31 - 1
+MAX_GAMES = 32767  # the board keeps its games-won tally in 16 bits
+RESULTS = ("playing", "won", "skunk", "double_skunk")
 
 
 class MessageError(HallError):
@@ -34,14 +43,52 @@ class MessageError(HallError):
         self.command_id = command_id
 
 
+def payload_bytes(payload: object) -> bytes:
+    """A received message's payload as bytes (aiomqtt's type also allows str and numbers)."""
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload)
+    return b"" if payload is None else str(payload).encode()
+
+
 def _dumps(obj: object) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _loads(payload: bytes, what: str) -> dict[str, Any]:
+def _too_deep(payload: bytes, limit: int) -> bool:
+    """Whether `payload` nests JSON arrays or objects deeper than `limit` (brackets inside
+    strings do not count). Checked before parsing: a deep value must not reach the parser."""
+    if payload.count(b"[") + payload.count(b"{") <= limit:
+        return False  # cannot be deeper: the common case, without a scan
+    depth, in_string, escaped = 0, False, False
+    for byte in payload:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
+def _loads(payload: bytes, what: str, max_bytes: int = MAX_TABLE_MESSAGE_BYTES) -> dict[str, Any]:
+    """A JSON object from a payload of at most `max_bytes` bytes and MAX_DEPTH levels;
+    MessageError otherwise (nothing larger or deeper is parsed)."""
+    if len(payload) > max_bytes:
+        raise MessageError(f"{what}: {len(payload)} bytes, more than {max_bytes}")
+    if _too_deep(payload, MAX_DEPTH):
+        raise MessageError(f"{what}: JSON nested too deep (more than {MAX_DEPTH} levels)")
     try:
         obj = json.loads(payload)
-    except (UnicodeDecodeError, ValueError) as err:
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise MessageError(f"{what}: not JSON: {err}")
     if not isinstance(obj, dict):
         raise MessageError(f"{what}: not a JSON object")
@@ -72,7 +119,8 @@ def encode_state(state: BoardState) -> bytes:
 
 
 def decode_state(payload: bytes) -> BoardState:
-    """A `state` or `event` payload back as a BoardState (its fields, checked by type)."""
+    """A `state` or `event` payload back as a BoardState: its fields checked by type, range
+    and against each other as a board keeps them (:func:`check_state`)."""
     obj = _loads(payload, "state")
     values: dict[str, Any] = {}
     for f in dataclasses.fields(BoardState):
@@ -80,7 +128,55 @@ def decode_state(payload: bytes) -> BoardState:
         if f.name not in obj or not check(obj[f.name]):
             raise MessageError(f"state: {f.name} missing or not {f.type}")
         values[f.name] = obj[f.name]
-    return BoardState(**values)
+    return check_state(BoardState(**values))
+
+
+def check_state(state: BoardState) -> BoardState:
+    """`state` if a board could show it (MessageError naming the first field that is wrong):
+    a target and player count the board plays, one value a player in each list, pegs on the
+    board (back <= front <= target), the winner the player in the win hole, the result
+    matching it, counts being entered 0..29."""
+    n, target = state.players, state.target
+
+    def bad(field: str, why: str) -> MessageError:
+        return MessageError(f"state: {field} {why}")
+
+    if target not in TARGETS:
+        raise bad("target", f"must be one of {TARGETS}")
+    if n not in PLAYER_COUNTS:
+        raise bad("players", f"must be one of {PLAYER_COUNTS}")
+    if not 0 <= state.rev <= MAX_REV:
+        raise bad("rev", f"must be 0..{MAX_REV}")
+    if not 0 <= state.undo <= MAX_REV:
+        raise bad("undo", f"must be 0..{MAX_REV}")
+    if not 0 <= state.dealer < n:
+        raise bad("dealer", f"must be 0..{n - 1}")
+    for field in ("front", "back", "games", "pending"):
+        if len(getattr(state, field)) != n:
+            raise bad(field, f"must list {n} values")
+    for p in range(n):
+        front, back = state.front[p], state.back[p]
+        if not 0 <= back <= front <= target or back >= target:
+            raise bad("front", f"and back of player {p} must be 0 <= back <= front <= {target}")
+        if not 0 <= state.games[p] <= MAX_GAMES:
+            raise bad("games", f"must be 0..{MAX_GAMES}")
+        if not 0 <= state.pending[p] <= MAX_POINTS:
+            raise bad("pending", f"must be 0..{MAX_POINTS}")
+    at_target = [p for p in range(n) if state.front[p] == target]
+    if len(at_target) > 1:
+        raise bad("front", "has more than one player in the win hole")
+    winner = at_target[0] if at_target else None
+    if state.winner != winner:
+        raise bad("winner", f"must be {winner} (the player in the win hole)")
+    if state.result not in RESULTS or (state.result == "playing") != (winner is None):
+        raise bad("result", f"{state.result!r} does not match the winner {winner}")
+    return state
+
+
+def decode_hall(payload: bytes, what: str) -> dict[str, Any]:
+    """A hall-wide payload (`round`, `standings`: the director's) as a JSON object, size- and
+    depth-capped like the rest."""
+    return _loads(payload, what, MAX_MESSAGE_BYTES)
 
 
 def decode_online(payload: bytes) -> bool:
@@ -129,7 +225,7 @@ def encode_command(command: NewGame) -> bytes:
 
 def decode_command(payload: bytes) -> NewGame:
     """A `cmd` payload; MessageError (with its `command_id` when readable) otherwise."""
-    obj = _loads(payload, "cmd")
+    obj = _loads(payload, "cmd", MAX_COMMAND_BYTES)
     command_id = obj.get("id")
     if not isinstance(command_id, str) or not is_command_id(command_id):
         raise MessageError("cmd: no usable id")
@@ -162,6 +258,8 @@ def decode_ack(payload: bytes) -> Ack:
     command_id, ok = obj.get("id"), obj.get("ok")
     if not isinstance(command_id, str) or not isinstance(ok, bool):
         raise MessageError("ack: needs id (a string) and ok (true or false)")
+    if not is_command_id(command_id):
+        raise MessageError("ack: the id is not a command id")
     error, message = obj.get("error"), obj.get("message")
     return Ack(
         command_id,
@@ -191,8 +289,12 @@ def encode_round(tournament: Tournament, round_: Round) -> bytes:
     )
 
 
-def encode_standings(round_no: int, standings: list[Standing]) -> bytes:
-    """The retained `standings` payload, best first, after round `round_no`'s results so far."""
+def encode_standings(
+    round_no: int, standings: list[Standing], held: list[dict[str, Any]] | None = None
+) -> bytes:
+    """The retained `standings` payload, best first, after round `round_no`'s results so far;
+    `held`: the results held for the director (round, table, result in words, reason), not
+    counted in the standings."""
     return _dumps(
         {
             "round": round_no,
@@ -208,5 +310,6 @@ def encode_standings(round_no: int, standings: list[Standing]) -> bytes:
                 }
                 for s in standings
             ],
+            "held": held or [],
         }
     )

@@ -10,8 +10,11 @@
 Commands: pairing a round also keeps, for each of its tables, the new-game command the director
 sends (:class:`TableCommand`: its id, its attempt, whether the table has started the game). A
 table's win counts for the round only once the table has acknowledged that command
-(:meth:`Store.mark_started`), so the previous round's win still on a board is never taken for
-this round's.
+(:meth:`Store.mark_started`) and its board has shown the new game (:meth:`Store.mark_fresh`), so
+the previous round's win still on a board is never taken for this round's. Command ids carry a
+random nonce: nobody can answer a command they did not receive. A result the director does not
+count (not consistent with the round's game) is held with its reason (:meth:`Store.hold`) until
+the director accepts it (a correction) or rejects it.
 
 Durability: the file is in WAL mode with ``synchronous=FULL``: each transaction's commit
 appends it to the write-ahead log and fsyncs the log before the method returns. A process
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import csv
 import json
+import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -54,7 +58,7 @@ from cribboard.hall.tournament import (
 )
 from cribboard.hall.wins import FinishedGame, result_key
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -123,6 +127,28 @@ CREATE TABLE commands (
 );
 """
 
+# Version 3: a command's id carries a random nonce (nobody can guess the id of a command, nor
+# forge its answer); the fresh game each table showed once it acknowledged its command (its
+# revision and games-won tally: what its result is checked against); the results held for the
+# director, with the reason.
+_SCHEMA_3 = """
+ALTER TABLE commands ADD COLUMN nonce TEXT;
+ALTER TABLE commands ADD COLUMN fresh_rev INTEGER;
+ALTER TABLE commands ADD COLUMN fresh_games TEXT;
+CREATE TABLE held (
+    round INTEGER NOT NULL,
+    table_no INTEGER NOT NULL,
+    winner_seat INTEGER NOT NULL,
+    loser_score INTEGER NOT NULL,
+    target INTEGER NOT NULL,
+    rev INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    held_at TEXT NOT NULL,
+    PRIMARY KEY (round, table_no),
+    FOREIGN KEY (round, table_no) REFERENCES games(round, table_no)
+);
+"""
+
 STANDINGS_COLUMNS = (
     "rank",
     "player",
@@ -172,19 +198,52 @@ class ResultConflict(HallError):
 class TableCommand:
     """The new-game command of a round's table: `attempt` counts the sends that asked for a
     new game (a table refused the earlier ones, or never answered them); `started`: the table
-    acknowledged the latest."""
+    acknowledged the latest; `fresh_rev` and `fresh_games`: the board's revision and games-won
+    tally when it showed the new game (None until the director saw it)."""
 
     round: int
     table: int
     attempt: int
     started: bool
+    nonce: str | None = None
+    fresh_rev: int | None = None
+    fresh_games: tuple[int, ...] | None = None
 
     @property
     def id(self) -> str:
-        """The command's id (docs/mqtt.md): ``r2t3`` for the first attempt, ``r2t3.2`` for the
-        second. A table runs each id once, so a resent id never restarts a game."""
+        """The command's id (docs/mqtt.md): ``r2t3-`` and a random nonce (``r2t3-Xq3v_9aZk2P``),
+        new for every attempt, so that nobody can answer a command they did not receive. A
+        table runs each id once, so a resent id never restarts a game. (A hall made before
+        version 3 has ids without a nonce: ``r2t3``, ``r2t3.2``.)"""
         base = f"r{self.round}t{self.table}"
+        if self.nonce:
+            return f"{base}-{self.nonce}"
         return base if self.attempt == 1 else f"{base}.{self.attempt}"
+
+    @property
+    def fresh(self) -> bool:
+        return self.fresh_rev is not None
+
+
+def command_nonce(round_no: int, table: int) -> str:
+    """A random nonce that fills a command id to its 16 characters (at least 6: 36 bits)."""
+    room = 16 - len(f"r{round_no}t{table}-")
+    return secrets.token_urlsafe(12)[: max(6, room)]
+
+
+@dataclass(frozen=True)
+class Held:
+    """A result a table's board showed that the director did not count: `reason` says why
+    (`cribboard hall held accept` counts it, `reject` drops it)."""
+
+    round: int
+    table: int
+    winner_seat: int
+    loser_score: int
+    target: int
+    rev: int
+    reason: str
+    at: str
 
 
 def utc_now() -> str:
@@ -208,6 +267,8 @@ class Store:
         self._db = db
         self.tournament = tournament
         self._clock = clock
+        # The tables' commands as last read or written (the director asks on every state).
+        self._commands: dict[tuple[int, int], TableCommand] = {}
 
     @classmethod
     def open(
@@ -224,9 +285,12 @@ class Store:
             if version == 0:
                 with _transaction(db):
                     _create(db, rules or Rules())
-            elif version == 1:
+            elif version in (1, 2):
                 with _transaction(db):
-                    _execute_script(db, _SCHEMA_2)
+                    _execute_script(db, (_SCHEMA_2 if version == 1 else "") + _SCHEMA_3)
+                    # A game started before: its fresh game was not recorded; its revisions
+                    # count from 0, its games-won tally is not checked.
+                    db.execute("UPDATE commands SET fresh_rev = 0 WHERE started_at IS NOT NULL")
                     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise StoreError(
@@ -296,8 +360,11 @@ class Store:
                 [(round_.number, t.number, *t.players) for t in round_.tables],
             )
             self._db.executemany(
-                "INSERT INTO commands (round, table_no, attempt) VALUES (?, ?, 1)",
-                [(round_.number, t.number) for t in round_.tables],
+                "INSERT INTO commands (round, table_no, attempt, nonce) VALUES (?, ?, 1, ?)",
+                [
+                    (round_.number, t.number, command_nonce(round_.number, t.number))
+                    for t in round_.tables
+                ],
             )
         self.tournament.add_round(round_)
         return round_
@@ -306,13 +373,20 @@ class Store:
 
     def command(self, round_no: int, table: int) -> TableCommand:
         """The latest new-game command of a round's table."""
+        cached = self._commands.get((round_no, table))
+        if cached is not None:
+            return cached
         row = self._db.execute(
-            "SELECT attempt, started_at FROM commands WHERE round = ? AND table_no = ?",
+            "SELECT attempt, started_at, nonce, fresh_rev, fresh_games FROM commands"
+            " WHERE round = ? AND table_no = ?",
             (round_no, table),
         ).fetchone()
         if row is None:
             raise TournamentError(f"round {round_no} has no table {table}")
-        return TableCommand(round_no, table, row[0], row[1] is not None)
+        games = None if row[4] is None else tuple(json.loads(row[4]))
+        command = TableCommand(round_no, table, row[0], row[1] is not None, row[2], row[3], games)
+        self._commands[(round_no, table)] = command
+        return command
 
     def retry_command(self, round_no: int, table: int) -> TableCommand:
         """A new attempt (a new id) for a table that has not started its game: the table
@@ -322,12 +396,15 @@ class Store:
             raise TournamentError(
                 f"round {round_no} table {table} has started its game: a new one would lose it"
             )
+        nonce = command_nonce(round_no, table)
         with _transaction(self._db):
             self._db.execute(
-                "UPDATE commands SET attempt = attempt + 1 WHERE round = ? AND table_no = ?",
-                (round_no, table),
+                "UPDATE commands SET attempt = attempt + 1, nonce = ?, fresh_rev = NULL,"
+                " fresh_games = NULL WHERE round = ? AND table_no = ?",
+                (nonce, round_no, table),
             )
-        return replace(current, attempt=current.attempt + 1)
+        self._commands.pop((round_no, table), None)
+        return replace(current, attempt=current.attempt + 1, nonce=nonce)
 
     def mark_started(self, round_no: int, table: int, command_id: str) -> bool:
         """Note that a table acknowledged `command_id` (ok). True when this is news: the id is
@@ -343,7 +420,67 @@ class Store:
                 "UPDATE commands SET started_at = ? WHERE round = ? AND table_no = ?",
                 (self._clock(), round_no, table),
             )
+        self._commands.pop((round_no, table), None)
         return True
+
+    def mark_fresh(self, round_no: int, table: int, rev: int, games: list[int]) -> None:
+        """Note the board's new game as the table showed it after acknowledging its command:
+        its revision and games-won tally, the base its result is checked against."""
+        with _transaction(self._db):
+            self._db.execute(
+                "UPDATE commands SET fresh_rev = ?, fresh_games = ? WHERE round = ? AND"
+                " table_no = ?",
+                (rev, json.dumps(games), round_no, table),
+            )
+        self._commands.pop((round_no, table), None)
+
+    # --- results held for the director -------------------------------------------------------
+
+    def hold(self, round_no: int, table: int, game: FinishedGame, reason: str) -> bool:
+        """Keep a result the director did not count, with the reason. True when it is news
+        (not held already with the same result and reason)."""
+        held = self.held().get((round_no, table))
+        if held is not None and (
+            held.winner_seat,
+            held.loser_score,
+            held.target,
+            held.reason,
+        ) == (game.winner_seat, game.loser_score, game.target, reason):
+            return False
+        with _transaction(self._db):
+            self._db.execute(
+                "INSERT OR REPLACE INTO held (round, table_no, winner_seat, loser_score, target,"
+                " rev, reason, held_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    round_no,
+                    table,
+                    game.winner_seat,
+                    game.loser_score,
+                    game.target,
+                    game.rev,
+                    reason,
+                    self._clock(),
+                ),
+            )
+        return True
+
+    def held(self) -> dict[tuple[int, int], Held]:
+        """The results held for the director, by (round, table)."""
+        rows = self._db.execute(
+            "SELECT round, table_no, winner_seat, loser_score, target, rev, reason, held_at"
+            " FROM held ORDER BY round, table_no"
+        )
+        return {(row[0], row[1]): Held(*row) for row in rows}
+
+    def held_result(self, round_no: int, table: int) -> tuple[Held, Result]:
+        """A held result and the result it would be; TournamentError when none is held."""
+        held = self.held().get((round_no, table))
+        if held is None:
+            raise TournamentError(f"round {round_no} table {table} has no result held")
+        result = self.tournament.make_result(
+            round_no, table, held.winner_seat, held.loser_score, held.target
+        )
+        return held, result
 
     # --- results -----------------------------------------------------------------------------
 
@@ -386,13 +523,16 @@ class Store:
         self, round_no: int, table: int, new: Result | None, *, who: str, why: str
     ) -> Correction:
         """Replace a table's result by `new` (None: strike it); the audit trail keeps who,
-        when, the old and the new result, and why."""
+        when, the old and the new result, and why. A result held for the table is dropped (the
+        correction decided it)."""
         probe = replace(self.tournament, results=dict(self.tournament.results), corrections=[])
         correction = probe.correct(round_no, table, new, who=who, why=why, when=self._clock())
         with _transaction(self._db):
             self._db.execute(
                 "DELETE FROM results WHERE round = ? AND table_no = ?", (round_no, table)
             )
+            # A correction settles the table: a result held for it is decided.
+            self._db.execute("DELETE FROM held WHERE round = ? AND table_no = ?", (round_no, table))
             if new is not None:
                 self._db.execute(
                     "INSERT INTO results (round, table_no, winner, loser, loser_score, target,"
@@ -503,7 +643,7 @@ def _execute_script(db: sqlite3.Connection, script: str) -> None:
 
 
 def _create(db: sqlite3.Connection, rules: Rules) -> None:
-    _execute_script(db, _SCHEMA + _SCHEMA_2)
+    _execute_script(db, _SCHEMA + _SCHEMA_2 + _SCHEMA_3)
     db.execute(
         "INSERT INTO settings (key, value) VALUES ('rules', ?)", (json.dumps(asdict(rules)),)
     )

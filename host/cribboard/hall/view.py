@@ -9,7 +9,6 @@ through the bridge's fan-out (:class:`cribboard.bridge.hub.Hub`), serialised onc
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 from collections.abc import Iterable
@@ -86,12 +85,23 @@ class HallView:
             view = self.tables[number] = TableView(number)
         return view
 
-    def feed(self, topic: str, payload: bytes) -> None:
-        """Take one message (anything not for the page is ignored; a bad payload is logged)."""
+    def feed(self, topic: str, payload: bytes, *, retained: bool = False) -> None:
+        """Take one message (anything not for the page is ignored; a bad payload is logged;
+        a retained `event`, which no table client publishes, is ignored). Never raises:
+        whatever a message holds, or a fault in drawing it, stays with the page."""
+        if retained and topic.endswith(f"/{t.EVENT}"):
+            log.warning("%s: retained: ignored", topic)
+            return
+        try:
+            self._feed(topic, payload)
+        except Exception:
+            log.exception("the page could not show %s: ignored", topic)
+
+    def _feed(self, topic: str, payload: bytes) -> None:
         try:
             name = t.parse(topic)
             if name.table is None:
-                obj = json.loads(payload)
+                obj = messages.decode_hall(payload, name.leaf)
                 if name.leaf == t.ROUND:
                     self.round = obj
                     self.hub.publish({"type": "round", "round": obj})
@@ -104,7 +114,7 @@ class HallView:
                 self.set_online(name.table, messages.decode_online(payload))
             else:
                 return
-        except (HallError, ValueError) as err:
+        except HallError as err:
             log.warning("%s: %s", topic, err)
             return
         self.updates += 1
@@ -113,8 +123,8 @@ class HallView:
         view = self.table(table)
         if view.state == state:
             return  # the same state again (state and event carry the same bytes)
-        view.state = state
-        view.rgb = frame_hex(state, self._renderer)
+        rgb = frame_hex(state, self._renderer)  # first: a fault here changes nothing
+        view.state, view.rgb = state, rgb
         self.hub.publish(view.to_json())
 
     def set_online(self, table: int, online: bool) -> None:
@@ -154,7 +164,11 @@ async def follow(view: HallView, address: BrokerAddress, connected: asyncio.Even
                     await client.subscribe(topic, qos=1)
                 connected.set()
                 async for message in client.messages:
-                    view.feed(str(message.topic), bytes(message.payload))
+                    view.feed(
+                        str(message.topic),
+                        messages.payload_bytes(message.payload),
+                        retained=bool(message.retain),
+                    )
         except aiomqtt.MqttError as err:
             if "authori" in str(err):
                 raise HallError(f"the broker refused the page's login: {err}")

@@ -11,7 +11,10 @@ other change is read from the difference between two successive states:
 - a player's pegs moved otherwise: a ``set`` (a host's correction);
 - the dealer changed: a ``deal``.
 
-A count being entered (the blinking preview) and the games-won tally are not moves.
+A count being entered (the blinking preview) and the games-won tally are not moves. A count being
+entered at this board survives the other end's moves: a request that clears it (the board's
+``peg`` and ``set`` clear the player's preview) is followed by one that shows it again, so the
+buttons still commit it (:func:`plan`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from cribboard.link.moves import DEAL, GAME, PEG, SET, UNDO, Change, Position, g
 from cribcore.limits import MAX_POINTS
 
 NEW = "new"
+PEND = "pend"  # the request that shows a count being entered again
 
 
 def _home(position: Position) -> bool:
@@ -94,17 +98,20 @@ def offline_changes(before: BoardState, applying: Position | None, now: BoardSta
 @dataclass(frozen=True)
 class Step:
     """One request to the board: ``new`` (target, players), ``deal`` (player), ``peg``
-    (player, points) or ``set`` (player, front, back)."""
+    (player, points), ``set`` (player, front, back) or ``pend`` (player, points)."""
 
     verb: str
     args: tuple[int, ...]
 
 
-def plan(board: BoardState, target: Position) -> list[Step]:
+def plan(board: BoardState, target: Position, *, same_game: bool = True) -> list[Step]:
     """The requests that take a board showing `board` to `target`: a new game when the length
     or the players differ or every peg goes home (the dealer then in the next round, once the
     board has chosen one), else the dealer first; then each player's pegs (pegs that fall
-    first, the win last; a peg by 1 to 29 as the board's own leapfrog, anything else placed)."""
+    first, the win last; a peg by 1 to 29 as the board's own leapfrog, anything else placed);
+    last, the counts being entered at this board that those requests clear, shown again (not
+    once the game is won: the board takes no count then; nor after a new game, unless
+    `same_game`: the merged game is still the one the board showed, its pegs only went home)."""
     now = Position.of_state(board)
     if now == target:
         return []
@@ -135,6 +142,13 @@ def plan(board: BoardState, target: Position) -> list[Step]:
             winner = player
         elif winner == player:
             winner = None
+    if winner is None and (same_game or not steps or steps[0].verb != NEW):
+        moved = {step.args[0] for step in steps if step.verb in (PEG, SET)}
+        if steps and steps[0].verb == NEW:
+            moved = set(range(target.players))  # a new game clears every count
+        for player in sorted(moved):
+            if player < len(board.pending) and board.pending[player]:
+                steps.append(Step(PEND, (player, board.pending[player])))
     return steps
 
 
@@ -143,6 +157,8 @@ async def run_step(board: Board, step: Step) -> int | None:
     none). Raises what the board raises (BoardRejected, LinkError)."""
     if step.verb == NEW:
         return await board.new_game(*step.args)
+    if step.verb == PEND:
+        return await board.preview(*step.args)
     if step.verb == DEAL:
         await board.set_dealer(step.args[0])
         return None

@@ -49,6 +49,13 @@ def command() -> Command:
                 "the only board advertising",
             ),
             arg(
+                "--virtual",
+                dest="link_virtual",
+                action="store_true",
+                help="this end's board: a virtual board started here (the firmware on "
+                "MicroPython; try a linked game with two of these on one computer)",
+            ),
+            arg(
                 "--user",
                 help="the broker user (none by default; a hall's private broker has `link`)",
             ),
@@ -83,8 +90,8 @@ def _run(args: argparse.Namespace) -> int:
 
     port = args.link_port or args.port
     ble = args.link_ble if args.link_ble is not None else args.ble
-    if port and ble is not None:
-        raise UsageError("name the board with --port or --ble, not both")
+    if sum((bool(port), ble is not None, bool(args.link_virtual))) > 1:
+        raise UsageError("name the board with one of --port, --ble or --virtual")
     try:
         check_game(args.game)
         state = args.state or default_state_file(args.game)
@@ -109,6 +116,13 @@ def _run(args: argparse.Namespace) -> int:
                 return await Board.open_ble(name, timeout=args.timeout)
 
             where = f"Bluetooth {ble or '(the only board advertising)'}"
+        elif virtual is not None:
+
+            async def open_board() -> Board:
+                assert virtual is not None
+                return await Board.open(virtual.port, timeout=args.timeout)
+
+            where = f"virtual {virtual.port}"
         else:
             chosen = (await resolve_port(port)).port
 
@@ -127,5 +141,11 @@ def _run(args: argparse.Namespace) -> int:
             await side.run()
         print("cribboard link: stopped", file=sys.stderr, flush=True)
 
-    asyncio.run(main())
+    virtual = None
+    with contextlib.ExitStack() as stack:
+        if args.link_virtual:
+            from cribboard.virtual import VirtualBoard
+
+            virtual = stack.enter_context(VirtualBoard())
+        asyncio.run(main())
     return 0

@@ -402,8 +402,9 @@ class LinkSide:
         target = merged.position
         if target is None:
             return
+        same_game = merged.current == self._shown_game  # else a count here was the old game's
         self._show(merged)
-        steps = plan(self.board_state, target)
+        steps = plan(self.board_state, target, same_game=same_game)
         if not steps:
             self._stuck = None
             if self.file.applying is not None:

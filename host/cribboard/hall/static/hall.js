@@ -126,6 +126,14 @@ function showStandings(s) {
   });
   $("#standings tbody").replaceChildren(...rows);
   $("#no-standings").hidden = rows.length > 0;
+  // Results the director has not counted (not consistent with the round's game), and why.
+  const held = (s.held || []).map((h) => {
+    const li = document.createElement("li");
+    li.textContent = `Round ${h.round}, table ${h.table}: ${h.result} (${h.reason})`;
+    return li;
+  });
+  $("#held-list").replaceChildren(...held);
+  $("#held").hidden = held.length === 0;
 }
 
 // --- the connection ------------------------------------------------------------------------
