@@ -24,6 +24,7 @@ from cribboard.hall.director import choose_movement
 from cribboard.hall.store import Store
 from cribboard.hall.tournament import CIRCLE, ROTATION
 from hallsupport import (
+    broker_words,
     HALL,
     WAIT_S,
     address,
@@ -148,7 +149,7 @@ async def start_director(hall_dir: Path, broker: Broker, env: dict[str, str]) ->
         "--dir",
         str(hall_dir),
         "--broker",
-        f"mqtt://127.0.0.1:{broker.port}",
+        *broker_words(broker),
         "--rounds",
         "3",
         "--no-page",
@@ -260,7 +261,7 @@ async def test_a_table_cut_off_shows_offline_and_catches_up(tmp_path: Path) -> N
                 words = [
                     *TABLE,
                     "--broker",
-                    f"mqtt://127.0.0.1:{broker.port}",
+                    *broker_words(broker),
                     "--hall",
                     HALL,
                     "--table",

@@ -27,12 +27,14 @@ import aiomqtt
 from cribboard.api import Board
 from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
+from cribboard.hall.certs import pem_to_der
 from cribboard.hall.simtable import SimTable
 from cribboard.hall.store import Store
 from cribboard.hallsetup import HallSetup, write_config
 from cribboard.virtual.launcher import VirtualBoard
 from cribcore.limits import MAX_POINTS
 from hallsupport import (
+    broker_words,
     HALL,
     WAIT_S,
     address,
@@ -106,9 +108,12 @@ class TableWatch:
         await self._client.publish(self.topic(t.CMD), json.dumps(payload).encode(), qos=1)
 
 
-def setup_for(broker: Broker, table: int) -> HallSetup:
+def setup_for(broker: Broker, table: int, host: str = "127.0.0.1") -> HallSetup:
+    """How a board reports as `table`: over TLS, with the hall's CA, when the broker has it."""
     user = t.table_user(table)
-    return HallSetup("127.0.0.1", broker.port, HALL, table, user, broker.credentials(user).password)
+    password = broker.credentials(user).password
+    ca = None if broker.ca_file is None else pem_to_der(broker.ca_file.read_bytes())
+    return HallSetup(host, broker.port, HALL, table, user, password, ca=ca)
 
 
 @contextlib.contextmanager
@@ -152,7 +157,7 @@ async def test_a_board_deployed_for_the_hall_joins_it_and_runs_each_command_once
             deployed = await asyncio.to_thread(
                 subprocess.run,
                 [*CLI, "--port", virtual.port, "deploy", "--broker"]
-                + [f"mqtt://127.0.0.1:{broker.port}", "--table", "1", "--hall", HALL],
+                + [*broker_words(broker), "--table", "1", "--hall", HALL],
                 capture_output=True,
                 text=True,
                 env=env,

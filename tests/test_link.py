@@ -27,7 +27,7 @@ from cribboard.link.moves import Change, Move, Position, encode_move
 from cribboard.link.side import LinkSide, describe
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
-from hallsupport import HALL, WAIT_S, need_mosquitto
+from hallsupport import HALL, WAIT_S, address, broker_words, need_mosquitto
 
 GAME = "friday"
 CLI = [sys.executable, "-m", "cribboard.cli"]
@@ -50,8 +50,7 @@ def other_vboard() -> Iterator[VirtualBoard]:
 
 
 def link_address(broker: Broker) -> BrokerAddress:
-    password = broker.credentials(t.LINK_USER).password
-    return BrokerAddress("127.0.0.1", broker.port, username=t.LINK_USER, password=password)
+    return address(broker, t.LINK_USER)
 
 
 @contextlib.asynccontextmanager
@@ -160,7 +159,7 @@ def link_words(broker: Broker, port: str, state: Path) -> list[str]:
         *CLI,
         "link",
         "--broker",
-        f"mqtt://127.0.0.1:{broker.port}",
+        *broker_words(broker),
         "--game",
         GAME,
         "--port",

@@ -53,6 +53,12 @@ def command() -> Command:
                 help="the broker user (none by default; a hall's private broker has `link`)",
             ),
             arg(
+                "--cafile",
+                metavar="PEM",
+                help="the CA that signed the mqtts:// broker's certificate (a hall's ca.pem; "
+                "default: the system's CAs)",
+            ),
+            arg(
                 "--password-env",
                 metavar="VAR",
                 help="the environment variable that holds the broker password (default: asked "
@@ -88,7 +94,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         check_game(args.game)
         state = args.state or default_state_file(args.game)
-        address = BrokerAddress.parse(args.broker, username=args.user)
+        address = BrokerAddress.parse(args.broker, username=args.user, cafile=args.cafile)
+        address.tls_context()  # a CA file that cannot be read: said now, in one line
         password = (
             ask_password(args.password_env, f"password for {args.user} at {address.url}: ")
             if args.user or args.password_env
@@ -96,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     except (HallError, LinkError) as err:
         raise UsageError(str(err)) from None
-    address = BrokerAddress(address.host, address.port, address.tls, args.user, password)
+    address = address.with_login(args.user, password)
 
     def say(text: str) -> None:
         print(text, flush=True)

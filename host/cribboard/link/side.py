@@ -39,7 +39,7 @@ import aiomqtt
 from cribboard.api import Board, BoardState
 from cribboard.client import Event
 from cribboard.errors import CribboardError
-from cribboard.hall.address import BrokerAddress
+from cribboard.hall.address import BrokerAddress, refusal
 from cribboard.link import LinkError
 from cribboard.link import topics as t
 from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
@@ -460,8 +460,9 @@ class LinkSide:
                     self._client = client
                     await self._session(client)
             except aiomqtt.MqttError as err:
-                if "authori" in str(err).lower() or "password" in str(err).lower():
-                    raise LinkError(f"the broker refused the link's login: {err}") from None
+                refused = refusal(err, self.address)
+                if refused is not None:
+                    raise LinkError(refused) from None
                 if self.synced.is_set():
                     self.say(f"lost the broker ({err}): reconnecting")
             finally:
