@@ -8,12 +8,21 @@ asserts speed.
    (.mpy): free heap with the app built as main() builds it, without and with the table client
    connected to a private mosquitto and its state published; what each module costs once
    imported, the client itself, and the bytes allocated to publish one change (state + event).
+   The hall's broker speaks TLS (the board verifies it against the hall's CA): on the unix port
+   mbedTLS allocates from the C heap, not MicroPython's, so these figures leave the TLS session
+   out; section 5 measures it where it counts.
 3. The same on the emulated Pico (the cribboard RPI_PICO image, firmware frozen in flash): that
    image has no network, so `socket` is a stand-in and the figure is the client's modules and
    buffers without a connection.
 4. The board while the broker is up, silent (accepts and never answers) and refusing: the
    protocol's ping round trip over the pty and the longest gap between LED frames (a blinking
    preview animates them), 8 s each.
+5. TLS on the emulated Pico W (the cribboard RPI_PICO_W image: MicroPython's `tls`, mbedTLS,
+   which allocates on MicroPython's heap there): the heap an SSLContext holding the hall's CA
+   costs (what cribfw/halltls.py keeps while the board runs), and what wrapping a connection
+   adds (mbedTLS's 16 KiB in and 4 KiB out buffers, its session). The emulator has no Wi-Fi: the
+   wrap is over a stand-in stream, so the handshake's own peak (the ECDHE key exchange, the
+   broker's certificate parsed and verified) is not measured.
 
     .venv/bin/python bench/hall_firmware_bench.py
 """
@@ -21,6 +30,7 @@ asserts speed.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import signal
 import socket
@@ -38,6 +48,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from cribboard.api import Board
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
+from cribboard.hall.certs import make_ca, pem_to_der
 from cribboard.hall.simtable import board_state
 from cribboard.hallsetup import HallSetup, write_config
 from cribboard.virtual.interpreter import find_micropython
@@ -84,11 +95,19 @@ def packet(topic: str, payload_bytes: int, qos: int) -> int:
     return 1 + (1 if body < 128 else 2) + body
 
 
+def ca_base64(broker: Broker) -> str:
+    """The hall CA's DER bytes in base64, as `cribboard deploy` puts them in /hall.json."""
+    assert broker.ca_file is not None
+    return base64.b64encode(pem_to_der(broker.ca_file.read_bytes())).decode()
+
+
 def heap_unix(broker: Broker) -> None:
     password = broker.credentials("table-1").password
+    ca_file = broker.state_dir / "ca.b64"
+    ca_file.write_text(ca_base64(broker))
     result = subprocess.run(
         [str(find_micropython()), "-X", "heapsize=128wK", str(ROOT / "bench" / "hall_heap_mp.py")]
-        + ["127.0.0.1", str(broker.port), password],
+        + ["127.0.0.1", str(broker.port), password, str(ca_file)],
         capture_output=True,
         text=True,
         env=mp_env(),
@@ -154,6 +173,70 @@ def heap_pico() -> None:
     )
 
 
+# Run on the emulated Pico W's raw REPL (the app stopped): what cribfw/halltls.py does, by hand
+# (the image in the repository may predate that module), then a wrap over a stand-in stream.
+PICO_W_TLS_PROBE = """import gc, io, binascii
+ca = binascii.a2b_base64(%r)
+class Quiet(io.IOBase):
+    def readinto(self, buf):
+        return None
+    def write(self, buf):
+        return len(buf)
+    def ioctl(self, req, arg):
+        return 0
+gc.collect()
+free = gc.mem_free()
+import tls
+gc.collect()
+a1 = gc.mem_alloc()
+context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
+context.verify_mode = tls.CERT_REQUIRED
+context.load_verify_locations(ca)
+gc.collect()
+a2 = gc.mem_alloc()
+session = context.wrap_socket(Quiet(), server_hostname='192.168.1.10', do_handshake_on_connect=False)
+gc.collect()
+a3 = gc.mem_alloc()
+session.close()
+gc.collect()
+print(free, len(ca), a2 - a1, a3 - a2, gc.mem_alloc() - a2)
+"""
+
+
+def heap_pico_tls() -> None:
+    from cribboard.virtual.rp2board import RP2Board, emulator_missing, images_dir
+    from rp2support import RawRepl  # tests/rp2support.py
+
+    missing = emulator_missing()
+    if missing:
+        print(f"   skipped: {missing}")
+        return
+    ca = base64.b64encode(pem_to_der(make_ca("cribboard hall club CA")[0])).decode()
+    with tempfile.TemporaryDirectory() as scratch:
+        image = images_dir() / "cribboard-RPI_PICO_W.uf2"
+        with RP2Board(image, flash=Path(scratch) / "f", pace=0) as pico:
+            repl = RawRepl(pico.port)
+            repl.enter()  # stops the app (the emulator has no Wi-Fi chip for it)
+            try:
+                output = repl.exec(PICO_W_TLS_PROBE % ca)
+            finally:
+                repl.close()
+    try:
+        free, ca_bytes, context, session, left = (int(v) for v in output.split())
+    except ValueError:
+        print(f"   failed: {output!r}")
+        return
+    print(
+        f"   the context with the hall's CA ({ca_bytes} B DER, ECDSA P-256): {context:,} B, kept "
+        f"while the board runs; a connection's TLS session: {session:,} B while it lasts "
+        f"({left:,} B stay after it closes); {free:,} B were free (the app stopped)"
+    )
+    print(
+        "   (no Wi-Fi in the emulator: the handshake's own peak, key exchange and certificate "
+        "check, is not in these figures)"
+    )
+
+
 def played_payloads(players: int, games: int = 30) -> list[int]:
     import random
 
@@ -210,8 +293,10 @@ async def stalls(broker: Broker) -> None:
             frames.append(time.monotonic())
 
     user = f"table-{TABLE}"
+    assert broker.ca_file is not None
+    ca = pem_to_der(broker.ca_file.read_bytes())
     setup = HallSetup(
-        "127.0.0.1", broker.port, HALL, TABLE, user, broker.credentials(user).password
+        "127.0.0.1", broker.port, HALL, TABLE, user, broker.credentials(user).password, ca=ca
     )
     with VirtualBoard(on_frame=on_frame) as virtual:
         await asyncio.to_thread(write_config, virtual.port, setup, progress=lambda _: None)
@@ -273,6 +358,8 @@ def main() -> None:
             heap_pico()
             print(f"\n4. The board while the broker is up, then gone ({PHASE_S:g} s each)")
             asyncio.run(stalls(broker))
+    print("\n5. TLS heap, emulated Pico W (cribboard-RPI_PICO_W.uf2, mbedTLS), no network")
+    heap_pico_tls()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -23,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
+import pytest
 
 from cribboard.api import Board
 from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
-from cribboard.hall.certs import pem_to_der
+from cribboard.hall.certs import make_ca, pem_to_der
 from cribboard.hall.simtable import SimTable
 from cribboard.hall.store import Store
 from cribboard.hallsetup import HallSetup, write_config
@@ -204,6 +206,34 @@ async def test_a_board_deployed_for_the_hall_joins_it_and_runs_each_command_once
                 await hall.command(id="r2t1", op="new", target=121, names=["Cid", "Dee"])
                 state, ack = await hall.order(t.STATE, t.ACK)
                 assert (state["target"], state["front"]) == (121, [0, 0]) and ack["ok"]
+
+
+async def broker_log(broker: Broker, offset: int, *clues: str) -> str:
+    """The broker's log after `offset` once it holds one of `clues` (what the broker logs when
+    a client ends the TLS handshake with an alert)."""
+    log = broker.state_dir / "mosquitto.log"
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            text = log.read_bytes()[offset:].decode(errors="replace")
+            if any(clue in text for clue in clues):
+                return text
+            await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize("wrong", ["ca", "host name"])
+async def test_a_board_refuses_a_broker_it_cannot_verify(tmp_path: Path, wrong: str) -> None:
+    with running_broker(tmp_path / "broker", tables=1) as broker:
+        setup = setup_for(broker, 1)
+        if wrong == "ca":
+            setup = dataclasses.replace(setup, ca=pem_to_der(make_ca("a stranger's CA")[0]))
+        else:
+            setup = setup_for(broker, 1, host="localhost")  # the certificate is for 127.0.0.1
+        offset = (broker.state_dir / "mosquitto.log").stat().st_size
+        with VirtualBoard() as board:
+            write_config(board.port, setup, progress=lambda _: None)
+            text = await broker_log(broker, offset, "alert bad certificate", "alert unknown ca")
+        # It hung up in the handshake: its login (and password) never went out.
+        assert "as table-1" not in text and "New client connected" not in text
 
 
 class SilentPort:
