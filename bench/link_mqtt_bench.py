@@ -93,7 +93,10 @@ async def run(work: Path) -> None:
     broker = Broker.create(work / "broker", "bench", tables=1, links=True)
     broker.start()
     password = broker.credentials(t.LINK_USER).password
-    address = BrokerAddress("127.0.0.1", broker.port, username=t.LINK_USER, password=password)
+    ca = broker.ca_file
+    address = BrokerAddress.parse(
+        broker.url, t.LINK_USER, password, None if ca is None else str(ca)
+    )
     boards = [VirtualBoard().start(), VirtualBoard().start()]
     sides = [
         LinkSide(
@@ -101,6 +104,7 @@ async def run(work: Path) -> None:
             GAME,
             lambda port=vb.port: Board.open(port, timeout=5.0),  # type: ignore[misc]
             work / f"side{i}.json",
+            secret="the bench's game secret",
         )
         for i, vb in enumerate(boards)
     ]

@@ -167,10 +167,15 @@ def test_the_command_lines_take_cafile_and_say_why_in_one_line(
     with running_broker(tmp_path / "broker", tables=1) as broker:
         ca = str(broker.ca_file)
         # The certificate is refused before any password is sent: any will do.
-        env = {**os.environ, "PASSWORD": "x", "XDG_STATE_HOME": str(tmp_path / "state")}
+        env = {
+            **os.environ,
+            "PASSWORD": "x",
+            "SECRET": "the game's secret",
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+        }
         wrong_host = f"mqtts://localhost:{broker.port}"
         link = [*CLI, "link", "--game", "g", "--port", "/nonexistent/tty", "--user", "link"]
-        link += ["--password-env", "PASSWORD"]
+        link += ["--password-env", "PASSWORD", "--secret-env", "SECRET"]
         runs = (
             (link + ["--broker", broker.url], UNKNOWN_CA),
             (link + ["--broker", wrong_host, "--cafile", ca], WRONG_NAME),

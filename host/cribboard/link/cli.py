@@ -1,4 +1,5 @@
-"""``cribboard link --broker URL --game NAME [--port P | --ble NAME]``: run at each of two places,
+"""``cribboard link --broker URL --game NAME --secret-env VAR [--port P | --ble NAME]``: run at
+each of two places with the same game name and secret,
 it joins their boards into one game through the broker (docs/mqtt.md, "Linked boards"). It
 runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command line's table
 holds :func:`command`; the link's modules are imported when it runs."""
@@ -65,6 +66,13 @@ def command() -> Command:
                 "for on a terminal when --user is given)",
             ),
             arg(
+                "--secret-env",
+                metavar="VAR",
+                help="the environment variable that holds the game's secret, the same at both "
+                "ends (default: asked for on a terminal); it names the game's topics and signs "
+                "every move",
+            ),
+            arg(
                 "--state",
                 type=Path,
                 metavar="FILE",
@@ -84,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     from cribboard.hall import HallError
     from cribboard.hall.address import BrokerAddress, ask_password
     from cribboard.link import LinkError
+    from cribboard.link.secret import game_secret
     from cribboard.link.side import LinkSide, default_state_file
     from cribboard.link.topics import check_game
 
@@ -101,6 +110,7 @@ def _run(args: argparse.Namespace) -> int:
             if args.user or args.password_env
             else None
         )
+        secret = game_secret(args.secret_env, args.game)
     except (HallError, LinkError) as err:
         raise UsageError(str(err)) from None
     address = address.with_login(args.user, password)
@@ -123,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
                 return await Board.open(chosen, timeout=args.timeout)
 
             where = chosen
-        side = LinkSide(address, args.game, open_board, state, say=say)
+        side = LinkSide(address, args.game, open_board, state, secret=secret, say=say)
         say(f"link {args.game}: this end is side {side.side}, board {where}, broker {address.url}")
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
