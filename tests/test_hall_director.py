@@ -24,10 +24,10 @@ from cribboard.hall.director import choose_movement
 from cribboard.hall.store import Store
 from cribboard.hall.tournament import CIRCLE, ROTATION
 from hallsupport import (
-    broker_words,
     HALL,
     WAIT_S,
     address,
+    broker_words,
     need_mosquitto,
     plain_standings,
     published_rows,

@@ -36,10 +36,10 @@ from cribboard.hallsetup import HallSetup, write_config
 from cribboard.virtual.launcher import VirtualBoard
 from cribcore.limits import MAX_POINTS
 from hallsupport import (
-    broker_words,
     HALL,
     WAIT_S,
     address,
+    broker_words,
     plain_standings,
     published_rows,
     running_broker,

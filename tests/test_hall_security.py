@@ -43,7 +43,7 @@ def expired_broker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     broker = Broker.create(tmp_path / "expired", HALL, tables=1, links=True)
     certs = broker.certificates
     ca_key = (broker.state_dir / "ca.key").read_bytes()
-    last_year = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=400)
+    last_year = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=400)
     cert, key = make_server(certs.ca_pem, ca_key, ["127.0.0.1"], not_before=last_year, days=30)
     write_private(certs.server_key, key)
     write_private(certs.server_file, cert)

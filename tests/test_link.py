@@ -237,7 +237,8 @@ async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_
             async with running_side(broker, third.port, tmp_path / "d.json") as intruder:
                 for side in (a, b):
                     await side.wait_until(
-                        lambda s=side: intruder.side in s.strangers, WAIT_S  # type: ignore[misc]
+                        lambda s=side: intruder.side in s.strangers,
+                        WAIT_S,  # type: ignore[misc]
                     )
                     assert any(f"a third side {intruder.side}" in w for w in said_a + said_b)
                 await board_of(intruder).peg(0, 7)

@@ -83,7 +83,11 @@ class HallSetup:
         return (
             f"table {self.table} of hall {self.hall!r} at {scheme}://{self.host}:{self.port} "
             f"as {self.user}{wifi}"
-            + (" (plain MQTT: its password crosses the network in the clear)" if not self.ca else "")
+            + (
+                " (plain MQTT: its password crosses the network in the clear)"
+                if not self.ca
+                else ""
+            )
         )
 
 

@@ -19,8 +19,7 @@ HALL_ARGS: tuple[Arg, ...] = (
     arg(
         "--cafile",
         metavar="PEM",
-        help="the hall's CA (its broker directory's ca.pem): the board verifies the broker "
-        "with it",
+        help="the hall's CA (its broker directory's ca.pem): the board verifies the broker with it",
     ),
     arg("--table", type=int_in(1, 999, "table"), help="the board's table number in the hall"),
     arg("--hall", help=f"the hall's name (default {DEFAULT_HALL})"),

@@ -58,9 +58,7 @@ class BrokerAddress:
         self, username: str | None, password: str | None, cafile: str | None = None
     ) -> BrokerAddress:
         """The same broker with another user (and a CA file, when given)."""
-        return replace(
-            self, username=username, password=password, cafile=cafile or self.cafile
-        )
+        return replace(self, username=username, password=password, cafile=cafile or self.cafile)
 
     def tls_context(self) -> ssl.SSLContext | None:
         """The TLS context that verifies the broker (its certificate and its host name);
@@ -138,7 +136,10 @@ _REFUSALS = (
     ("not yet valid", "it is not valid yet (is this computer's clock right?)"),
     ("hostname mismatch", "it is not for this host name"),
     ("ip address mismatch", "it is not for this address"),
-    ("unable to get local issuer", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
+    (
+        "unable to get local issuer",
+        "it is signed by an unknown CA (give the hall's ca.pem: --cafile)",
+    ),
     ("self-signed certificate", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
     ("self signed certificate", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
     ("unknown ca", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),

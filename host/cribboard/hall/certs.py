@@ -36,7 +36,7 @@ SERVER_KEY = "server.key"
 
 
 def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:

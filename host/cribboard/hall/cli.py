@@ -735,7 +735,9 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
         hall = broker.hall
     elif settings:
         address = BrokerAddress.parse(
-            settings["broker"], args.username or topics.VIEWER_USER, _password(args),
+            settings["broker"],
+            args.username or topics.VIEWER_USER,
+            _password(args),
             _cafile(args.cafile or settings.get("cafile")),
         )
         hall = settings["hall"]

@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from cribboard import bridge
 from cribboard.bridge import meta
@@ -65,7 +66,7 @@ def own_name(name: str, loopback: bool) -> bool:
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _guard(loopback: bool) -> Callable[[web.Request, _Handler], Awaitable[web.StreamResponse]]:
+def _guard(loopback: bool) -> Middleware:
     @web.middleware
     async def guard(request: web.Request, handler: _Handler) -> web.StreamResponse:
         origin = request.headers.get("Origin")

@@ -48,7 +48,6 @@ from cribboard.hall.address import BrokerAddress, refusal
 from cribboard.link import LinkError
 from cribboard.link import topics as t
 from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
-from cribboard.link.secret import GameKey
 from cribboard.link.moves import (
     DEAL,
     GAME,
@@ -63,6 +62,7 @@ from cribboard.link.moves import (
     encode_move,
     game_change,
 )
+from cribboard.link.secret import GameKey
 
 log = logging.getLogger(__name__)
 
@@ -165,9 +165,7 @@ class LinkSide:
         self.log = MoveLog(self.file.moves)
         # The other side of the game: the first other side whose signed moves arrive (or are
         # in the state file already); any further side is a stranger.
-        others = sorted(
-            (m for m in self.file.moves if m.side != self.side), key=lambda m: m.order
-        )
+        others = sorted((m for m in self.file.moves if m.side != self.side), key=lambda m: m.order)
         self.partner: str | None = others[0].side if others else None
         self.strangers: set[str] = set()  # the sides told about (unknown, or a third)
         self.say = say or (lambda text: log.info("%s", text))
