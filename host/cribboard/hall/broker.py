@@ -272,7 +272,10 @@ class Broker:
             return [self.host]
         from cribboard.bridge.server import lan_address
 
-        names = ["127.0.0.1", "::1", "localhost", socket.gethostname()]
+        names = ["127.0.0.1", "::1", "localhost"]
+        own = socket.gethostname()
+        if own.isascii() and own.replace("-", "").replace(".", "").isalnum():
+            names.append(own)  # a name a certificate can hold
         lan = lan_address()
         return names if lan is None else [lan, *names]
 
