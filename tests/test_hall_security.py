@@ -80,6 +80,40 @@ def test_the_broker_is_tls_by_default_and_its_files_are_the_directors_alone(
     assert _mode(tmp_path / "hall" / "hall.sqlite") == 0o600
 
 
+def _started(process: subprocess.Popen[str], prefix: str) -> list[str]:
+    """hall start's lines up to the first that starts with `prefix` (it stopped: fail)."""
+    assert process.stdout is not None
+    lines: list[str] = []
+    while not (lines and lines[-1].startswith(prefix)):
+        line = process.stdout.readline()
+        assert line, f"hall start stopped: {lines}"
+        lines.append(line)
+    return lines
+
+
+def test_hall_start_is_tls_and_says_how_the_tables_verify_it(tmp_path: Path) -> None:
+    need_mosquitto()
+    hall_dir = tmp_path / "hall"
+    process = subprocess.Popen(
+        [*CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--no-page"]
+        + ["--tables", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = _started(process, "director: connected")
+    finally:
+        process.terminate()
+        process.wait(WAIT_S)
+    ca = hall_dir / "broker" / "ca.pem"
+    assert any(line.startswith("broker: mqtts://127.0.0.1:") for line in lines), lines
+    assert f"broker: TLS; the tables verify it with the hall's CA: {ca}\n" in lines
+    assert any(f"--cafile {ca} --table N" in line for line in lines), lines
+    assert "WARNING" not in (process.stderr.read() if process.stderr else "")
+    assert _mode(hall_dir) == 0o700 and _mode(hall_dir / "hall.sqlite") == 0o600
+
+
 def test_plain_only_when_asked_for_and_then_with_a_warning(tmp_path: Path) -> None:
     need_mosquitto()
     hall_dir = tmp_path / "hall"

@@ -625,6 +625,11 @@ def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
     ca = broker.ca_file
     if ca is not None:
         print(f"broker: TLS; the tables verify it with the hall's CA: {ca}", flush=True)
+        print(
+            f"a Wi-Fi board: cribboard deploy --broker {url} --cafile {ca} --table N "
+            "(its password from $CRIBBOARD_MQTT_PASSWORD)",
+            flush=True,
+        )
     if credentials is not None:
         found: dict[str, Any] = {"url": url, "hall": hall, "users": users}
         if ca is not None:
