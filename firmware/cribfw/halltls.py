@@ -12,7 +12,7 @@
 
 class TlsWrapper:
     """Verifies the broker against `ca` (DER bytes). Raises ImportError on a board without
-    TLS, ValueError for a CA mbedTLS cannot read."""
+    TLS, OSError (or ValueError) for a CA mbedTLS cannot read."""
 
     def __init__(self, ca):
         import tls
