@@ -170,7 +170,7 @@ async def run(work: Path) -> None:
         )
         print(
             f"  a peg move: {len(body)} bytes of JSON, {len(payload)} signed, {packet} bytes as "
-            "an MQTT PUBLISH (TLS)"
+            "an MQTT PUBLISH (inside a TLS record)"
         )
     finally:
         for task in tasks:
