@@ -190,7 +190,6 @@ import tls
 gc.collect()
 a1 = gc.mem_alloc()
 context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
-context.verify_mode = tls.CERT_REQUIRED
 context.load_verify_locations(ca)
 gc.collect()
 a2 = gc.mem_alloc()

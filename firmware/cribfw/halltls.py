@@ -17,8 +17,9 @@ class TlsWrapper:
     def __init__(self, ca):
         import tls
 
+        # A client context requires the peer's certificate (CERT_REQUIRED) from the start, and
+        # then a server_hostname to check it against (umqtt passes the broker's address).
         context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
-        context.verify_mode = tls.CERT_REQUIRED
         context.load_verify_locations(ca)  # cadata, positional in MicroPython
         self.context = context
         self.raw = None  # the plain socket under the last connection
