@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 import aiomqtt
 import pytest
+from cryptography import x509
 
 from cribboard.hall import HallError
 from cribboard.hall.address import BrokerAddress, refusal
@@ -78,6 +79,12 @@ def test_the_broker_is_tls_by_default_and_its_files_are_the_directors_alone(
     with Store.open(tmp_path / "hall" / "hall.sqlite"):
         pass
     assert _mode(tmp_path / "hall" / "hall.sqlite") == 0o600
+    # A board has no battery clock (a Pico W starts at 2021-01-01, an ESP32 at 2000-01-01):
+    # mbedTLS checks the dates against it, so both certificates are valid from before then.
+    for pem in (broker.certificates.ca_pem, broker.certificates.server_file.read_bytes()):
+        cert = x509.load_pem_x509_certificate(pem)
+        assert cert.not_valid_before_utc.year < 2000
+        assert cert.not_valid_after_utc > datetime.datetime.now(datetime.UTC)
 
 
 def _started(process: subprocess.Popen[str], prefix: str) -> list[str]:

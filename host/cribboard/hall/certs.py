@@ -12,6 +12,11 @@ In the broker's state directory (the director's alone, 0700)::
 
 ECDSA P-256 rather than RSA: the board's mbedTLS verifies a P-256 signature in a fraction of
 the time and heap an RSA-2048 one needs, and the certificates are a third of the size.
+
+Both are valid from 1999 (VALID_FROM): a board has no battery clock, and mbedTLS checks the
+dates against the clock it has (a Pico W starts at 2021-01-01, an ESP32 at 2000-01-01, until
+something sets it). So a board accepts them from power-on; it cannot tell an expired one,
+which is why `hall start` renews the broker's a month before it expires.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ CA_FILE = "ca.pem"
 CA_KEY = "ca.key"
 SERVER_FILE = "server.pem"
 SERVER_KEY = "server.key"
+
+
+VALID_FROM = datetime.datetime(1999, 1, 1, tzinfo=datetime.UTC)
 
 
 def _now() -> datetime.datetime:
@@ -58,15 +66,14 @@ def make_ca(common_name: str, *, days: int = CA_DAYS) -> tuple[bytes, bytes]:
     """A new CA: (certificate PEM, private key PEM)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    start = _now() - datetime.timedelta(minutes=5)  # a board's clock a little behind
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)
         .issuer_name(name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + datetime.timedelta(days=days))
+        .not_valid_before(VALID_FROM)
+        .not_valid_after(_now() + datetime.timedelta(days=days))
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -97,14 +104,15 @@ def make_server(
     days: int = SERVER_DAYS,
 ) -> tuple[bytes, bytes]:
     """A server certificate signed by the CA for `names` (host names and IP addresses):
-    (certificate PEM, private key PEM). `not_before` and `days` let a test make one that has
-    expired."""
+    (certificate PEM, private key PEM), valid from VALID_FROM (or `not_before`) until `days`
+    from now (or from `not_before`: a test makes one that has expired)."""
     ca = x509.load_pem_x509_certificate(ca_pem)
     ca_key = serialization.load_pem_private_key(ca_key_pem, None)
     assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
     chosen = list(dict.fromkeys(names))
     key = ec.generate_private_key(ec.SECP256R1())
-    start = not_before or _now() - datetime.timedelta(minutes=5)
+    start = VALID_FROM if not_before is None else not_before
+    until = (_now() if not_before is None else not_before) + datetime.timedelta(days=days)
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, chosen[0])]))
@@ -112,7 +120,7 @@ def make_server(
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(start)
-        .not_valid_after(start + datetime.timedelta(days=days))
+        .not_valid_after(until)
         .add_extension(x509.SubjectAlternativeName([_san(n) for n in chosen]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
