@@ -165,3 +165,31 @@ def test_the_command_line_says_what_is_wrong_in_one_line_and_never_the_password(
     assert result.returncode != 0 and len(result.stderr.splitlines()) == 1
     assert SECRET not in result.stdout + result.stderr
     assert WIFI_SECRET not in result.stdout + result.stderr
+
+
+def test_a_board_whose_ca_mbedtls_cannot_read_plays_alone() -> None:
+    """On MicroPython's unix port (its `tls` is mbedTLS, as a Pico W's): a hall configuration
+    whose CA is not a certificate leaves the board playing alone instead of stopping it."""
+    from cribboard.virtual.interpreter import find_micropython
+
+    firmware = Path(__file__).resolve().parents[1] / "firmware"
+    config = {"hall": "club", "table": 1, "host": "127.0.0.1", "port": 8883}
+    config.update(user="table-1", password="x", ca="bm90IGEgY2VydA==")  # "not a cert"
+    code = f"""
+import sys
+sys.path[:0] = [{str(firmware)!r}]
+from cribfw import hallconfig, hallstart
+hallconfig.load = lambda: hallconfig.parse({config!r})
+class App:
+    pass
+app = App()
+app.ctx = None
+app.tasks = []
+app.hall = None
+hallstart.join_hall(app)
+print("alone", app.hall is None, len(app.tasks))
+"""
+    done = subprocess.run(
+        [find_micropython(), "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "alone True 0", done.stdout + done.stderr
