@@ -55,11 +55,14 @@ WAIT_S = 120.0
 # --- the tables' process -------------------------------------------------------------------------
 
 
-async def run_tables(port: int, credentials: dict[str, str]) -> None:
-    """The 200 tables, driven by lines on stdin; answers on stdout."""
+async def run_tables(port: int, credentials: dict[str, str], ca: Path) -> None:
+    """The 200 tables, driven by lines on stdin; answers on stdout (over TLS, verified against
+    the hall's CA `ca`)."""
     tables = [
         SimTable(
-            BrokerAddress("127.0.0.1", port, password=credentials[t.table_user(n)]),
+            BrokerAddress.parse(
+                f"mqtts://127.0.0.1:{port}", None, credentials[t.table_user(n)], str(ca)
+            ),
             HALL,
             n,
             seed=n,
@@ -140,7 +143,7 @@ async def run(work: Path) -> None:
     password = broker.credentials(t.DIRECTOR_USER).password
     director = Director(
         store,
-        BrokerAddress("127.0.0.1", broker.port, username=t.DIRECTOR_USER, password=password),
+        BrokerAddress.parse(broker.url, t.DIRECTOR_USER, password, str(broker.ca_file)),
         HALL,
         max_tables=TABLES,
         ack_timeout=WAIT_S,
@@ -192,11 +195,11 @@ async def run(work: Path) -> None:
 
             # 3. Broker restart: a viewer with a persistent session counts the tables' live
             # `online` 1 (queued for it while it reconnects), not the retained ones.
-            viewer_address = BrokerAddress(
-                "127.0.0.1",
-                broker.port,
-                username=t.VIEWER_USER,
-                password=broker.credentials(t.VIEWER_USER).password,
+            viewer_address = BrokerAddress.parse(
+                broker.url,
+                t.VIEWER_USER,
+                broker.credentials(t.VIEWER_USER).password,
+                str(broker.ca_file),
             )
             online = t.table_topic(HALL, "+", t.ONLINE)
             async with viewer_address.client("bench-viewer", clean_session=False) as viewer:
@@ -306,6 +309,7 @@ def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--tables"]:
         credentials = json.loads(Path(sys.argv[3]).read_text())
-        asyncio.run(run_tables(int(sys.argv[2]), credentials))
+        ca = Path(sys.argv[3]).parent / "ca.pem"  # the hall's CA, beside its credentials
+        asyncio.run(run_tables(int(sys.argv[2]), credentials, ca))
     else:
         main()

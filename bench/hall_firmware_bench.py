@@ -8,12 +8,22 @@ asserts speed.
    (.mpy): free heap with the app built as main() builds it, without and with the table client
    connected to a private mosquitto and its state published; what each module costs once
    imported, the client itself, and the bytes allocated to publish one change (state + event).
+   The hall's broker speaks TLS (the board verifies it against the hall's CA): on the unix port
+   mbedTLS allocates from the C heap, not MicroPython's, so these figures leave the TLS session
+   out; section 5 measures it where it counts.
 3. The same on the emulated Pico (the cribboard RPI_PICO image, firmware frozen in flash): that
    image has no network, so `socket` is a stand-in and the figure is the client's modules and
    buffers without a connection.
 4. The board while the broker is up, silent (accepts and never answers) and refusing: the
    protocol's ping round trip over the pty and the longest gap between LED frames (a blinking
    preview animates them), 8 s each.
+5. TLS on the emulated Pico W (the cribboard RPI_PICO_W image: MicroPython's `tls`, mbedTLS,
+   which allocates on MicroPython's heap there): the heap an SSLContext holding the hall's CA
+   costs (what cribfw/halltls.py keeps while the board runs), and what wrapping a connection
+   adds (mbedTLS's 16 KiB in and 4 KiB out buffers, its session). The emulator has no Wi-Fi, so
+   the handshake runs against a TLS server in the same interpreter over in-memory streams: the
+   client's CPU time in it (emulated, 125 MHz) and the heap both ends hold between steps. The
+   board's clock is the emulator's (2021-01-01, never set): the certificates must be valid then.
 
     .venv/bin/python bench/hall_firmware_bench.py
 """
@@ -21,6 +31,7 @@ asserts speed.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import signal
 import socket
@@ -38,6 +49,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from cribboard.api import Board
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
+from cribboard.hall.certs import make_ca, make_server, pem_to_der
 from cribboard.hallsetup import HallSetup, write_config
 from cribboard.virtual.interpreter import find_micropython
 from cribboard.virtual.launcher import VirtualBoard
@@ -84,11 +96,19 @@ def packet(topic: str, payload_bytes: int, qos: int) -> int:
     return 1 + (1 if body < 128 else 2) + body
 
 
+def ca_base64(broker: Broker) -> str:
+    """The hall CA's DER bytes in base64, as `cribboard deploy` puts them in /hall.json."""
+    assert broker.ca_file is not None
+    return base64.b64encode(pem_to_der(broker.ca_file.read_bytes())).decode()
+
+
 def heap_unix(broker: Broker) -> None:
     password = broker.credentials("table-1").password
+    ca_file = broker.state_dir / "ca.b64"
+    ca_file.write_text(ca_base64(broker))
     result = subprocess.run(
         [str(find_micropython()), "-X", "heapsize=128wK", str(ROOT / "bench" / "hall_heap_mp.py")]
-        + ["127.0.0.1", str(broker.port), password],
+        + ["127.0.0.1", str(broker.port), password, str(ca_file)],
         capture_output=True,
         text=True,
         env=mp_env(),
@@ -154,6 +174,118 @@ def heap_pico() -> None:
     )
 
 
+# Run on the emulated Pico W's raw REPL (the app stopped): what cribfw/halltls.py does, by hand
+# (the image in the repository may predate that module); then a whole TLS handshake with a
+# server in the same interpreter (MicroPython's tls server side, the broker's certificate and
+# key), the two ends joined by in-memory streams and stepped in turn: the client's time in its
+# calls (emulated microseconds) and the heap both sessions hold, sampled between the steps.
+PICO_W_TLS_PROBE = """import gc, io, binascii, time, tls
+ca = binascii.a2b_base64(%r)
+cert = binascii.a2b_base64(%r)
+key = binascii.a2b_base64(%r)
+class End(io.IOBase):
+    def __init__(self, inbox, outbox):
+        self.inbox = inbox
+        self.outbox = outbox
+    def readinto(self, buf):
+        box = self.inbox[0]
+        n = min(len(buf), len(box))
+        if not n:
+            return None
+        buf[:n] = box[:n]
+        self.inbox[0] = box[n:]
+        return n
+    def write(self, buf):
+        self.outbox[0] = self.outbox[0] + bytes(buf)
+        return len(buf)
+    def ioctl(self, req, arg):
+        return 0
+gc.collect()
+free = gc.mem_free()
+a1 = gc.mem_alloc()
+client_ctx = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
+client_ctx.load_verify_locations(ca)
+gc.collect()
+a2 = gc.mem_alloc()
+to_server, to_client = [b''], [b'']
+c = client_ctx.wrap_socket(End(to_client, to_server), server_hostname='192.168.1.10',
+                           do_handshake_on_connect=False)
+gc.collect()
+a3 = gc.mem_alloc()
+server_ctx = tls.SSLContext(tls.PROTOCOL_TLS_SERVER)
+server_ctx.load_cert_chain(cert, key)
+s = server_ctx.wrap_socket(End(to_server, to_client), server_side=True,
+                           do_handshake_on_connect=False)
+gc.collect()
+a4 = gc.mem_alloc()
+spent = longest = peak = 0
+done = False
+for _ in range(40):
+    t0 = time.ticks_us()
+    done = c.write(b'x') is not None
+    took = time.ticks_diff(time.ticks_us(), t0)
+    spent += took
+    longest = max(longest, took)
+    peak = max(peak, gc.mem_alloc() - a4)
+    if done:
+        break
+    s.read(1)
+    peak = max(peak, gc.mem_alloc() - a4)
+print(free, len(ca), a2 - a1, a3 - a2, a4 - a3, int(done), spent, longest, peak)
+"""
+
+
+def heap_pico_tls() -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    from cribboard.virtual.rp2board import RP2Board, emulator_missing, images_dir
+    from rp2support import RawRepl  # tests/rp2support.py
+
+    missing = emulator_missing()
+    if missing:
+        print(f"   skipped: {missing}")
+        return
+    ca_pem, ca_key = make_ca("cribboard hall club CA")
+    server_pem, server_key = make_server(ca_pem, ca_key, ["192.168.1.10"])
+    key = serialization.load_pem_private_key(server_key, None).private_bytes(
+        serialization.Encoding.DER,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    )
+    der = [base64.b64encode(b).decode() for b in (pem_to_der(ca_pem), pem_to_der(server_pem), key)]
+    with tempfile.TemporaryDirectory() as scratch:
+        image = images_dir() / "cribboard-RPI_PICO_W.uf2"
+        with RP2Board(image, flash=Path(scratch) / "f", pace=0) as pico:
+            repl = RawRepl(pico.port)
+            repl.enter()  # stops the app (the emulator has no Wi-Fi chip for it)
+            try:
+                output = repl.exec(PICO_W_TLS_PROBE % tuple(der), timeout=900)
+            finally:
+                repl.close()
+    try:
+        free, ca_bytes, context, session, server, done, spent, longest, peak = (
+            int(v) for v in output.split()
+        )
+    except ValueError:
+        print(f"   failed: {output!r}")
+        return
+    print(
+        f"   the client's context with the hall's CA ({ca_bytes} B DER, ECDSA P-256): "
+        f"{context:,} B, kept while the board runs; a connection's TLS session: {session:,} B "
+        f"while it lasts; {free:,} B were free (the app stopped)"
+    )
+    if not done:
+        print("   the handshake did not finish")
+        return
+    print(
+        f"   a whole handshake (against a TLS server in the same interpreter, the broker's "
+        f"certificate checked): the client's calls took {spent / 1e6:.2f} s of emulated time, "
+        f"the longest one {longest / 1e6:.2f} s (the LEDs and buttons wait that long at each "
+        f"connection); between the steps the two ends held at most {peak:,} B more than their "
+        f"sessions (the server's: {server:,} B; a peak inside one call is not seen)"
+    )
+
+
 def played_payloads(players: int, games: int = 30) -> list[int]:
     import random
 
@@ -210,8 +342,10 @@ async def stalls(broker: Broker) -> None:
             frames.append(time.monotonic())
 
     user = f"table-{TABLE}"
+    assert broker.ca_file is not None
+    ca = pem_to_der(broker.ca_file.read_bytes())
     setup = HallSetup(
-        "127.0.0.1", broker.port, HALL, TABLE, user, broker.credentials(user).password
+        "127.0.0.1", broker.port, HALL, TABLE, user, broker.credentials(user).password, ca=ca
     )
     with VirtualBoard(on_frame=on_frame) as virtual:
         await asyncio.to_thread(write_config, virtual.port, setup, progress=lambda _: None)
@@ -273,6 +407,8 @@ def main() -> None:
             heap_pico()
             print(f"\n4. The board while the broker is up, then gone ({PHASE_S:g} s each)")
             asyncio.run(stalls(broker))
+    print("\n5. TLS on the emulated Pico W (cribboard-RPI_PICO_W.uf2, mbedTLS), no network")
+    heap_pico_tls()
 
 
 if __name__ == "__main__":

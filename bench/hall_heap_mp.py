@@ -2,7 +2,9 @@
 # costs. The app is built as main() builds it (the firmware as deployed, .mpy), then the table
 # client is added, connects to the broker named in argv and publishes; free heap (after a
 # collection) is printed before and after, with the bytes allocated for one change published.
-#   micropython -X heapsize=128wK hall_heap_mp.py HOST PORT PASSWORD
+#   micropython -X heapsize=128wK hall_heap_mp.py HOST PORT PASSWORD [CA_FILE]
+# CA_FILE: a file with the hall CA's DER bytes in base64 (a TLS broker, as /hall.json has it;
+# a file, as the unix port's command line does not take an argument that long).
 # Without a HOST ("-"), `socket` is a stand-in (a board without a network, such as the emulated
 # Pico): the client's modules and buffers, no connection.
 import gc
@@ -41,6 +43,7 @@ for name in (
     "cribfw.hallpayload",
     "cribfw.hallmemory",
     "cribfw.hallconfig",
+    "cribfw.halltls",
     "cribfw.hall",
 ):
     __import__(name)
@@ -56,6 +59,7 @@ config = hallconfig.parse(
         "port": int(sys.argv[2]) if host != "-" else 1883,
         "user": "table-1",
         "password": sys.argv[3] if host != "-" else "x",
+        "ca": open(sys.argv[4]).read().strip() if len(sys.argv) > 4 else None,
     }
 )
 from cribfw.hallstart import add_hall

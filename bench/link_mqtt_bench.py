@@ -93,7 +93,10 @@ async def run(work: Path) -> None:
     broker = Broker.create(work / "broker", "bench", tables=1, links=True)
     broker.start()
     password = broker.credentials(t.LINK_USER).password
-    address = BrokerAddress("127.0.0.1", broker.port, username=t.LINK_USER, password=password)
+    ca = broker.ca_file
+    address = BrokerAddress.parse(
+        broker.url, t.LINK_USER, password, None if ca is None else str(ca)
+    )
     boards = [VirtualBoard().start(), VirtualBoard().start()]
     sides = [
         LinkSide(
@@ -101,13 +104,17 @@ async def run(work: Path) -> None:
             GAME,
             lambda port=vb.port: Board.open(port, timeout=5.0),  # type: ignore[misc]
             work / f"side{i}.json",
+            secret="the bench's game secret",
         )
         for i, vb in enumerate(boards)
     ]
-    tasks = [asyncio.create_task(side.run()) for side in sides]
+    a, b = sides
+    # One end first, as people start a linked game: two ends starting at the same instant
+    # would both bring their board's game (two starts, merged into one, but one move more).
+    tasks = [asyncio.create_task(a.run())]
     try:
-        a, b = sides
         await a.wait_until(lambda: a.converged.is_set(), WAIT_S)
+        tasks.append(asyncio.create_task(b.run()))
         await b.wait_until(lambda: b.converged.is_set() and b.board is not None, WAIT_S)
         assert a.board is not None and b.board is not None
         watch_b = Watch(b.board)
@@ -144,8 +151,9 @@ async def run(work: Path) -> None:
         converged = time.monotonic() - started
 
         peg = Move(a.side, 123, 456, f"{a.side}.1", Change("peg", 0, 12))
-        payload = encode_move(peg)
-        topic = t.move_topic(GAME, peg.side, peg.seq)
+        body = encode_move(peg)
+        topic = t.move_topic(a.channel, peg.side, peg.seq)
+        payload = a.key.sign(topic, body)  # the MAC, a space, the move
         # A QoS 1 PUBLISH under 128 bytes: the fixed header (2), the topic's length (2) and
         # the topic, the packet id (2), the payload.
         packet = 2 + 2 + len(topic) + 2 + len(payload)
@@ -160,7 +168,10 @@ async def run(work: Path) -> None:
             f"  both ends at once: {BURST} pegs at each board, both boards showing all "
             f"{2 * BURST} after {converged:.2f} s"
         )
-        print(f"  a peg move: {len(payload)} bytes of JSON, {packet} bytes as an MQTT PUBLISH")
+        print(
+            f"  a peg move: {len(body)} bytes of JSON, {len(payload)} signed, {packet} bytes as "
+            "an MQTT PUBLISH (inside a TLS record)"
+        )
     finally:
         for task in tasks:
             task.cancel()

@@ -28,17 +28,31 @@ def need_mosquitto() -> None:
 
 
 @contextlib.contextmanager
-def running_broker(state_dir: Path, tables: int) -> Iterator[Broker]:
+def running_broker(state_dir: Path, tables: int, *, tls: bool = True) -> Iterator[Broker]:
+    """A hall's broker on loopback: TLS with the hall's own CA unless `tls` is False."""
     need_mosquitto()
-    broker = Broker.create(state_dir, HALL, tables=tables, viewer=True)
+    broker = Broker.create(state_dir, HALL, tables=tables, viewer=True, tls=tls)
     with broker:
         yield broker
 
 
 def address(broker: Broker, user: str) -> BrokerAddress:
+    """How `user` reaches `broker` from this computer (verifying it against the hall's CA)."""
+    ca = broker.ca_file
     return BrokerAddress(
-        "127.0.0.1", broker.port, username=user, password=broker.credentials(user).password
+        "127.0.0.1",
+        broker.port,
+        broker.tls,
+        username=user,
+        password=broker.credentials(user).password,
+        cafile=None if ca is None else str(ca),
     )
+
+
+def broker_words(broker: Broker) -> list[str]:
+    """The broker's URL and CA file as the command lines take them (``--cafile`` follows)."""
+    ca = broker.ca_file
+    return [broker.url] + ([] if ca is None else ["--cafile", str(ca)])
 
 
 @contextlib.asynccontextmanager

@@ -26,7 +26,14 @@ from cribboard.hall.broker import Broker
 from cribboard.hall.director import Director
 from cribboard.hall.store import Store
 from cribboard.virtual import VirtualBoard
-from hallsupport import HALL, WAIT_S, address, running_broker, running_director
+from hallsupport import (
+    HALL,
+    WAIT_S,
+    address,
+    broker_words,
+    running_broker,
+    running_director,
+)
 from support import running_bridge
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
@@ -196,7 +203,7 @@ async def test_serve_mqtt_from_the_command_line(
         tmp_path,
         "--virtual",
         "--mqtt",
-        f"mqtt://127.0.0.1:{broker.port}",
+        *broker_words(broker),
         "--hall",
         HALL,
         "--table",
@@ -247,7 +254,7 @@ async def test_a_wrong_password_is_one_line_and_exit_1(broker: Broker, tmp_path:
         tmp_path,
         "--virtual",
         "--mqtt",
-        f"mqtt://127.0.0.1:{broker.port}",
+        *broker_words(broker),
         "--hall",
         HALL,
         "--table",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import ssl
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -32,13 +33,24 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
         yield hall_broker
 
 
+def tls_context(broker: Broker) -> ssl.SSLContext | None:
+    """What verifies the hall's broker: its own CA (None: a plain broker)."""
+    ca = broker.ca_file
+    return None if ca is None else ssl.create_default_context(cafile=str(ca))
+
+
 @asynccontextmanager
 async def connect(
     broker: Broker, user: str | None, **options: object
 ) -> AsyncIterator[aiomqtt.Client]:
     password = broker.credentials(user).password if user else None
     async with aiomqtt.Client(
-        "127.0.0.1", broker.port, username=user, password=password, **options
+        "127.0.0.1",
+        broker.port,
+        username=user,
+        password=password,
+        tls_context=tls_context(broker),
+        **options,
     ) as client:
         yield client
 
@@ -106,6 +118,7 @@ async def test_anonymous_and_wrong_passwords_are_refused(broker: Broker, passwor
             broker.port,
             username="table-3" if password else None,
             password=password,
+            tls_context=tls_context(broker),
         ):
             pass
 
@@ -133,12 +146,12 @@ async def test_retained_and_queued_messages_survive_a_restart(broker: Broker) ->
 
 
 TABLE_CLIENT = """
-import asyncio, sys, aiomqtt
-port, password, topic = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+import asyncio, ssl, sys, aiomqtt
+port, password, topic, ca = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 async def main():
     will = aiomqtt.Will(topic, b"0", qos=1, retain=True)
     async with aiomqtt.Client("127.0.0.1", port, username="table-1", password=password,
-                              will=will) as client:
+                              will=will, tls_context=ssl.create_default_context(cafile=ca)) as client:
         await client.publish(topic, b"1", qos=1, retain=True)
         print("up", flush=True)
         await asyncio.Event().wait()
@@ -149,10 +162,12 @@ asyncio.run(main())
 async def test_the_last_will_marks_a_dead_table_offline(broker: Broker) -> None:
     online = t.table_topic(HALL, 1, t.ONLINE)
     password = broker.credentials("table-1").password
+    ca = broker.ca_file
+    assert ca is not None
     async with connect(broker, "director") as director:
         await director.subscribe(online, qos=1)
         table = subprocess.Popen(
-            [sys.executable, "-c", TABLE_CLIENT, str(broker.port), password, online],
+            [sys.executable, "-c", TABLE_CLIENT, str(broker.port), password, online, str(ca)],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -23,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
+import pytest
 
 from cribboard.api import Board
 from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
+from cribboard.hall.certs import make_ca, pem_to_der
 from cribboard.hall.store import Store
 from cribboard.hallsetup import HallSetup, write_config
 from cribboard.virtual.launcher import VirtualBoard
@@ -36,6 +39,7 @@ from hallsupport import (
     HALL,
     WAIT_S,
     address,
+    broker_words,
     plain_standings,
     published_rows,
     running_broker,
@@ -106,9 +110,12 @@ class TableWatch:
         await self._client.publish(self.topic(t.CMD), json.dumps(payload).encode(), qos=1)
 
 
-def setup_for(broker: Broker, table: int) -> HallSetup:
+def setup_for(broker: Broker, table: int, host: str = "127.0.0.1") -> HallSetup:
+    """How a board reports as `table`: over TLS, with the hall's CA, when the broker has it."""
     user = t.table_user(table)
-    return HallSetup("127.0.0.1", broker.port, HALL, table, user, broker.credentials(user).password)
+    password = broker.credentials(user).password
+    ca = None if broker.ca_file is None else pem_to_der(broker.ca_file.read_bytes())
+    return HallSetup(host, broker.port, HALL, table, user, password, ca=ca)
 
 
 @contextlib.contextmanager
@@ -152,7 +159,7 @@ async def test_a_board_deployed_for_the_hall_joins_it_and_runs_each_command_once
             deployed = await asyncio.to_thread(
                 subprocess.run,
                 [*CLI, "--port", virtual.port, "deploy", "--broker"]
-                + [f"mqtt://127.0.0.1:{broker.port}", "--table", "1", "--hall", HALL],
+                + [*broker_words(broker), "--table", "1", "--hall", HALL],
                 capture_output=True,
                 text=True,
                 env=env,
@@ -199,6 +206,34 @@ async def test_a_board_deployed_for_the_hall_joins_it_and_runs_each_command_once
                 await hall.command(id="r2t1", op="new", target=121, names=["Cid", "Dee"])
                 state, ack = await hall.order(t.STATE, t.ACK)
                 assert (state["target"], state["front"]) == (121, [0, 0]) and ack["ok"]
+
+
+async def broker_log(broker: Broker, offset: int, *clues: str) -> str:
+    """The broker's log after `offset` once it holds one of `clues` (what the broker logs when
+    a client ends the TLS handshake with an alert)."""
+    log = broker.state_dir / "mosquitto.log"
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            text = log.read_bytes()[offset:].decode(errors="replace")
+            if any(clue in text for clue in clues):
+                return text
+            await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize("wrong", ["ca", "host name"])
+async def test_a_board_refuses_a_broker_it_cannot_verify(tmp_path: Path, wrong: str) -> None:
+    with running_broker(tmp_path / "broker", tables=1) as broker:
+        setup = setup_for(broker, 1)
+        if wrong == "ca":
+            setup = dataclasses.replace(setup, ca=pem_to_der(make_ca("a stranger's CA")[0]))
+        else:
+            setup = setup_for(broker, 1, host="localhost")  # the certificate is for 127.0.0.1
+        offset = (broker.state_dir / "mosquitto.log").stat().st_size
+        with VirtualBoard() as board:
+            write_config(board.port, setup, progress=lambda _: None)
+            text = await broker_log(broker, offset, "alert bad certificate", "alert unknown ca")
+        # It hung up in the handshake: its login (and password) never went out.
+        assert "as table-1" not in text and "New client connected" not in text
 
 
 class SilentPort:

@@ -10,9 +10,11 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from cribboard.hall.certs import make_ca, pem_to_der
 from cribboard.hallsetup import (
     MQTT_PASSWORD_ENV,
     WIFI_PASSWORD_ENV,
@@ -70,15 +72,25 @@ def test_the_passwords_come_from_the_environment_or_the_prompt() -> None:
     assert (open_wifi.hall, open_wifi.user) == ("east", "board7")
 
 
-def test_the_board_reads_what_the_host_writes() -> None:
+def test_the_board_reads_what_the_host_writes(tmp_path: Path) -> None:
     env = {MQTT_PASSWORD_ENV: SECRET, WIFI_PASSWORD_ENV: WIFI_SECRET}
     setup = make_setup("mqtt://10.0.0.2:1883", 12, ssid="clubwifi", environ=env)
     config = hallconfig.parse(json.loads(setup.to_json()))
     assert (config.hall, config.table, config.host, config.port) == ("club", 12, "10.0.0.2", 1883)
     assert (config.user, config.password) == ("table-12", SECRET)
     assert (config.ssid, config.wifi_password) == ("clubwifi", WIFI_SECRET)
+    assert config.ca is None  # plain MQTT: no CA
+    assert "in the clear" in setup.describe()
     wired = make_setup("mqtt://10.0.0.2:1883", 12, environ=env)
     assert hallconfig.parse(json.loads(wired.to_json())).ssid is None
+    ca_pem, _ = make_ca("test CA")
+    ca_file = tmp_path / "ca.pem"
+    ca_file.write_bytes(ca_pem)
+    secured = make_setup("mqtts://10.0.0.2:8883", 12, cafile=str(ca_file), environ=env)
+    assert hallconfig.parse(json.loads(secured.to_json())).ca == pem_to_der(ca_pem)
+    assert "mqtts://10.0.0.2:8883" in secured.describe() and "clear" not in secured.describe()
+    with pytest.raises(ValueError, match="ca is not base64"):
+        hallconfig.parse({**json.loads(secured.to_json()), "ca": "A"})
     for broken in ({}, {"hall": "club"}, [1], {**json.loads(wired.to_json()), "table": "3"}):
         with pytest.raises(ValueError) as err:
             hallconfig.parse(broken)
@@ -88,7 +100,9 @@ def test_the_board_reads_what_the_host_writes() -> None:
 @pytest.mark.parametrize(
     ("broker", "table", "options", "says"),
     [
-        ("mqtts://h:8883", 3, {}, "plain MQTT"),
+        ("mqtts://h:8883", 3, {}, "needs --cafile"),
+        ("mqtts://h:8883", 3, {"cafile": "/nonexistent/ca.pem"}, "--cafile /nonexistent"),
+        ("mqtt://h", 3, {"cafile": "/nonexistent/ca.pem"}, "goes with an mqtts"),
         ("http://h", 3, {}, "bad broker URL"),
         ("mqtt://h", 1000, {}, "bad table number"),
         ("mqtt://h", 3, {"hall": "Club Night"}, "bad hall name"),
@@ -127,7 +141,8 @@ def test_the_command_line_says_what_is_wrong_in_one_line_and_never_the_password(
     for words, says in (
         (["deploy", "--table", "3"], "go with --broker"),
         (["deploy", "--broker", "mqtt://127.0.0.1:1"], "needs --table"),
-        (["deploy", "--broker", "mqtts://h", "--table", "3"], "plain MQTT"),
+        (["deploy", "--broker", "mqtts://h", "--table", "3"], "needs --cafile"),
+        (["deploy", "--cafile", "ca.pem"], "go with --broker"),
         (["deploy", "--broker", "mqtt://h", "--table", "3"], "no terminal to ask"),
     ):
         result = run_cli("--port", "/nonexistent/tty", *words, env=env)
@@ -150,3 +165,31 @@ def test_the_command_line_says_what_is_wrong_in_one_line_and_never_the_password(
     assert result.returncode != 0 and len(result.stderr.splitlines()) == 1
     assert SECRET not in result.stdout + result.stderr
     assert WIFI_SECRET not in result.stdout + result.stderr
+
+
+def test_a_board_whose_ca_mbedtls_cannot_read_plays_alone() -> None:
+    """On MicroPython's unix port (its `tls` is mbedTLS, as a Pico W's): a hall configuration
+    whose CA is not a certificate leaves the board playing alone instead of stopping it."""
+    from cribboard.virtual.interpreter import find_micropython
+
+    firmware = Path(__file__).resolve().parents[1] / "firmware"
+    config = {"hall": "club", "table": 1, "host": "127.0.0.1", "port": 8883}
+    config.update(user="table-1", password="x", ca="bm90IGEgY2VydA==")  # "not a cert"
+    code = f"""
+import sys
+sys.path[:0] = [{str(firmware)!r}]
+from cribfw import hallconfig, hallstart
+hallconfig.load = lambda: hallconfig.parse({config!r})
+class App:
+    pass
+app = App()
+app.ctx = None
+app.tasks = []
+app.hall = None
+hallstart.join_hall(app)
+print("alone", app.hall is None, len(app.tasks))
+"""
+    done = subprocess.run(
+        [find_micropython(), "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "alone True 0", done.stdout + done.stderr

@@ -24,12 +24,14 @@ from cribboard.hall.address import BrokerAddress
 from cribboard.hall.broker import Broker
 from cribboard.link import topics as t
 from cribboard.link.moves import Change, Move, Position, encode_move
+from cribboard.link.secret import GameKey
 from cribboard.link.side import LinkSide, describe
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
-from hallsupport import HALL, WAIT_S, need_mosquitto
+from hallsupport import HALL, WAIT_S, address, broker_words, need_mosquitto
 
 GAME = "friday"
+SECRET = "a secret both ends share"
 CLI = [sys.executable, "-m", "cribboard.cli"]
 PINS = PROFILES["sim"].buttons
 TAP_MS = 60
@@ -50,14 +52,30 @@ def other_vboard() -> Iterator[VirtualBoard]:
 
 
 def link_address(broker: Broker) -> BrokerAddress:
-    password = broker.credentials(t.LINK_USER).password
-    return BrokerAddress("127.0.0.1", broker.port, username=t.LINK_USER, password=password)
+    return address(broker, t.LINK_USER)
 
 
 @contextlib.asynccontextmanager
-async def running_side(broker: Broker, port: str, state: Path) -> AsyncIterator[LinkSide]:
+async def running_side(
+    broker: Broker,
+    port: str,
+    state: Path,
+    *,
+    secret: str = SECRET,
+    said: list[str] | None = None,
+) -> AsyncIterator[LinkSide]:
+    def say(line: str) -> None:
+        print(line)
+        if said is not None:
+            said.append(line)
+
     side = LinkSide(
-        link_address(broker), GAME, lambda: Board.open(port, timeout=3.0), state, say=print
+        link_address(broker),
+        GAME,
+        lambda: Board.open(port, timeout=3.0),
+        state,
+        secret=secret,
+        say=say,
     )
     task = asyncio.create_task(side.run())
     try:
@@ -138,9 +156,10 @@ async def test_pegs_at_both_ends_at_once_converge_and_a_move_delivered_twice_cou
             again = moves[5]
             forged = Move(again.side, again.seq, again.clock, again.game, Change("peg", 0, 29))
             async with link_address(broker).client("test-redeliver") as client:
-                for move in (again, forged):
-                    topic = t.move_topic(GAME, move.side, move.seq)
-                    await client.publish(topic, encode_move(move), qos=1, retain=True)
+                for move in (again, forged):  # signed: only the move's id keeps it out
+                    topic = t.move_topic(a.channel, move.side, move.seq)
+                    signed = a.key.sign(topic, encode_move(move))
+                    await client.publish(topic, signed, qos=1, retain=True)
             await board_of(a).peg(1, 2)  # a move after them: when it is in, they are too
             position = await in_step(a, b_side, moves=32)
             assert position.front[1] == (sum(p for who, p in made_a + made_b if who == 1) + 2)
@@ -174,12 +193,86 @@ async def test_a_count_being_entered_at_one_end_survives_the_other_ends_peg(
             assert (position.front[0], position.back[0]) == (3, 2), a.moves()
 
 
+async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_game(
+    broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    said_a: list[str] = []
+    said_b: list[str] = []
+    async with (
+        running_side(broker, vboard.port, tmp_path / "a.json", said=said_a) as a,
+        running_side(broker, other_vboard.port, tmp_path / "b.json", said=said_b) as b,
+    ):
+        await board_of(a).peg(0, 5)
+        before = await in_step(a, b, moves=2)  # the start, the peg
+        game = a.log.merged().current
+        last = a.log.of_side(a.side)[-1]
+        async with link_address(broker).client("stranger") as stranger:
+            # Listing the games: topics named by the secret, never by the game's name.
+            await stranger.subscribe(f"{t.ROOT}/#", qos=1)
+            topics: set[str] = set()
+            async with asyncio.timeout(WAIT_S):
+                async for message in stranger.messages:  # 2 moves and 2 onlines, retained
+                    topics.add(str(message.topic))
+                    if len(topics) == 4:
+                        break
+            assert all(a.channel in topic and GAME not in topic for topic in topics), topics
+            # A peg, a set and an undo under a's id, and a peg of a side of its own: unsigned
+            # or signed with a guessed secret.
+            guess = GameKey(GAME, "a guessed secret")
+            seq = last.seq + 1
+            forged = [
+                Move(a.side, seq, 50, game, Change("peg", 0, 29)),
+                Move(a.side, seq + 1, 51, game, Change("set", 1, front=(60,), back=(40,))),
+                Move(a.side, seq + 2, 52, game, Change("undo", undoes=last.id)),
+                Move("evil", 1, 53, game, Change("peg", 1, 20)),
+            ]
+            for i, move in enumerate(forged):
+                topic = t.move_topic(a.channel, move.side, move.seq)
+                body = encode_move(move)
+                await stranger.publish(
+                    topic, body if i % 2 else guess.sign(topic, body), qos=1, retain=True
+                )
+            online = t.side_topic(a.channel, "evil", t.ONLINE)
+            await stranger.publish(online, b"1", qos=1, retain=True)
+        for side in (a, b):  # both ends tell, once per side posed as
+            await side.wait_until(lambda s=side: {a.side, "evil"} <= s.strangers, WAIT_S)  # type: ignore[misc]
+        for said in (said_a, said_b):
+            warnings = [line for line in said if line.startswith("WARNING")]
+            assert len(warnings) == 2, warnings
+            assert all("not signed with the game's secret" in w for w in warnings), warnings
+        # Nothing of it counted: a real peg at b comes through alone.
+        await board_of(b).peg(1, 3)
+        after = await in_step(a, b, moves=3)
+        assert after.front == (before.front[0], before.front[1] + 3)
+
+        # Joining: the right name with a guessed secret is another game altogether; the right
+        # secret at a third end is a third side, told at both ends and ignored.
+        with VirtualBoard() as third:
+            async with running_side(
+                broker, third.port, tmp_path / "c.json", secret="a guessed secret"
+            ) as guessed:
+                assert guessed.channel != a.channel
+                assert {m.side for m in guessed.log.moves.values()} == {guessed.side}
+            async with running_side(broker, third.port, tmp_path / "d.json") as intruder:
+                for side in (a, b):
+                    await side.wait_until(
+                        lambda s=side: intruder.side in s.strangers,
+                        WAIT_S,  # type: ignore[misc]
+                    )
+                    assert any(f"a third side {intruder.side}" in w for w in said_a + said_b)
+                await board_of(intruder).peg(0, 7)
+                await board_of(a).peg(0, 1)
+                final = await in_step(a, b, moves=4)
+                assert final.front == (after.front[0] + 1, after.front[1])
+                assert len(a.log.moves) == len(b.log.moves) == 4
+
+
 def link_words(broker: Broker, port: str, state: Path) -> list[str]:
     return [
         *CLI,
         "link",
         "--broker",
-        f"mqtt://127.0.0.1:{broker.port}",
+        *broker_words(broker),
         "--game",
         GAME,
         "--port",
@@ -188,13 +281,19 @@ def link_words(broker: Broker, port: str, state: Path) -> list[str]:
         t.LINK_USER,
         "--password-env",
         "LINK_PASSWORD",
+        "--secret-env",
+        "LINK_SECRET",
         "--state",
         str(state),
     ]
 
 
 async def start_link(broker: Broker, port: str, state: Path) -> Any:
-    env = {**os.environ, "LINK_PASSWORD": broker.credentials(t.LINK_USER).password}
+    env = {
+        **os.environ,
+        "LINK_PASSWORD": broker.credentials(t.LINK_USER).password,
+        "LINK_SECRET": SECRET,
+    }
     return await asyncio.create_subprocess_exec(
         *link_words(broker, port, state),
         stdin=subprocess.DEVNULL,
@@ -308,11 +407,18 @@ async def test_link_virtual_links_a_virtual_board_started_for_it(
         (["--game", "g", "--port", "/dev/null", "--ble", "x"], "one of --port, --ble or", 2),
         (["--game", "g", "--port", "/dev/null", "--virtual"], "one of --port, --ble or", 2),
         (["--game", "g", "--password-env", "NOPE_X", "--user", "u"], "NOPE_X", 2),
+        (["--game", "g", "--port", "/dev/null"], "needs its secret: --secret-env", 2),
+        (["--game", "g", "--secret-env", "NOPE_X"], "NOPE_X", 2),
+        (["--game", "g", "--secret-env", "HOME_SHORT"], "8 to 256 characters", 2),
     ],
 )
 def test_bad_link_options_get_one_line(words: list[str], message: str, status: int) -> None:
     done = subprocess.run(
-        [*CLI, "link", "--broker", "mqtt://127.0.0.1:1", *words], capture_output=True, text=True
+        [*CLI, "link", "--broker", "mqtt://127.0.0.1:1", *words],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "HOME_SHORT": "short"},
     )
     assert done.returncode == status, done
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
@@ -321,7 +427,7 @@ def test_bad_link_options_get_one_line(words: list[str], message: str, status: i
 async def test_a_refused_login_stops_the_link_with_one_line(
     broker: Broker, vboard: VirtualBoard, tmp_path: Path
 ) -> None:
-    env = {**os.environ, "LINK_PASSWORD": "not-the-password"}
+    env = {**os.environ, "LINK_PASSWORD": "not-the-password", "LINK_SECRET": SECRET}
     process = await asyncio.create_subprocess_exec(
         *link_words(broker, vboard.port, tmp_path / "s.json"),
         stdin=subprocess.DEVNULL,
@@ -333,7 +439,7 @@ async def test_a_refused_login_stops_the_link_with_one_line(
         _, err = await process.communicate()
     assert process.returncode == 1
     (line,) = err.decode().strip().splitlines()
-    assert line.startswith("cribboard: the broker refused the link's login"), line
+    assert line.startswith("cribboard: mqtts://") and "refused the login of link" in line, line
 
 
 def test_synced_says_one_move_in_the_singular() -> None:

@@ -9,6 +9,8 @@
 # `timeout_s`", and a read or write that cannot finish in that time raises OSError(ETIMEDOUT),
 # which the table client takes as a lost connection. Non-blocking reads (check_msg) pass through.
 # It also notes when anything last arrived, so a silent connection is noticed between pings.
+# Over TLS `sock` is the SSL socket and `raw` the plain one under it, which alone has
+# settimeout() and socket options (cribfw/halltls.py).
 
 from cribfw.clock import ticks_ms
 
@@ -16,23 +18,24 @@ ETIMEDOUT = 110
 
 
 class BoundedSocket:
-    def __init__(self, sock, timeout_s):
+    def __init__(self, sock, timeout_s, raw=None):
         self.sock = sock
+        self.raw = sock if raw is None else raw
         self.timeout_s = timeout_s
         self.heard_ms = ticks_ms()  # when a byte last arrived
         self._blocking = True
-        sock.settimeout(timeout_s)
+        self.raw.settimeout(timeout_s)
         try:
-            sock.setsockopt(6, 1, 1)  # IPPROTO_TCP, TCP_NODELAY: small packets leave at once
+            self.raw.setsockopt(6, 1, 1)  # IPPROTO_TCP, TCP_NODELAY: small packets leave at once
         except (OSError, AttributeError):
             pass  # (a stack without it: the broker's delayed ACK may slow a QoS 1 publish)
 
     def setblocking(self, flag):
         self._blocking = flag
         if flag:
-            self.sock.settimeout(self.timeout_s)
+            self.raw.settimeout(self.timeout_s)
         else:
-            self.sock.setblocking(False)
+            self.raw.setblocking(False)
 
     def read(self, n):
         data = self.sock.read(n)
@@ -51,4 +54,4 @@ class BoundedSocket:
         return written
 
     def close(self):
-        self.sock.close()
+        self.sock.close()  # an SSL socket closes the plain one under it

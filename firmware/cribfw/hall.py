@@ -70,6 +70,12 @@ class HallClient:
         self.t_cmd = prefix + H.CMD.encode()
         self.t_ack = prefix + H.ACK.encode()
         client_id = ("table-%d" % config.table).encode()
+        self.tls = None  # plain MQTT, or the TLS that verifies the broker (cribfw/halltls.py)
+        if config.ca is not None:
+            from cribfw.halltls import TlsWrapper
+
+            self.tls = TlsWrapper(config.ca)
+        self.refused = None  # why the broker's certificate was last refused (None: it was not)
         self.client = MQTTClient(
             client_id,
             config.host,
@@ -77,6 +83,7 @@ class HallClient:
             user=config.user.encode(),
             password=config.password.encode(),
             keepalive=KEEPALIVE_S,
+            ssl=self.tls,
         )
         self.client.set_callback(self._received)
         self.client.set_last_will(
@@ -135,10 +142,14 @@ class HallClient:
         if self.wifi is not None and not self.wifi.up(now):
             return
         client = self.client
+        tls = self.tls
         try:
             client.connect(clean_session=False, timeout=CONNECT_TIMEOUT_S)
-            self._sock = client.sock = BoundedSocket(client.sock, IO_TIMEOUT_S)
-        except Exception:
+            raw = tls.raw if tls is not None else None
+            self._sock = client.sock = BoundedSocket(client.sock, IO_TIMEOUT_S, raw)
+        except Exception as err:
+            if tls is not None and isinstance(err, ValueError):
+                self.refused = str(err)  # mbedTLS says why: signer, name, dates
             self._lost(now)
             return
         self.connects += 1

@@ -1,10 +1,13 @@
 # Where a Wi-Fi board reports to the club hall: a small JSON file on its flash, written by
-# `cribboard deploy --broker mqtt://HOST:PORT --table N [--hall H] [--user U] [--wifi SSID]`
-# (host/cribboard/hallsetup.py). Read once at start; no file: the board plays alone.
-#   {"hall": "club", "table": 3, "host": "192.168.1.10", "port": 1883, "user": "table-3",
-#    "password": "...", "ssid": "clubwifi", "wifi_password": "..."}
+# `cribboard deploy --broker mqtts://HOST:PORT --cafile ca.pem --table N [--hall H] [--user U]
+# [--wifi SSID]` (host/cribboard/hallsetup.py). Read once at start; no file: the board plays
+# alone.
+#   {"hall": "club", "table": 3, "host": "192.168.1.10", "port": 8883, "user": "table-3",
+#    "password": "...", "ssid": "clubwifi", "wifi_password": "...", "ca": "MIIB..."}
 # "ssid" and "wifi_password" are absent for a board that is already on a network (the virtual
-# board uses the host's). The file holds passwords: nothing on the board ever prints it.
+# board uses the host's). "ca" (the hall CA's DER bytes, base64): the board speaks TLS and
+# verifies the broker against it (cribfw/halltls.py); absent: plain MQTT. The file holds
+# passwords: nothing on the board ever prints it.
 
 from cribcore.files import HALL_CONFIG
 
@@ -12,7 +15,9 @@ PATH = "/" + HALL_CONFIG
 
 
 class HallConfig:
-    def __init__(self, hall, table, host, port, user, password, ssid=None, wifi_password=None):
+    def __init__(
+        self, hall, table, host, port, user, password, ssid=None, wifi_password=None, ca=None
+    ):
         self.hall = hall
         self.table = table
         self.host = host
@@ -21,6 +26,7 @@ class HallConfig:
         self.password = password
         self.ssid = ssid
         self.wifi_password = wifi_password
+        self.ca = ca  # DER bytes, or None: plain MQTT
 
 
 def _text(obj, key, needed=True):
@@ -40,6 +46,21 @@ def _number(obj, key, low, high):
     return value
 
 
+def _ca(obj):
+    text = _text(obj, "ca", False)
+    if text is None:
+        return None
+    import binascii
+
+    try:
+        ca = binascii.a2b_base64(text)
+    except ValueError:
+        raise ValueError("hall config: ca is not base64")
+    if not ca:
+        raise ValueError("hall config: ca missing")
+    return ca
+
+
 def parse(obj):
     """A HallConfig from the file's JSON object; ValueError naming a bad field (never a value)."""
     if not isinstance(obj, dict):
@@ -53,6 +74,7 @@ def parse(obj):
         _text(obj, "password"),
         _text(obj, "ssid", False),
         _text(obj, "wifi_password", False),
+        _ca(obj),
     )
 
 

@@ -1,7 +1,9 @@
 """A Wi-Fi board's place in a club hall: the small configuration file its own table client
 reads at start (``/hall.json``, read by the firmware's ``cribfw/hallconfig.py``), made from
-``cribboard deploy --broker mqtt://HOST:PORT --table N [--hall H] [--user U] [--wifi SSID]``
-and copied to the board over mpremote, as deploy copies the firmware.
+``cribboard deploy --broker mqtts://HOST:PORT --cafile ca.pem --table N [--hall H] [--user U]
+[--wifi SSID]`` and copied to the board over mpremote, as deploy copies the firmware. With
+``mqtts://`` the file carries the hall's CA (its DER bytes, base64): the board verifies the
+broker's certificate and host name against it before it sends its password.
 
 The passwords (the broker's and the Wi-Fi's) come from ``$CRIBBOARD_MQTT_PASSWORD`` and
 ``$CRIBBOARD_WIFI_PASSWORD``, or from a prompt that does not echo them. They are never printed,
@@ -11,6 +13,7 @@ temporary copy (mode 0600), deleted at once.
 
 from __future__ import annotations
 
+import binascii
 import getpass
 import json
 import os
@@ -41,9 +44,10 @@ class HallSetupError(CribboardError):
 
 @dataclass(frozen=True)
 class HallSetup:
-    """Where a board reports: the broker's `host` and `port` (plain MQTT: the board's
-    umqtt.simple client), the `hall`, its `table` number, the broker `user` and `password`,
-    and the Wi-Fi it joins (`ssid` None: a board already on a network)."""
+    """Where a board reports: the broker's `host` and `port`, the `hall`, its `table` number,
+    the broker `user` and `password`, the Wi-Fi it joins (`ssid` None: a board already on a
+    network), and `ca` the DER bytes of the CA that signed the broker's certificate (None:
+    plain MQTT)."""
 
     host: str
     port: int
@@ -53,6 +57,7 @@ class HallSetup:
     password: str = field(repr=False)
     ssid: str | None = None
     wifi_password: str | None = field(default=None, repr=False)
+    ca: bytes | None = None
 
     def to_json(self) -> bytes:
         """The board's configuration file."""
@@ -67,14 +72,22 @@ class HallSetup:
         if self.ssid is not None:
             config["ssid"] = self.ssid
             config["wifi_password"] = self.wifi_password or ""
+        if self.ca is not None:
+            config["ca"] = binascii.b2a_base64(self.ca, newline=False).decode()
         return json.dumps(config).encode()
 
     def describe(self) -> str:
         """One line for people, without the passwords."""
         wifi = f" over Wi-Fi {self.ssid!r}" if self.ssid is not None else ""
+        scheme = "mqtt" if self.ca is None else "mqtts"
         return (
-            f"table {self.table} of hall {self.hall!r} at mqtt://{self.host}:{self.port} "
+            f"table {self.table} of hall {self.hall!r} at {scheme}://{self.host}:{self.port} "
             f"as {self.user}{wifi}"
+            + (
+                " (plain MQTT: its password crosses the network in the clear)"
+                if not self.ca
+                else ""
+            )
         )
 
 
@@ -96,6 +109,7 @@ def make_setup(
     hall: str | None = None,
     user: str | None = None,
     ssid: str | None = None,
+    cafile: str | None = None,
     environ: Mapping[str, str] = os.environ,
     ask: Callable[[str], str] = ask_secret,
 ) -> HallSetup:
@@ -107,11 +121,16 @@ def make_setup(
         table = check_table(table)
     except HallError as err:
         raise HallSetupError(str(err)) from None
+    ca = None
     if address.tls:
-        raise HallSetupError(
-            "a board's own client speaks plain MQTT: give it an mqtt:// broker on the club's "
-            "network"
-        )
+        if cafile is None:
+            raise HallSetupError(
+                "an mqtts:// broker needs --cafile: the hall's CA (ca.pem in its broker "
+                "directory), which the board verifies the broker with"
+            )
+        ca = read_ca(cafile)
+    elif cafile is not None:
+        raise HallSetupError(f"--cafile goes with an mqtts:// broker, not {broker}")
     if ssid is not None and not 1 <= len(ssid.encode()) <= MAX_SSID_BYTES:
         raise HallSetupError(f"a Wi-Fi name is 1 to {MAX_SSID_BYTES} bytes")
     user = user or table_user(table)
@@ -125,7 +144,27 @@ def make_setup(
             wifi_password = ask(f"Wi-Fi password for {ssid} (empty for an open network): ")
         if len(wifi_password.encode()) > MAX_WIFI_PASSWORD_BYTES:
             raise HallSetupError(f"a Wi-Fi password is at most {MAX_WIFI_PASSWORD_BYTES} bytes")
-    return HallSetup(address.host, address.port, hall, table, user, password, ssid, wifi_password)
+    return HallSetup(
+        address.host, address.port, hall, table, user, password, ssid, wifi_password, ca
+    )
+
+
+MAX_CA_BYTES = 2048  # a board keeps the CA in its heap while connecting: one certificate
+
+
+def read_ca(cafile: str) -> bytes:
+    """The DER bytes of the one CA certificate in `cafile` (PEM); HallSetupError otherwise."""
+    from cribboard.hall.certs import pem_to_der
+
+    try:
+        der = pem_to_der(Path(cafile).read_bytes())
+    except OSError as err:
+        raise HallSetupError(f"--cafile {cafile}: {err.strerror or err}") from None
+    except ValueError:
+        raise HallSetupError(f"--cafile {cafile}: not a PEM certificate") from None
+    if len(der) > MAX_CA_BYTES:
+        raise HallSetupError(f"--cafile {cafile}: a CA of at most {MAX_CA_BYTES} bytes")
+    return der
 
 
 def write_config(

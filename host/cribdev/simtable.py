@@ -74,7 +74,7 @@ class SimTable:
         self.commands: list[messages.NewGame] = []  # each command run, in order
         self.on_state: list[asyncio.Queue[BoardState]] = []  # optional watchers
         memory = CommandMemory(on_change=self._keep)
-        plain = BrokerAddress(address.host, address.port, address.tls, None, address.password)
+        plain = address.with_login(None, address.password)
         self.client = TableClient(
             plain, hall, table, state=lambda: self.state, run=self._new_game, memory=memory
         )
@@ -221,14 +221,15 @@ async def _serve_stdin(table: SimTable) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cribdev.simtable")
-    parser.add_argument("--broker", required=True, help="mqtt://HOST:PORT")
+    parser.add_argument("--broker", required=True, help="mqtts://HOST:PORT or mqtt://HOST:PORT")
+    parser.add_argument("--cafile", help="the CA that signed the broker's certificate")
     parser.add_argument("--hall", required=True)
     parser.add_argument("--table", type=int, required=True)
     parser.add_argument("--password", required=True)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--state-file", type=Path)
     args = parser.parse_args(argv)
-    address = BrokerAddress.parse(args.broker, password=args.password)
+    address = BrokerAddress.parse(args.broker, password=args.password, cafile=args.cafile)
     table = SimTable(address, args.hall, args.table, seed=args.seed, state_file=args.state_file)
     asyncio.run(_serve_stdin(table))
     return 0

@@ -12,8 +12,14 @@ HALL_ARGS: tuple[Arg, ...] = (
     arg(
         "--broker",
         metavar="URL",
-        help="report to the club hall at this broker (mqtt://HOST:PORT) from the board's own "
-        "firmware; the password from $CRIBBOARD_MQTT_PASSWORD, else asked",
+        help="report to the club hall at this broker (mqtts://HOST:PORT, with --cafile; "
+        "mqtt:// for a plain one) from the board's own firmware; the password from "
+        "$CRIBBOARD_MQTT_PASSWORD, else asked",
+    ),
+    arg(
+        "--cafile",
+        metavar="PEM",
+        help="the hall's CA (its broker directory's ca.pem): the board verifies the broker with it",
     ),
     arg("--table", type=int_in(1, 999, "table"), help="the board's table number in the hall"),
     arg("--hall", help=f"the hall's name (default {DEFAULT_HALL})"),
@@ -30,13 +36,20 @@ def hall_setup(args: argparse.Namespace) -> HallSetup | None:
     """The hall configuration deploy's options ask for (passwords read now, before anything is
     copied), or None without --broker."""
     if args.broker is None:
-        if args.table is not None or args.hall or args.user or args.wifi is not None:
-            raise UsageError("--table, --hall, --user and --wifi go with --broker")
+        if args.table is not None or args.hall or args.user or args.wifi is not None or args.cafile:
+            raise UsageError("--table, --hall, --user, --wifi and --cafile go with --broker")
         return None
     if args.table is None:
         raise UsageError("--broker needs --table: the board's table number")
     try:
-        return make_setup(args.broker, args.table, hall=args.hall, user=args.user, ssid=args.wifi)
+        return make_setup(
+            args.broker,
+            args.table,
+            hall=args.hall,
+            user=args.user,
+            ssid=args.wifi,
+            cafile=args.cafile,
+        )
     except HallSetupError as err:
         raise UsageError(str(err)) from None
 

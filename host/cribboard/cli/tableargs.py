@@ -30,6 +30,12 @@ TABLE_ARGS: tuple[Arg, ...] = (
     arg("--table", type=int, metavar="N", help="the table's number (with --mqtt)"),
     arg("--user", help="the broker user (default table-N)"),
     arg(
+        "--cafile",
+        metavar="PEM",
+        help="the CA that signed the mqtts:// broker's certificate (a hall's ca.pem; default: "
+        "the system's CAs)",
+    ),
+    arg(
         "--password-env",
         metavar="VAR",
         help="the environment variable that holds the broker password (default: asked for "
@@ -42,8 +48,9 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
     """The hall table the options name, None without ``--mqtt``; UsageError for options that
     do not go together. `boards`: how many boards were named (a table has one)."""
     if args.mqtt is None:
-        if args.hall is not None or args.table is not None or args.user or args.password_env:
-            raise UsageError("--hall, --table, --user and --password-env go with --mqtt")
+        named = (args.hall, args.table, args.user, args.password_env, args.cafile)
+        if any(value is not None for value in named):
+            raise UsageError("--hall, --table, --user, --password-env and --cafile go with --mqtt")
         return None
     if args.hall is None or args.table is None:
         raise UsageError("--mqtt needs --hall NAME and --table N")
@@ -57,12 +64,13 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
     try:
         user = args.user or t.table_user(args.table)
         t.check_hall(args.hall)
-        address = BrokerAddress.parse(args.mqtt, username=user)
+        address = BrokerAddress.parse(args.mqtt, username=user, cafile=args.cafile)
+        address.tls_context()  # a CA file that cannot be read: said now, in one line
         password = ask_password(args.password_env, f"password for {user} at {address.url}: ")
     except HallError as err:
         raise UsageError(str(err)) from None
     return TableSettings(
-        BrokerAddress(address.host, address.port, address.tls, user, password),
+        address.with_login(user, password),
         args.hall,
         args.table,
         default_memory_file(args.hall, args.table),

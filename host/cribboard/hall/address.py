@@ -1,5 +1,7 @@
 """Where a hall's broker is and how to log in: ``mqtt://host:port`` (plain) or
-``mqtts://host:port`` (TLS), a user and a password, made into an aiomqtt client."""
+``mqtts://host:port`` (TLS, verified against the system's CAs or a `cafile`, such as a hall's
+own ``ca.pem``), a user and a password, made into an aiomqtt client; and why a broker refused
+a client, in one line (:func:`refusal`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import os
 import socket
 import ssl
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 import aiomqtt
@@ -50,12 +52,34 @@ class BrokerAddress:
     tls: bool = False
     username: str | None = None
     password: str | None = field(default=None, repr=False)  # never in a log line
+    cafile: str | None = None  # the CA (PEM) that signed the broker's certificate
+
+    def with_login(
+        self, username: str | None, password: str | None, cafile: str | None = None
+    ) -> BrokerAddress:
+        """The same broker with another user (and a CA file, when given)."""
+        return replace(self, username=username, password=password, cafile=cafile or self.cafile)
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        """The TLS context that verifies the broker (its certificate and its host name);
+        None for plain MQTT. HallError when the CA file cannot be read."""
+        if not self.tls:
+            return None
+        try:
+            return ssl.create_default_context(cafile=self.cafile)
+        except (OSError, ssl.SSLError) as err:
+            raise HallError(f"--cafile {self.cafile}: not a readable PEM CA file ({err})")
 
     @classmethod
     def parse(
-        cls, url: str, username: str | None = None, password: str | None = None
+        cls,
+        url: str,
+        username: str | None = None,
+        password: str | None = None,
+        cafile: str | None = None,
     ) -> BrokerAddress:
-        """``mqtt://host[:port]`` or ``mqtts://host[:port]``; HallError for anything else."""
+        """``mqtt://host[:port]`` or ``mqtts://host[:port]``; HallError for anything else (and
+        for a `cafile` with plain MQTT, which would be ignored)."""
         try:
             parts = urlsplit(url)
             port = parts.port
@@ -63,12 +87,15 @@ class BrokerAddress:
             raise HallError(f"bad broker URL {url!r}: {err}")
         if parts.scheme not in SCHEMES or not parts.hostname or parts.path not in ("", "/"):
             raise HallError(f"bad broker URL {url!r}: use mqtt://HOST:PORT or mqtts://HOST:PORT")
+        if cafile is not None and parts.scheme != "mqtts":
+            raise HallError(f"--cafile goes with an mqtts:// broker, not {url}")
         return cls(
             parts.hostname,
             port or SCHEMES[parts.scheme],
             parts.scheme == "mqtts",
             username,
             password,
+            cafile,
         )
 
     @property
@@ -96,8 +123,43 @@ class BrokerAddress:
             clean_session=clean_session,
             will=will,
             keepalive=keepalive,
-            tls_context=ssl.create_default_context() if self.tls else None,
+            tls_context=self.tls_context(),
             timeout=10.0,
             socket_options=_SOCKET_OPTIONS,
             logger=_MQTT_LOG,
         )
+
+
+# What OpenSSL says when it refuses a certificate, and the reason in words.
+_REFUSALS = (
+    ("certificate has expired", "it has expired"),
+    ("not yet valid", "it is not valid yet (is this computer's clock right?)"),
+    ("hostname mismatch", "it is not for this host name"),
+    ("ip address mismatch", "it is not for this address"),
+    (
+        "unable to get local issuer",
+        "it is signed by an unknown CA (give the hall's ca.pem: --cafile)",
+    ),
+    ("self-signed certificate", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
+    ("self signed certificate", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
+    ("unknown ca", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
+)
+
+
+def refusal(err: BaseException, address: BrokerAddress) -> str | None:
+    """One line saying why the broker at `address` cannot be used, for an error that will not
+    go away by trying again (a refused certificate, a refused login, a plain client at a TLS
+    listener); None for anything else (a broker that is away: try again)."""
+    text = str(err)
+    low = text.lower()
+    if "certificate verify failed" in low or "certificate_verify_failed" in low:
+        for clue, reason in _REFUSALS:
+            if clue in low:
+                return f"{address.url}: refused the broker's certificate: {reason}"
+        detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip()
+        return f"{address.url}: refused the broker's certificate: {detail or text}"
+    if "wrong version number" in low or "record layer failure" in low:
+        return f"{address.url}: the broker does not speak TLS there (mqtt:// instead?)"
+    if "authori" in low or "bad user name or password" in low:
+        return f"{address.url}: the broker refused the login of {address.username}: {text}"
+    return None

@@ -120,6 +120,12 @@ def _shared_options() -> tuple[_Parser, _Parser, _Parser]:
         help=f"the environment variable that holds the broker user's password (default "
         f"${PASSWORD_ENV} when set, else asked for on a terminal)",
     )
+    broker_options.add_argument(
+        "--cafile",
+        metavar="PEM",
+        help="the CA that signed an mqtts:// broker's certificate (with --broker; default: "
+        "the system's CAs)",
+    )
     # A password on the command line is visible to every user of the computer (ps): refused,
     # with the way to give it (see _password).
     broker_options.add_argument("--password", help=argparse.SUPPRESS)
@@ -168,6 +174,12 @@ def _add_start(groups: argparse._SubParsersAction[_Parser], parents: list[_Parse
         help="write how the tables connect (URL, users, passwords) to FILE instead of printing",
     )
     start.add_argument("--no-page", action="store_true", help="do not serve the page")
+    start.add_argument(
+        "--plain",
+        action="store_true",
+        help="the private broker without TLS (made so once, kept): passwords cross the "
+        "network in the clear",
+    )
 
 
 def _add_players_and_rounds(groups: argparse._SubParsersAction[_Parser], common: _Parser) -> None:
@@ -334,7 +346,9 @@ def _open_store(hall_dir: Path, *, create: bool = False) -> Any:
     path = hall_dir / STORE
     if not path.exists() and not create:
         raise HallError(f"{hall_dir} holds no hall yet: `cribboard hall players add` or `start`")
-    hall_dir.mkdir(parents=True, exist_ok=True)
+    from cribboard.hall.broker import private_dir
+
+    private_dir(hall_dir)  # the store, the broker's passwords and keys: the director's alone
     return Store.open(path)
 
 
@@ -600,6 +614,9 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
         "rounds": args.rounds or saved.get("rounds") or 9,
         "broker": args.broker or saved.get("broker") or PRIVATE,
     }
+    cafile = args.cafile or saved.get("cafile")
+    if cafile:
+        settings["cafile"] = cafile  # kept: the next start verifies the broker the same way
     if args.broker and saved.get("broker", PRIVATE) == PRIVATE and (hall_dir / BROKER_DIR).exists():
         raise UsageError(f"{hall_dir} runs its own broker: leave out --broker")
     store = _open_store(hall_dir, create=True)
@@ -607,8 +624,8 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
     adopted: int | None = None
     try:
         if settings["broker"] == PRIVATE:
-            if args.username or args.password_env:
-                raise UsageError("--username and --password-env go with --broker")
+            if args.username or args.password_env or args.cafile:
+                raise UsageError("--username, --password-env and --cafile go with --broker")
             broker_dir = hall_dir / BROKER_DIR
             if (broker_dir / "hall.json").exists():
                 broker = Broker.open(broker_dir)
@@ -617,15 +634,19 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
                     DEFAULT_TABLES, math.ceil(len(store.tournament.players) / 2)
                 )
                 broker = Broker.create(
-                    broker_dir, hall, tables, host=args.listen, port=args.mqtt_port, viewer=True
+                    broker_dir,
+                    hall,
+                    tables,
+                    host=args.listen,
+                    port=args.mqtt_port,
+                    viewer=True,
+                    tls=not args.plain,
                 )
-            host = "127.0.0.1" if broker.host in ("0.0.0.0", "::") else broker.host
-            director_address = BrokerAddress(
-                host,
-                broker.port,
-                username=topics.DIRECTOR_USER,
-                password=broker.credentials(topics.DIRECTOR_USER).password,
-            )
+            if args.plain and broker.tls:
+                raise UsageError(f"{broker_dir} was made with TLS: it keeps it (leave out --plain)")
+            if not broker.tls:
+                print(_PLAIN_WARNING, file=sys.stderr, flush=True)
+            director_address = _local_address(broker, topics.DIRECTOR_USER)
             if asyncio.run(_answers(director_address)):
                 # A director that was killed leaves its broker running (its own session): it
                 # is this hall's (the director's password works), so take it up as it is.
@@ -638,10 +659,13 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
                 broker.start()
                 (broker_dir / PID_FILE).write_text(f"{broker.pid}\n")
         else:
+            if args.plain:
+                raise UsageError("--plain is for the private broker: leave out --broker")
             director_address = BrokerAddress.parse(
                 settings["broker"],
                 args.username or topics.DIRECTOR_USER,
                 _password(args, args.username or topics.DIRECTOR_USER),
+                _cafile(cafile),
             )
         (hall_dir / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n")
         if broker is not None:
@@ -672,6 +696,29 @@ class _Running:
     settings: dict[str, Any]
 
 
+_PLAIN_WARNING = (
+    "broker: WARNING: plain MQTT (--plain): the tables' passwords cross the network in the "
+    "clear; anyone on the club's network can read them and pose as a table"
+)
+
+
+def _cafile(cafile: str | None) -> str | None:
+    """--cafile, checked: a readable file."""
+    if cafile is not None and not Path(cafile).is_file():
+        raise UsageError(f"--cafile {cafile}: no such file")
+    return cafile
+
+
+def _local_address(broker: Any, user: str) -> Any:
+    """How `user` reaches the hall's private broker from this computer."""
+    from cribboard.hall.address import BrokerAddress
+
+    ca = broker.ca_file
+    return BrokerAddress.parse(
+        broker.url, user, broker.credentials(user).password, None if ca is None else str(ca)
+    )
+
+
 def _recorded_pid(broker_dir: Path) -> int | None:
     """The pid of the broker a killed director left running, if it is still that mosquitto
     (its command line names this state directory's config)."""
@@ -684,13 +731,21 @@ def _recorded_pid(broker_dir: Path) -> int | None:
 
 
 async def _answers(address: Any) -> bool:
-    """Whether a broker at `address` lets its user in now."""
+    """Whether a broker at `address` lets its user in now (HallError: it answers, but refuses
+    its certificate)."""
     import aiomqtt
+
+    from cribboard.hall.address import refusal
 
     try:
         async with asyncio.timeout(2.0), address.client():
             return True
-    except (aiomqtt.MqttError, TimeoutError, OSError):
+    except aiomqtt.MqttError as err:
+        refused = refusal(err, address)
+        if refused is not None and "certificate" in refused:
+            raise HallError(refused) from None
+        return False
+    except (TimeoutError, OSError):
         return False
 
 
@@ -701,14 +756,25 @@ def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
     host = broker.host
     if host in ("0.0.0.0", "::"):
         host = lan_address() or "127.0.0.1"
-    url = f"mqtt://{host}:{broker.port}"
+    url = f"{'mqtts' if broker.tls else 'mqtt'}://{host}:{broker.port}"
     users = {
         topics.table_user(n): broker.credentials(topics.table_user(n)).password
         for n in range(1, broker.tables + 1)
     }
     print(f"broker: {url} (a private mosquitto; its state in {broker.state_dir})", flush=True)
+    ca = broker.ca_file
+    if ca is not None:
+        print(f"broker: TLS; the tables verify it with the hall's CA: {ca}", flush=True)
+        print(
+            f"a Wi-Fi board: cribboard deploy --broker {url} --cafile {ca} --table N "
+            "(its password from $CRIBBOARD_MQTT_PASSWORD)",
+            flush=True,
+        )
     if credentials is not None:
-        text = json.dumps({"url": url, "hall": hall, "users": users}, indent=1) + "\n"
+        found: dict[str, Any] = {"url": url, "hall": hall, "users": users}
+        if ca is not None:
+            found["cafile"] = str(ca)
+        text = json.dumps(found, indent=1) + "\n"
         fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
             out.write(text)
@@ -831,21 +897,19 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
             args.broker,
             args.username or topics.VIEWER_USER,
             _password(args, args.username or topics.VIEWER_USER),
+            _cafile(args.cafile),
         )
         hall = settings.get("hall", "club")
     elif settings.get("broker", PRIVATE) == PRIVATE and (hall_dir / BROKER_DIR).exists():
         broker = Broker.open(hall_dir / BROKER_DIR)
-        host = "127.0.0.1" if broker.host in ("0.0.0.0", "::") else broker.host
-        address = BrokerAddress(
-            host, broker.port, username=topics.VIEWER_USER,
-            password=broker.credentials(topics.VIEWER_USER).password,
-        )  # fmt: skip
+        address = _local_address(broker, topics.VIEWER_USER)
         hall = broker.hall
     elif settings:
         address = BrokerAddress.parse(
             settings["broker"],
             args.username or topics.VIEWER_USER,
             _password(args, args.username or topics.VIEWER_USER),
+            _cafile(args.cafile or settings.get("cafile")),
         )
         hall = settings["hall"]
     else:

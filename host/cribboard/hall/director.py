@@ -48,7 +48,7 @@ import aiomqtt
 from cribboard.api import BoardState
 from cribboard.hall import HallError, messages
 from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress
+from cribboard.hall.address import BrokerAddress, refusal
 from cribboard.hall.store import ResultConflict, Store, TableCommand
 from cribboard.hall.tournament import (
     CIRCLE,
@@ -232,8 +232,9 @@ class Director:
             try:
                 await self._session()
             except aiomqtt.MqttError as err:
-                if "authori" in str(err):
-                    raise HallError(f"the broker refused the director's login: {err}")
+                refused = refusal(err, self.address)
+                if refused is not None:
+                    raise HallError(f"director: {refused}") from None
                 if self.connected.is_set():
                     attempt = 0  # it was up: try again at once
                 self.say(f"lost the broker ({err}): reconnecting")

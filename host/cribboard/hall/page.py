@@ -9,17 +9,28 @@ who plays whom at which table, live over a WebSocket.
                        "standings" | "hall", ...}
 
 The page only reads: it changes nothing in the hall, so it needs no token (bind it to
-127.0.0.1 to keep it on this computer)."""
+127.0.0.1 to keep it on this computer). It follows the bridge's rules (docs/bridge.md) all the
+same: a request a web page of another origin makes (``Origin``) is refused with 403
+``cross_origin``, and so is one whose ``Host`` is not a name of this computer (403
+``bad_host``: a site that rebinds its DNS name to this address reads nothing). Bound to
+loopback it answers loopback names only; bound to the network, also IP addresses and this
+computer's own host name (what phones type or scan)."""
 
 from __future__ import annotations
 
+import ipaddress
+import socket
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from cribboard import bridge
 from cribboard.bridge import meta
 from cribboard.bridge.hub import Hub, follow
+from cribboard.bridge.server import is_loopback
 from cribboard.hall import HallError
 from cribboard.hall.view import HallView
 
@@ -29,9 +40,62 @@ BRIDGE_STATIC = Path(bridge.__file__).resolve().parent / "static"
 DEFAULT_HTTP_PORT = 8322
 
 
-def create_app(view: HallView) -> web.Application:
-    """The page's web application over a hall's view."""
-    app = web.Application()
+def host_name(host_header: str) -> str:
+    """The name in a Host header, without the port."""
+    if host_header.startswith("["):
+        return host_header[1:].partition("]")[0]
+    return host_header.rpartition(":")[0] if host_header.count(":") == 1 else host_header
+
+
+def own_name(name: str, loopback: bool) -> bool:
+    """Whether a Host header's name is this computer's: a loopback name, or (`loopback`
+    False: the page is on the network) an IP address or this computer's host name."""
+    if is_loopback(name):
+        return True
+    if loopback:
+        return False
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+        return True
+    except ValueError:
+        pass
+    own = socket.gethostname().lower()
+    return name.lower().rstrip(".") in (own, own.split(".")[0], f"{own.split('.')[0]}.local")
+
+
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _guard(loopback: bool) -> Middleware:
+    @web.middleware
+    async def guard(request: web.Request, handler: _Handler) -> web.StreamResponse:
+        origin = request.headers.get("Origin")
+        if origin is not None and urlsplit(origin).netloc != request.host:
+            return web.json_response(
+                {
+                    "error": "cross_origin",
+                    "message": "requests from web pages of other origins are refused",
+                },
+                status=403,
+            )
+        if not own_name(host_name(request.host), loopback):
+            return web.json_response(
+                {
+                    "error": "bad_host",
+                    "message": f"this page answers this computer's names only, not "
+                    f"{request.host!r}",
+                },
+                status=403,
+            )
+        return await handler(request)
+
+    return guard
+
+
+def create_app(view: HallView, *, loopback: bool = True) -> web.Application:
+    """The page's web application over a hall's view; `loopback` True when it listens on a
+    loopback address only (then only loopback Host names are answered)."""
+    app = web.Application(middlewares=[_guard(loopback)])
     sockets: set[web.WebSocketResponse] = set()
     layout = meta.layout_json()
 
@@ -86,7 +150,10 @@ class Page:
         return f"http://{host}:{self.bound_port}/"
 
     async def start(self) -> Page:
-        self._runner = web.AppRunner(create_app(self.view), handle_signals=False, access_log=None)
+        loopback = is_loopback(self.host) if self.host else False
+        self._runner = web.AppRunner(
+            create_app(self.view, loopback=loopback), handle_signals=False, access_log=None
+        )
         await self._runner.setup()
         try:
             await web.TCPSite(self._runner, self.host, self.port).start()

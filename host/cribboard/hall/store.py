@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -275,7 +276,11 @@ class Store:
         cls, path: Path, *, rules: Rules | None = None, clock: Callable[[], str] = utc_now
     ) -> Store:
         """Open the store at `path`, creating it (with `rules`, default Rules()) if new. For an
-        existing store `rules` must be None or the rules it was made with."""
+        existing store `rules` must be None or the rules it was made with. The file is its
+        owner's alone (0600; SQLite gives its WAL the same mode)."""
+        if str(path) != ":memory:":
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+            os.chmod(path, 0o600)
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")

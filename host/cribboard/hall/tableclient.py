@@ -30,7 +30,7 @@ import aiomqtt
 from cribboard.api import BoardState
 from cribboard.hall import HallError, messages
 from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress
+from cribboard.hall.address import BrokerAddress, refusal
 
 RECONNECT_S = (0.1, 0.2, 0.5, 1.0)  # waits before reconnecting: quick first, then calmer
 # A change published while the link is dying waits at most this long (it goes out again with
@@ -95,13 +95,7 @@ class TableClient:
         self.hall = t.check_hall(hall)
         self.table = t.check_table(table)
         self.client_id = t.table_user(table)
-        self.address = BrokerAddress(
-            address.host,
-            address.port,
-            address.tls,
-            address.username or self.client_id,
-            address.password,
-        )
+        self.address = address.with_login(address.username or self.client_id, address.password)
         self.memory = memory or CommandMemory()
         self.online = asyncio.Event()  # connected and the state published
         self._state = state
@@ -172,10 +166,9 @@ class TableClient:
                     async for message in client.messages:
                         await self._command(client, bytes(message.payload))
             except aiomqtt.MqttError as err:
-                if "authori" in str(err).lower():
-                    raise HallError(
-                        f"{self.address.username}: the broker refused the login: {err}"
-                    ) from None
+                refused = refusal(err, self.address)
+                if refused is not None:
+                    raise HallError(f"table {self.table}: {refused}") from None
                 if self.online.is_set():
                     self._tell(f"table {self.table}: lost the broker ({err}): reconnecting")
             finally:

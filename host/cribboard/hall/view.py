@@ -22,7 +22,7 @@ from cribboard.api import BoardState
 from cribboard.bridge.hub import Hub
 from cribboard.hall import HallError, messages
 from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress
+from cribboard.hall.address import BrokerAddress, refusal
 from cribcore.render import Renderer
 from cribcore.state import NO_WINNER
 
@@ -170,8 +170,9 @@ async def follow(view: HallView, address: BrokerAddress, connected: asyncio.Even
                         retained=bool(message.retain),
                     )
         except aiomqtt.MqttError as err:
-            if "authori" in str(err):
-                raise HallError(f"the broker refused the page's login: {err}")
+            refused = refusal(err, address)
+            if refused is not None:
+                raise HallError(f"page: {refused}") from None
             log.warning("the page lost the broker (%s): reconnecting", err)
         finally:
             connected.clear()

@@ -1,4 +1,5 @@
-"""``cribboard link --broker URL --game NAME [--port P | --ble NAME]``: run at each of two places,
+"""``cribboard link --broker URL --game NAME --secret-env VAR [--port P | --ble NAME]``: run at
+each of two places with the same game name and secret,
 it joins their boards into one game through the broker (docs/mqtt.md, "Linked boards"). It
 runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command line's table
 holds :func:`command`; the link's modules are imported when it runs."""
@@ -60,10 +61,23 @@ def command() -> Command:
                 help="the broker user (none by default; a hall's private broker has `link`)",
             ),
             arg(
+                "--cafile",
+                metavar="PEM",
+                help="the CA that signed the mqtts:// broker's certificate (a hall's ca.pem; "
+                "default: the system's CAs)",
+            ),
+            arg(
                 "--password-env",
                 metavar="VAR",
                 help="the environment variable that holds the broker password (default: asked "
                 "for on a terminal when --user is given)",
+            ),
+            arg(
+                "--secret-env",
+                metavar="VAR",
+                help="the environment variable that holds the game's secret, the same at both "
+                "ends (default: asked for on a terminal); it names the game's topics and signs "
+                "every move",
             ),
             arg(
                 "--state",
@@ -85,6 +99,7 @@ def _run(args: argparse.Namespace) -> int:
     from cribboard.hall import HallError
     from cribboard.hall.address import BrokerAddress, ask_password
     from cribboard.link import LinkError
+    from cribboard.link.secret import game_secret
     from cribboard.link.side import LinkSide, default_state_file
     from cribboard.link.topics import check_game
 
@@ -95,15 +110,17 @@ def _run(args: argparse.Namespace) -> int:
     try:
         check_game(args.game)
         state = args.state or default_state_file(args.game)
-        address = BrokerAddress.parse(args.broker, username=args.user)
+        address = BrokerAddress.parse(args.broker, username=args.user, cafile=args.cafile)
+        address.tls_context()  # a CA file that cannot be read: said now, in one line
         password = (
             ask_password(args.password_env, f"password for {args.user} at {address.url}: ")
             if args.user or args.password_env
             else None
         )
+        secret = game_secret(args.secret_env, args.game)
     except (HallError, LinkError) as err:
         raise UsageError(str(err)) from None
-    address = BrokerAddress(address.host, address.port, address.tls, args.user, password)
+    address = address.with_login(args.user, password)
 
     def say(text: str) -> None:
         print(text, flush=True)
@@ -130,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
                 return await Board.open(chosen, timeout=args.timeout)
 
             where = chosen
-        side = LinkSide(address, args.game, open_board, state, say=say)
+        side = LinkSide(address, args.game, open_board, state, secret=secret, say=say)
         say(f"link {args.game}: this end is side {side.side}, board {where}, broker {address.url}")
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()

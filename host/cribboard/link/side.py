@@ -1,6 +1,7 @@
 """One end of a link: a board, this side's log of moves, and the broker.
 
-    side = LinkSide(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file)
+    side = LinkSide(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
+                    secret="the game's secret, the same at both ends")
     await side.run()        # until cancelled
 
 What it does (docs/mqtt.md, "Linked boards"):
@@ -19,6 +20,10 @@ What it does (docs/mqtt.md, "Linked boards"):
   did meanwhile as moves of its own, and catches up with the other side's moves. Neither a
   broker that is away nor a board that is away stops the other half: moves wait in the state
   file and on the broker.
+- The game's secret (:mod:`cribboard.link.secret`) names its topics and signs every move and
+  ``online``: a message not signed with it is dropped, and its side is told once, in one line,
+  as an unknown side. A game has two sides: this one and the first other one whose signed
+  moves it holds; a third is told and ignored.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import aiomqtt
 from cribboard.api import Board, BoardState
 from cribboard.client import Event
 from cribboard.errors import CribboardError
-from cribboard.hall.address import BrokerAddress
+from cribboard.hall.address import BrokerAddress, refusal
 from cribboard.i18n import n_
 from cribboard.link import LinkError
 from cribboard.link import topics as t
@@ -58,6 +63,7 @@ from cribboard.link.moves import (
     encode_move,
     game_change,
 )
+from cribboard.link.secret import GameKey
 
 log = logging.getLogger(__name__)
 
@@ -148,13 +154,21 @@ class LinkSide:
         open_board: Callable[[], Awaitable[Board]],
         state_file: Path,
         *,
+        secret: str,
         say: Callable[[str], None] | None = None,
     ) -> None:
         self.address = address
         self.game = t.check_game(game)
+        self.key = GameKey(self.game, secret)
+        self.channel = self.key.channel  # the game's name in its topics
         self.file = SideFile(state_file)
         self.side = self.file.side
         self.log = MoveLog(self.file.moves)
+        # The other side of the game: the first other side whose signed moves arrive (or are
+        # in the state file already); any further side is a stranger.
+        others = sorted((m for m in self.file.moves if m.side != self.side), key=lambda m: m.order)
+        self.partner: str | None = others[0].side if others else None
+        self.strangers: set[str] = set()  # the sides told about (unknown, or a third)
         self.say = say or (lambda text: log.info("%s", text))
         self.board: Board | None = None
         self.board_state: BoardState | None = self.file.board
@@ -197,8 +211,9 @@ class LinkSide:
             client = self._client
             if client is not None and self.synced.is_set():  # a clean goodbye: offline now
                 with contextlib.suppress(aiomqtt.MqttError):
-                    topic = t.side_topic(self.game, self.side, t.ONLINE)
-                    await client.publish(topic, b"0", qos=1, retain=True, timeout=2)
+                    topic = t.side_topic(self.channel, self.side, t.ONLINE)
+                    offline = self.key.sign(topic, b"0")
+                    await client.publish(topic, offline, qos=1, retain=True, timeout=2)
             for task in (mqtt, board):
                 task.cancel()
             for task in (mqtt, board):
@@ -451,19 +466,21 @@ class LinkSide:
     # --- the broker ----------------------------------------------------------------------------
 
     async def _mqtt_loop(self) -> None:
-        will = aiomqtt.Will(t.side_topic(self.game, self.side, t.ONLINE), b"0", qos=1, retain=True)
+        online = t.side_topic(self.channel, self.side, t.ONLINE)
+        will = aiomqtt.Will(online, self.key.sign(online, b"0"), qos=1, retain=True)
         attempt = 0
         while True:
             try:
                 async with self.address.client(
-                    f"link-{self.game}-{self.side}", clean_session=True, will=will
+                    f"link-{self.channel[:8]}-{self.side}", clean_session=True, will=will
                 ) as client:
                     attempt = 0
                     self._client = client
                     await self._session(client)
             except aiomqtt.MqttError as err:
-                if "authori" in str(err).lower() or "password" in str(err).lower():
-                    raise LinkError(f"the broker refused the link's login: {err}") from None
+                refused = refusal(err, self.address)
+                if refused is not None:
+                    raise LinkError(refused) from None
                 if self.synced.is_set():
                     self.say(f"lost the broker ({err}): reconnecting")
             finally:
@@ -473,13 +490,14 @@ class LinkSide:
             attempt += 1
 
     async def _session(self, client: aiomqtt.Client) -> None:
-        game, side = self.game, self.side
+        game, side = self.channel, self.side
         nonce = secrets.token_hex(8).encode()
         on_broker: set[int] = set()  # this side's moves the broker holds
         await client.subscribe(t.every_move(game), qos=1)
         await client.subscribe(t.every_online(game), qos=1)
         await client.subscribe(t.side_topic(game, side, t.SYNC), qos=1)
-        await client.publish(t.side_topic(game, side, t.ONLINE), b"1", qos=1, retain=True)
+        online = t.side_topic(game, side, t.ONLINE)
+        await client.publish(online, self.key.sign(online, b"1"), qos=1, retain=True)
         # The broker sends the retained moves as it takes the subscriptions: the marker
         # published after them comes back after them.
         await client.publish(t.side_topic(game, side, t.SYNC), nonce, qos=1)
@@ -491,10 +509,22 @@ class LinkSide:
                     name = t.parse(str(message.topic))
                 except LinkError:
                     continue
+                if name.leaf in (t.MOVE, t.ONLINE) and payload:
+                    body = self.key.verify(str(message.topic), payload)
+                    if body is None:
+                        self._stranger(
+                            name.side,
+                            f"a message as side {name.side} that is not signed with the game's "
+                            "secret (someone on the broker without it)",
+                        )
+                        await self._notify()
+                        continue
+                    payload = body
                 if name.leaf == t.MOVE:
                     self._take_move(name, payload, on_broker)
-                elif name.leaf == t.ONLINE and name.side != side:
-                    self._peer(name.side, payload == b"1")
+                elif name.leaf == t.ONLINE and name.side != side and payload:
+                    if self._partner(name.side):
+                        self._peer(name.side, payload == b"1")
                 elif name.leaf == t.SYNC and payload == nonce and publisher is None:
                     self._outbox = asyncio.Queue()  # the log is the outbox's source of truth
                     missing = [m for m in self.log.of_side(side) if m.seq not in on_broker]
@@ -529,8 +559,28 @@ class LinkSide:
             return
         if move.side == self.side:
             on_broker.add(move.seq)
+        elif not self._partner(move.side):
+            return
         if self.log.add(move):
             self._wake.set()
+
+    def _partner(self, side: str) -> bool:
+        """Whether `side` (signed: it has the secret) is this game's other side: the first
+        other side seen is; any further one is told and ignored."""
+        if self.partner is None:
+            self.partner = side
+        if side == self.partner:
+            return True
+        self._stranger(
+            side, f"a third side {side} (the game's two are {self.side} and {self.partner})"
+        )
+        return False
+
+    def _stranger(self, side: str, what: str) -> None:
+        """Tell, once per side, that someone not in the game wrote on its topics."""
+        if side not in self.strangers:
+            self.strangers.add(side)
+            self.say(f"WARNING: game {self.game}: {what}: ignored")
 
     def _peer(self, side: str, online: bool) -> None:
         if self.peers.get(side) != online:
@@ -544,8 +594,8 @@ class LinkSide:
             await self._send(client, await self._outbox.get())
 
     async def _send(self, client: aiomqtt.Client, move: Move) -> None:
-        topic = t.move_topic(self.game, move.side, move.seq)
-        await client.publish(topic, encode_move(move), qos=1, retain=True)
+        topic = t.move_topic(self.channel, move.side, move.seq)
+        await client.publish(topic, self.key.sign(topic, encode_move(move)), qos=1, retain=True)
 
 
 def describe(position: Position) -> str:
