@@ -52,7 +52,7 @@ async def ble(vboard: VirtualBoard, usb: Board) -> AsyncIterator[Board]:
 async def test_a_scan_by_service_uuid_finds_the_virtual_board(vboard: VirtualBoard) -> None:
     boards = await scan(3.0, settle=0.2)
     assert [(b.address, b.name, b.rssi) for b in boards] == [
-        (vboard.ble_address, board_name(vboard), -52)
+        (vboard.ble_address, board_name(vboard), -50)
     ]
     with SimControl(vboard.control) as sim:
         info = sim.ble_info()
