@@ -294,10 +294,10 @@ def test_a_board_with_bluetooth_serves_a_game_in_an_84k_heap(
             bluetooth.bluez.remove_board(small.control)
 
 
-async def test_fake_bluez_radio_requests_survive_a_cancelled_one(vboard: VirtualBoard) -> None:
-    """A discovery loop cancelled mid-request leaves its reply in the stream: the next request
+async def test_side_channel_requests_survive_a_cancelled_one(vboard: VirtualBoard) -> None:
+    """An advertising mirror cancelled mid-request leaves its reply in the stream: the next request
     must get its own reply, not the cancelled ble-info's."""
-    from cribboard.virtual.fakebluez import _Radio
+    from cribboard.virtual.simperipheral import _Radio
 
     radio = _Radio(vboard.control, lambda _radio, _words: None)
     await radio.open()

@@ -51,7 +51,7 @@ def test_list_shows_boards_over_bluetooth(
 ) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert f"{vboard.ble_address}  {board_name(vboard)}  (Bluetooth LE, -52 dBm; " in out
+    assert f"{vboard.ble_address}  {board_name(vboard)}  (Bluetooth LE, -50 dBm; " in out
 
 
 def test_list_without_a_bluetooth_stack_says_so_in_one_line(

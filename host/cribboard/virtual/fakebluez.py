@@ -198,6 +198,12 @@ def bluetoothctl_stub(directory: str | os.PathLike[str]) -> Path:
 
 def parse_advertising(*payloads: bytes) -> tuple[str | None, list[str]]:
     """(name, service UUIDs) from advertising data and scan response (AD structures)."""
+    complete, short, uuids = _parse_ad(*payloads)
+    return complete or short, uuids
+
+
+def _parse_ad(*payloads: bytes) -> tuple[str | None, str | None, list[str]]:
+    """(complete name, shortened name, service UUIDs) from AD structures."""
     name: str | None = None
     short: str | None = None
     uuids: list[str] = []
@@ -222,7 +228,7 @@ def parse_advertising(*payloads: bytes) -> tuple[str | None, list[str]]:
                     h = value[j : j + 16][::-1].hex()
                     uuids.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
             i += 1 + length
-    return name or short, uuids
+    return name, short, uuids
 
 
 # --- the D-Bus objects ----------------------------------------------------------------------------
@@ -272,7 +278,7 @@ class _Adapter:
     discovering: bool = False
     uuid_filter: list[str] = field(default_factory=list)
     devices: dict[str, _Device] = field(default_factory=dict)  # by address
-    heard: dict[str, tuple[str | None, list[str]]] = field(default_factory=dict)
+    heard: dict[str, tuple[str | None, str | None, list[str]]] = field(default_factory=dict)
 
 
 def _device_path(adapter: _Adapter, address: str) -> str:
@@ -592,11 +598,12 @@ class FakeBlueZ:
         if not adapter.discovering or not adv.is_connectable and not adv.is_scan_response:
             return
         text = _address_text(adv.address)
-        name, uuids = parse_advertising(adv.data_bytes)
-        old_name, old_uuids = adapter.heard.get(text, (None, []))
-        name = name or old_name
-        uuids = uuids + [u for u in old_uuids if u not in uuids]
-        adapter.heard[text] = (name, uuids)
+        complete, short, uuids = _parse_ad(adv.data_bytes)
+        old_complete, old_short, old_uuids = adapter.heard.get(text, (None, None, []))
+        complete, short = complete or old_complete, short or old_short
+        uuids = old_uuids + [u for u in uuids if u not in old_uuids]
+        adapter.heard[text] = (complete, short, uuids)
+        name = complete or short  # as BlueZ: a complete name is never replaced by a short one
         if adapter.uuid_filter and not set(adapter.uuid_filter) & set(uuids):
             return
         device = adapter.devices.get(text)
