@@ -312,3 +312,22 @@ async def test_side_channel_requests_survive_a_cancelled_one(vboard: VirtualBoar
         assert (await radio.info()).address == vboard.ble_address
     finally:
         await radio.close()
+
+
+async def test_a_power_cut_during_a_peg_is_a_real_disconnect_and_the_resend_does_not_double(
+    ble: Board, vboard: VirtualBoard
+) -> None:
+    """The board's interpreter is killed while a peg is in flight: the peripheral's link
+    connection ends, Bumble's central reports the disconnection, BlueZ's D-Bus tells bleak
+    (Connected false), the client reconnects over a new link connection and resends. The peg
+    counts once at most (a power cut may lose an unsaved one, docs/protocol.md), never twice."""
+    events = EventLog.of(ble)
+    peg = asyncio.create_task(ble.peg(0, 5))
+    vboard.reset()  # SIGKILL: a power cut, whatever the peg had reached
+    await events.wait(lambda e: e.name == "link" and e.fields == {"state": "lost"})
+    await events.wait(lambda e: e.name == "link" and e.fields == {"state": "back"}, timeout=10)
+    await peg
+    state = await ble.state()
+    assert state.front[0] in (0, 5), state.front
+    await ble.peg(0, 1)  # the reconnected link serves the next request
+    assert (await ble.state()).front[0] == state.front[0] + 1

@@ -39,7 +39,7 @@ def _scan_response_of(link: LocalLink, address: hci.Address) -> bytes | None:
     return None
 
 
-class ScanningController(Controller):  # type: ignore[misc]
+class ScanningController(Controller):
     """Bumble's controller, with the advertiser's own scan response in scan-response reports."""
 
     def send_hci_packet(self, packet: Any) -> None:

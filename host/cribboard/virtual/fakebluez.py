@@ -320,7 +320,7 @@ class FakeBlueZ:
         self.bus_address = bus_address
         self._adapter_addresses = adapters
         self.mtu = mtu
-        self.link = LocalLink()
+        self.link = LocalLink()  # type: ignore[no-untyped-call]
         self._objects: dict[str, _Object] = {}
         self._adapters: dict[str, _Adapter] = {}
         self._boards: dict[str, Any] = {}  # SimPeripheral by side-channel path
