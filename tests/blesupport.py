@@ -11,12 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from cribboard.virtual import VirtualBoard
-from cribboard.virtual.fakebluez import (
-    DEFAULT_ADAPTERS,
-    SECOND_ADAPTER,
-    FakeBluetooth,
-    fake_bluetooth,
-)
+from cribboard.virtual.fakebluez import FakeBluetooth, fake_bluetooth
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 
 needs_dbus = pytest.mark.skipif(
@@ -42,7 +37,7 @@ def bluetooth() -> Iterator[FakeBluetooth]:
     """A private bus, the fake BlueZ (adapters hci0 and hci1: two centrals; bleak's default
     is either) and the bluetoothctl stub; this process's DBUS_SYSTEM_BUS_ADDRESS and PATH
     point at them."""
-    with fake_bluetooth(adapters=DEFAULT_ADAPTERS + (SECOND_ADAPTER,)) as bt:
+    with fake_bluetooth(adapters=2) as bt:
         yield bt
 
 

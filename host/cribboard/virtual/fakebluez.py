@@ -5,7 +5,7 @@ system bus, whose address they take from ``DBUS_SYSTEM_BUS_ADDRESS``. :class:`Pr
 private ``dbus-daemon`` (Debian package ``dbus``) with a generated configuration; :class:`FakeBlueZ`
 owns ``org.bluez`` on it (dbus-fast, raw messages) and translates each call to Bumble's host API
 on a central (a Bumble device, host stack and controller, on a ``LocalLink``:
-:mod:`cribboard.virtual.bumblelink`). Nothing of the central's GATT, ATT or link layer is written
+:mod:`cribboard.virtual.bumbleradio`, with its corrections of Bumble's controller). Nothing of the central's GATT, ATT or link layer is written
 here: ``StartDiscovery`` starts Bumble's active scanning and each advertising report it delivers
 announces or refreshes a device; ``Connect`` is a Bumble LE connection, then (with `mtu`) an ATT
 MTU exchange and Bumble's service, characteristic and descriptor discovery, whose results become
@@ -16,9 +16,10 @@ notifications come back as ``PropertiesChanged`` on ``Value``, ``Disconnect`` a 
 A disconnection from the other side (the board killed, a power cut) reaches bleak as BlueZ reports
 it: the GATT objects go (``InterfacesRemoved``), ``ServicesResolved`` and ``Connected`` turn false.
 
-Peripherals on the same link: a virtual board's simulated radio presented as a Bumble peripheral
-(:meth:`FakeBlueZ.add_board`, :mod:`cribboard.virtual.simperipheral`), or any Bumble device a
-caller puts on :attr:`FakeBlueZ.link` through :meth:`FakeBlueZ.call`.
+Peripherals on the same link: the unchanged firmware on MicroPython's real `bluetooth` module,
+on btstack or NimBLE (:meth:`FakeBlueZ.start_board`); a virtual board's simulated radio presented
+as a Bumble peripheral (:meth:`FakeBlueZ.add_board`, :mod:`cribboard.virtual.simperipheral`); or
+any Bumble device a caller puts on :attr:`FakeBlueZ.link` through :meth:`FakeBlueZ.call`.
 
     with fake_bluetooth() as bt:            # bus + stub + front; sets the environment
         with VirtualBoard() as board:
@@ -66,11 +67,10 @@ from typing import Any, TypeVar
 from bumble import hci
 from bumble.core import UUID, BaseBumbleError
 from bumble.device import Connection, Device, Peer
-from bumble.link import LocalLink
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
-from .bumblelink import new_device
+from .bumbleradio import RadioBoard, VirtualRadio
 from .errors import VirtualBoardError
 
 _log = logging.getLogger("cribboard.virtual.fakebluez")
@@ -86,9 +86,6 @@ SERVICE = "org.bluez.GattService1"
 CHARACTERISTIC = "org.bluez.GattCharacteristic1"
 DESCRIPTOR = "org.bluez.GattDescriptor1"
 BLUEZ_VERSION = "5.66"
-# The centrals' own addresses (random static: Bumble's LocalLink routes LE data by random address).
-DEFAULT_ADAPTERS = ("C0:1A:7D:DA:71:13",)
-SECOND_ADAPTER = "C0:1A:7D:DA:71:14"
 CONNECT_TIMEOUT = 3.0  # a board that does not advertise for this long: the connection fails
 CLAIMED_SERVICES = ("00001800", "00001801")  # GAP and GATT: BlueZ keeps them to itself
 
@@ -303,8 +300,8 @@ class FakeBlueZ:
 
     Args:
         bus_address: the private bus (:attr:`PrivateBus.address`).
-        adapters: the addresses of the adapters ``hci0``, ``hci1``, ...: each a central of its
-            own, so a test can be two phones (the board tells centrals apart by address). With
+        adapters: how many adapters (``hci0``, ``hci1``, ...): each a Bumble central of its
+            own with a random static address, so a test can be two phones (the board tells centrals apart by address). With
             several, name the adapter in bleak (``bluez={"adapter": "hci1"}``): its default
             adapter is any of them.
         mtu: the ATT MTU a central asks for after connecting (23: no exchange, as a central
@@ -314,13 +311,14 @@ class FakeBlueZ:
     def __init__(
         self,
         bus_address: str,
-        adapters: tuple[str, ...] = DEFAULT_ADAPTERS,
+        adapters: int = 1,
         mtu: int = 23,
     ) -> None:
         self.bus_address = bus_address
-        self._adapter_addresses = adapters
+        self._adapter_count = adapters
         self.mtu = mtu
-        self.link = LocalLink()  # type: ignore[no-untyped-call]
+        self.radio = VirtualRadio()
+        self.link = self.radio.link
         self._objects: dict[str, _Object] = {}
         self._adapters: dict[str, _Adapter] = {}
         self._boards: dict[str, Any] = {}  # SimPeripheral by side-channel path
@@ -380,6 +378,23 @@ class FakeBlueZ:
         """Take the board off the link: its connections drop, it stops advertising."""
         self.call(self._remove_board(os.fspath(control)))
 
+    def start_board(
+        self, stack: str, state_dir: str | os.PathLike[str] | None = None
+    ) -> RadioBoard:
+        """Start a board on a real stack (``btstack`` or ``nimble``: the unchanged firmware on
+        MicroPython's own `bluetooth` module, :mod:`cribboard.virtual.bumbleradio`) on the link."""
+        return self.call(self.radio.start_board(stack, state_dir), timeout=30.0)
+
+    def stop_board(self, board: RadioBoard) -> None:
+        self.call(board.stop(), timeout=30.0)
+
+    def power_cut(self, board: RadioBoard) -> None:
+        """Cut a real-stack board's power and give it back; returns at once (as
+        ``VirtualBoard.reset`` does): the board boots again on the front's loop."""
+        if self._loop is None:
+            raise FakeBluetoothError("the BlueZ front is not running")
+        asyncio.run_coroutine_threadsafe(board.power_cut(), self._loop)
+
     def adapter_name(self, index: int = 0) -> str:
         return f"hci{index}"
 
@@ -398,10 +413,11 @@ class FakeBlueZ:
         bus = await MessageBus(bus_address=self.bus_address).connect()
         self._bus = bus
         bus.add_message_handler(self._on_message)
-        for i, address in enumerate(self._adapter_addresses):
+        await self.radio.__aenter__()
+        for i in range(self._adapter_count):
             name = f"hci{i}"
-            central = new_device(self.link, name, address)
-            await central.power_on()
+            central = await self.radio.add_central(name)
+            address = _address_text(central.random_address)
             adapter = _Adapter(name, f"/org/bluez/{name}", address, central)
             central.on("advertisement", lambda adv, a=adapter: self._advertised(a, adv))
             self._adapters[adapter.path] = adapter
@@ -437,6 +453,7 @@ class FakeBlueZ:
         finally:
             for control in list(self._boards):
                 await self._remove_board(control)
+            await self.radio.close()
             bus.disconnect()
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
@@ -598,7 +615,7 @@ class FakeBlueZ:
         if not adapter.discovering or not adv.is_connectable and not adv.is_scan_response:
             return
         text = _address_text(adv.address)
-        complete, short, uuids = _parse_ad(adv.data_bytes)
+        complete, short, uuids = _parse_ad(bytes(adv.data))  # with its scan response, if any
         old_complete, old_short, old_uuids = adapter.heard.get(text, (None, None, []))
         complete, short = complete or old_complete, short or old_short
         uuids = old_uuids + [u for u in uuids if u not in old_uuids]
@@ -886,7 +903,7 @@ class FakeBluetooth:
 
 @contextlib.contextmanager
 def fake_bluetooth(
-    *, mtu: int = 23, adapters: tuple[str, ...] = DEFAULT_ADAPTERS, set_environ: bool = True
+    *, mtu: int = 23, adapters: int = 1, set_environ: bool = True
 ) -> Iterator[FakeBluetooth]:
     """A private bus with the fake BlueZ on it and the bluetoothctl stub. With `set_environ`,
     ``DBUS_SYSTEM_BUS_ADDRESS`` and ``PATH`` of this process point at them until the end."""

@@ -31,12 +31,15 @@ from bumble import hci
 from bumble.core import BaseBumbleError
 from bumble.device import Connection, Device
 from bumble.gatt import Characteristic, CharacteristicValue, Service
+from bumble.host import Host
 from bumble.link import LocalLink
+from bumble.transport.common import AsyncPipeSink
 
-from .bumblelink import ADVERTISING_INTERVAL, new_device, remove_device
+from .bumbleradio import CorrectedController
 from .errors import VirtualBoardError
 
 _log = logging.getLogger("cribboard.virtual.simperipheral")
+ADVERTISING_INTERVAL = 100.0  # ms, as the firmware asks (Bumble's own default is a second)
 POLL = 0.05  # seconds between looks at what the board advertises (the side channel pushes none)
 
 
@@ -130,14 +133,14 @@ class _Radio:
         )
 
     async def close(self) -> None:
+        self.closed = True
+        for writer in (self._writer, self._events_writer):
+            if writer is not None:
+                writer.close()  # a request waiting for its reply reads the end at once
         if self._events is not None:
             self._events.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._events
-        for writer in (self._writer, self._events_writer):
-            if writer is not None:
-                writer.close()
-        self.closed = True
 
 
 def _gatt_table(info: _Info) -> list[tuple[str, list[tuple[str, int, int]]]]:
@@ -162,12 +165,14 @@ class SimPeripheral:
         self.control = control
         self.radio = _Radio(control, self._board_event)
         self.device: Device | None = None
+        self._controller: CorrectedController | None = None
         self._chars: dict[int, Characteristic[Any]] = {}  # by the board's value handle
         self._conns: dict[int, Connection] = {}  # link connections by the board's conn id
         self._ids: dict[int, int] = {}  # the board's conn id by link connection handle
         self._advertised: tuple[bytes, bytes] | None = None
         self._work: asyncio.Queue[Callable[[], Awaitable[None]]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
 
     async def start(self, timeout: float = 10.0) -> None:
         """Open the side channel, wait for the board's GATT table, put the board on the link."""
@@ -180,7 +185,15 @@ class SimPeripheral:
                 raise RadioError(f"{self.control}: the board registered no GATT services")
             await asyncio.sleep(POLL)
             info = await self.radio.info()
-        device = new_device(self.link, "board", info.address)
+        self._controller = CorrectedController("sim-board", link=self.link)
+        # The board advertises with legacy commands, as MicroPython's stacks do (and as the
+        # radio's scan-response correction expects)
+        self._controller.le_features &= ~hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
+        device = Device(
+            name="sim-board",
+            address=hci.Address(info.address),
+            host=Host(self._controller, AsyncPipeSink(self._controller)),
+        )
         for uuid, characteristics in _gatt_table(info):
             chars = []
             for char_uuid, flags, handle in characteristics:
@@ -206,10 +219,12 @@ class SimPeripheral:
         ]
 
     async def stop(self) -> None:
+        # The side channel first: a request still waiting for the board ends at once.
+        self._stopping = True
+        await self.radio.close()
         for task in self._tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
         if self.device is not None:
             with contextlib.suppress(BaseBumbleError, hci.HCI_Error):
@@ -217,8 +232,8 @@ class SimPeripheral:
                 for conn in list(self.device.connections.values()):
                     await conn.disconnect()
             await self.device.power_off()
-            remove_device(self.link, self.device)
-        await self.radio.close()
+            if self._controller is not None:
+                self.link.remove_controller(self._controller)
 
     # -- the board's side ------------------------------------------------------------------------
 
@@ -226,7 +241,7 @@ class SimPeripheral:
         """While the board advertises, Bumble advertises the same data; when it stops, so does
         Bumble (the simulated radio pushes nothing about advertising: looked at every POLL)."""
         assert self.device is not None
-        while not self.radio.closed:
+        while not self.radio.closed and not self._stopping:
             try:
                 info = await self.radio.info()
             except RadioError:
@@ -326,7 +341,7 @@ class SimPeripheral:
 
     async def _run_work(self) -> None:
         """Everything that reaches the board or the link, one at a time, in order."""
-        while True:
+        while not self._stopping:  # (Bumble may turn a cancellation into an error of its own)
             job = await self._work.get()
             try:
                 await job()
