@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from blesupport import Nus, bluetooth, board_name, needs_dbus, nus, pad_packet, vboard
+from blesupport import Nus, bluetooth, board_name, needs_dbus, nus, on_stacks, pad_packet, vboard
 from cribboard.api import Board
 from cribboard.ble import scan
 from cribboard.deploy import deploy
@@ -62,6 +62,7 @@ async def test_a_scan_by_service_uuid_finds_the_virtual_board(vboard: VirtualBoa
     assert board_name(vboard).encode() in resp
 
 
+@on_stacks
 async def test_every_command_over_ble(ble: Board, vboard: VirtualBoard) -> None:
     assert ble.name == f"ble:{vboard.ble_address}"
     assert ble.hello.board == "sim" and ble.hello.fields["ble"] == board_name(vboard)
