@@ -100,6 +100,7 @@ async def test_every_command_over_ble(ble: Board, vboard: VirtualBoard) -> None:
     assert admission.open and not admission.you and admission.may_change
 
 
+@on_stacks
 async def test_a_reply_longer_than_20_bytes_is_split_to_the_mtu(
     nus: Nus, vboard: VirtualBoard, bluetooth: FakeBluetooth
 ) -> None:
@@ -112,8 +113,9 @@ async def test_a_reply_longer_than_20_bytes_is_split_to_the_mtu(
     (frame,) = await nus.lines(1)
     assert frame.startswith(b"#2 ok scale=") and len(frame) > 750
     assert max(len(p) for p in nus.packets) == 20
-    with SimControl(vboard.control) as sim:
-        assert sim.ble_info()["longest"] == "20"
+    if isinstance(vboard, VirtualBoard):  # the simulated radio counts what it sent
+        with SimControl(vboard.control) as sim:
+            assert sim.ble_info()["longest"] == "20"
     # a central that exchanges a larger MTU gets fewer, longer notifications
     await nus.close()
     bluetooth.bluez.mtu = 185
@@ -126,6 +128,7 @@ async def test_a_reply_longer_than_20_bytes_is_split_to_the_mtu(
         await big.close()
 
 
+@on_stacks
 async def test_plain_lines_from_a_uart_terminal_in_pieces_of_any_size(nus: Nus) -> None:
     for i in range(0, 14, 3):  # "peg 0 5\r\n#7 st\n" three bytes at a time, with response
         await nus.write(b"#5 ping\r\n#7 st\n"[i : i + 3], response=True)
@@ -140,6 +143,7 @@ async def test_plain_lines_from_a_uart_terminal_in_pieces_of_any_size(nus: Nus) 
 # --- several hosts, disconnecting, reconnecting -------------------------------------------------
 
 
+@on_stacks
 async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
     usb: Board, ble: Board, vboard: VirtualBoard
 ) -> None:
@@ -157,6 +161,7 @@ async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
         await events.wait(state_event(lambda s: s.front == [8, 9]))
 
 
+@on_stacks
 async def test_disconnect_and_reconnect(ble: Board, vboard: VirtualBoard) -> None:
     await ble.peg(0, 5)
     events = EventLog.of(ble)
@@ -189,6 +194,7 @@ def _calling(rgb: bytes) -> bool:
     return r == g == b and r > 100
 
 
+@on_stacks
 async def test_a_central_is_refused_until_the_deal_button_admits_it(
     usb: Board, vboard: VirtualBoard
 ) -> None:
@@ -212,14 +218,19 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
         assert state.front == [5, 0] and state.dealer == 0  # the tap did not pass the deal
     finally:
         await phone.close()
-    # the same device again: admitted at once; another device (adapter hci1): not
-    again = await Board.open_ble(name, timeout=3.0, adapter="hci0")
+    # another device (adapter hci1): not admitted (one central at a time: btstack as
+    # MicroPython builds it takes no more, see the Bluetooth section of docs/protocol.md)
     other = await Board.open_ble(name, timeout=3.0, adapter="hci1")
     try:
-        assert (await again.admission()).you
         assert not (await other.admission()).you
         with pytest.raises(BoardRejected):
             await other.undo()
+    finally:
+        await other.close()
+    # the same device again: admitted at once
+    again = await Board.open_ble(name, timeout=3.0, adapter="hci0")
+    try:
+        assert (await again.admission()).you
         # the owner forgets the admitted devices: refused again
         cleared = EventLog.of(again)
         assert (await usb.clear_admitted()).admitted == 0
@@ -228,9 +239,9 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
             await again.peg(0, 1)
     finally:
         await again.close()
-        await other.close()
 
 
+@on_stacks
 async def test_bluefruit_control_pad(nus: Nus, usb: Board) -> None:
     events = EventLog.of(usb)
     await nus.write(pad_packet(1, True))  # not admitted: refused, nothing pressed
@@ -315,6 +326,7 @@ async def test_side_channel_requests_survive_a_cancelled_one(vboard: VirtualBoar
         await radio.close()
 
 
+@on_stacks
 async def test_a_power_cut_during_a_peg_is_a_real_disconnect_and_the_resend_does_not_double(
     ble: Board, vboard: VirtualBoard
 ) -> None:
