@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from blesupport import bluetooth, board_name, needs_dbus, vboard
+from blesupport import bluetooth, board_name, needs_dbus, on_stacks, vboard
 from cribboard.api import SyncBoard
 from cribboard.cli import main
 from cribboard.virtual import VirtualBoard
@@ -22,6 +22,7 @@ __all__ = ["bluetooth", "vboard"]  # fixtures from blesupport
 pytestmark = needs_dbus
 
 
+@on_stacks
 def test_cribboard_ble_status_and_peg(
     vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -46,6 +47,7 @@ def test_cribboard_ble_status_and_peg(
     assert "admitted devices: 0" in capsys.readouterr().out
 
 
+@on_stacks
 def test_list_shows_boards_over_bluetooth(
     vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
 ) -> None:
