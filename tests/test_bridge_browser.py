@@ -7,6 +7,7 @@ Chromium's own Web Bluetooth, through the BlueZ front and a Bumble central, to a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,13 +19,14 @@ import pytest_asyncio
 import vectors  # tests/core/vectors.py: the protocol's literal vectors
 from aiohttp import web
 
+from blesupport import STACKS, StackBoard
 from browsersupport import chromium, needs_chromium
 from cribboard import wire
 from cribboard.api import Board
 from cribboard.bridge.export import export
 from cribboard.bridge.server import Bridge
 from cribboard.virtual import SimControl, VirtualBoard
-from cribboard.virtual.fakebluez import fake_bluetooth
+from cribboard.virtual.fakebluez import FakeBluetooth, fake_bluetooth
 from cribcore import layout
 from cribcore.profiles import PROFILES
 from support import running_bridge, wait_bridge_state
@@ -350,35 +352,64 @@ async def choose_board(page: Any, name: str) -> list[dict[str, Any]]:
     return prompts
 
 
-async def test_web_bluetooth_mode(vboard: VirtualBoard, tmp_path: Path) -> None:
-    """The page's Web Bluetooth mode in Chromium's own Web Bluetooth: Chromium follows
-    DBUS_SYSTEM_BUS_ADDRESS to the BlueZ front, whose Bumble central reaches the board over the
-    virtual radio (tests/blesupport.py); the chooser is answered through DevTools."""
-    name = "Cribboard-" + vboard.ble_address.replace(":", "")[-4:]
-    usb = await Board.open(vboard.port)  # the owner lets every device change the board
-    try:
-        await usb.set_open(True)
-    finally:
-        await usb.close()
-    runner = await serve_exported_page(tmp_path / "site")
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def web_bluetooth() -> AsyncIterator[tuple[FakeBluetooth, Any]]:
+    """The BlueZ front on a private bus, and a Chromium whose own Web Bluetooth uses it:
+    Chromium follows DBUS_SYSTEM_BUS_ADDRESS to it (tests/blesupport.py)."""
     with fake_bluetooth(set_environ=False) as bt:
-        bt.bluez.add_board(vboard.control)
         env = {**os.environ, **bt.environ}
         async with chromium(390, 844, extra_args=WEB_BLUETOOTH_ARGS, env=env) as context:
-            page = await context.new_page()
-            page.set_default_timeout(20000)
-            errors: list[str] = []
-            page.on("pageerror", lambda err: errors.append(str(err)))
+            yield bt, context
+
+
+@contextlib.asynccontextmanager
+async def board_on_radio(bt: FakeBluetooth, stack: str, tmp_path: Path) -> AsyncIterator[Any]:
+    """A board on the front's radio: a virtual board (its simulated radio as a Bumble
+    peripheral), or the firmware on a real stack (btstack, nimble)."""
+    if stack == "sim":
+        with VirtualBoard() as vboard:
+            bt.bluez.add_board(vboard.control)
             try:
-                await web_bluetooth_session(page, runner, vboard, name)
+                yield vboard
             finally:
-                await runner.cleanup()
-            assert not errors, errors
+                bt.bluez.remove_board(vboard.control)
+    else:
+        real = await asyncio.to_thread(bt.bluez.start_board, stack, tmp_path)
+        try:
+            yield StackBoard(bt, real)
+        finally:
+            await asyncio.to_thread(bt.bluez.stop_board, real)
 
 
-async def web_bluetooth_session(
-    page: Any, runner: web.AppRunner, vboard: VirtualBoard, name: str
+@pytest.mark.parametrize("stack", STACKS)
+async def test_web_bluetooth_mode(
+    stack: str, web_bluetooth: tuple[FakeBluetooth, Any], tmp_path: Path
 ) -> None:
+    """The page's Web Bluetooth mode in Chromium's own Web Bluetooth, through the BlueZ front's
+    Bumble central and the virtual radio, to the board on each stack; the chooser is answered
+    through DevTools."""
+    bt, context = web_bluetooth
+    async with board_on_radio(bt, stack, tmp_path) as vboard:
+        name = "Cribboard-" + vboard.ble_address.replace(":", "")[-4:]
+        usb = await Board.open(vboard.port)  # the owner lets every device change the board
+        try:
+            await usb.set_open(True)
+        finally:
+            await usb.close()
+        runner = await serve_exported_page(tmp_path / "site")
+        page = await context.new_page()
+        page.set_default_timeout(20000)
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        try:
+            await web_bluetooth_session(page, runner, vboard, name)
+        finally:
+            await page.close()
+            await runner.cleanup()
+        assert not errors, errors
+
+
+async def web_bluetooth_session(page: Any, runner: web.AppRunner, vboard: Any, name: str) -> None:
     prompts = await choose_board(page, name)
     url = f"http://127.0.0.1:{runner.addresses[0][1]}/"
     await page.goto(url)  # no bridge here: the page says so and offers Bluetooth
@@ -411,5 +442,6 @@ async def web_bluetooth_session(
     )
     await page.click("#undo")
     await page.wait_for_function("document.querySelector('#score-0').textContent == '0'")
-    with SimControl(vboard.control) as sim:  # the page holds the board's one connection
-        assert sim.ble_info()["conns"] == "1"
+    if isinstance(vboard, VirtualBoard):  # the simulated radio: the page's one connection
+        with SimControl(vboard.control) as sim:
+            assert sim.ble_info()["conns"] == "1"
