@@ -1,7 +1,10 @@
-"""Bluetooth LE end to end, without radios: unmodified bleak talks to the fake BlueZ on a private
-D-Bus, which reaches the firmware's BLE code on the virtual board through its simulated radio.
+"""Bluetooth LE end to end, without radios: unmodified bleak talks to the BlueZ front on a private
+D-Bus, whose Bumble central reaches the board over a virtual radio. Tests marked @on_stacks run
+on the firmware over MicroPython's real `bluetooth` on btstack and on NimBLE, and on the virtual
+board's simulated radio; the rest on the simulated radio only, because they read its own counters
+(`ble-info`: advertising data, notifications sent) or need a stock interpreter with a small heap.
 The library, phone-app traffic (plain lines, Bluefruit control pad packets), admission by a press
-of the board's deal button, and a USB host alongside."""
+of the board's deal button, a USB host alongside, a power cut during a request."""
 
 from __future__ import annotations
 

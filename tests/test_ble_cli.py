@@ -1,5 +1,6 @@
 """The cribboard command line over Bluetooth LE: `--ble` with status, peg, watch and admit, and
-boards over Bluetooth in `list`, against the virtual board through bleak and the fake BlueZ."""
+boards over Bluetooth in `list`, through bleak and the BlueZ front (Bumble's central), against the virtual board and (@on_stacks)
+the firmware on btstack and NimBLE."""
 
 from __future__ import annotations
 

@@ -42,10 +42,12 @@ descXXXX``, by attribute handle); UUIDs are lower case; as BlueZ does, the GAP a
 and ``WriteValue``), long writes, passive scanning, removing a device that has not been seen
 for ``TemporaryTimeout``.
 
-What the old stand-in (which answered from the simulated radio without any stack) did that this
-tier does not: nothing the tests relied on. What no tier here does: a radio (range, interference,
-a real controller's timing), BlueZ's own code, and a phone's stack; those remain untested without
-a radio.
+What the old stand-in did (it answered bleak from the simulated radio, with no stack between)
+that this tier keeps: the virtual board's simulated radio is still a peripheral here
+(:mod:`cribboard.virtual.simperipheral`), for what the real stacks cannot give a test: the
+radio's own counters (``ble-info``: the advertising data, notifications sent, the longest), a
+stock interpreter in a small heap, and a board without a stack build. What no tier here shows: a
+radio (range, interference, a real controller's timing), BlueZ's own code, and a phone's stack.
 """
 
 from __future__ import annotations
