@@ -347,3 +347,68 @@ async def test_a_power_cut_during_a_peg_is_a_real_disconnect_and_the_resend_does
     assert state.front[0] in (0, 5), state.front
     await ble.peg(0, 1)  # the reconnected link serves the next request
     assert (await ble.state()).front[0] == state.front[0] + 1
+
+
+async def test_a_board_that_loses_power_is_reported_as_bluez_reports_it(
+    nus: Nus, vboard: VirtualBoard, bluetooth: FakeBluetooth
+) -> None:
+    """The board's power cut ends the link from its side: over D-Bus the connection's GATT
+    objects go (InterfacesRemoved, the CCCD descriptor too), then ServicesResolved and Connected
+    turn false on the device, which stays (BlueZ keeps a device it has seen); bleak hears it.
+    On the simulated radio: a real stack's power cut (bumbleradio) ends the link only once the
+    interpreter has stopped, seconds later on a loaded machine; the reconnect test covers it."""
+    from bleak import BleakClient
+    from dbus_fast import Message, MessageType
+    from dbus_fast.aio import MessageBus
+
+    assert isinstance(nus.client, BleakClient)
+    device = "/dev_" + vboard.ble_address.replace(":", "_")  # under whichever adapter bleak took
+    bus = await MessageBus(bus_address=bluetooth.environ["DBUS_SYSTEM_BUS_ADDRESS"]).connect()
+    seen: list[tuple[str, object]] = []
+    done = asyncio.Event()
+
+    def signal(msg: Message) -> None:
+        if msg.message_type != MessageType.SIGNAL:
+            return
+        if msg.member == "InterfacesRemoved" and device + "/" in msg.body[0]:
+            seen.append(("removed", msg.body[0].partition(device)[2]))
+        elif msg.member == "PropertiesChanged" and (msg.path or "").endswith(device):
+            for name in ("ServicesResolved", "Connected"):
+                if name in msg.body[1]:
+                    seen.append((name, msg.body[1][name].value))
+                    if name == "Connected":
+                        done.set()
+
+    bus.add_message_handler(signal)
+    match = await bus.call(
+        Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member="AddMatch",
+            signature="s",
+            body=["type='signal',sender='org.bluez'"],
+        )
+    )
+    assert match is not None and match.message_type == MessageType.METHOD_RETURN, match
+    try:
+        vboard.reset()  # the power cut
+        await asyncio.wait_for(done.wait(), 10)  # (a bound, not a pause: it ends on the signal)
+        removed = [what for kind, what in seen if kind == "removed"]
+        assert any("/desc" in p for p in removed) and any(p.count("/") == 1 for p in removed)
+        assert seen[-2:] == [("ServicesResolved", False), ("Connected", False)], seen
+        assert len([s for s in seen if s[0] != "removed"]) == 2, seen
+        reply = await bus.call(
+            Message(
+                destination="org.bluez",
+                path="/",
+                interface="org.freedesktop.DBus.ObjectManager",
+                member="GetManagedObjects",
+            )
+        )
+        objects = reply.body[0]
+        assert [p for p in objects if p.endswith(device)]  # the device stays
+        assert not [p for p in objects if device + "/" in p]  # its GATT objects are gone
+        assert not nus.client.is_connected
+    finally:
+        bus.disconnect()
