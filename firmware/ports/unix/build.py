@@ -174,7 +174,8 @@ def build_commands(stack: str, build: str, manifest: str, jobs: str) -> list[lis
     variables = COMMON + STACKS[stack][1]
     return [
         ["make", "-C", "mpy-cross", f"-j{jobs}"],
-        ["make", "-C", "ports/unix", f"-j{jobs}", *variables]
+        ["make", "-C", "ports/unix", f"-j{jobs}"]
+        + variables
         + [f"BUILD={build}", f"PROG={binary_name(stack)}", f"FROZEN_MANIFEST={manifest}"],
     ]
 

@@ -47,6 +47,13 @@ Bumble has fixed:
    a supervision timeout (0x08), and advertising and scanning stop (Vol 4, Part E, 7.3.2). Bumble
    0.0.236 leaves them running, so a rebooted board still "had" its old connections.
 
+6. An advertising event is one moment: a central's CONNECT_IND answers the ADV_IND of the same
+   event (within 150 us on a radio), while the advertiser still advertises. Bumble 0.0.236
+   passes each PDU through the event loop, so a host that stops or restarts advertising in
+   between (as the firmware does after every connect) leaves the central with a connection the
+   board never had, and GATT hangs; seen here about once in twenty connects. The PDUs are
+   delivered at once instead.
+
 Not corrected: Bumble's advertising timer reads the interval (0.625 ms units) as milliseconds,
 so a 100 ms interval becomes 160 ms; connecting waits for the next advertisement.
 """
@@ -97,11 +104,20 @@ def interpreter(stack: str) -> Path:
 
 
 class CorrectedLink(LocalLink):
-    """Bumble's local link, sending LE data from the connection's own address (correction 3)."""
+    """Bumble's local link, sending LE data from the connection's own address (correction 3)
+    and an advertising event's PDUs at once (correction 6)."""
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.correct = True
+
+    def send_advertising_pdu(self, sender_controller: Controller, packet: Any) -> None:
+        if not self.correct:
+            super().send_advertising_pdu(sender_controller, packet)
+            return
+        for controller in list(self.controllers):
+            if controller is not sender_controller:
+                controller.on_ll_advertising_pdu(packet)
 
     def send_acl_data(
         self,
@@ -115,6 +131,7 @@ class CorrectedLink(LocalLink):
             super().send_acl_data(sender_controller, destination_address, transport, data)
             return
         receiver = self.find_le_controller(destination_address)
+        # (as Bumble does, but from the connection's address)
         if receiver is not None:
             source = connection.self_address
             asyncio.get_running_loop().call_soon(receiver.on_link_acl_data, source, transport, data)
