@@ -412,3 +412,23 @@ async def test_a_board_that_loses_power_is_reported_as_bluez_reports_it(
         assert not nus.client.is_connected
     finally:
         bus.disconnect()
+
+
+@on_stacks
+async def test_a_reply_lost_with_the_link_is_resent_and_the_peg_counts_once(
+    usb: Board, vboard: VirtualBoard, bluetooth: FakeBluetooth
+) -> None:
+    """The link drops while the peg's reply is in the air (the board applied it; the central
+    goes out of range): the client reconnects over a new connection and resends the same line,
+    and the board answers it from the replies it remembers for that central: one peg."""
+    await usb.set_open(True)
+    phone = await Board.open_ble(board_name(vboard), timeout=3.0, adapter="hci0")
+    events = EventLog.of(phone)
+    try:
+        bluetooth.bluez.lose_link_at_next_notification(0)
+        await phone.peg(0, 5)  # lost, reconnected, resent: answered
+        await events.wait(lambda e: e.name == "link" and e.fields == {"state": "lost"})
+        assert (await phone.state()).front[0] == 5
+        assert (await usb.state()).front[0] == 5
+    finally:
+        await phone.close()

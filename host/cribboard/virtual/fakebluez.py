@@ -276,6 +276,7 @@ class _Adapter:
     central: Device
     discovering: bool = False
     uuid_filter: list[str] = field(default_factory=list)
+    drop_next: bool = False  # fault injection: the link drops as the next notification comes
     devices: dict[str, _Device] = field(default_factory=dict)  # by address
     heard: dict[str, tuple[str | None, str | None, list[str]]] = field(default_factory=dict)
 
@@ -396,6 +397,17 @@ class FakeBlueZ:
         if self._loop is None:
             raise FakeBluetoothError("the BlueZ front is not running")
         asyncio.run_coroutine_threadsafe(board.power_cut(), self._loop)
+
+    def lose_link_at_next_notification(self, index: int = 0) -> None:
+        """Fault injection for tests: when the next notification reaches adapter `index`'s
+        central, its controller loses every link (the radio's ``vanish``: the board hears a
+        supervision timeout) and that notification never reaches D-Bus, as when a phone goes
+        out of range with a reply in the air."""
+
+        async def arm() -> None:
+            self._adapters[f"/org/bluez/hci{index}"].drop_next = True
+
+        self.call(arm())
 
     def adapter_name(self, index: int = 0) -> str:
         return f"hci{index}"
@@ -845,6 +857,11 @@ class FakeBlueZ:
         assert device.peer is not None
 
         def notified(value: bytes) -> None:
+            adapter = device.adapter
+            if adapter.drop_next:  # the link is lost with this notification in the air
+                adapter.drop_next = False
+                self.radio.vanish(adapter.central)
+                return
             if obj.path in self._objects:
                 self._set(obj.path, CHARACTERISTIC, Value=Variant("ay", bytes(value)))
 
