@@ -4,8 +4,7 @@ The firmware's BLE code runs against ``firmware/sim/bluetooth.py``, which follow
 documented ``bluetooth.BLE`` API and talks to this radio through the side channel's datagrams
 (advertising data and the GATT table come out, connections and writes go in, notifications come
 out). A central (the BlueZ front's peripheral bridge, :mod:`cribboard.virtual.simperipheral`,
-or a test) uses the radio
-through the control socket, one ASCII request per line:
+or a test) uses the radio through the control socket, one ASCII request per line:
 
 ==============================  ===========================================================
 request                         reply
