@@ -223,6 +223,9 @@ def main() -> None:
     from ble_bench import main as ble_bench  # bench/ble_bench.py: the board over Bluetooth LE
 
     ble_bench()
+    from ble_real_bench import main as ble_real_bench  # the firmware on btstack and NimBLE
+
+    ble_real_bench()
     print()
     from show_bench import main as show_bench  # bench/show_bench.py: the show against PyPI peers
 

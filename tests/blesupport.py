@@ -1,23 +1,26 @@
-"""Fixtures and helpers of the Bluetooth LE tests: a private D-Bus with the fake BlueZ on it
-(cribdev.fakebluez), virtual boards it presents, and a bare NUS client on bleak for
-what a phone app sends (plain lines, Bluefruit control pad packets)."""
+"""Fixtures and helpers of the Bluetooth LE tests: a private D-Bus with the BlueZ front on it
+(cribdev.fakebluez: bleak's own BlueZ backend drives a Bumble central on a virtual
+radio), the boards on that radio, and a bare NUS client on bleak for what a phone app sends (plain
+lines, Bluefruit control pad packets).
+
+`vboard` is a virtual board whose simulated radio is a Bumble peripheral on the link ("sim");
+a test parametrised with ``@on_stacks`` runs once on it and once on each real stack: the
+unchanged firmware on MicroPython's own `bluetooth` module over btstack and over NimBLE
+(cribdev.bumbleradio), behind the same front."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cribboard.virtual import VirtualBoard
+from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
-from cribdev.fakebluez import (
-    DEFAULT_ADAPTERS,
-    SECOND_ADAPTER,
-    FakeBluetooth,
-    fake_bluetooth,
-)
 
 needs_dbus = pytest.mark.skipif(
     shutil.which("dbus-daemon") is None,
@@ -42,20 +45,64 @@ def bluetooth() -> Iterator[FakeBluetooth]:
     """A private bus, the fake BlueZ (adapters hci0 and hci1: two centrals; bleak's default
     is either) and the bluetoothctl stub; this process's DBUS_SYSTEM_BUS_ADDRESS and PATH
     point at them."""
-    with fake_bluetooth(adapters=DEFAULT_ADAPTERS + (SECOND_ADAPTER,)) as bt:
+    with fake_bluetooth(adapters=2) as bt:
         yield bt
 
 
+STACKS = ("sim", "btstack", "nimble")
+on_stacks = pytest.mark.parametrize("vboard", STACKS, indirect=True)
+"""Run a test on the simulated radio and on both real stacks (one test body, three radios)."""
+
+
+class StackBoard:
+    """A board on a real stack (cribdev.bumbleradio.RadioBoard), with what the tests
+    use of a VirtualBoard: its USB console, its side channel, its Bluetooth address, reset()."""
+
+    def __init__(self, bluetooth: FakeBluetooth, board: Any) -> None:
+        self._bluetooth = bluetooth
+        self.board = board
+        self.stack: str = board.stack
+
+    @property
+    def port(self) -> str:
+        return str(self.board.virtual.port)
+
+    @property
+    def control(self) -> str:
+        return str(self.board.control)
+
+    @property
+    def ble_address(self) -> str:
+        return str(self.board.address).split("/")[0].upper()
+
+    def reset(self) -> None:
+        """A power cut: the interpreter killed and started again (returns at once)."""
+        self._bluetooth.bluez.power_cut(self.board)
+
+
 @pytest.fixture
-def vboard(bluetooth: FakeBluetooth) -> Iterator[VirtualBoard]:
-    """A virtual board, presented by the fake BlueZ."""
-    with VirtualBoard() as board:
-        bluetooth.bluez.add_board(board.control)
-        try:
-            yield board
-        finally:
-            bluetooth.bluez.remove_board(board.control)
-            bluetooth.bluez.mtu = 23
+def vboard(
+    bluetooth: FakeBluetooth, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Any]:
+    """A board on the radio: by default a virtual board (the simulated radio as a Bumble
+    peripheral); with ``@on_stacks``, also the firmware on btstack and on NimBLE."""
+    stack = getattr(request, "param", "sim")
+    try:
+        if stack == "sim":
+            with VirtualBoard() as board:
+                bluetooth.bluez.add_board(board.control)
+                try:
+                    yield board
+                finally:
+                    bluetooth.bluez.remove_board(board.control)
+        else:
+            real = bluetooth.bluez.start_board(stack, tmp_path)
+            try:
+                yield StackBoard(bluetooth, real)
+            finally:
+                bluetooth.bluez.stop_board(real)
+    finally:
+        bluetooth.bluez.mtu = 23
 
 
 class Nus:

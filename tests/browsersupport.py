@@ -30,9 +30,12 @@ needs_chromium = pytest.mark.skipif(
 
 
 @contextlib.asynccontextmanager
-async def chromium(width: int, height: int, **options: Any) -> AsyncIterator[Any]:
+async def chromium(
+    width: int, height: int, extra_args: tuple[str, ...] = (), **options: Any
+) -> AsyncIterator[Any]:
     """A browser context of its own (a fresh profile) with a `width` x `height` window;
-    `options` go to Playwright's launch_persistent_context (`locale="nb-NO"`, ...)."""
+    `extra_args` go on Chromium's command line, `options` to Playwright's
+    launch_persistent_context (`locale="nb-NO"`, `env=...`)."""
     from playwright.async_api import async_playwright
 
     with tempfile.TemporaryDirectory(prefix="cribboard-chromium-") as profile:
@@ -41,7 +44,7 @@ async def chromium(width: int, height: int, **options: Any) -> AsyncIterator[Any
                 profile,
                 executable_path=CHROMIUM,
                 headless=True,
-                args=CHROMIUM_ARGS,
+                args=CHROMIUM_ARGS + list(extra_args),
                 viewport={"width": width, "height": height},
                 **options,
             )

@@ -1,5 +1,6 @@
 """The cribboard command line over Bluetooth LE: `--ble` with status, peg, watch and admit, and
-boards over Bluetooth in `list`, against the virtual board through bleak and the fake BlueZ."""
+boards over Bluetooth in `list`, through bleak and the BlueZ front (Bumble's central), against the virtual board and (@on_stacks)
+the firmware on btstack and NimBLE."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import time
 
 import pytest
 
-from blesupport import bluetooth, board_name, needs_dbus, vboard
+from blesupport import bluetooth, board_name, needs_dbus, on_stacks, vboard
 from cribboard.api import SyncBoard
 from cribboard.cli import main
 from cribboard.virtual import VirtualBoard
@@ -22,6 +23,7 @@ __all__ = ["bluetooth", "vboard"]  # fixtures from blesupport
 pytestmark = needs_dbus
 
 
+@on_stacks
 def test_cribboard_ble_status_and_peg(
     vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -46,12 +48,13 @@ def test_cribboard_ble_status_and_peg(
     assert "admitted devices: 0" in capsys.readouterr().out
 
 
+@on_stacks
 def test_list_shows_boards_over_bluetooth(
     vboard: VirtualBoard, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert f"{vboard.ble_address}  {board_name(vboard)}  (Bluetooth LE, -52 dBm; " in out
+    assert f"{vboard.ble_address}  {board_name(vboard)}  (Bluetooth LE, -50 dBm; " in out
 
 
 def test_list_without_a_bluetooth_stack_says_so_in_one_line(

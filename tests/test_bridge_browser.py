@@ -1,12 +1,14 @@
 """The bridge's web page in headless Chromium (Debian's /usr/bin/chromium, driven by Playwright;
 `make browser` installs it): the page draws the board, a click pegs on the virtual board, a
 button pressed on the virtual board shows on the page, it fits a phone; the page's JavaScript
-protocol codec agrees with the Python codec on the shared vectors; the Web Bluetooth mode drives
-a virtual board through a stand-in for navigator.bluetooth."""
+protocol codec agrees with the Python codec on the shared vectors; the Web Bluetooth mode runs in
+Chromium's own Web Bluetooth, through the BlueZ front and a Bumble central, to a virtual board."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,18 +19,22 @@ import pytest_asyncio
 import vectors  # tests/core/vectors.py: the protocol's literal vectors
 from aiohttp import web
 
+from blesupport import STACKS, StackBoard
 from browsersupport import chromium, needs_chromium
 from cribboard import wire
+from cribboard.api import Board
 from cribboard.bridge.export import export
 from cribboard.bridge.server import Bridge
-from cribboard.transport import SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
+from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 from cribcore import layout
 from cribcore.profiles import PROFILES
 from support import running_bridge, wait_bridge_state
 
 A_PLUS = PROFILES["sim"].buttons["A+"]
 PACKET = 20  # BLE bytes per write / notification at the default ATT MTU
+# Chromium's own Web Bluetooth, on http://127.0.0.1 (see the Bluetooth note in docs/protocol.md)
+WEB_BLUETOOTH_ARGS = ("--enable-experimental-web-platform-features",)
 DOC = Path(__file__).resolve().parents[1] / "docs" / "bridge.md"
 
 pytestmark = [
@@ -328,44 +334,6 @@ async def test_javascript_codec_matches_the_vectors(bridge: Bridge, page: Any) -
 
 # --- Web Bluetooth: the page drives a board directly -----------------------------------------
 
-# A stand-in for navigator.bluetooth: one device with the Nordic UART Service. Writes go to the
-# test (window.__bleWrite), which relays them to the virtual board; the test hands the board's
-# bytes back as notifications (window.__bleNotify), in packets of at most 20 bytes.
-FAKE_BLUETOOTH = """
-(() => {
-  const NUS = '6e400001-b5a3-f393-e0a9-e50e24dcca9e';
-  const listeners = [];
-  const write = async (data) => {
-    const bytes = new Uint8Array(data.buffer ? data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) : data);
-    await window.__bleWrite(Array.from(bytes));
-  };
-  // The board notifies on 6e400003 and is written on 6e400002 (found by their properties).
-  const tx = { uuid: '6e400003-b5a3-f393-e0a9-e50e24dcca9e',
-               properties: { notify: true, write: false, writeWithoutResponse: false },
-               addEventListener: (type, fn) => listeners.push(fn),
-               startNotifications: async () => tx };
-  const rx = { uuid: '6e400002-b5a3-f393-e0a9-e50e24dcca9e',
-               properties: { notify: false, write: true, writeWithoutResponse: true },
-               writeValueWithoutResponse: write, writeValueWithResponse: write, writeValue: write };
-  const service = { uuid: NUS, getCharacteristics: async () => [tx, rx] };
-  const server = { connected: true, getPrimaryService: async (uuid) => {
-    if (uuid !== NUS) throw new Error('no such service');
-    return service; } };
-  const device = { id: 'fake', name: 'cribboard-sim', addEventListener: () => {},
-                   gatt: { connected: false, connect: async () => { device.gatt.connected = true; return server; },
-                           disconnect: () => { device.gatt.connected = false; } } };
-  window.__bleRequests = [];
-  window.__bleNotify = (bytes) => {
-    const view = new DataView(new Uint8Array(bytes).buffer);
-    for (const fn of listeners) fn({ target: { value: view } });
-  };
-  Object.defineProperty(navigator, 'bluetooth', { configurable: true, value: {
-    getAvailability: async () => true,
-    requestDevice: async (options) => { window.__bleRequests.push(options); return device; },
-  } });
-})();
-"""
-
 
 async def serve_exported_page(directory: Path) -> web.AppRunner:
     """The page as a plain static site: no bridge behind it."""
@@ -383,61 +351,118 @@ async def serve_exported_page(directory: Path) -> web.AppRunner:
     return runner
 
 
-async def test_web_bluetooth_mode(vboard: VirtualBoard, page: Any, tmp_path: Path) -> None:
-    writes: list[int] = []
-    to_page: asyncio.Queue[bytes] = asyncio.Queue()
-    transport = SerialTransport(vboard.port)
-    await transport.open(to_page.put_nowait, lambda err: None)
+async def choose_board(page: Any, name: str) -> list[dict[str, Any]]:
+    """Answer Chromium's Bluetooth chooser once, through DevTools (DeviceAccess), with the
+    device called `name`; returns the prompts seen. Chromium may announce one prompt twice (as
+    devices come and go): answering the same prompt twice crashes it, so each is answered once."""
+    cdp = await page.context.new_cdp_session(page)
+    prompts: list[dict[str, Any]] = []
+    answered: set[str] = set()
 
-    async def ble_write(data: list[int]) -> None:
-        writes.append(len(data))
-        await transport.write(bytes(data))
+    async def prompted(event: dict[str, Any]) -> None:
+        prompts.append(event)
+        for device in event.get("devices", []):
+            if device.get("name") == name and event["id"] not in answered:
+                answered.add(event["id"])
+                await cdp.send(
+                    "DeviceAccess.selectPrompt", {"id": event["id"], "deviceId": device["id"]}
+                )
 
-    async def notify() -> None:
-        while True:
-            data = await to_page.get()
-            for i in range(0, len(data), PACKET):
-                await page.evaluate("(b) => window.__bleNotify(b)", list(data[i : i + PACKET]))
+    cdp.on("DeviceAccess.deviceRequestPrompted", prompted)
+    await cdp.send("DeviceAccess.enable")
+    return prompts
 
-    runner = await serve_exported_page(tmp_path / "site")
-    pump = asyncio.create_task(notify())
-    try:
-        await page.add_init_script(FAKE_BLUETOOTH)
-        await page.expose_function("__bleWrite", ble_write)
-        url = f"http://127.0.0.1:{runner.addresses[0][1]}/"
-        await page.goto(url)  # no bridge here: the page says so and offers Bluetooth
-        await page.wait_for_function(
-            "document.querySelector('#status').textContent.includes('no bridge here')"
-        )
-        await page.click("#ble")
-        await page.wait_for_function(
-            "document.querySelector('#status').textContent.includes('Bluetooth: cribboard-sim')"
-        )
-        requests = await page.evaluate("window.__bleRequests")
-        assert requests[0]["filters"] == [{"services": ["6e400001-b5a3-f393-e0a9-e50e24dcca9e"]}]
-        await page.wait_for_selector("#score-0")
-        await page.wait_for_function(hole_lit(layout.WIN_HOLE))  # the LEDs, from `frame`
 
-        await page.click('button[data-player="0"][data-points="2"]')
-        await page.wait_for_function("document.querySelector('#score-0').textContent == '2'")
-        led = layout.LED_OF_HOLE[layout.hole_for_score(2, 0, 2, 121)]
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def web_bluetooth() -> AsyncIterator[tuple[FakeBluetooth, Any]]:
+    """The BlueZ front on a private bus, and a Chromium whose own Web Bluetooth uses it:
+    Chromium follows DBUS_SYSTEM_BUS_ADDRESS to it (tests/blesupport.py)."""
+    with fake_bluetooth(set_environ=False) as bt:
+        env = {**os.environ, **bt.environ}
+        async with chromium(390, 844, extra_args=WEB_BLUETOOTH_ARGS, env=env) as context:
+            yield bt, context
 
-        def blue_peg_at_2() -> bytes:
-            with SimControl(vboard.control) as sim:  # the LEDs the board really lit
-                return sim.wait_frame(lambda rgb: rgb[3 * led + 2] > rgb[3 * led] + 20, 5)
 
-        await asyncio.to_thread(blue_peg_at_2)
-        await page.wait_for_function(hole_lit(layout.hole_for_score(2, 0, 2, 121)))
+@contextlib.asynccontextmanager
+async def board_on_radio(bt: FakeBluetooth, stack: str, tmp_path: Path) -> AsyncIterator[Any]:
+    """A board on the front's radio: a virtual board (its simulated radio as a Bumble
+    peripheral), or the firmware on a real stack (btstack, nimble)."""
+    if stack == "sim":
+        with VirtualBoard() as vboard:
+            bt.bluez.add_board(vboard.control)
+            try:
+                yield vboard
+            finally:
+                bt.bluez.remove_board(vboard.control)
+    else:
+        real = await asyncio.to_thread(bt.bluez.start_board, stack, tmp_path)
+        try:
+            yield StackBoard(bt, real)
+        finally:
+            await asyncio.to_thread(bt.bluez.stop_board, real)
 
-        with SimControl(vboard.control) as sim:  # a button on the board reaches the page
-            sim.press(PROFILES["sim"].buttons["B+"])
-        await page.wait_for_function(
-            "document.querySelector('#log').textContent.includes('button B+: tap')"
-        )
-        await page.click("#undo")
-        await page.wait_for_function("document.querySelector('#score-0').textContent == '0'")
-        assert writes and max(writes) <= PACKET, writes
-    finally:
-        pump.cancel()
-        await transport.close()
-        await runner.cleanup()
+
+@pytest.mark.parametrize("stack", STACKS)
+async def test_web_bluetooth_mode(
+    stack: str, web_bluetooth: tuple[FakeBluetooth, Any], tmp_path: Path
+) -> None:
+    """The page's Web Bluetooth mode in Chromium's own Web Bluetooth, through the BlueZ front's
+    Bumble central and the virtual radio, to the board on each stack; the chooser is answered
+    through DevTools."""
+    bt, context = web_bluetooth
+    async with board_on_radio(bt, stack, tmp_path) as vboard:
+        name = "Cribboard-" + vboard.ble_address.replace(":", "")[-4:]
+        usb = await Board.open(vboard.port)  # the owner lets every device change the board
+        try:
+            await usb.set_open(True)
+        finally:
+            await usb.close()
+        runner = await serve_exported_page(tmp_path / "site")
+        page = await context.new_page()
+        page.set_default_timeout(20000)
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        try:
+            await web_bluetooth_session(page, runner, vboard, name)
+        finally:
+            await page.close()
+            await runner.cleanup()
+        assert not errors, errors
+
+
+async def web_bluetooth_session(page: Any, runner: web.AppRunner, vboard: Any, name: str) -> None:
+    prompts = await choose_board(page, name)
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}/"
+    await page.goto(url)  # no bridge here: the page says so and offers Bluetooth
+    await page.wait_for_function(
+        "document.querySelector('#status').textContent.includes('no bridge here')"
+    )
+    await page.click("#ble")  # a real click: requestDevice needs a user gesture
+    await page.wait_for_function(
+        f"document.querySelector('#status').textContent.includes('Bluetooth: {name}')"
+    )
+    assert prompts and all(p["id"] == prompts[0]["id"] for p in prompts)  # one chooser
+    await page.wait_for_selector("#score-0")
+    await page.wait_for_function(hole_lit(layout.WIN_HOLE))  # the LEDs, from `frame`
+
+    await page.click('button[data-player="0"][data-points="2"]')
+    await page.wait_for_function("document.querySelector('#score-0').textContent == '2'")
+    led = layout.LED_OF_HOLE[layout.hole_for_score(2, 0, 2, 121)]
+
+    def blue_peg_at_2() -> bytes:
+        with SimControl(vboard.control) as sim:  # the LEDs the board really lit
+            return sim.wait_frame(lambda rgb: rgb[3 * led + 2] > rgb[3 * led] + 20, 5)
+
+    await asyncio.to_thread(blue_peg_at_2)
+    await page.wait_for_function(hole_lit(layout.hole_for_score(2, 0, 2, 121)))
+
+    with SimControl(vboard.control) as sim:  # a button on the board reaches the page
+        sim.press(PROFILES["sim"].buttons["B+"])
+    await page.wait_for_function(
+        "document.querySelector('#log').textContent.includes('button B+: tap')"
+    )
+    await page.click("#undo")
+    await page.wait_for_function("document.querySelector('#score-0').textContent == '0'")
+    if isinstance(vboard, VirtualBoard):  # the simulated radio: the page's one connection
+        with SimControl(vboard.control) as sim:
+            assert sim.ble_info()["conns"] == "1"

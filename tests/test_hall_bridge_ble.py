@@ -1,5 +1,5 @@
 """A Bluetooth LE board at a club hall's table (`cribboard serve --ble NAME --mqtt ...`): the
-fake BlueZ on a private D-Bus presents the virtual board, the real mosquitto carries the
+BlueZ front on a private D-Bus reaches the virtual board through Bumble's central, the real mosquitto carries the
 table's topics, the director runs in this process."""
 
 from __future__ import annotations

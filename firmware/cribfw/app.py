@@ -42,13 +42,13 @@ class App:
             )
             self.tasks.append(buttons_task)
 
-    def add_ble(self, ble, pad=None, uuid=None):
+    def add_ble(self, ble, pad=None, uuid=None, stack=None):
         """Serve the protocol over Bluetooth LE too: `ble` is a bluetooth.BLE(); `pad` the Pad
         whose virtual pins the buttons read (a phone's control pad); `uuid` the UUID class
-        (default bluetooth.UUID)."""
+        (default bluetooth.UUID); `stack` the Bluetooth stack's name (cribfw/stacklimits.py)."""
         from cribfw.blelink import BleLink
 
-        link = BleLink(ble, self.dispatcher, self.ctx.admission, pad, uuid)
+        link = BleLink(ble, self.dispatcher, self.ctx.admission, pad, uuid, stack)
         self.ctx.attach_ble(link, link.start().encode())
         self.tasks.append(link.run)
         return link

@@ -12,7 +12,9 @@
 # request, plus as much of the name as fits (a shortened name); the scan response carries the whole
 # name, "Cribboard-XXXX" (the last two bytes of the board's address). Advertising runs whenever a
 # connection slot is free: the stack stops it when a central connects, so it is restarted after
-# every connect and disconnect.
+# every connect and disconnect. How many centrals the stack takes at once is the stack's
+# (cribfw/stacklimits.py: one on btstack, four on NimBLE); `advertising` is True only while the
+# board advertises, which on btstack is never while a central is connected.
 #
 # Receiving: each connected central is a link of its own (Central: send/recent/trusted/address for
 # the dispatcher) with its own LineAssembler, so lines arrive in writes of any size, split or
@@ -21,10 +23,19 @@
 # value is one for all connections, so it is read at once to know whose bytes they are. All
 # protocol handling runs in the asyncio task (service()).
 #
-# Sending: the dispatcher's lines are queued per central (whole lines: a line that does not fit in
-# the queue is dropped whole) and the task notifies them in pieces of the connection's ATT MTU
-# minus 3: 20 bytes until the central exchanges a larger MTU (_IRQ_MTU_EXCHANGED); the board never
-# starts an exchange itself. A notification the stack cannot take now (OSError) is retried.
+# Sending: the dispatcher's lines are queued per central in a bounded queue (whole lines) and the
+# task notifies them in pieces of the connection's ATT MTU minus 3: 20 bytes until the central
+# exchanges a larger MTU (_IRQ_MTU_EXCHANGED); the board never starts an exchange itself. The
+# stacks differ when notifications outpace the link: NimBLE refuses one it cannot queue
+# (OSError 12), which stays first in the queue and is tried again 1 ms later, so nothing is lost
+# or reordered; btstack never refuses but copies each one it cannot send now onto the heap, so
+# the board watches the heap: a notification that cost heap was queued by the stack, and the next
+# one waits, 1 ms and then twice as long each time (up to 64 ms) until one goes straight out.
+# A central's input is read only while its queue has room for the longest reply (the frame), so a
+# central's own replies are never dropped: what it sends meanwhile waits in its input ring, and
+# when that overflows the lost lines are answered `err busy input overflow`. An event that does not
+# fit a central's queue (another link's change) is dropped whole and `err busy output full` follows
+# once the queue has drained.
 #
 # Bluefruit Connect's control pad packets (cribfw/pad.py) are read out of the same byte stream: a
 # "!" at the start of a line begins a packet of the length its kind byte gives (no newline); a bad
@@ -39,11 +50,15 @@ except ImportError:  # CPython
         return value
 
 
+import gc
+
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 from cribfw.admission import ADDR_LEN
+from cribfw.clock import ticks_diff, ticks_ms
 from cribfw.dispatch import RecentReplies
 from cribfw.linebuffer import LineAssembler
 from cribfw.pad import PACKET_LENGTHS, checksum
+from cribfw.stacklimits import BTSTACK, max_centrals, stack_name
 
 _IRQ_CENTRAL_CONNECT = const(1)
 _IRQ_CENTRAL_DISCONNECT = const(2)
@@ -64,17 +79,21 @@ def _uuid_bytes(text):
 NUS_ADV = _uuid_bytes(NUS_SERVICE)
 NAME_PREFIX = "Cribboard-"
 
-MAX_CENTRALS = const(2)  # connected at once (besides USB)
+MAX_CENTRALS = const(4)  # the most any stack takes at once (besides USB): stacklimits.py
 DEFAULT_MTU = const(23)  # ATT MTU before any exchange: 20 bytes per notification
 PREFERRED_MTU = const(247)  # offered when a central starts an MTU exchange
 RX_BUFFER = const(256)  # the RX value: bytes appended between two reads
 RX_RING = const(256)  # per central: received bytes not yet handled
-OUT_SIZE = const(1024)  # per central: lines waiting to be notified (the frame reply is 757)
+OUT_SIZE = const(1024)  # per central: lines waiting to be notified
+HANDLE_ROOM = const(800)  # a central's input is read while this much is free (the frame: 757)
 ADV_INTERVAL_US = const(100000)
-RETRY_MS = const(10)  # after the stack refused a notification
-MAX_STALLS = const(300)  # refused this many times in a row (3 s): the central's queue is dropped
+RETRY_MS = const(1)  # after the stack refused a notification
+MAX_STALLS = const(3000)  # refused this many times in a row (3 s): the central's queue is dropped
+MAX_HOLD_MS = const(64)  # btstack: the longest wait after a notification it had to queue
 
 _PACKET_MAX = const(19)
+_NO_QUEUE = bytearray(0)
+_NO_REPLIES = RecentReplies()  # stands in for a slot's memory until a central takes the slot
 _BANG = const(33)
 
 
@@ -88,6 +107,16 @@ def advertising_payloads(name):
         adv += bytes((1 + len(short), 0x09 if len(short) == len(name) else 0x08)) + short
     resp = bytes((1 + len(name), 0x09)) + name  # complete local name
     return bytes(adv), resp
+
+
+def _same(address, addr_type, addr):
+    """Whether `address` (type + 6 bytes) is addr_type, addr."""
+    if address[0] != addr_type:
+        return False
+    for i in range(6):
+        if address[1 + i] != addr[i]:
+            return False
+    return True
 
 
 def board_name(mac):
@@ -104,37 +133,53 @@ class Central:
         self.busy = False  # IRQ: the slot holds a connection (the task frees it)
         self.conn = -1  # IRQ
         self.address = bytearray(ADDR_LEN)  # IRQ: address type + 6 bytes
+        self.last = bytearray(ADDR_LEN)  # the address of the slot's last central (task)
         self.mtu = DEFAULT_MTU  # IRQ
         self.joined = False  # IRQ: connected, not yet taken up by the task
         self.left = False  # IRQ: disconnected, not yet taken up by the task
         self.rx = bytearray(RX_RING)
         self.rx_head = 0  # task
         self.rx_tail = 0  # IRQ
-        self.rx_lost = 0  # IRQ: bytes dropped because the ring was full
+        self.rx_cut = -1  # IRQ: where input was lost (the ring was full); -1: none
         self.live = False  # a link of the dispatcher
         self.trusted = False
         self.brief = False  # it asked for brief events (`brief 1`)
         self.overflows = 0  # times its input ring overflowed (lines lost)
         self.pressed = False  # it pressed a pad button
-        self.recent = RecentReplies()
+        self.recent = _NO_REPLIES  # (made with the queue)
         self.lines = LineAssembler(self._line, self._too_long)
         self.packet = bytearray(_PACKET_MAX)
         self.packet_n = 0  # bytes of a Bluefruit packet read so far (0: not in one)
         self.packet_len = 0
-        self.out = bytearray(OUT_SIZE)
-        self.out_view = memoryview(self.out)
+        # The queue is made when a central first takes the slot (by the task, not the IRQ): a
+        # stack that takes four centrals costs heap only for those that came.
+        self.out = _NO_QUEUE
+        self.out_view = memoryview(_NO_QUEUE)
         self.out_start = 0
         self.out_end = 0
         self.dropped = 0  # lines that did not fit in the queue (or were dropped, stalled)
+        self.owe_busy = False  # lines were dropped: `err busy` once the queue has drained
         self.stalls = 0  # notifications refused in a row
+        self.hold_ms = 0  # btstack: the wait after a notification it had to queue (0: none)
+        self.hold_from = 0
 
     def reset(self):
-        self.recent.clear()
+        if not len(self.out):
+            self.recent = RecentReplies()
+            self.out = bytearray(OUT_SIZE)
+            self.out_view = memoryview(self.out)
+        # A central that comes back (the same address, in the slot it left) keeps its
+        # remembered replies: a request resent after a dropped link is not applied twice.
+        if self.address != self.last:
+            self.recent.clear()
+            self.last[:] = self.address
         self.brief = False
         self.lines.reset()
         self.packet_n = 0
         self.packet_len = 0
         self.out_start = self.out_end = 0
+        self.owe_busy = False
+        self.stalls = self.hold_ms = 0
         self.pressed = False  # (the IRQ emptied the input ring when the central connected)
 
     # --- the dispatcher's side ---------------------------------------------------------------
@@ -149,12 +194,17 @@ class Central:
             end = self.out_end
             if end + n > OUT_SIZE:
                 self.dropped += 1
+                self.owe_busy = True
                 return
         out = self.out
         for i in range(n):
             out[end + i] = buf[i]
         self.out_end = end + n
         self._owner.wake()
+
+    def room(self):
+        """Bytes the queue can still take."""
+        return OUT_SIZE - (self.out_end - self.out_start)
 
     def _compact(self):
         out = self.out
@@ -203,21 +253,25 @@ class BleLink:
 
     ble: a `bluetooth.BLE()` (or anything with its methods); dispatcher: the board's Dispatcher;
     admission: who may change the board (cribfw.admission); pad: the Pad whose virtual pins the
-    panel reads (None: pad packets do nothing); uuid: the UUID class (default `bluetooth.UUID`)."""
+    panel reads (None: pad packets do nothing); uuid: the UUID class (default `bluetooth.UUID`);
+    stack: the Bluetooth stack's name (default: cribfw.stacklimits.stack_name())."""
 
-    def __init__(self, ble, dispatcher, admission, pad=None, uuid=None):
+    def __init__(self, ble, dispatcher, admission, pad=None, uuid=None, stack=None):
         self.ble = ble
         self.dispatcher = dispatcher
         self.admission = admission
         self.pad = pad
         self._uuid = uuid
-        self.centrals = [Central(self) for _ in range(MAX_CENTRALS)]
+        self.stack = stack or stack_name()
+        self.max_centrals = min(max_centrals(self.stack), MAX_CENTRALS)
+        self._watch_heap = self.stack == BTSTACK and hasattr(gc, "mem_free")
+        self.centrals = [Central(self) for _ in range(self.max_centrals)]
         self.name = b""
         self._tx = -1
         self._rx = -1
         self._adv = b""
         self._resp = b""
-        self._reject = -1  # IRQ: a connection beyond MAX_CENTRALS, to be closed
+        self._reject = -1  # IRQ: a connection beyond the stack's limit, to be closed
         self._advertise_due = False
         self._flag = None  # asyncio.ThreadSafeFlag once run() started
         self.advertising = False
@@ -263,27 +317,43 @@ class BleLink:
             if handle == self._rx:
                 value = self.ble.gatts_read(handle)  # append mode: read clears it
                 central = self._central(conn)
-                if central is not None:
+                if central is not None and central.rx_cut < 0:
+                    # (After a loss, everything is dropped until the task has reached it.)
                     ring = central.rx
                     tail = central.rx_tail
+                    cut = -1
                     for c in value:
                         nxt = (tail + 1) % RX_RING
                         if nxt == central.rx_head:
-                            central.rx_lost += 1
+                            cut = tail
                             break
                         ring[tail] = c
                         tail = nxt
                     central.rx_tail = tail
+                    central.rx_cut = cut
         elif event == _IRQ_CENTRAL_CONNECT:
             conn, addr_type, addr = data
+            # The slot this central left (its remembered replies), else one never used, else
+            # any free one.
+            slot = None
+            best = 0
             for central in self.centrals:
                 if not central.busy:
+                    rank = 3 if _same(central.last, addr_type, addr) else 1
+                    if not len(central.out):
+                        rank = 2
+                    if rank > best:
+                        slot = central
+                        best = rank
+            for central in self.centrals:
+                if central is slot:
                     central.conn = conn
                     central.address[0] = addr_type
                     for i in range(6):
                         central.address[1 + i] = addr[i]
                     central.mtu = DEFAULT_MTU
                     central.rx_head = central.rx_tail = 0  # the slot is free: the task is done
+                    central.rx_cut = -1
                     central.left = False
                     central.joined = True
                     central.busy = True
@@ -346,9 +416,12 @@ class BleLink:
                 self._receive(central)
                 if not self._flush(central):
                     done = False
+                elif central.rx_head != central.rx_tail:
+                    self.wake()  # input waited for room in the queue: there is room now
         if self._advertise_due:
             self._advertise_due = False
-            self._advertise()
+            if not self._advertise():
+                done = False  # tried again after a moment
         return done
 
     def _join(self, central):
@@ -370,35 +443,62 @@ class BleLink:
     def _receive(self, central):
         ring = central.rx
         head = central.rx_head
-        while head != central.rx_tail:
+        while True:
+            if head == central.rx_cut:
+                # Input was lost here: the line it cut is skipped to its end, the central told.
+                central.lines.skip_line()
+                central.packet_n = 0
+                central.overflows += 1
+                self.dispatcher.send_error(central, b"busy", b"input overflow: lines lost")
+                central.rx_cut = -1  # the IRQ takes input again
+            if head == central.rx_tail:
+                break
+            if central.room() < HANDLE_ROOM:
+                break  # the rest waits until the queue has room for any reply
             c = ring[head]
             head = (head + 1) % RX_RING
             central.rx_head = head
             central.take(c)
-        if central.rx_lost:
-            central.rx_lost = 0
-            central.overflows += 1
-            self.dispatcher.send_error(central, b"busy", b"input overflow: lines lost")
 
     def _flush(self, central):
         size = central.mtu - 3
+        watch = self._watch_heap
         while central.out_start < central.out_end:
+            if central.hold_ms:
+                if ticks_diff(ticks_ms(), central.hold_from) < central.hold_ms:
+                    return False
             start = central.out_start
             n = central.out_end - start
             if n > size:
                 n = size
+            piece = central.out_view[start : start + n]
+            before = gc.mem_free() if watch else 0
             try:
-                self.ble.gatts_notify(central.conn, self._tx, central.out_view[start : start + n])
+                self.ble.gatts_notify(central.conn, self._tx, piece)
             except OSError:
                 central.stalls += 1
                 if central.stalls < MAX_STALLS:
                     return False
                 central.dropped += 1  # the stack will not take it: give up on what waits
+                central.owe_busy = False  # (nor would it take the notice)
                 break
             central.stalls = 0
             central.out_start = start + n
+            if watch:
+                if before - gc.mem_free() >= n:
+                    # btstack copied it onto the heap: its buffers are full. Wait, longer
+                    # each time, until one goes straight out.
+                    hold = central.hold_ms * 2 if central.hold_ms else RETRY_MS
+                    central.hold_ms = hold if hold < MAX_HOLD_MS else MAX_HOLD_MS
+                    central.hold_from = ticks_ms()
+                else:
+                    central.hold_ms = 0
         central.out_start = central.out_end = 0
         central.stalls = 0
+        if central.owe_busy:
+            central.owe_busy = False
+            self.dispatcher.send_error(central, b"busy", b"output full: lines lost")
+            return self._flush(central)
         return True
 
     def lost(self):
@@ -409,19 +509,29 @@ class BleLink:
             total += central.dropped + central.overflows
         return total
 
-    def _advertise(self):
-        free = False
+    def connected(self):
+        """Centrals connected now."""
+        n = 0
         for central in self.centrals:
-            if not central.busy:
-                free = True
+            if central.busy:
+                n += 1
+        return n
+
+    def _advertise(self):
+        """Advertise while a slot is free (the stack stopped at the last connect); False when the
+        stack refused (tried again shortly)."""
+        free = self.connected() < self.max_centrals
         try:
             if free:
                 self.ble.gap_advertise(ADV_INTERVAL_US, adv_data=self._adv, resp_data=self._resp)
             else:
                 self.ble.gap_advertise(None)
-            self.advertising = free
         except OSError:
-            self._advertise_due = True  # the stack is busy: next time round
+            self.advertising = False
+            self._advertise_due = True
+            return False
+        self.advertising = free
+        return True
 
     # --- Bluefruit Connect packets ------------------------------------------------------------
 

@@ -27,6 +27,7 @@ class LineAssembler:
         self.line = bytearray(MAX_LINE)
         self.n = 0
         self.discarding = False
+        self.skipping = False  # input was lost: the rest of this line is not read
         self.id = bytearray(MAX_ID)  # the id of the line being read
         self.id_len = 0
         self._id_state = _LEAD
@@ -37,10 +38,21 @@ class LineAssembler:
         """Forget a line in progress (the link was reset)."""
         self.n = 0
         self.discarding = False
+        self.skipping = False
         self.id_len = 0
         self._id_state = _LEAD
 
+    def skip_line(self):
+        """Bytes of the line in progress were lost: drop it and the rest of it, up to the next
+        newline, unanswered (its start or end may read as another request)."""
+        self.reset()
+        self.skipping = True
+
     def feed_byte(self, c):
+        if self.skipping:
+            if c == 10:
+                self.skipping = False
+            return
         if c == 10:  # newline
             if self.discarding:
                 # "#ID" then the newline: the id ended with the line, it was read whole.

@@ -79,6 +79,11 @@ def health(ctx, link, req, out):
     out.number(ctx.admission.errors)
     out.key(b"lost")
     out.number(ctx.ble.lost() if ctx.ble is not None else 0)
+    if ctx.ble is not None:
+        out.key(b"bconn")
+        out.number(ctx.ble.connected())
+        out.key(b"badv")
+        out.number(1 if ctx.ble.advertising else 0)
     out.key(b"bad")
     out.number(ctx.bad_lines)
 
@@ -244,6 +249,9 @@ def write_hello_fields(ctx, out):
     if ctx.ble_name:
         out.key(b"ble")
         out.text(ctx.ble_name)
+        if ctx.ble is not None:
+            out.key(b"bmax")
+            out.number(ctx.ble.max_centrals)
 
 
 # In cribcore.protocol.VERB_TABLE's order.

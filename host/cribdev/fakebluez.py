@@ -1,32 +1,53 @@
-"""A fake BlueZ: virtual boards as Bluetooth LE devices for unmodified bleak, without radios.
+"""A BlueZ front for a real host stack: ``org.bluez`` on a private D-Bus, driving a Bumble central.
 
-bleak's Linux backend talks to BlueZ (``org.bluez``) over the D-Bus system bus, whose address it
-takes from ``DBUS_SYSTEM_BUS_ADDRESS``. :class:`PrivateBus` runs a private ``dbus-daemon``
-(Debian package ``dbus``) with a generated configuration; :class:`FakeBlueZ` owns ``org.bluez``
-on it (written with dbus-fast, raw messages) and presents each virtual board it is given as a
-device, bridged to the board's simulated radio through its side channel
-(:mod:`cribboard.virtual.radio`): discovery reads the board's advertising data, ``Connect`` and
-``WriteValue`` go to the firmware's BLE code, its notifications come back as
-``PropertiesChanged`` on the characteristic's ``Value``. :func:`bluetoothctl_stub` makes the
-``bluetoothctl --version`` bleak runs answer 5.66 (bleak refuses BlueZ older than 5.55).
+bleak's Linux backend and Chromium's Web Bluetooth talk to BlueZ (``org.bluez``) over the D-Bus
+system bus, whose address they take from ``DBUS_SYSTEM_BUS_ADDRESS``. :class:`PrivateBus` runs a
+private ``dbus-daemon`` (Debian package ``dbus``) with a generated configuration; :class:`FakeBlueZ`
+owns ``org.bluez`` on it (dbus-fast, raw messages) and translates each call to Bumble's host API
+on a central (a Bumble device, host stack and controller, on a ``LocalLink``:
+:mod:`cribdev.bumbleradio`, with its corrections of Bumble's controller). Nothing of the central's GATT, ATT or link layer is written
+here: ``StartDiscovery`` starts Bumble's active scanning and each advertising report it delivers
+announces or refreshes a device; ``Connect`` is a Bumble LE connection, then (with `mtu`) an ATT
+MTU exchange and Bumble's service, characteristic and descriptor discovery, whose results become
+``GattService1``/``GattCharacteristic1`` (flags from the real properties) and
+``GattDescriptor1`` objects (the CCCD Chromium needs); ``WriteValue`` is an ATT write (request or
+command), ``ReadValue`` an ATT read, ``StartNotify`` a subscription (the CCCD written) whose
+notifications come back as ``PropertiesChanged`` on ``Value``, ``Disconnect`` a real disconnect.
+A disconnection from the other side (the board killed, a power cut) reaches bleak as BlueZ reports
+it: the GATT objects go (``InterfacesRemoved``), ``ServicesResolved`` and ``Connected`` turn false.
 
-    with fake_bluetooth() as bt:            # bus + stub + fake BlueZ; sets the environment
+Peripherals on the same link: the unchanged firmware on MicroPython's real `bluetooth` module,
+on btstack or NimBLE (:meth:`FakeBlueZ.start_board`); a virtual board's simulated radio presented
+as a Bumble peripheral (:meth:`FakeBlueZ.add_board`, :mod:`cribdev.simperipheral`); or
+any Bumble device a caller puts on :attr:`FakeBlueZ.link` through :meth:`FakeBlueZ.call`.
+
+    with fake_bluetooth() as bt:            # bus + stub + front; sets the environment
         with VirtualBoard() as board:
             bt.bluez.add_board(board.control)
             ...                             # bleak, `cribboard --ble`, Board.open_ble()
 
-What it implements (what bleak 3.1 uses): ``ObjectManager.GetManagedObjects`` on ``/`` and the
-``InterfacesAdded``/``InterfacesRemoved`` signals; ``Adapter1`` (``SetDiscoveryFilter``,
-``StartDiscovery``, ``StopDiscovery``, ``RemoveDevice``; ``Address``, ``Powered``, ``Roles``,
-``Discovering``...); ``Device1`` (``Connect``, ``Disconnect``; ``Address``, ``AddressType``,
-``Alias``, ``Name``, ``Adapter``, ``UUIDs``, ``RSSI``, ``Connected``, ``ServicesResolved``...);
-``GattService1`` and ``GattCharacteristic1`` (``ReadValue``, ``WriteValue``, ``StartNotify``,
-``StopNotify``; ``UUID``, ``Service``, ``Flags``, ``Value``, ``Notifying``, ``MTU``);
-``Properties.Get/GetAll/Set``. Devices appear only during discovery, through signals, as BlueZ
-does; object paths follow BlueZ's ``/org/bluez/hci0/dev_XX_XX_XX_XX_XX_XX/serviceXXXX/charXXXX``;
-UUIDs are lower case; the GATT objects exist before ``ServicesResolved`` turns true. Not
-implemented: pairing, ``AcquireNotify``/``AcquireWrite`` (not offered: bleak uses
-``StartNotify``), descriptors, passive scanning (advertisement monitors).
+:func:`bluetoothctl_stub` makes the ``bluetoothctl --version`` bleak runs answer 5.66 (bleak
+refuses BlueZ older than 5.55).
+
+What the front implements (what bleak 3.1 and Chromium use): ``ObjectManager.GetManagedObjects``
+on ``/`` and the ``InterfacesAdded``/``InterfacesRemoved`` signals; ``Adapter1``
+(``SetDiscoveryFilter`` by UUIDs, ``StartDiscovery``, ``StopDiscovery``, ``RemoveDevice``);
+``Device1`` (``Connect``, ``Disconnect``); ``GattCharacteristic1`` and ``GattDescriptor1``
+(``ReadValue``, ``WriteValue``; ``StartNotify``, ``StopNotify``); ``Properties.Get/GetAll/Set``.
+Object paths follow BlueZ's (``/org/bluez/hci0/dev_XX_XX_XX_XX_XX_XX/serviceXXXX/charXXXX/
+descXXXX``, by attribute handle); UUIDs are lower case; as BlueZ does, the GAP and GATT services
+(claimed by BlueZ itself) are not exported, and the GATT objects exist before
+``ServicesResolved`` turns true. Not done, unlike BlueZ: pairing and bonding, the GATT cache,
+``AcquireNotify``/``AcquireWrite`` (not offered: bleak and Chromium then use ``StartNotify``
+and ``WriteValue``), long writes, passive scanning, removing a device that has not been seen
+for ``TemporaryTimeout``.
+
+What the old stand-in did (it answered bleak from the simulated radio, with no stack between)
+that this tier keeps: the virtual board's simulated radio is still a peripheral here
+(:mod:`cribdev.simperipheral`), for what the real stacks cannot give a test: the
+radio's own counters (``ble-info``: the advertising data, notifications sent, the longest), a
+stock interpreter in a small heap, and a board without a stack build. What no tier here shows: a
+radio (range, interference, a real controller's timing), BlueZ's own code, and a phone's stack.
 """
 
 from __future__ import annotations
@@ -45,9 +66,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from bumble import hci
+from bumble.core import UUID, BaseBumbleError
+from bumble.device import Connection, Device, Peer
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
+from .bumbleradio import RadioBoard, VirtualRadio
 from cribboard.virtual.errors import VirtualBoardError
 
 _log = logging.getLogger("cribdev.fakebluez")
@@ -61,13 +86,12 @@ ADAPTER = "org.bluez.Adapter1"
 DEVICE = "org.bluez.Device1"
 SERVICE = "org.bluez.GattService1"
 CHARACTERISTIC = "org.bluez.GattCharacteristic1"
+DESCRIPTOR = "org.bluez.GattDescriptor1"
 BLUEZ_VERSION = "5.66"
-DEFAULT_ADAPTERS = ("00:1A:7D:DA:71:13",)
-SECOND_ADAPTER = "00:1A:7D:DA:71:14"
-DISCOVERY_PERIOD = 0.05  # seconds between looks at the boards' advertising while discovering
 CONNECT_TIMEOUT = 3.0  # a board that does not advertise for this long: the connection fails
+CLAIMED_SERVICES = ("00001800", "00001801")  # GAP and GATT: BlueZ keeps them to itself
 
-# GATT characteristic property bits (as MicroPython's bluetooth.FLAG_*) -> BlueZ flag names.
+# GATT characteristic property bits -> BlueZ flag names.
 _FLAG_NAMES = (
     (0x0001, "broadcast"),
     (0x0002, "read"),
@@ -95,7 +119,7 @@ _DBUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Conf
 
 
 class FakeBluetoothError(VirtualBoardError):
-    """The private bus or the fake BlueZ could not be started."""
+    """The private bus or the BlueZ front could not be started."""
 
 
 # --- the private bus and the bluetoothctl stub --------------------------------------------------
@@ -171,107 +195,14 @@ def bluetoothctl_stub(directory: str | os.PathLike[str]) -> Path:
     return path
 
 
-# --- a board's radio, from the fake BlueZ's side --------------------------------------------------
-
-
-@dataclass
-class _Info:
-    address: str
-    adv: bytes | None
-    resp: bytes
-    mtu: int
-    gatt: list[tuple[str, ...]]
-
-
-class _Radio:
-    """Requests to one virtual board's radio, and its pushed events (notifications,
-    disconnections), over two connections to its side channel."""
-
-    def __init__(self, control: str, on_event: Callable[[_Radio, list[str]], None]) -> None:
-        self.control = control
-        self._on_event = on_event
-        self._lock = asyncio.Lock()
-        self._owed = 0  # replies still to come for requests already written
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._events: asyncio.Task[None] | None = None
-        self._events_writer: asyncio.StreamWriter | None = None
-        self.closed = False
-
-    async def open(self) -> None:
-        self._reader, self._writer = await asyncio.open_unix_connection(self.control)
-        reader, self._events_writer = await asyncio.open_unix_connection(self.control)
-        self._events_writer.write(b"ble-subscribe\n")
-        if await reader.readline() != b"ok\n":
-            raise FakeBluetoothError(f"{self.control}: the board's side channel has no radio")
-        self._events = asyncio.create_task(self._read_events(reader))
-
-    async def _read_events(self, reader: asyncio.StreamReader) -> None:
-        try:
-            while True:
-                line = await reader.readline()
-                if not line:
-                    break
-                words = line.decode("ascii", "replace").split()
-                if words and words[0].startswith("ble-"):
-                    self._on_event(self, words)
-        except (OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            self.closed = True
-            self._on_event(self, ["ble-closed"])
-
-    async def request(self, line: str) -> list[str]:
-        async with self._lock:
-            if self._writer is None or self._reader is None or self.closed:
-                raise _BlueZError("org.bluez.Error.NotReady", "the board is gone")
-            try:
-                # Replies come in order: first drop those owed to requests whose caller gave
-                # up (a discovery loop cancelled mid-request), or this one would read theirs.
-                while self._owed:
-                    await asyncio.wait_for(self._reader.readline(), 5.0)
-                    self._owed -= 1
-                self._writer.write(line.encode() + b"\n")
-                self._owed += 1
-                reply = await asyncio.wait_for(self._reader.readline(), 5.0)
-                self._owed -= 1
-            except (TimeoutError, OSError) as err:
-                raise _BlueZError("org.bluez.Error.Failed", f"radio: {err}") from err
-            if not reply:
-                raise _BlueZError("org.bluez.Error.NotReady", "the board is gone")
-            return reply.decode("ascii", "replace").split()
-
-    async def info(self) -> _Info:
-        words = await self.request("ble-info")
-        fields = dict(word.partition("=")[::2] for word in words[1:])
-        gatt = [
-            tuple(entry.split(":"))
-            for entry in fields.get("gatt", "-").split(",")
-            if entry and entry != "-"
-        ]
-        adv = fields.get("adv", "-")
-        resp = fields.get("resp", "-")
-        return _Info(
-            fields.get("addr", ""),
-            None if adv == "-" else bytes.fromhex(adv),
-            b"" if resp == "-" else bytes.fromhex(resp),
-            int(fields.get("mtu", "23")),
-            gatt,
-        )
-
-    async def close(self) -> None:
-        if self._events is not None:
-            self._events.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._events
-        for writer in (self._writer, self._events_writer):
-            if writer is not None:
-                writer.close()
-        self.closed = True
-
-
 def parse_advertising(*payloads: bytes) -> tuple[str | None, list[str]]:
     """(name, service UUIDs) from advertising data and scan response (AD structures)."""
+    complete, short, uuids = _parse_ad(*payloads)
+    return complete or short, uuids
+
+
+def _parse_ad(*payloads: bytes) -> tuple[str | None, str | None, list[str]]:
+    """(complete name, shortened name, service UUIDs) from AD structures."""
     name: str | None = None
     short: str | None = None
     uuids: list[str] = []
@@ -296,7 +227,7 @@ def parse_advertising(*payloads: bytes) -> tuple[str | None, list[str]]:
                     h = value[j : j + 16][::-1].hex()
                     uuids.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
             i += 1 + length
-    return name or short, uuids
+    return name, short, uuids
 
 
 # --- the D-Bus objects ----------------------------------------------------------------------------
@@ -315,23 +246,26 @@ class _Object:
 
 
 @dataclass
-class _Char:
+class _Attr:
+    """A characteristic or descriptor object and the Bumble proxy it stands for."""
+
     path: str
-    value_handle: int
+    proxy: Any  # bumble.gatt_client.CharacteristicProxy or DescriptorProxy
     flags: list[str]
+    interface: str
 
 
 @dataclass
 class _Device:
     adapter: _Adapter
-    radio: _Radio
     path: str
-    address: str
-    conn: int | None = None
-    mtu: int = 23
-    chars: dict[str, _Char] = field(default_factory=dict)
+    address: hci.Address
+    connection: Connection | None = None
+    peer: Peer | None = None
+    attrs: dict[str, _Attr] = field(default_factory=dict)  # by object path, in handle order
     services: list[str] = field(default_factory=list)
     busy: asyncio.Lock = field(default_factory=asyncio.Lock)
+    gone: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 @dataclass
@@ -339,46 +273,58 @@ class _Adapter:
     name: str
     path: str
     address: str
+    central: Device
     discovering: bool = False
     uuid_filter: list[str] = field(default_factory=list)
-    discovery: asyncio.Task[None] | None = None
-    devices: dict[str, _Device] = field(default_factory=dict)  # by radio control path
+    drop_next: bool = False  # fault injection: the link drops as the next notification comes
+    devices: dict[str, _Device] = field(default_factory=dict)  # by address
+    heard: dict[str, tuple[str | None, str | None, list[str]]] = field(default_factory=dict)
 
 
 def _device_path(adapter: _Adapter, address: str) -> str:
     return f"{adapter.path}/dev_{address.upper().replace(':', '_')}"
 
 
-class FakeBlueZ:
-    """``org.bluez`` on a private bus, presenting virtual boards as BLE devices.
+def uuid_string(uuid: UUID) -> str:
+    """A Bumble UUID in BlueZ's form: 128-bit, lower case, with dashes."""
+    h = uuid.to_bytes(force_128=True)[::-1].hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
-    Runs its own event loop on a thread; the methods below may be called from any thread.
+
+def _address_text(address: hci.Address) -> str:
+    return address.to_string(False).upper()
+
+
+class FakeBlueZ:
+    """``org.bluez`` on a private bus, each adapter a Bumble central on one virtual radio link.
+
+    Runs its own event loop on a thread (the link, the centrals and any peripheral on the link
+    live there); the methods below may be called from any thread.
 
     Args:
         bus_address: the private bus (:attr:`PrivateBus.address`).
-        adapters: addresses of the adapters ``hci0``, ``hci1``, ...: each is a central of its
-            own, so a test can be two devices (the board tells centrals apart by address).
-            With several, name the adapter in bleak (``bluez={"adapter": "hci1"}``): its
-            default adapter is any of them.
-        mtu: the ATT MTU a central asks for when it connects (23: no exchange, as a central
+        adapters: how many adapters (``hci0``, ``hci1``, ...): each a Bumble central of its
+            own with a random static address, so a test can be two phones (the board tells centrals apart by address). With
+            several, name the adapter in bleak (``bluez={"adapter": "hci1"}``): its default
+            adapter is any of them.
+        mtu: the ATT MTU a central asks for after connecting (23: no exchange, as a central
             that never exchanges MTUs; BlueZ itself asks for 517).
-        rssi: the signal strength reported for every board.
     """
 
     def __init__(
         self,
         bus_address: str,
-        adapters: tuple[str, ...] = DEFAULT_ADAPTERS,
+        adapters: int = 1,
         mtu: int = 23,
-        rssi: int = -52,
     ) -> None:
         self.bus_address = bus_address
-        self._adapter_addresses = adapters
+        self._adapter_count = adapters
         self.mtu = mtu
-        self.rssi = rssi
+        self.radio = VirtualRadio()
+        self.link = self.radio.link
         self._objects: dict[str, _Object] = {}
         self._adapters: dict[str, _Adapter] = {}
-        self._radios: dict[str, _Radio] = {}
+        self._boards: dict[str, Any] = {}  # SimPeripheral by side-channel path
         self._bus: MessageBus | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -390,13 +336,13 @@ class FakeBlueZ:
     # -- lifecycle (any thread) -------------------------------------------------------------------
 
     def start(self, timeout: float = 10.0) -> FakeBlueZ:
-        self._thread = threading.Thread(target=self._run, name="fake-bluez", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="bluez-front", daemon=True)
         self._thread.start()
         if not self._ready.wait(timeout):
-            raise FakeBluetoothError("the fake BlueZ did not start")
+            raise FakeBluetoothError("the BlueZ front did not start")
         if self._failure is not None:
             raise FakeBluetoothError(
-                f"the fake BlueZ did not start: {self._failure}"
+                f"the BlueZ front did not start: {self._failure}"
             ) from self._failure
         return self
 
@@ -419,19 +365,49 @@ class FakeBlueZ:
     ) -> None:
         self.stop()
 
-    def _call(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
+        """Run `coro` on the front's loop (where :attr:`link` lives) and return its result."""
         if self._loop is None:
             coro.close()
-            raise FakeBluetoothError("the fake BlueZ is not running")
+            raise FakeBluetoothError("the BlueZ front is not running")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     def add_board(self, control: str | os.PathLike[str]) -> None:
-        """Present the virtual board with this side channel (``VirtualBoard.control``)."""
-        self._call(self._add_board(os.fspath(control)))
+        """Put the virtual board with this side channel (``VirtualBoard.control``) on the link,
+        its simulated radio presented as a Bumble peripheral."""
+        self.call(self._add_board(os.fspath(control)))
 
     def remove_board(self, control: str | os.PathLike[str]) -> None:
-        """Take the board away: its connections drop, its devices disappear."""
-        self._call(self._remove_board(os.fspath(control)))
+        """Take the board off the link: its connections drop, it stops advertising."""
+        self.call(self._remove_board(os.fspath(control)))
+
+    def start_board(
+        self, stack: str, state_dir: str | os.PathLike[str] | None = None
+    ) -> RadioBoard:
+        """Start a board on a real stack (``btstack`` or ``nimble``: the unchanged firmware on
+        MicroPython's own `bluetooth` module, :mod:`cribdev.bumbleradio`) on the link."""
+        return self.call(self.radio.start_board(stack, state_dir), timeout=30.0)
+
+    def stop_board(self, board: RadioBoard) -> None:
+        self.call(board.stop(), timeout=30.0)
+
+    def power_cut(self, board: RadioBoard) -> None:
+        """Cut a real-stack board's power and give it back; returns at once (as
+        ``VirtualBoard.reset`` does): the board boots again on the front's loop."""
+        if self._loop is None:
+            raise FakeBluetoothError("the BlueZ front is not running")
+        asyncio.run_coroutine_threadsafe(board.power_cut(), self._loop)
+
+    def lose_link_at_next_notification(self, index: int = 0) -> None:
+        """Fault injection for tests: when the next notification reaches adapter `index`'s
+        central, its controller loses every link (the radio's ``vanish``: the board hears a
+        supervision timeout) and that notification never reaches D-Bus, as when a phone goes
+        out of range with a reply in the air."""
+
+        async def arm() -> None:
+            self._adapters[f"/org/bluez/hci{index}"].drop_next = True
+
+        self.call(arm())
 
     def adapter_name(self, index: int = 0) -> str:
         return f"hci{index}"
@@ -451,16 +427,20 @@ class FakeBlueZ:
         bus = await MessageBus(bus_address=self.bus_address).connect()
         self._bus = bus
         bus.add_message_handler(self._on_message)
-        for i, address in enumerate(self._adapter_addresses):
+        await self.radio.__aenter__()
+        for i in range(self._adapter_count):
             name = f"hci{i}"
-            adapter = _Adapter(name, f"/org/bluez/{name}", address)
+            central = await self.radio.add_central(name)
+            address = _address_text(central.random_address)
+            adapter = _Adapter(name, f"/org/bluez/{name}", address, central)
+            central.on("advertisement", lambda adv, a=adapter: self._advertised(a, adv))
             self._adapters[adapter.path] = adapter
             self._add_object(
                 adapter.path,
                 {
                     ADAPTER: {
                         "Address": Variant("s", address),
-                        "AddressType": Variant("s", "public"),
+                        "AddressType": Variant("s", "random"),
                         "Name": Variant("s", f"cribboard-test-{name}"),
                         "Alias": Variant("s", f"cribboard-test-{name}"),
                         "Class": Variant("u", 0),
@@ -480,13 +460,14 @@ class FakeBlueZ:
                 announce=False,
             )
         reply = await bus.request_name(BLUEZ)
-        _log.debug("fake BlueZ owns %s (%s)", BLUEZ, reply)
+        _log.debug("the BlueZ front owns %s (%s)", BLUEZ, reply)
         self._ready.set()
         try:
             await self._stop.wait()
         finally:
-            for control in list(self._radios):
+            for control in list(self._boards):
                 await self._remove_board(control)
+            await self.radio.close()
             bus.disconnect()
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
@@ -497,53 +478,18 @@ class FakeBlueZ:
     # -- boards ---------------------------------------------------------------------------------
 
     async def _add_board(self, control: str) -> None:
-        if control in self._radios:
+        from .simperipheral import SimPeripheral
+
+        if control in self._boards:
             return
-        radio = _Radio(control, self._radio_event)
-        await radio.open()
-        self._radios[control] = radio
+        board = SimPeripheral(self.link, control)
+        await board.start()
+        self._boards[control] = board
 
     async def _remove_board(self, control: str) -> None:
-        radio = self._radios.pop(control, None)
-        if radio is None:
-            return
-        for adapter in self._adapters.values():
-            device = adapter.devices.pop(control, None)
-            if device is not None:
-                self._drop_connection(device)
-                self._remove_object(device.path)
-        await radio.close()
-
-    def _radio_event(self, radio: _Radio, words: list[str]) -> None:
-        if words[0] == "ble-notify" and len(words) == 4:
-            conn, handle, data = int(words[1]), int(words[2]), bytes.fromhex(words[3])
-            device = self._device_by_conn(radio, conn)
-            if device is None:
-                return
-            for char in device.chars.values():
-                if char.value_handle == handle:
-                    props = self._objects[char.path].interfaces[CHARACTERISTIC]
-                    props["Value"] = Variant("ay", data)
-                    if props["Notifying"].value:
-                        self._properties_changed(
-                            char.path, CHARACTERISTIC, {"Value": Variant("ay", data)}
-                        )
-        elif words[0] == "ble-disconnected" and len(words) == 2:
-            device = self._device_by_conn(radio, int(words[1]))
-            if device is not None:
-                self._drop_connection(device)
-        elif words[0] == "ble-closed":
-            for adapter in self._adapters.values():
-                device = adapter.devices.get(radio.control)
-                if device is not None:
-                    self._drop_connection(device)
-
-    def _device_by_conn(self, radio: _Radio, conn: int) -> _Device | None:
-        for adapter in self._adapters.values():
-            device = adapter.devices.get(radio.control)
-            if device is not None and device.conn == conn:
-                return device
-        return None
+        board = self._boards.pop(control, None)
+        if board is not None:
+            await board.stop()
 
     # -- the object tree and its signals -------------------------------------------------------
 
@@ -654,59 +600,51 @@ class FakeBlueZ:
         if adapter.discovering:
             raise _BlueZError("org.bluez.Error.InProgress", "Operation already in progress")
         adapter.discovering = True
+        adapter.heard.clear()
+        await adapter.central.start_scanning(active=True, filter_duplicates=False)
         self._set(adapter.path, ADAPTER, Discovering=Variant("b", True))
-        adapter.discovery = asyncio.create_task(self._discover(adapter))
 
     async def _stop_discovery(self, msg: Message, obj: _Object) -> None:
         adapter = self._adapters[obj.path]
         if not adapter.discovering:
             raise _BlueZError("org.bluez.Error.Failed", "No discovery started")
         adapter.discovering = False
-        if adapter.discovery is not None:
-            adapter.discovery.cancel()
-            adapter.discovery = None
+        await adapter.central.stop_scanning()
         self._set(adapter.path, ADAPTER, Discovering=Variant("b", False))
 
     async def _remove_device(self, msg: Message, obj: _Object) -> None:
         adapter = self._adapters[obj.path]
-        for control, device in list(adapter.devices.items()):
+        for key, device in list(adapter.devices.items()):
             if device.path == msg.body[0]:
-                self._drop_connection(device)
-                del adapter.devices[control]
+                await self._disconnect_device(device)
+                del adapter.devices[key]
                 self._remove_object(device.path)
                 return
         raise _BlueZError("org.bluez.Error.DoesNotExist", "Does Not Exist")
 
-    async def _discover(self, adapter: _Adapter) -> None:
-        """While discovering: each board that advertises (and passes the filter) is a device
-        that is announced (InterfacesAdded) or seen again (PropertiesChanged RSSI)."""
-        while True:
-            for radio in list(self._radios.values()):
-                try:
-                    info = await radio.info()
-                except _BlueZError:
-                    continue
-                if info.adv is None:
-                    continue
-                name, uuids = parse_advertising(info.adv, info.resp)
-                if adapter.uuid_filter and not set(adapter.uuid_filter) & set(uuids):
-                    continue
-                self._seen(adapter, radio, info, name, uuids)
-            await asyncio.sleep(DISCOVERY_PERIOD)
-
-    def _seen(
-        self, adapter: _Adapter, radio: _Radio, info: _Info, name: str | None, uuids: list[str]
-    ) -> None:
-        device = adapter.devices.get(radio.control)
-        if device is None or device.address != info.address:
-            if device is not None:
-                self._remove_object(device.path)
-            device = _Device(adapter, radio, _device_path(adapter, info.address), info.address)
-            adapter.devices[radio.control] = device
+    def _advertised(self, adapter: _Adapter, adv: Any) -> None:
+        """An advertising report from Bumble's scanner: the device is announced
+        (InterfacesAdded) or seen again (PropertiesChanged), as BlueZ does while discovering.
+        What an advertiser said before (the name in its scan response) is kept, as BlueZ does."""
+        if not adapter.discovering or not adv.is_connectable and not adv.is_scan_response:
+            return
+        text = _address_text(adv.address)
+        complete, short, uuids = _parse_ad(bytes(adv.data))  # with its scan response, if any
+        old_complete, old_short, old_uuids = adapter.heard.get(text, (None, None, []))
+        complete, short = complete or old_complete, short or old_short
+        uuids = old_uuids + [u for u in uuids if u not in old_uuids]
+        adapter.heard[text] = (complete, short, uuids)
+        name = complete or short  # as BlueZ: a complete name is never replaced by a short one
+        if adapter.uuid_filter and not set(adapter.uuid_filter) & set(uuids):
+            return
+        device = adapter.devices.get(text)
+        if device is None:
+            device = _Device(adapter, _device_path(adapter, text), adv.address)
+            adapter.devices[text] = device
             props = {
-                "Address": Variant("s", info.address),
-                "AddressType": Variant("s", "random"),
-                "Alias": Variant("s", name or info.address.replace(":", "-")),
+                "Address": Variant("s", text),
+                "AddressType": Variant("s", "public" if adv.address.is_public else "random"),
+                "Alias": Variant("s", name or text.replace(":", "-")),
                 "Adapter": Variant("o", adapter.path),
                 "UUIDs": Variant("as", uuids),
                 "Paired": Variant("b", False),
@@ -716,52 +654,130 @@ class FakeBlueZ:
                 "LegacyPairing": Variant("b", False),
                 "Connected": Variant("b", False),
                 "ServicesResolved": Variant("b", False),
-                "RSSI": Variant("n", self.rssi),
+                "RSSI": Variant("n", adv.rssi),
                 "ManufacturerData": Variant("a{qv}", {}),
                 "ServiceData": Variant("a{sv}", {}),
-                "AdvertisingFlags": Variant("ay", info.adv[2:3] if info.adv else b""),
                 "WakeAllowed": Variant("b", False),
             }
             if name is not None:
                 props["Name"] = Variant("s", name)
             self._add_object(device.path, {DEVICE: props})
-        else:
-            self._set(device.path, DEVICE, RSSI=Variant("n", self.rssi))
+            return
+        changed = {"RSSI": Variant("n", adv.rssi)}
+        props = self._objects[device.path].interfaces[DEVICE]
+        if name is not None and props.get("Name", Variant("s", "")).value != name:
+            changed["Name"] = changed["Alias"] = Variant("s", name)
+        if props["UUIDs"].value != uuids:
+            changed["UUIDs"] = Variant("as", uuids)
+        self._set(device.path, DEVICE, **changed)
 
     # Device1
 
     async def _connect(self, msg: Message, obj: _Object) -> None:
         device = self._device(obj.path)
         async with device.busy:
-            if device.conn is not None:
+            if device.connection is not None:
                 return  # already connected: BlueZ answers at once
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + CONNECT_TIMEOUT
-            while True:
-                words = await device.radio.request(f"ble-connect public {device.adapter.address}")
-                if words[0] == "ok":
-                    break
-                if words[:2] != ["error", "not-advertising"] or loop.time() > deadline:
-                    raise _BlueZError("org.bluez.Error.Failed", "Page Timeout")
-                await asyncio.sleep(DISCOVERY_PERIOD)
-            device.conn = int(words[1])
-            device.mtu = 23
-            if self.mtu > 23:
-                reply = await device.radio.request(f"ble-mtu {device.conn} {self.mtu}")
-                if reply[0] == "ok":
-                    device.mtu = int(reply[1])
+            central = device.adapter.central
+            try:
+                connection = await central.connect(device.address, timeout=CONNECT_TIMEOUT)
+            except (TimeoutError, BaseBumbleError, hci.HCI_Error) as err:
+                raise _BlueZError("org.bluez.Error.Failed", "le-connection-abort-by-local") from err
+            device.connection, device.peer = connection, Peer(connection)
+            device.gone = asyncio.Event()
+            connection.on(
+                "disconnection", lambda _reason: self._drop_connection(device, connection)
+            )
+            connection.on("connection_att_mtu_update", lambda: self._mtu_changed(device))
             self._set(device.path, DEVICE, Connected=Variant("b", True))
-            info = await device.radio.info()
-            self._add_gatt(device, info)
+            try:
+                if self.mtu > 23:
+                    await device.peer.request_mtu(self.mtu)
+                await self._resolve_services(device)
+            except (TimeoutError, BaseBumbleError, hci.HCI_Error, asyncio.CancelledError) as err:
+                if device.connection is connection:
+                    with contextlib.suppress(BaseBumbleError, hci.HCI_Error):
+                        await connection.disconnect()
+                raise _BlueZError("org.bluez.Error.Failed", f"service discovery: {err}") from err
+            if device.connection is not connection:
+                raise _BlueZError("org.bluez.Error.Failed", "Disconnected early")
             self._set(device.path, DEVICE, ServicesResolved=Variant("b", True))
 
+    async def _resolve_services(self, device: _Device) -> None:
+        """Bumble's discovery of the peer's services, characteristics and descriptors, exported
+        as BlueZ exports them (GAP and GATT left out)."""
+        assert device.peer is not None and device.connection is not None
+        peer, mtu = device.peer, device.connection.att_mtu
+        for service in await peer.discover_services():
+            uuid = uuid_string(service.uuid)
+            if uuid[:8] in CLAIMED_SERVICES:
+                continue
+            characteristics = await service.discover_characteristics()
+            for characteristic in characteristics:
+                await characteristic.discover_descriptors()
+            service_path = f"{device.path}/service{service.handle:04x}"
+            device.services.append(service_path)
+            self._add_object(
+                service_path,
+                {
+                    SERVICE: {
+                        "UUID": Variant("s", uuid),
+                        "Device": Variant("o", device.path),
+                        "Primary": Variant("b", True),
+                        "Includes": Variant("ao", []),
+                    }
+                },
+            )
+            for characteristic in characteristics:
+                flags = [name for bit, name in _FLAG_NAMES if characteristic.properties & bit]
+                # BlueZ names a characteristic by its declaration's handle, one before its value
+                path = f"{service_path}/char{characteristic.handle - 1:04x}"
+                device.attrs[path] = _Attr(path, characteristic, flags, CHARACTERISTIC)
+                self._add_object(
+                    path,
+                    {
+                        CHARACTERISTIC: {
+                            "UUID": Variant("s", uuid_string(characteristic.uuid)),
+                            "Service": Variant("o", service_path),
+                            "Value": Variant("ay", b""),
+                            "Notifying": Variant("b", False),
+                            "Flags": Variant("as", flags),
+                            "MTU": Variant("q", mtu),
+                        }
+                    },
+                )
+                for descriptor in characteristic.descriptors:
+                    desc_path = f"{path}/desc{descriptor.handle:04x}"
+                    device.attrs[desc_path] = _Attr(desc_path, descriptor, [], DESCRIPTOR)
+                    self._add_object(
+                        desc_path,
+                        {
+                            DESCRIPTOR: {
+                                "UUID": Variant("s", uuid_string(descriptor.type)),
+                                "Characteristic": Variant("o", path),
+                                "Value": Variant("ay", b""),
+                            }
+                        },
+                    )
+
+    def _mtu_changed(self, device: _Device) -> None:
+        if device.connection is None:
+            return
+        mtu = Variant("q", device.connection.att_mtu)
+        for path, attr in device.attrs.items():
+            if attr.interface == CHARACTERISTIC and path in self._objects:
+                self._set(path, CHARACTERISTIC, MTU=mtu)
+
     async def _disconnect(self, msg: Message, obj: _Object) -> None:
-        device = self._device(obj.path)
-        async with device.busy:
-            if device.conn is not None:
-                with contextlib.suppress(_BlueZError):
-                    await device.radio.request(f"ble-disconnect {device.conn}")
-                self._drop_connection(device)
+        await self._disconnect_device(self._device(obj.path))
+
+    async def _disconnect_device(self, device: _Device) -> None:
+        connection = device.connection
+        if connection is None:
+            return
+        with contextlib.suppress(BaseBumbleError, hci.HCI_Error):
+            await connection.disconnect()
+        await device.gone.wait()  # the disconnection event: the objects are gone
 
     def _device(self, path: str) -> _Device:
         for adapter in self._adapters.values():
@@ -770,98 +786,100 @@ class FakeBlueZ:
                     return device
         raise _BlueZError("org.bluez.Error.DoesNotExist", "Does Not Exist")
 
-    def _add_gatt(self, device: _Device, info: _Info) -> None:
-        service_path = ""
-        for entry in info.gatt:
-            if entry[0] == "S" and len(entry) == 3:
-                service_path = f"{device.path}/service{int(entry[2]):04x}"
-                device.services.append(service_path)
-                self._add_object(
-                    service_path,
-                    {
-                        SERVICE: {
-                            "UUID": Variant("s", entry[1]),
-                            "Device": Variant("o", device.path),
-                            "Primary": Variant("b", True),
-                            "Includes": Variant("ao", []),
-                        }
-                    },
-                )
-            elif entry[0] == "C" and len(entry) == 4 and service_path:
-                value = int(entry[3])
-                flags = [name for bit, name in _FLAG_NAMES if int(entry[2]) & bit]
-                path = f"{service_path}/char{value - 1:04x}"
-                device.chars[path] = _Char(path, value, flags)
-                self._add_object(
-                    path,
-                    {
-                        CHARACTERISTIC: {
-                            "UUID": Variant("s", entry[1]),
-                            "Service": Variant("o", service_path),
-                            "Value": Variant("ay", b""),
-                            "Notifying": Variant("b", False),
-                            "Flags": Variant("as", flags),
-                            "MTU": Variant("q", device.mtu),
-                        }
-                    },
-                )
-
-    def _drop_connection(self, device: _Device) -> None:
-        """The connection is gone (either side): GATT objects go, Connected turns false."""
-        if device.conn is None:
+    def _drop_connection(self, device: _Device, connection: Connection) -> None:
+        """The link is gone (either side ended it): the GATT objects go, then
+        ServicesResolved and Connected turn false, as BlueZ reports it."""
+        if device.connection is not connection:
             return
-        device.conn = None
-        for path in reversed(list(device.chars)):
+        device.connection, device.peer = None, None
+        for path in reversed(list(device.attrs)):
             self._remove_object(path)
         for path in reversed(device.services):
             self._remove_object(path)
-        device.chars.clear()
+        device.attrs.clear()
         device.services.clear()
         if device.path in self._objects:
             self._set(device.path, DEVICE, ServicesResolved=Variant("b", False))
             self._set(device.path, DEVICE, Connected=Variant("b", False))
+        device.gone.set()
 
-    # GattCharacteristic1
+    # GattCharacteristic1 and GattDescriptor1
 
-    def _char(self, path: str) -> tuple[_Device, _Char]:
+    def _attr(self, path: str) -> tuple[_Device, _Attr]:
         for adapter in self._adapters.values():
             for device in adapter.devices.values():
-                if path in device.chars and device.conn is not None:
-                    return device, device.chars[path]
+                if path in device.attrs and device.peer is not None:
+                    return device, device.attrs[path]
         raise _BlueZError("org.bluez.Error.Failed", "Not connected")
 
     async def _read_value(self, msg: Message, obj: _Object) -> tuple[str, list[Any]]:
-        _, char = self._char(obj.path)
-        if "read" not in char.flags:
+        device, attr = self._attr(obj.path)
+        if attr.interface == CHARACTERISTIC and "read" not in attr.flags:
             raise _BlueZError("org.bluez.Error.NotPermitted", "Read not permitted")
-        return "ay", [obj.interfaces[CHARACTERISTIC]["Value"].value]
+        assert device.peer is not None
+        try:
+            value = bytes(await device.peer.read_value(attr.proxy))
+        except (BaseBumbleError, hci.HCI_Error) as err:
+            raise _BlueZError("org.bluez.Error.Failed", str(err)) from err
+        self._set(obj.path, attr.interface, Value=Variant("ay", value))
+        return "ay", [value]
 
     async def _write_value(self, msg: Message, obj: _Object) -> None:
-        device, char = self._char(obj.path)
+        device, attr = self._attr(obj.path)
+        assert device.peer is not None and device.connection is not None
         data = bytes(msg.body[0])
         options = msg.body[1] if len(msg.body) > 1 else {}
-        kind = options["type"].value if "type" in options else "request"
+        kind = options["type"].value if "type" in options else ""
+        if attr.interface == DESCRIPTOR:
+            kind = "request"
+        elif not kind:  # as BlueZ: a request where the characteristic takes one
+            kind = "request" if "write" in attr.flags else "command"
         if kind == "command":
-            if "write-without-response" not in char.flags:
+            if "write-without-response" not in attr.flags:
                 raise _BlueZError("org.bluez.Error.NotSupported", "Operation is not supported")
-            if len(data) > device.mtu - 3:
+            if len(data) > device.connection.att_mtu - 3:
                 raise _BlueZError("org.bluez.Error.InvalidArguments", "Invalid Length")
-        elif "write" not in char.flags:
+        elif attr.interface == CHARACTERISTIC and "write" not in attr.flags:
             raise _BlueZError("org.bluez.Error.NotPermitted", "Write not permitted")
-        words = await device.radio.request(
-            f"ble-write {device.conn} {char.value_handle} {data.hex()}"
-        )
-        if words[0] != "ok":
-            raise _BlueZError("org.bluez.Error.Failed", " ".join(words[2:]) or "write failed")
+        try:
+            await device.peer.write_value(attr.proxy, data, with_response=kind != "command")
+        except (BaseBumbleError, hci.HCI_Error) as err:
+            raise _BlueZError("org.bluez.Error.Failed", str(err)) from err
 
     async def _start_notify(self, msg: Message, obj: _Object) -> None:
-        _, char = self._char(obj.path)
-        if "notify" not in char.flags and "indicate" not in char.flags:
+        device, attr = self._attr(obj.path)
+        if attr.interface != CHARACTERISTIC:
             raise _BlueZError("org.bluez.Error.NotSupported", "Operation is not supported")
+        if "notify" not in attr.flags and "indicate" not in attr.flags:
+            raise _BlueZError("org.bluez.Error.NotSupported", "Operation is not supported")
+        if self._objects[obj.path].interfaces[CHARACTERISTIC]["Notifying"].value:
+            return
+        assert device.peer is not None
+
+        def notified(value: bytes) -> None:
+            adapter = device.adapter
+            if adapter.drop_next:  # the link is lost with this notification in the air
+                adapter.drop_next = False
+                self.radio.vanish(adapter.central)
+                return
+            if obj.path in self._objects:
+                self._set(obj.path, CHARACTERISTIC, Value=Variant("ay", bytes(value)))
+
+        try:
+            await device.peer.subscribe(attr.proxy, notified, prefer_notify=True)
+        except (BaseBumbleError, hci.HCI_Error) as err:
+            raise _BlueZError("org.bluez.Error.Failed", str(err)) from err
         self._set(obj.path, CHARACTERISTIC, Notifying=Variant("b", True))
 
     async def _stop_notify(self, msg: Message, obj: _Object) -> None:
-        self._char(obj.path)
+        device, attr = self._attr(obj.path)
+        assert device.peer is not None
+        if not self._objects[obj.path].interfaces[CHARACTERISTIC]["Notifying"].value:
+            raise _BlueZError("org.bluez.Error.Failed", "No notify session started")
+        try:
+            await device.peer.unsubscribe(attr.proxy)
+        except (BaseBumbleError, hci.HCI_Error) as err:
+            raise _BlueZError("org.bluez.Error.Failed", str(err)) from err
         self._set(obj.path, CHARACTERISTIC, Notifying=Variant("b", False))
 
     _methods: dict[tuple[str, str], Callable[[FakeBlueZ, Message, _Object], Awaitable[Any]]] = {
@@ -875,6 +893,8 @@ class FakeBlueZ:
         (CHARACTERISTIC, "WriteValue"): _write_value,
         (CHARACTERISTIC, "StartNotify"): _start_notify,
         (CHARACTERISTIC, "StopNotify"): _stop_notify,
+        (DESCRIPTOR, "ReadValue"): _read_value,
+        (DESCRIPTOR, "WriteValue"): _write_value,
     }
 
 
@@ -902,7 +922,7 @@ class FakeBluetooth:
 
 @contextlib.contextmanager
 def fake_bluetooth(
-    *, mtu: int = 23, adapters: tuple[str, ...] = DEFAULT_ADAPTERS, set_environ: bool = True
+    *, mtu: int = 23, adapters: int = 1, set_environ: bool = True
 ) -> Iterator[FakeBluetooth]:
     """A private bus with the fake BlueZ on it and the bluetoothctl stub. With `set_environ`,
     ``DBUS_SYSTEM_BUS_ADDRESS`` and ``PATH`` of this process point at them until the end."""

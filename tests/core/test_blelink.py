@@ -11,7 +11,7 @@ from cribfw import buttons as B
 from cribfw.admission import Admission
 from cribfw.admitfile import AdmitRecords
 from cribfw.app import App
-from cribfw.blelink import MAX_CENTRALS, MAX_STALLS, NUS_ADV, advertising_payloads
+from cribfw.blelink import MAX_STALLS, NUS_ADV, advertising_payloads
 from cribfw.buttons import Button
 from cribfw.pad import LATCH_MS, EitherPin, Pad, VirtualPin, checksum
 from cribfw.panel import Panel
@@ -133,13 +133,13 @@ class Out:
 
 
 class Rig:
-    def __init__(self, pad=None):
+    def __init__(self, pad=None, stack=None):
         self.usb_out = Out()
         self._stdin = open("/dev/null", "rb")
         self.app = App(FakePixels(HOLES), self._stdin, self.usb_out, PROFILES["sim"])
         self.ble = FakeBLE()
         self.pad = pad
-        self.link = self.app.add_ble(self.ble, pad, uuid=FakeUUID)
+        self.link = self.app.add_ble(self.ble, pad, uuid=FakeUUID, stack=stack)
         self.name = self.app.ctx.ble_name.decode()
 
     def send(self, conn, data, pieces=1):
@@ -185,17 +185,41 @@ def test_advertising_carries_the_service_and_the_name():
 def test_advertising_resumes_after_a_disconnect_and_stops_when_full():
     rig = Rig()
     try:
-        for conn in range(1, MAX_CENTRALS + 1):
+        most = rig.link.max_centrals
+        assert most == 4 and rig.link.stack == "nimble"  # (no blestack module: not rp2)
+        for conn in range(1, most + 1):
             rig.ble.connect(conn, PHONE[:5] + bytes((conn,)))
             rig.link.service()
-            assert (rig.ble.adv is not None) == (conn < MAX_CENTRALS), conn
+            # NimBLE stops advertising at each connect: the board starts again while it can
+            assert (rig.ble.adv is not None) == (conn < most), conn
+            assert rig.link.advertising == (conn < most)
         rig.ble.connect(9, LAPTOP)  # one too many: closed at once
         rig.link.service()
         assert rig.ble.closed == [9] and rig.ble.adv is None
         rig.ble.drop(2, PHONE[:5] + b"\x02")
         rig.link.service()
         assert rig.ble.adv is not None  # a slot is free again: found again
-        assert len(rig.app.ctx.links) == 1 + MAX_CENTRALS - 1
+        assert len(rig.app.ctx.links) == 1 + most - 1
+    finally:
+        rig.close()
+
+
+def test_btstack_takes_one_central_and_never_claims_to_advertise_meanwhile():
+    rig = Rig(stack="btstack")
+    try:
+        assert rig.link.max_centrals == 1 and rig.link.advertising
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        assert rig.ble.adv is None and not rig.link.advertising
+        rig.ble.connect(2, LAPTOP)  # (btstack would not let it come: closed if it did)
+        rig.link.service()
+        assert rig.ble.closed == [2]
+        assert b" bmax=1" in rig.send(1, b"#1 hello\n")[0]
+        health = rig.send(1, b"#2 health\n")[0]
+        assert b" bconn=1 badv=0 " in health
+        rig.ble.drop(1, PHONE)
+        rig.link.service()
+        assert rig.ble.adv is not None and rig.link.advertising
     finally:
         rig.close()
 
@@ -219,6 +243,42 @@ def test_lines_arrive_in_writes_of_any_size_and_replies_are_split_to_20_bytes():
         lines = rig.send(1, b"#4 frame\n")
         assert len(lines[0]) > 700
         assert rig.send(1, b"x" * 100 + b"\n", pieces=9) == [b"err too_long line too long\n"]
+    finally:
+        rig.close()
+
+
+def test_input_lost_in_the_middle_of_a_line_skips_that_line_and_says_busy():
+    rig = Rig()
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        rig.ble.buffers[rig.ble.RX] = (1024, True)  # a stack's buffer larger than the ring
+        rig.ble.write(1, b"#a1 ping\n" * 40)  # 360 bytes before the task runs: the ring holds 255
+        rig.link.service()
+        lines = rig.ble.take(1)[1]
+        assert lines[:28] == [b"#a1 ok\n"] * 28  # 28 whole lines in 255 bytes; no resend memory
+        assert lines[28:] == [b"err busy input overflow: lines lost\n"]
+        # What follows the loss up to a newline is skipped: it may be the end of any line.
+        assert rig.send(1, b"a1 ping\n#b2 ping\n") == [b"#b2 ok\n"]
+        assert rig.send(1, b"\n#b3 ping\n") == [b"#b3 ok\n"]
+    finally:
+        rig.close()
+
+
+def test_a_central_that_comes_back_gets_its_remembered_replies():
+    rig = Rig()
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        bad = b"#z1 err bad_arg bad argument\n"
+        assert rig.send(1, b"#z1 peg 0 1 2 3 4\n") == [bad]
+        rig.ble.drop(1, PHONE)
+        rig.link.service()
+        rig.ble.connect(2, LAPTOP)  # another central: a slot of its own, its own memory
+        rig.ble.connect(3, PHONE)  # the same phone again: its slot and its memory
+        rig.link.service()
+        assert rig.send(3, b"#z1 peg 0 1\n") == [bad]  # answered from memory, not applied
+        assert rig.send(2, b"#z1 peg 0 1\n")[0].startswith(b"#z1 err denied")
     finally:
         rig.close()
 

@@ -117,6 +117,9 @@ class VirtualBoard:
         ble: whether the board has Bluetooth LE (the simulated radio, cribboard.virtual.radio);
             False: a board without it, as a Pico 2 without wireless.
         start_timeout: seconds to wait for the first boot.
+        environment: more environment variables for the interpreter (e.g. ``MICROPYBTUART``,
+            the HCI UART of an interpreter built with a real Bluetooth stack; with ``ble=False``
+            the firmware then finds MicroPython's own `bluetooth` module).
     """
 
     def __init__(
@@ -131,6 +134,7 @@ class VirtualBoard:
         on_frame: FrameCallback | None = None,
         start_timeout: float = 10.0,
         ble: bool = True,
+        environment: dict[str, str] | None = None,
     ) -> None:
         if flash_size <= 0 or flash_size % _BLOCK_SIZE:
             raise ValueError(f"flash_size must be a positive multiple of {_BLOCK_SIZE}")
@@ -143,6 +147,7 @@ class VirtualBoard:
         self._on_frame = on_frame
         self._start_timeout = start_timeout
         self._ble = ble
+        self._environment = dict(environment or {})
         self._directory: Path | None = None
         self._flash_lock: int | None = None
         self._flash_path: Path | None = None
@@ -169,6 +174,7 @@ class VirtualBoard:
                 if self._stock
                 else str(build(self._firmware.resolve())),
                 "CRIBBOARD_SIM_BLE": "1" if self._ble else "0",
+                **self._environment,
             }
             relay = _Relay(
                 executable, self._heap, sim_dir, side_env, self._directory, self._on_frame

@@ -3,8 +3,8 @@
 The firmware's BLE code runs against ``firmware/sim/bluetooth.py``, which follows MicroPython's
 documented ``bluetooth.BLE`` API and talks to this radio through the side channel's datagrams
 (advertising data and the GATT table come out, connections and writes go in, notifications come
-out). A central (the fake BlueZ, :mod:`cribdev.fakebluez`, or a test) uses the radio
-through the control socket, one ASCII request per line:
+out). A central (the BlueZ front's peripheral bridge, :mod:`cribdev.simperipheral`,
+or a test) uses the radio through the control socket, one ASCII request per line:
 
 ==============================  ===========================================================
 request                         reply
