@@ -54,7 +54,7 @@ clean:
 # The MicroPython stubs the firmware's type check runs pyright against
 # (tests/test_firmware_checks.py), for the MicroPython release the firmware targets. The rp2 and
 # esp32 packages install files of the same names, so each gets a folder of its own in the venv.
-STUBS_VERSION := 1.29
+STUBS_VERSION := 1.28
 .PHONY: stubs
 stubs:
 	@for port in rp2 esp32; do \
