@@ -42,6 +42,12 @@ typecheck: $(STAMP)
 hardware: $(STAMP)
 	$(BIN)/python -m cribboard.hardware
 
+# firmware/package.json, the firmware's package for MicroPython's installer (mpremote mip
+# install), from the file list deploy uses (tests/test_mip.py fails when stale).
+.PHONY: mip
+mip: $(STAMP)
+	$(BIN)/python -m cribboard.mip
+
 # The README's pictures in docs/images/: the scorekeeper in a terminal and the bridge's page in
 # headless Chromium, from a fresh virtual board (tests/test_screenshots.py fails when stale).
 .PHONY: screenshots
