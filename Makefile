@@ -51,6 +51,12 @@ typecheck: $(STAMP)
 hardware: $(STAMP)
 	$(BIN)/python -m cribboard.hardware
 
+# firmware/package.json, the firmware's package for MicroPython's installer (mpremote mip
+# install), from the file list deploy uses (tests/test_mip.py fails when stale).
+.PHONY: mip
+mip: $(STAMP)
+	$(BIN)/python -m cribboard.mip
+
 # The README's pictures in docs/images/: the scorekeeper in a terminal and the bridge's page in
 # headless Chromium, from a fresh virtual board (tests/test_screenshots.py fails when stale).
 .PHONY: screenshots
@@ -64,7 +70,7 @@ clean:
 # The MicroPython stubs the firmware's type check runs pyright against
 # (tests/test_firmware_checks.py), for the MicroPython release the firmware targets. The rp2 and
 # esp32 packages install files of the same names, so each gets a folder of its own in the venv.
-STUBS_VERSION := 1.29
+STUBS_VERSION := 1.28
 .PHONY: stubs
 stubs:
 	@for port in rp2 esp32; do \

@@ -22,6 +22,11 @@ from cribboard.client import Event
 from cribcore.state import GameState
 from cribfw import store
 
+WAIT_S = 20.0
+"""How long a test waits for an event before it fails: only a bound for a test that is broken.
+A passing test never waits it out (it goes on at the event), so a busy machine's slowness
+must not reach it: generous, like hallsupport's."""
+
 
 class EventLog:
     """Keeps the events a board (or a client) pushes: `board.subscribe(log)`, or
@@ -41,7 +46,7 @@ class EventLog:
         self.events.append(event)
         self._changed.set()
 
-    async def wait(self, match: Callable[[Event], bool], timeout: float = 5.0) -> Event:
+    async def wait(self, match: Callable[[Event], bool], timeout: float = WAIT_S) -> Event:
         async def scan() -> Event:
             while True:
                 for event in self.events:
@@ -60,7 +65,7 @@ def state_event(check: Callable[[BoardState], bool]) -> Callable[[Event], bool]:
 
 
 async def wait_state(
-    board: Board, check: Callable[[BoardState], bool], timeout: float = 5.0
+    board: Board, check: Callable[[BoardState], bool], timeout: float = WAIT_S
 ) -> BoardState:
     """The board's state once `check` passes: now, or at one of the changes to come."""
     with board.states() as states:
@@ -113,7 +118,7 @@ async def running_bridge(*ports: str, **options: Any) -> AsyncIterator[Bridge]:
 async def next_message(
     ws: aiohttp.ClientWebSocketResponse,
     match: Callable[[dict[str, Any]], bool],
-    timeout: float = 5.0,
+    timeout: float = WAIT_S,
 ) -> dict[str, Any]:
     """The next WebSocket message of the bridge that matches."""
 
@@ -127,7 +132,7 @@ async def next_message(
 
 
 async def wait_bridge_state(
-    bridge: Bridge, check: Callable[[dict[str, Any]], bool], timeout: float = 5.0
+    bridge: Bridge, check: Callable[[dict[str, Any]], bool], timeout: float = WAIT_S
 ) -> dict[str, Any]:
     """The first board's state (as JSON) once `check` passes: the WebSocket's snapshot, or a
     change to come."""
@@ -170,14 +175,14 @@ def saved_games(image: Path) -> list[GameState]:
 
 
 def wait_saved_sync(
-    image: Path, check: Callable[[GameState], bool], timeout: float = 5.0
+    image: Path, check: Callable[[GameState], bool], timeout: float = WAIT_S
 ) -> GameState:
     """wait_saved for tests without an event loop."""
     return asyncio.run(wait_saved(image, check, timeout))
 
 
 async def wait_saved(
-    image: Path, check: Callable[[GameState], bool], timeout: float = 5.0
+    image: Path, check: Callable[[GameState], bool], timeout: float = WAIT_S
 ) -> GameState:
     """The newest game saved on the flash once it passes `check` (the store saves a quiet
     moment after a change). Reads the image each time it is written."""

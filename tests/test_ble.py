@@ -24,7 +24,7 @@ from cribcore import protocol
 from cribcore.layout import LED_OF_HOLE, WIN_HOLE
 from cribcore.profiles import PROFILES
 from cribdev.fakebluez import FakeBluetooth
-from support import EventLog, raw_exchange, state_event, wait_state
+from support import WAIT_S, EventLog, raw_exchange, state_event, wait_state
 
 __all__ = ["bluetooth", "vboard", "nus"]  # fixtures from blesupport
 pytestmark = needs_dbus
@@ -211,7 +211,7 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
             await phone.peg(0, 5)
         assert refused.value.code == "denied" and "deal button" in refused.value.text
         with SimControl(vboard.control) as sim:
-            sim.wait_frame(_calling, timeout=3)  # the board calls for a decision
+            sim.wait_frame(_calling, timeout=WAIT_S)  # the board calls for a decision
             sim.press(PINS["deal"], 60)
         await at_phone.wait(lambda e: e.name == "admit" and e.fields["you"] == "1")
         event = await at_usb.wait(lambda e: e.name == "admit")
@@ -262,7 +262,7 @@ async def test_bluefruit_control_pad(nus: Nus, usb: Board) -> None:
     await nus.write(pad_packet(7, True) + pad_packet(7, False))  # left: deal commits
     state = await wait_state(usb, lambda s: s.front != [0, 0])
     assert state.front == [1, 1] or state.front == [1, 0]  # B+ started a count: A's committed
-    await wait_state(usb, lambda s: s.front == [1, 1] and s.pending == [0, 0], timeout=4)
+    await wait_state(usb, lambda s: s.front == [1, 1] and s.pending == [0, 0])
     bad = pad_packet(2, True)[:4] + b"\x00"
     await nus.write(bad)
     lines = await nus.lines(1)

@@ -29,7 +29,7 @@ from cribboard.virtual import SimControl, VirtualBoard
 from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 from cribcore import layout
 from cribcore.profiles import PROFILES
-from support import running_bridge, wait_bridge_state
+from support import WAIT_S, running_bridge, wait_bridge_state
 
 A_PLUS = PROFILES["sim"].buttons["A+"]
 PACKET = 20  # BLE bytes per write / notification at the default ATT MTU
@@ -73,7 +73,7 @@ async def board_state(bridge: Bridge) -> dict[str, Any]:
             return await response.json()  # type: ignore[no-any-return]
 
 
-async def wait_state(bridge: Bridge, key: str, value: Any, timeout: float = 5.0) -> None:
+async def wait_state(bridge: Bridge, key: str, value: Any, timeout: float = WAIT_S) -> None:
     await wait_bridge_state(bridge, lambda state: state[key] == value, timeout)
 
 
@@ -270,7 +270,7 @@ async def test_websocket_snippet_of_the_docs(bridge: Bridge, page: Any) -> None:
 
     page.on("console", on_console)
     await page.evaluate(f"() => {{ {code} }}")
-    await asyncio.wait_for(state_logged.wait(), 5)
+    await asyncio.wait_for(state_logged.wait(), WAIT_S)
     assert logged[0]["type"] == "boards"
     assert [m for m in logged if m.get("type") == "state"][0]["state"]["front"] == [0, 0]
 
@@ -451,7 +451,7 @@ async def web_bluetooth_session(page: Any, runner: web.AppRunner, vboard: Any, n
 
     def blue_peg_at_2() -> bytes:
         with SimControl(vboard.control) as sim:  # the LEDs the board really lit
-            return sim.wait_frame(lambda rgb: rgb[3 * led + 2] > rgb[3 * led] + 20, 5)
+            return sim.wait_frame(lambda rgb: rgb[3 * led + 2] > rgb[3 * led] + 20, WAIT_S)
 
     await asyncio.to_thread(blue_peg_at_2)
     await page.wait_for_function(hole_lit(layout.hole_for_score(2, 0, 2, 121)))

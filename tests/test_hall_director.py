@@ -303,7 +303,9 @@ async def test_a_table_cut_off_shows_offline_and_catches_up(tmp_path: Path) -> N
                     await table.wait()
                     await director.wait_until(lambda: view.tables[1].online is False, WAIT_S)
                     table = await table_process()  # the board kept its game
-                    # Online, then its state (the revision counts again from 0).
+                    # The client publishes `online` before its state: until that state arrives
+                    # the view still holds the one from before the cut (rev 2). The restarted
+                    # board's own state is the one whose revision counts from 0 again.
                     await director.wait_until(
                         lambda: (
                             view.tables[1].online is True

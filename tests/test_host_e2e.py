@@ -21,7 +21,7 @@ from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import protocol
 from cribcore.layout import HOLES, hole_for_score
 from cribcore.render import FRONT, PALETTE
-from support import EventLog, raw_exchange, wait_saved
+from support import WAIT_S, EventLog, raw_exchange, wait_saved
 
 # --- every command ------------------------------------------------------------------------------
 
@@ -327,9 +327,9 @@ async def _play_and_compare(board: Board) -> None:
         for step in steps:
             await step()
             truth = await board.state()
-            got = await asyncio.wait_for(states.__anext__(), 5)
+            got = await asyncio.wait_for(states.__anext__(), WAIT_S)
             while got.rev < truth.rev:
-                got = await asyncio.wait_for(states.__anext__(), 5)
+                got = await asyncio.wait_for(states.__anext__(), WAIT_S)
             assert got == truth
 
 

@@ -29,13 +29,13 @@ from cribboard.link.side import LinkSide, describe
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from hallsupport import HALL, WAIT_S, address, broker_words, need_mosquitto
+from support import EventLog
 
 GAME = "friday"
 SECRET = "a secret both ends share"
 CLI = [sys.executable, "-m", "cribboard.cli"]
 PINS = PROFILES["sim"].buttons
 TAP_MS = 60
-GAP_S = 0.08
 
 
 @pytest.fixture
@@ -312,11 +312,14 @@ async def read_until(process: Any, check: Callable[[str], bool]) -> str:
                 return line.strip()
 
 
-async def tap(sim: SimControl, name: str, times: int = 1) -> None:
-    """Press a board button as a finger would (the sleeps are the press and the gap)."""
+async def tap(sim: SimControl, host: Board, name: str, times: int = 1) -> None:
+    """Press a board button as a finger would, each tap once the board reported the one before
+    (`host` hears its `btn` events): a simulated press starts when the firmware first looks,
+    so one sent by the test's clock alone could merge with the last on a busy machine."""
+    log = EventLog.of(host)
     for _ in range(times):
         sim.press(str(PINS[name]), ms=TAP_MS)
-        await asyncio.sleep(TAP_MS / 1000 + GAP_S)
+        await log.wait(lambda e: e.name == "btn" and e.fields == {"n": name, "a": "tap"})
 
 
 async def board_shows(port: str, check: Callable[[BoardState], bool]) -> BoardState:
@@ -344,10 +347,11 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
             # While it is away: pegs at a, and orange's buttons at b (2, then deal: at once).
             await board_of(a).peg(0, 5)
             await board_of(a).peg(1, 9)
-            with SimControl(other_vboard.control) as sim:
-                await tap(sim, "B+", 2)
-                await tap(sim, "deal")
-            await board_shows(other_vboard.port, lambda s: s.front == [6, 2])
+            async with await Board.open(other_vboard.port) as b_host:
+                with SimControl(other_vboard.control) as sim:
+                    await tap(sim, b_host, "B+", 2)
+                    await tap(sim, b_host, "deal")  # handled: the next read shows it
+                assert (await b_host.state()).front == [6, 2]
             process = await start_link(broker, other_vboard.port, state_b)
             position = await in_step(a, moves=5)  # b's offline peg arrived as b's move
             # b's peg has the clock b had when it went down: before a's later orange 9.

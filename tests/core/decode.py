@@ -11,16 +11,19 @@ from cribcore.layout import (
 )
 from cribcore.render import BACK, BOTH, FRONT, GLOW, PALETTE, PULSE_MIN
 
+_SOURCES = {}  # bpp -> for each byte of the hole-order RGB, its byte in the GRB buffer
+
 
 def holes_from_pixels(pixels):
     """Hole-order RGB bytes from a NeoPixel-like object's GRB buffer."""
-    out = bytearray(3 * HOLES)
-    for hole in range(HOLES):
-        d = LED_OF_HOLE[hole] * pixels.bpp
-        out[3 * hole] = pixels.buf[d + 1]
-        out[3 * hole + 1] = pixels.buf[d]
-        out[3 * hole + 2] = pixels.buf[d + 2]
-    return out
+    sources = _SOURCES.get(pixels.bpp)
+    if sources is None:
+        sources = _SOURCES[pixels.bpp] = []
+        for hole in range(HOLES):
+            d = LED_OF_HOLE[hole] * pixels.bpp
+            sources += [d + 1, d, d + 2]
+    buf = pixels.buf
+    return bytearray([buf[i] for i in sources])
 
 
 def _scaled(colours, offset, scale):
@@ -29,6 +32,20 @@ def _scaled(colours, offset, scale):
         colours[offset + 1] * scale >> 8,
         colours[offset + 2] * scale >> 8,
     )
+
+
+_WIN_COLOURS = {}  # (player, scale) -> every colour of the winner's pulse: worked out once
+
+
+def _win_colours(player, scale):
+    key = (player, scale)
+    found = _WIN_COLOURS.get(key)
+    if found is None:
+        colours = PALETTE[player]
+        found = _WIN_COLOURS[key] = set(
+            _scaled(_scaled(colours, FRONT, level), 0, scale) for level in range(PULSE_MIN, 257)
+        )
+    return found
 
 
 def decode_player(rgb, players, target, player, scale):
@@ -64,10 +81,7 @@ def decode_player(rgb, players, target, player, scale):
                 laps_done = i
     # the win hole: the winner's colour pulsing at PULSE_MIN..256 of full
     w = (rgb[3 * WIN_HOLE], rgb[3 * WIN_HOLE + 1], rgb[3 * WIN_HOLE + 2])
-    won = False
-    for level in range(PULSE_MIN, 257):
-        if w == _scaled(_scaled(colours, FRONT, level), 0, scale):
-            won = True
+    won = w in _win_colours(player, scale)
     if won:
         assert front_pos == 0
         front = target

@@ -99,7 +99,10 @@ export class BridgeLink extends Emitter {
 // one characteristic and the central writes to the other; which is which is found by their
 // properties (names differ between sources).
 const PACKET = 20; // bytes per write at BLE's default ATT MTU (23)
-const TIMEOUT_MS = 3000;
+// A request fails when the board has said nothing for this long since the request went out: a
+// long reply (hello, frame) comes in many 20-byte notifications and may take longer than this
+// in all, on a slow link or a busy phone, yet every notification shows the board answering.
+const SILENCE_MS = 3000;
 const FRAME_POLL_MS = 500; // frame refresh while the board animates
 
 export class BleLink extends Emitter {
@@ -169,27 +172,39 @@ export class BleLink extends Emitter {
     return this.writing;
   }
 
+  // The clock of a request starts once its line is written (not while it waits behind other
+  // writes) and starts again at every notification the board sends (see SILENCE_MS).
   request(verb, ...args) {
     this.nextId = (this.nextId + 1) % 36 ** 6;
     const id = this.nextId.toString(36);
     const line = this.codec.encodeRequest(verb, args, id);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const waiting = { timer: null, armed: false };
+      waiting.expire = () => {
         this.pending.delete(id);
         reject(new Error(_("no reply to %(verb)s from the board", { verb })));
-      }, TIMEOUT_MS);
-      this.pending.set(id, (reply) => {
-        clearTimeout(timer);
+      };
+      waiting.done = (reply) => {
+        clearTimeout(waiting.timer);
         if (reply.kind === "err") {
           reject(Object.assign(new Error(`${reply.text} (${reply.code})`), { code: reply.code }));
         }
         else resolve(reply);
-      });
-      this.write(line).catch((err) => { clearTimeout(timer); this.pending.delete(id); reject(err); });
+      };
+      this.pending.set(id, waiting);
+      this.write(line).then(
+        () => { if (this.pending.get(id) === waiting) { waiting.armed = true; this.rearm(waiting); } },
+        (err) => { this.pending.delete(id); reject(err); });
     });
   }
 
+  rearm(waiting) {
+    clearTimeout(waiting.timer);
+    waiting.timer = setTimeout(waiting.expire, SILENCE_MS);
+  }
+
   received(view) {
+    for (const waiting of this.pending.values()) if (waiting.armed) this.rearm(waiting);
     this.buffer += new TextDecoder().decode(view);
     let end;
     while ((end = this.buffer.indexOf("\n")) >= 0) {
@@ -199,9 +214,9 @@ export class BleLink extends Emitter {
       try { line = this.codec.decodeLine(text); } catch { continue; } // not protocol: skip
       if (line.kind === "event") this.onEvent(line);
       else if (line.requestId !== null && this.pending.has(line.requestId)) {
-        const done = this.pending.get(line.requestId);
+        const waiting = this.pending.get(line.requestId);
         this.pending.delete(line.requestId);
-        done(line);
+        waiting.done(line);
       }
     }
   }
