@@ -28,9 +28,12 @@ const CDC_RTS = 2;
 const PIO_STRIDE = 1000; // cycles the clock moves at a time while the CPU sleeps and a PIO works
 const TRACE_LIMIT = 1 << 20; // trace entries kept (USB traffic and probe hits); then no more
 
-/** Moves a SimulationClock to `nanos` exactly (now + (nanos - now) can round below it). */
+/**
+ * Moves a SimulationClock to `nanos` exactly (now + (nanos - now) can round below it), firing
+ * the alarms due by then (one due now too: a DMA transfer a PIO step asked for).
+ */
 function tickTo(clock, nanos) {
-  if (nanos > clock.nanosCounter) clock.tick(nanos - clock.nanosCounter);
+  if (nanos >= clock.nanosCounter) clock.tick(nanos - clock.nanosCounter);
   if (clock.nanosCounter < nanos) clock.nanosCounter = nanos;
 }
 
