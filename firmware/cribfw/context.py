@@ -14,7 +14,8 @@ class Context:
         self.store = None  # cribfw.store.Store, once the app attached one
         self.ble = None  # cribfw.blelink.BleLink, on a board with Bluetooth
         self.settings_rev = 0  # bumped when brightness or budget change
-        self.t_ms = 0  # animation time, kept by the render task
+        self.t_ms = 0  # animation time of the last frame drawn
+        self.refresh = None  # shows any change on the LEDs now (the app's show_changes)
         self.selftest_requested = False  # set by `test` and the deal button at power-on
         # Kept as bytes so writing the hello allocates nothing.
         self.profile_name = profile_name.encode()

@@ -96,6 +96,13 @@ class Dispatcher:
         self._published_rev = ctx.game.rev
         self._published_settings = ctx.settings_rev
         self._published_admission = ctx.admission.rev
+        self.on_input_done = None  # called when a link has handled all it had (the app shows
+        # the changes on the LEDs then)
+
+    def input_done(self):
+        """A link handled every request it had for now: time to show what they changed."""
+        if self.on_input_done is not None:
+            self.on_input_done()
 
     def add_link(self, link):
         self.ctx.links.append(link)

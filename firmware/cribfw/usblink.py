@@ -58,5 +58,6 @@ class UsbLink:
             if n:
                 self._lines.feed_byte(self._one[0])
                 self.drain()
+                self._dispatcher.input_done()
             else:
                 await asyncio.sleep_ms(50)  # end of input (no host side at all): don't spin

@@ -49,9 +49,13 @@ def state(ctx, link, req, out):
 
 
 def frame(ctx, link, req, out):
+    # What the LEDs show: a reading request never writes them itself (a change not yet shown,
+    # from this burst of requests, is shown first, as it would be once the burst is handled).
     renderer = ctx.renderer
-    renderer.draw(ctx.game, ctx.t_ms)
-    renderer.show()
+    if ctx.refresh is not None:
+        ctx.refresh()
+    else:  # (a Context without an app, in tests: drawn, not shown)
+        renderer.draw(ctx.game, ctx.t_ms)
     out.key(b"scale")
     out.number(renderer.scale)
     out.key(b"ma")
@@ -67,6 +71,8 @@ def health(ctx, link, req, out):
     out.key(b"up")
     out.number(ctx.up_s)
     out.key(b"heap")
+    # Free now, garbage not yet collected counted as used (docs/protocol.md): the app collects
+    # only when the heap runs out, and a collection here would cost milliseconds.
     out.number(gc.mem_free() if hasattr(gc, "mem_free") else 0)  # (CPython, in tests: 0)
     out.key(b"saves")
     out.number(store.saves if store is not None else 0)
