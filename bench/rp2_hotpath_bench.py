@@ -61,6 +61,7 @@ ANIMATED_PINGS = 60
 PRESSES = 20
 ECHO_CODE = "import sys\nwhile True:\n    sys.stdout.write(sys.stdin.readline())\n"
 PEG_LINE_LEN = len(b"#p123 peg 0 1\n")
+LATEST = 1 << 50  # as `since` of RP2Board.edges: no edges, just the index of the next
 
 
 def ms(ns: float) -> str:
@@ -114,7 +115,7 @@ class Session:
         """Write `data`, read lines until one starting with each of `needs` came; returns
         the time its bytes reached the chip, each line read with the time its last packet
         reached the host, and (with `frame`) the first LED frame's first and last bit after."""
-        edges_from = self.pico.edges(16).next if frame else 0
+        edges_from = self.pico.edges(16, since=LATEST).next if frame else 0
         self.link.write(data)
         self._read_lines(needs)
         frame_times = self._wait_frame(edges_from) if frame else None
@@ -250,7 +251,10 @@ def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, in
             times.append(session.request(b"#b%d ping\n" % run).reply)
         figures.animated = times
         session.exchange(b"#c pend 0 0\n", [b"#c ", b"! st "])
-        figures.presses = button_presses(session)
+        try:
+            figures.presses = button_presses(session)
+        except (RuntimeError, TimeoutError) as error:  # reported with the figures
+            print(f"   (the button presses failed: {error})")
         session.close()
     return figures
 
@@ -264,7 +268,7 @@ def button_presses(session: Session) -> list[tuple[int, int, int | None]]:
     results = []
     for run in range(PRESSES):
         time.sleep(random.uniform(0.1, 0.2))
-        since = pico.edges(16).next
+        since = pico.edges(16, since=LATEST).next
         pico.press(pin, ms=80)
         session._read_lines([b"! st "])  # the press's event (a tap's `! btn` may come first)
         frame = session._wait_frame(since)
@@ -352,7 +356,7 @@ def print_peg_trace(image: Path, scratch: Path, probes: dict[str, int]) -> None:
             session.gap()
             session.request(b"#w%d peg 0 1\n" % run, event=True, frame=True)
         session.gap()
-        since = pico.edges(16).next
+        since = pico.edges(16, since=LATEST).next
         timed = session.request(b"#t1 peg 1 2\n", event=True, frame=True)
         entries = session.entries
         edges = pico.edges(16, since=since).edges
@@ -485,6 +489,8 @@ def report(figures: Figures) -> None:
     )
     worst_animated = max(figures.animated)
     print(f"   {'   worst of them':<44} {ms(worst_animated)}  {worst_animated / echo:5.1f}x echo")
+    if not figures.presses:
+        return
     after_debounce = median([p[0] for p in figures.presses])
     after_event = median([p[1] for p in figures.presses])
     polls = [p[2] for p in figures.presses if p[2] is not None]

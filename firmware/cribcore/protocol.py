@@ -363,15 +363,28 @@ class LineWriter:
 
     def key(self, name):
         """Start ' name=' ."""
+        n = self.n
+        end = n + len(name) + 2
+        buf = self.buf
+        if end <= len(buf):
+            buf[n] = _SPACE
+            buf[n + 1 : end - 1] = name
+            buf[end - 1] = 61  # '='
+            self.n = end
+            return
         self.byte(_SPACE)
         self.text(name)
-        self.byte(61)  # '='
+        self.byte(61)
 
     def numbers(self, values, count):
         """Comma-separated values[0:count]."""
         for i in range(count):
             if i:
-                self.byte(44)
+                if self.n < len(self.buf):
+                    self.buf[self.n] = 44
+                    self.n += 1
+                else:
+                    self.overflow = True
             self.number(values[i])
 
     def hex_bytes(self, data):

@@ -217,7 +217,7 @@ def main():
 def _strip(pin):
     """The LED chain: sent by PIO and DMA where the chip has them (rp2), else by `neopixel`."""
     try:
-        from cribfw.ws2812pio import PioStrip
+        from cribfw.ws2812_rp2 import PioStrip
     except ImportError:  # no rp2 module: an ESP32-S3 (its neopixel frees the CPU too), the
         # virtual board
         import neopixel

@@ -9,6 +9,10 @@
 # the transfer; it waits only while the previous frame is still going out (and its latch gap).
 # Nothing is allocated per frame.
 
+# pyright: reportUndefinedVariable=false
+# (the state machine's program is written in rp2.asm_pio's assembler, whose names the decorator
+# provides)
+
 try:
     from micropython import const
 except ImportError:  # CPython (the module imports rp2, so it only runs on a board)
@@ -39,7 +43,7 @@ FIFO_US = const(80)  # the FIFO's last bytes still going out when the DMA is don
     fifo_join=rp2.PIO.JOIN_TX,
 )
 def _ws2812():
-    wrap_target()  # noqa: F821 (names of rp2.asm_pio's assembler)
+    wrap_target()  # noqa: F821
     label("bit")  # noqa: F821
     out(x, 1).side(0)[3]  # noqa: F821
     jmp(not_x, "zero").side(1)[2]  # noqa: F821
