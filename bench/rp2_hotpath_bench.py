@@ -139,8 +139,8 @@ class Session:
         """The first LED frame in the edges from index `since`, once it is whole."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
+            now = self.pico.clock().nanos  # (first: the edges read next reach at least this far)
             edges = self.pico.edges(16, since=since).edges
-            now = self.pico.clock().nanos
             rises = [i for i, (_, level) in enumerate(edges) if level == 1]
             if rises:
                 first = rises[0]
@@ -170,7 +170,10 @@ class Session:
         return timed
 
     def gap(self) -> None:
-        time.sleep(random.uniform(*GAP_S))
+        """A random 20-80 ms of emulated time (the board keeps real time at most)."""
+        until = self.pico.clock().nanos + random.uniform(*GAP_S) * 1e9
+        while self.pico.clock().nanos < until:
+            time.sleep(0.005)
 
 
 # --- the bare echo ----------------------------------------------------------------------------
@@ -266,8 +269,9 @@ def button_presses(session: Session) -> list[tuple[int, int, int | None]]:
     pin = PROFILES["pico"].buttons["A+"]
     debounce_ns = 20 * 1_000_000  # cribfw.buttons.Button.DEBOUNCE_MS
     results = []
+    session.exchange(b"#g new 121 2\n", [b"#g ", b"! st "])  # a fresh game for the presses
     for run in range(PRESSES):
-        time.sleep(random.uniform(0.1, 0.2))
+        session.gap()
         since = pico.edges(16, since=LATEST).next
         pico.press(pin, ms=80)
         session._read_lines([b"! st "])  # the press's event (a tap's `! btn` may come first)
