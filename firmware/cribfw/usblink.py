@@ -24,8 +24,7 @@ class UsbLink:
         # MicroPython's ipoll allocates no result list per call; CPython (tests) has only poll.
         self._ready = getattr(self._poll, "ipoll", self._poll.poll)
         self._lines = LineAssembler(self._line, self._too_long)
-        self._readinto = stdin.readinto  # (bound once: drain runs once a byte, allocation-free)
-        self._feed = self._lines.feed_byte
+        self._readinto = stdin.readinto  # (bound once: drain runs for every burst of bytes)
 
     def _line(self, line, n):
         self._dispatcher.handle_line(self, line, n)
@@ -38,20 +37,7 @@ class UsbLink:
 
     def drain(self):
         """Read and handle every byte that is ready now; returns the count read."""
-        count = 0
-        more = True
-        ready = self._ready  # (locals: this runs once a byte)
-        readinto = self._readinto
-        one = self._one
-        feed = self._feed
-        while more:
-            more = False
-            for _ in ready(0):
-                if readinto(one):
-                    feed(one[0])
-                    count += 1
-                    more = True
-        return count
+        return self._lines.read_ready(self._ready, self._readinto, self._one)
 
     async def run(self):
         import asyncio
