@@ -340,6 +340,11 @@ class LineWriter:
             self.byte(source[i])
 
     def number(self, value):
+        n = self.n
+        if 0 <= value < 10 and n < len(self.buf):  # (most fields: one digit)
+            self.buf[n] = _ZERO + value
+            self.n = n + 1
+            return
         if value < 0:
             self.byte(_MINUS)
             value = -value
