@@ -246,6 +246,10 @@ def main() -> None:
     from rp2_bench import main as rp2_bench  # bench/rp2_bench.py: the emulated Pico
 
     rp2_bench()
+    print()
+    from rp2_hotpath_bench import main as hotpath_bench  # from a peg to the light, in cycles
+
+    hotpath_bench([])
 
 
 if __name__ == "__main__":

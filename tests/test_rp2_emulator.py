@@ -35,6 +35,7 @@ __all__ = ["rp2_board", "rp2_boards"]  # fixtures from rp2support
 
 pytestmark = needs_emulator
 
+ROOT = Path(__file__).resolve().parents[1]
 SCRATCH1 = 0x40058000 + 0x10  # a watchdog scratch register applications may use (SDK: 4-7)
 
 
@@ -100,6 +101,37 @@ def test_neopixel_write_on_gpio16_decodes_to_the_grb_bytes(
     assert all(250 <= t <= 550 for t in frame.zero_high_ns)
     assert all(650 <= t <= 950 for t in frame.one_high_ns)
     assert all(650 <= t <= 1850 for t in frame.bit_period_ns)
+
+
+def test_the_pio_and_dma_led_driver_sends_its_bits_on_the_emulated_clock(
+    rp2_board: RP2Board, repl: RawRepl
+) -> None:
+    # The firmware's driver (cribfw/ws2812_rp2.py: a PIO state machine fed by DMA) on stock
+    # MicroPython: the state machines run on the emulated clock, so the pulses have the widths
+    # the program gives them (10 cycles a bit at 8 MHz: T0H 375 ns, T1H 750 ns, 1.25 us a bit).
+    driver = (ROOT / "firmware" / "cribfw" / "ws2812_rp2.py").read_text()
+    colours = [(255, 0, 0), (0, 128, 0), (1, 2, 3), (0x5A, 0xA5, 0x0F)]
+    repl.exec(driver + f"\nimport machine\nstrip = PioStrip(machine.Pin(16), {len(colours)})\n")
+    rp2_board.trace(True)
+    start = rp2_board.edges(16, since=1 << 50).next
+    repl.exec(
+        f"for i, c in enumerate({colours!r}):\n"
+        "    strip.buf[3 * i : 3 * i + 3] = bytes((c[1], c[0], c[2]))\n"
+        "strip.write()\n"
+        "while strip.busy():\n"
+        "    pass\n"
+    )
+    frames = decode_ws2812(rp2_board.edges(16, since=start).edges)
+    assert [frame.data for frame in frames] == [
+        bytes(byte for r, g, b in colours for byte in (g, r, b))
+    ]
+    assert set(frames[0].zero_high_ns) == {375} and set(frames[0].one_high_ns) == {750}
+    assert set(frames[0].bit_period_ns) == {1250}
+    # The trace saw the raw REPL's bytes go in and its replies come out.
+    entries, _ = rp2_board.trace_log()
+    assert {what for _, what, _ in entries} >= {"usb_out", "usb_in"}
+    assert b"strip.write()" in b"".join(data for _, what, data in entries if what == "usb_out")
+    assert [nanos for nanos, _, _ in entries] == sorted(nanos for nanos, _, _ in entries)
 
 
 def test_a_pressed_pin_reads_0_and_a_released_one_1(rp2_board: RP2Board, repl: RawRepl) -> None:

@@ -209,8 +209,12 @@ def _match(line, start, end, word):
 
 
 def _find(table, line, start, end):
+    n = end - start
+    first = line[start]
     for i in range(len(table)):
-        if _match(line, start, end, table[i]):
+        word = table[i]
+        # (the length and the first letter first: most words end there, without a call)
+        if len(word) == n and word[0] == first and _match(line, start, end, word):
             return i
     return -1
 
@@ -301,7 +305,8 @@ def _parse_arg(req, line, start, end):
 
 
 class LineWriter:
-    """Builds one outgoing line in a preallocated buffer (no allocation)."""
+    """Builds one outgoing line in a preallocated buffer (no allocation). Whole words go in with
+    one slice assignment (a copy in C) rather than byte by byte: a reply is mostly words."""
 
     def __init__(self, size):
         self.buf = bytearray(size)
@@ -322,38 +327,84 @@ class LineWriter:
     def text(self, data):
         if isinstance(data, str):
             data = data.encode()
-        for i in range(len(data)):
-            self.byte(data[i])
+        n = self.n
+        end = n + len(data)
+        if end <= len(self.buf):
+            self.buf[n:end] = data  # (slices of a bytearray cost no allocation in MicroPython)
+            self.n = end
+        else:
+            self.copy(data, 0, len(data))
 
     def copy(self, source, start, end):
         for i in range(start, end):
             self.byte(source[i])
 
     def number(self, value):
+        n = self.n
+        if 0 <= value < 10 and n < len(self.buf):  # (most fields: one digit)
+            self.buf[n] = _ZERO + value
+            self.n = n + 1
+            return
         if value < 0:
             self.byte(_MINUS)
             value = -value
-        if value >= 10:
-            self.number(value // 10)
-        self.byte(_ZERO + value % 10)
+        digits = 1
+        div = 1
+        while value >= div * 10:
+            div *= 10
+            digits += 1
+        n = self.n
+        if n + digits > len(self.buf):
+            while div:  # (cut short: as many digits as fit, then overflow)
+                self.byte(_ZERO + value // div % 10)
+                div //= 10
+            return
+        buf = self.buf
+        while div:
+            buf[n] = _ZERO + value // div % 10
+            n += 1
+            div //= 10
+        self.n = n
 
     def key(self, name):
         """Start ' name=' ."""
+        n = self.n
+        end = n + len(name) + 2
+        buf = self.buf
+        if end <= len(buf):
+            buf[n] = _SPACE
+            buf[n + 1 : end - 1] = name
+            buf[end - 1] = 61  # '='
+            self.n = end
+            return
         self.byte(_SPACE)
         self.text(name)
-        self.byte(61)  # '='
+        self.byte(61)
 
     def numbers(self, values, count):
         """Comma-separated values[0:count]."""
         for i in range(count):
             if i:
-                self.byte(44)
+                if self.n < len(self.buf):
+                    self.buf[self.n] = 44
+                    self.n += 1
+                else:
+                    self.overflow = True
             self.number(values[i])
 
     def hex_bytes(self, data):
-        for i in range(len(data)):
-            self.byte(_HEX[data[i] >> 4])
-            self.byte(_HEX[data[i] & 15])
+        n = self.n
+        if n + 2 * len(data) > len(self.buf):
+            for i in range(len(data)):
+                self.byte(_HEX[data[i] >> 4])
+                self.byte(_HEX[data[i] & 15])
+            return
+        buf = self.buf
+        for c in data:
+            buf[n] = _HEX[c >> 4]
+            buf[n + 1] = _HEX[c & 15]
+            n += 2
+        self.n = n
 
     def end(self):
         """Close the line; a line that overflowed is cut, but always ends in a newline."""

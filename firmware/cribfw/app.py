@@ -8,13 +8,14 @@ from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import GameState
 from cribfw.buttons import Button
+from cribfw.clock import ticks_diff, ticks_ms
 from cribfw.context import Context
 from cribfw.dispatch import Dispatcher
 from cribfw.panel import Panel
 from cribfw.usblink import UsbLink
 from cribfw.version import FIRMWARE_VERSION
 
-FRAME_MS = 20  # render tick while something animates or changed
+FRAME_MS = 20  # render tick while something animates (a change is shown at once)
 BUTTON_MS = 5  # how often the buttons are read
 SELFTEST_MS_PER_LED = 25  # the self-test walks the chain in about three seconds
 
@@ -32,6 +33,16 @@ class App:
         self.dispatcher = Dispatcher(self.ctx)
         self.usb = UsbLink(stdin, stdout, self.dispatcher)
         self.dispatcher.add_link(self.usb)
+        # What the LEDs show: the game's and the settings' revisions of the last frame drawn,
+        # the animation clock's start, and the self-test's start (-1: none running).
+        self.shown_rev = -1
+        self.shown_settings = -1
+        self.started_ms = ticks_ms()
+        self.selftest_from = -1
+        # A change reaches the LEDs as soon as the requests that came together are handled,
+        # not at the render task's next tick; `frame` reads what the LEDs show.
+        self.dispatcher.on_input_done = self.show_changes
+        self.ctx.refresh = self.show_changes
         self.tasks = [render_task]
         self.panel = None
         self.hall = None  # cribfw.hall.HallClient, on a board that reports to a club hall
@@ -52,6 +63,23 @@ class App:
         self.ctx.attach_ble(link, link.start().encode())
         self.tasks.append(link.run)
         return link
+
+    def show_changes(self):
+        """Draw and show the game now if it or the LED settings changed since the last frame
+        (not while the self-test walks the chain)."""
+        ctx = self.ctx
+        if self.selftest_from >= 0 or ctx.selftest_requested:
+            return
+        if ctx.game.rev != self.shown_rev or ctx.settings_rev != self.shown_settings:
+            self.render(ticks_diff(ticks_ms(), self.started_ms))
+
+    def render(self, t_ms):
+        """Draw the game at animation time `t_ms` and write it to the LEDs."""
+        ctx = self.ctx
+        self.shown_rev = ctx.game.rev
+        self.shown_settings = ctx.settings_rev
+        ctx.t_ms = t_ms
+        ctx.renderer.render(ctx.game, t_ms)
 
     async def run(self):
         """Run the app's tasks until one fails (its error ends run), as asyncio.gather would;
@@ -82,43 +110,43 @@ class App:
 
 
 async def render_task(app):
+    """The render tick: uptime, the animations (blink, pulse, a device calling), the self-test,
+    and any change no link has shown yet (a timer's, a Bluetooth request's)."""
     import asyncio
-    import time
 
     ctx = app.ctx
-    game = ctx.game
     renderer = ctx.renderer
     admission = ctx.admission
-    start = last = time.ticks_ms()
-    shown_rev = -1
-    shown_settings = -1
-    selftest_from = -1
+    last = ticks_ms()
     while True:
-        now = time.ticks_ms()
-        ctx.tick(time.ticks_diff(now, last))
+        now = ticks_ms()
+        ctx.tick(ticks_diff(now, last))
         last = now
-        t_ms = time.ticks_diff(now, start)
+        t_ms = ticks_diff(now, app.started_ms)
         ctx.t_ms = t_ms
         calling = admission.calling(now)
         if calling != renderer.calling:
             renderer.calling = calling  # a refused Bluetooth device waits for a tap of deal
-            shown_rev = -1
+            app.shown_rev = -1
         if ctx.selftest_requested:
             ctx.selftest_requested = False
-            selftest_from = t_ms
-        if selftest_from >= 0:
-            led = (t_ms - selftest_from) // SELFTEST_MS_PER_LED
+            app.selftest_from = t_ms
+        if app.selftest_from >= 0:
+            led = (t_ms - app.selftest_from) // SELFTEST_MS_PER_LED
             if led < HOLES:
                 renderer.draw_chain_test(led)
                 renderer.show()
                 await asyncio.sleep_ms(FRAME_MS)
                 continue
-            selftest_from = -1
-            shown_rev = -1  # back to the game
-        if game.rev != shown_rev or ctx.settings_rev != shown_settings or renderer.animating:
-            shown_rev = game.rev
-            shown_settings = ctx.settings_rev
-            renderer.render(game, t_ms)
+            app.selftest_from = -1
+            app.shown_rev = -1  # back to the game
+        game = ctx.game
+        if (
+            game.rev != app.shown_rev
+            or ctx.settings_rev != app.shown_settings
+            or renderer.animating
+        ):
+            app.render(t_ms)
         await asyncio.sleep_ms(FRAME_MS)
 
 
@@ -131,6 +159,7 @@ async def buttons_task(app):
     while True:
         panel.update(time.ticks_ms())
         dispatcher.publish_if_changed()  # a button's change reaches every host at once
+        app.show_changes()  # and the LEDs
         await asyncio.sleep_ms(BUTTON_MS)
 
 
@@ -140,12 +169,11 @@ def main():
     asyncio.StreamReader  # noqa: B018 (loads asyncio's stream module now, while the heap is whole)
 
     import machine
-    import neopixel
 
     from cribcore.profiles import detect
 
     profile = detect()
-    pixels = neopixel.NeoPixel(machine.Pin(profile.led_pin, machine.Pin.OUT), HOLES)
+    pixels = _strip(machine.Pin(profile.led_pin, machine.Pin.OUT))
     ble = _bluetooth()
     pad = None
     if ble is not None:
@@ -184,6 +212,18 @@ def main():
         _save_now(app.ctx)
         if status is not None:
             status.value(0)
+
+
+def _strip(pin):
+    """The LED chain: sent by PIO and DMA where the chip has them (rp2), else by `neopixel`."""
+    try:
+        from cribfw.ws2812_rp2 import PioStrip
+    except ImportError:  # no rp2 module: an ESP32-S3 (its neopixel frees the CPU too), the
+        # virtual board
+        import neopixel
+
+        return neopixel.NeoPixel(pin, HOLES)
+    return PioStrip(pin, HOLES)
 
 
 def _buttons(profile, pad):

@@ -14,7 +14,8 @@ class Context:
         self.store = None  # cribfw.store.Store, once the app attached one
         self.ble = None  # cribfw.blelink.BleLink, on a board with Bluetooth
         self.settings_rev = 0  # bumped when brightness or budget change
-        self.t_ms = 0  # animation time, kept by the render task
+        self.t_ms = 0  # animation time of the last frame drawn
+        self.refresh = self.draw  # shows any change on the LEDs now (the app's show_changes)
         self.selftest_requested = False  # set by `test` and the deal button at power-on
         # Kept as bytes so writing the hello allocates nothing.
         self.profile_name = profile_name.encode()
@@ -27,6 +28,12 @@ class Context:
         self.up_s = 0
         self.up_ms = 0  # the part of a second not yet in up_s
         self.bad_lines = 0  # requests answered bad_line, unknown or too_long
+        self.heap_free = -1  # the free heap as last measured (-1: not yet), and when (ms)
+        self.heap_at = 0
+
+    def draw(self):
+        """Without an app (tests): the game drawn into the renderer's frame, not shown."""
+        self.renderer.draw(self.game, self.t_ms)
 
     def attach_store(self, store, stored):
         """The store keeping the game (cribfw.store.Store), and where the game came from."""

@@ -29,6 +29,10 @@ EVENT_SIZE = const(256)  # the longest event: `! hello` with every field (about 
 DENIED = b"tap the deal button on the board to admit this device"
 
 
+def _nothing():
+    pass
+
+
 class RecentReplies:
     """The last few (id, reply) pairs on one link, so a request resent after a lost reply gets
     the same reply again instead of being applied twice. Ids are given as (buffer, start, end)."""
@@ -96,6 +100,12 @@ class Dispatcher:
         self._published_rev = ctx.game.rev
         self._published_settings = ctx.settings_rev
         self._published_admission = ctx.admission.rev
+        self.on_input_done = _nothing  # called when a link has handled all it had (the app
+        # shows the changes on the LEDs then)
+
+    def input_done(self):
+        """A link handled every request it had for now: time to show what they changed."""
+        self.on_input_done()
 
     def add_link(self, link):
         self.ctx.links.append(link)
@@ -191,13 +201,17 @@ class Dispatcher:
         ctx = self.ctx
         game = ctx.game
         if game.rev != self._published_rev:
-            brief = game.rev == self._published_rev + 1 and P.write_brief_event(self.brief, game)
+            one_change = game.rev == self._published_rev + 1
             self._published_rev = game.rev
+            brief = 0  # 0: not written yet (only for a link that asked); 1: written; -1: none
             full = False
             for link in ctx.links:
-                if brief and link.brief:
-                    link.send(self.brief.buf, self.brief.n)
-                    continue
+                if link.brief and one_change and brief >= 0:
+                    if brief == 0:
+                        brief = 1 if P.write_brief_event(self.brief, game) else -1
+                    if brief == 1:
+                        link.send(self.brief.buf, self.brief.n)
+                        continue
                 if not full:
                     P.write_state_event(self.event, game)
                     full = True

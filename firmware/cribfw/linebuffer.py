@@ -98,3 +98,25 @@ class LineAssembler:
     def feed(self, data, n):
         for i in range(n):
             self.feed_byte(data[i])
+
+    def read_ready(self, ready, readinto, one):
+        """Take bytes one at a time from a stream while `ready(0)` (a poll's ipoll) says it has
+        one, read with `readinto(one)` (`one` a bytearray(1)); returns the count. The middle of a
+        line goes straight into it; its start, its end and a line too long go by feed_byte."""
+        count = 0
+        line = self.line
+        more = True
+        while more:
+            more = False
+            for _ in ready(0):
+                if readinto(one):
+                    more = True
+                    count += 1
+                    c = one[0]
+                    n = self.n
+                    if c == 10 or self._id_state < _READ or self.discarding or n >= MAX_LINE - 1:
+                        self.feed_byte(c)
+                    else:
+                        line[n] = c
+                        self.n = n + 1
+        return count

@@ -24,6 +24,7 @@ class UsbLink:
         # MicroPython's ipoll allocates no result list per call; CPython (tests) has only poll.
         self._ready = getattr(self._poll, "ipoll", self._poll.poll)
         self._lines = LineAssembler(self._line, self._too_long)
+        self._readinto = stdin.readinto  # (bound once: drain runs for every burst of bytes)
 
     def _line(self, line, n):
         self._dispatcher.handle_line(self, line, n)
@@ -36,16 +37,7 @@ class UsbLink:
 
     def drain(self):
         """Read and handle every byte that is ready now; returns the count read."""
-        count = 0
-        more = True
-        while more:
-            more = False
-            for _ in self._ready(0):
-                if self._stdin.readinto(self._one):
-                    self._lines.feed_byte(self._one[0])
-                    count += 1
-                    more = True
-        return count
+        return self._lines.read_ready(self._ready, self._readinto, self._one)
 
     async def run(self):
         import asyncio
@@ -58,5 +50,6 @@ class UsbLink:
             if n:
                 self._lines.feed_byte(self._one[0])
                 self.drain()
+                self._dispatcher.input_done()
             else:
                 await asyncio.sleep_ms(50)  # end of input (no host side at all): don't spin

@@ -10,6 +10,9 @@ from cribcore import protocol as P
 from cribcore.layout import HOLES
 from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA
 from cribcore.state import GameError
+from cribfw.clock import ticks_diff, ticks_ms
+
+HEAP_MS = 10_000  # health measures the free heap at most this often (about 9 ms on an RP2040)
 
 
 def number(req, i, default=0):
@@ -49,9 +52,10 @@ def state(ctx, link, req, out):
 
 
 def frame(ctx, link, req, out):
+    # What the LEDs show: a reading request never writes them itself (a change not yet shown,
+    # from this burst of requests, is shown first, as it would be once the burst is handled).
+    ctx.refresh()
     renderer = ctx.renderer
-    renderer.draw(ctx.game, ctx.t_ms)
-    renderer.show()
     out.key(b"scale")
     out.number(renderer.scale)
     out.key(b"ma")
@@ -61,13 +65,11 @@ def frame(ctx, link, req, out):
 
 
 def health(ctx, link, req, out):
-    import gc
-
     store = ctx.store
     out.key(b"up")
     out.number(ctx.up_s)
     out.key(b"heap")
-    out.number(gc.mem_free() if hasattr(gc, "mem_free") else 0)  # (CPython, in tests: 0)
+    out.number(free_heap(ctx))
     out.key(b"saves")
     out.number(store.saves if store is not None else 0)
     out.key(b"serr")
@@ -86,6 +88,19 @@ def health(ctx, link, req, out):
         out.number(1 if ctx.ble.advertising else 0)
     out.key(b"bad")
     out.number(ctx.bad_lines)
+
+
+def free_heap(ctx):
+    """The free heap as last measured, at most HEAP_MS old: garbage not yet collected counts
+    as used (docs/protocol.md). The app collects only when the heap runs out, and measuring
+    walks the whole heap: a host polling health does not pay it every time."""
+    import gc
+
+    now = ticks_ms()
+    if ctx.heap_free < 0 or ticks_diff(now, ctx.heap_at) >= HEAP_MS:
+        ctx.heap_free = gc.mem_free() if hasattr(gc, "mem_free") else 0  # (CPython, tests: 0)
+        ctx.heap_at = now
+    return ctx.heap_free
 
 
 # --- the game -----------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The firmware files the rp2 images freeze in, and their digest.
 
-`firmware/ports/rp2/manifest.py` freezes the `cribcore` and `cribfw` packages, `main.py` (the
-app's start-up), `cribboot.py` (the boot guard), `umqtt/simple.py` (micropython-lib's MQTT
-client) and the project's `_boot.py` into MicroPython's rp2 port. The build records the
+`firmware/ports/rp2/manifest.py` (included by each board folder of `firmware/ports/rp2/boards/`)
+freezes the `cribcore` and `cribfw` packages, `main.py` (the app's start-up), `cribboot.py` (the
+boot guard), `umqtt/simple.py` (micropython-lib's MQTT client) and the project's `_boot.py` into
+MicroPython's rp2 port. The build records the
 digest of exactly those files next to each image; the tests compare it with the digest of the
 tree as it is now, so an image built from older firmware is caught.
 """

@@ -100,3 +100,31 @@ def test_bad_lines_allocate_nothing():
     writes = out.writes
     feed_locked(lines, data, 5)
     assert out.writes == writes + 5 * len(data) and board.rev == 0
+
+
+def test_showing_each_change_on_the_leds_allocates_nothing():
+    # As the USB link does once it has handled what it read: the change drawn and written.
+    out = NullOut()
+    the_app = App(FakePixels(HOLES), open("/dev/null", "rb"), out, PROFILES["sim"])
+    dispatcher, usb = the_app.dispatcher, the_app.usb
+    lines = LineAssembler(
+        lambda line, n: dispatcher.handle_line(usb, line, n),
+        lambda line, n: dispatcher.line_too_long(usb, line, n),
+    )
+    pixels = the_app.ctx.renderer.pixels
+    data = (b"peg 0 3\n", b"frame\n", b"undo\n", b"pend 1 4\n", b"pend 1 0\n")
+
+    def rounds(count):
+        for _ in range(count):
+            for line in data:
+                lines.feed(line, len(line))
+                dispatcher.input_done()
+
+    rounds(2)  # warm up
+    writes = pixels.writes
+    micropython.heap_lock()
+    try:
+        rounds(10)
+    finally:
+        micropython.heap_unlock()
+    assert pixels.writes == writes + 40  # a frame for each change, none for reading it

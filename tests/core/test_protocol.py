@@ -589,3 +589,38 @@ def test_health_counts_a_bad_line_once_however_often_it_is_resent():
         assert reply.startswith(b"ok ") and reply.endswith(b" bad=3\n"), reply
     finally:
         s.close()
+
+
+def test_a_line_too_long_for_its_writer_is_cut_and_still_ends():
+    # Words and numbers go in whole when they fit, byte by byte up to the end when not.
+    out = P.LineWriter(12)
+    out.text(b"ok r=")
+    out.number(-123)
+    assert (bytes(out.buf[: out.n]), out.overflow) == (b"ok r=-123", False)
+    out.key(b"f")
+    out.number(4567)
+    out.end()
+    assert out.overflow and bytes(out.buf[: out.n]) == b"ok r=-123 f\n"
+    out.reset()
+    out.text(b"0123456789")
+    out.hex_bytes(b"\xab\xcd")
+    out.end()
+    assert out.overflow and bytes(out.buf[: out.n]) == b"0123456789a\n"
+    out.reset()
+    out.number(0)
+    out.byte(32)
+    out.hex_bytes(b"\x0f\xf0")
+    assert bytes(out.buf[: out.n]) == b"0 0ff0" and not out.overflow
+
+
+def test_frame_reads_what_the_leds_show_without_writing_them():
+    s = Session()
+    pixels = s.renderer.pixels
+    s.send(b"peg 0 5\n")
+    first = s.send(b"frame\n")  # the peg not shown yet (no tick, no burst's end): shown now
+    writes = pixels.writes
+    for _ in range(3):
+        assert s.send(b"frame\n") == first
+    assert pixels.writes == writes  # reading it again writes nothing
+    rgb = W.decode_frame(W.decode_line(first[0]).fields["rgb"])
+    assert rgb == bytes(s.renderer.frame) and rgb != bytes(3 * HOLES)

@@ -516,10 +516,12 @@ def sha256(data: bytes) -> str:
 # --- building -----------------------------------------------------------------------------------
 
 
-def build_commands(image: Image, build: str, manifest: str, jobs: str) -> list[list[str]]:
+def build_commands(image: Image, build: str, board_dir: str, jobs: str) -> list[list[str]]:
     """Configure and build, run in the MicroPython checkout: what ports/rp2/Makefile runs, with
-    every option spelled out (that Makefile appends BOARD and FROZEN_MANIFEST to CMAKE_ARGS,
-    which a CMAKE_ARGS on its command line would silently replace)."""
+    every option spelled out (that Makefile appends BOARD and BOARD_DIR to CMAKE_ARGS, which a
+    CMAKE_ARGS on its command line would silently replace). A cribboard image is built from its
+    out-of-tree board definition (`board_dir`, firmware/ports/rp2/boards/BOARD: the port's board
+    with the firmware frozen in), MicroPython's documented route for a custom board."""
     configure = [
         "cmake",
         "-S",
@@ -530,10 +532,10 @@ def build_commands(image: Image, build: str, manifest: str, jobs: str) -> list[l
         f"-DMICROPY_BOARD={image.board}",
         "-DPICO_NO_PICOTOOL=1",
     ]
+    if image.frozen:
+        configure.append(f"-DMICROPY_BOARD_DIR={board_dir}")
     if image.variant:
         configure.append(f"-DMICROPY_BOARD_VARIANT={image.variant}")
-    if image.frozen:
-        configure.append(f"-DMICROPY_FROZEN_MANIFEST={manifest}")
     return [configure, ["make", "-C", build, f"-j{jobs}"]]
 
 
@@ -550,7 +552,7 @@ def run_logged(command: list[str], cwd: Path, log: Path, env: dict[str, str]) ->
 
 def check_frozen(image: Image, build: Path, mpy_cross: Path, scratch: Path) -> list[str]:
     """The frozen modules of the build are the firmware's files, compiled byte for byte as the
-    manifest should have compiled them (our `_boot.py` in place of the port's). Returns the
+    manifests should have compiled them (our `_boot.py` in place of the port's). Returns the
     frozen names of the firmware's files."""
     content = (build / "frozen_content.c").read_text(encoding="utf-8", errors="replace")
     names_block = content.split("const char mp_frozen_names[]", 1)[1].split("};", 1)[0]
@@ -599,12 +601,11 @@ def build_image(
     """Build one image, write it and its provenance into `out`; returns the provenance."""
     build = work / "out" / image.stem
     shutil.rmtree(build, ignore_errors=True)
-    manifest = HERE / "manifest.py"
     print(f"building {image.name} ({image.board}) ...", flush=True)
     started = time.monotonic()
     log = work / "logs" / f"{image.stem}.log"
     log.unlink(missing_ok=True)
-    for command in build_commands(image, str(build), str(manifest), str(jobs)):
+    for command in build_commands(image, str(build), str(HERE / "boards" / image.board), str(jobs)):
         run_logged(command, top, log, env)
     seconds = time.monotonic() - started
     binary = (build / "firmware.bin").read_bytes()
@@ -636,7 +637,7 @@ def build_image(
             "digest": frozen_digest(FIRMWARE),
             "files": list(frozen_sources(FIRMWARE)),
             "names": names,
-            "manifest": "firmware/ports/rp2/manifest.py",
+            "manifest": f"firmware/ports/rp2/boards/{image.board}/manifest.py",
         }
 
     data = uf2.encode(binary, uf2.FLASH_BASE, image.family_id)
@@ -694,7 +695,10 @@ def build_image(
             "commands": [
                 " ".join(command)
                 for command in build_commands(
-                    image, "<build>", "<cribboard>/firmware/ports/rp2/manifest.py", "<jobs>"
+                    image,
+                    "<build>",
+                    f"<cribboard>/firmware/ports/rp2/boards/{image.board}",
+                    "<jobs>",
                 )
             ],
             "cwd": "<micropython checkout>",
@@ -799,6 +803,7 @@ def write_provenance(out: Path) -> None:
     order = {image.name: index for index, image in enumerate(IMAGES)}
     records = [json.loads(path.read_text(encoding="utf-8")) for path in out.glob("*.uf2.json")]
     records.sort(key=lambda record: order.get(record["image"], len(order)))
+    out.mkdir(parents=True, exist_ok=True)
     (out / "PROVENANCE.md").write_text(render_provenance(records), encoding="utf-8")
 
 

@@ -353,6 +353,23 @@ class RP2Board:
         edges = [(round(nanos), int(level)) for nanos, level in reply["edges"]]
         return EdgeLog(pin, edges, int(reply["next"]))
 
+    def trace(self, on: bool = True, probes: dict[str, int] | None = None) -> None:
+        """Start a fresh trace (on) or stop it: the USB traffic both ways (`usb_out` the host's
+        bytes reaching the chip's port, `usb_in` a packet of the chip's reaching the host) and,
+        for each of `probes` (name: firmware address, from the image's ELF), every time the core
+        starts executing there; all stamped with the emulated time."""
+        self._running().request("trace", on=on, probes=probes or {})
+
+    def trace_log(self, since: int = 0) -> tuple[list[tuple[int, str, bytes]], int]:
+        """The trace's entries from index `since`, as (emulated ns, what, bytes), and the
+        index to pass next time."""
+        reply = self._running().request("trace_log", since=since)
+        entries = [
+            (int(entry[0]), str(entry[1]), entry[2].encode("latin-1") if len(entry) > 2 else b"")
+            for entry in reply["entries"]
+        ]
+        return entries, int(reply["next"])
+
     def run_until(self, cycle: int, timeout: float = 30.0) -> Clock:
         """Run on to emulated `cycle` and halt there (:meth:`resume` goes on)."""
         reply = self._running().request("run_until", timeout=timeout, cycle=cycle)

@@ -271,6 +271,11 @@ function makeHandlers(board, waiters) {
       return { state: board.state, boot: board.boots };
     },
     flash_op: () => ({ flash_op: board.describeFlashOp() }),
+    trace: (request) => {
+      board.setTrace(!!request.on, request.probes ?? {});
+      return {};
+    },
+    trace_log: (request) => board.traceOf(request.since ?? 0),
   };
 }
 

@@ -25,10 +25,15 @@ const USB_INTR_DEV_SOF = 1 << 17;
 const USB_FRAME_NANOS = 1e6;
 const CDC_DTR = 1;
 const CDC_RTS = 2;
+const PIO_STRIDE = 1000; // cycles the clock moves at a time while the CPU sleeps and a PIO works
+const TRACE_LIMIT = 1 << 20; // trace entries kept (USB traffic and probe hits); then no more
 
-/** Moves a SimulationClock to `nanos` exactly (now + (nanos - now) can round below it). */
+/**
+ * Moves a SimulationClock to `nanos` exactly (now + (nanos - now) can round below it), firing
+ * the alarms due by then (one due now too: a DMA transfer a PIO step asked for).
+ */
 function tickTo(clock, nanos) {
-  if (nanos > clock.nanosCounter) clock.tick(nanos - clock.nanosCounter);
+  if (nanos >= clock.nanosCounter) clock.tick(nanos - clock.nanosCounter);
   if (clock.nanosCounter < nanos) clock.nanosCounter = nanos;
 }
 
@@ -82,6 +87,12 @@ export class EmulatedBoard {
     this.timer = null;
     this.wallAnchor = 0;
     this.emuAnchor = 0;
+    // The trace (setTrace): USB traffic both ways and entries to chosen firmware addresses, each
+    // with the emulated time; null when off.
+    this.trace = null;
+    this.probes = null; // address (Thumb bit clear) -> name
+    this.pios = null; // the chip's two PIO blocks
+    this.stampNanos = null; // the time of the PIO step being run, for the edges it makes
   }
 
   // -- time -----------------------------------------------------------------------------------
@@ -119,6 +130,7 @@ export class EmulatedBoard {
     };
     this.attachUSB(chip);
     this.attachPins(chip);
+    this.attachPio(chip);
     // boot2 at the start of flash sets up XIP and jumps to the vector table (the bootrom's own
     // path through its flash probing does not reach MicroPython in rp2040js).
     chip.core.PC = FLASH_BASE;
@@ -174,6 +186,7 @@ export class EmulatedBoard {
     this.baseNanos += Math.ceil(this.clock.nanos); // whole nanoseconds between chips
     this.chip = null;
     this.clock = null;
+    this.pios = null;
     this.flashOp = null;
     this.cdc = null;
     this.waitingRead = null;
@@ -191,7 +204,10 @@ export class EmulatedBoard {
       this.startFrames(chip);
       this.emit({ event: 'usb', ...this.stamp() });
     };
-    cdc.onSerialData = (bytes) => this.onSerial(bytes);
+    cdc.onSerialData = (bytes) => {
+      this.traced('usb_in', bytes); // a packet the device sent has reached the host
+      this.onSerial(bytes);
+    };
     // DTR and RTS follow whether a host has the port open (setHostOpen), not always on.
     const setLineState = cdc.cdcSetControlLineState.bind(cdc);
     cdc.cdcSetControlLineState = () => setLineState(this.hostOpen ? CDC_DTR | CDC_RTS : 0);
@@ -246,6 +262,7 @@ export class EmulatedBoard {
   /** Queues host bytes for the board; returns false when the caller should pause reading. */
   write(bytes) {
     if (!this.chip) return true; // nobody on the other end of the cable
+    this.traced('usb_out', bytes); // the host's bytes are at the device's port
     this.input.push(bytes);
     this.inputBytes += bytes.length;
     const waiting = this.waitingRead;
@@ -277,6 +294,99 @@ export class EmulatedBoard {
     this.onInputSpace?.();
   }
 
+  // -- PIO on the emulated clock ---------------------------------------------------------------
+
+  /**
+   * rp2040js steps its PIO state machines from a wall-clock timer, one instruction a step,
+   * whatever their clock dividers and delay cycles. Here the run loop steps them as the CPU's
+   * cycles pass instead: each enabled machine runs one cycle per clock-divider period, an
+   * instruction's delay cycles are idle cycles after it, and a machine stalled on an empty TX
+   * FIFO waits for data. So what a PIO program puts on a pin has its real timing.
+   */
+  attachPio(chip) {
+    this.pios = chip.pio;
+    for (const pio of chip.pio) {
+      pio.run = () => {}; // started by a CTRL write: stepped by advancePio, not a timer
+      for (const machine of pio.machines) {
+        machine.fraction = 0; // clk_sys cycles (x256) towards the machine's next cycle
+        machine.delayLeft = 0;
+      }
+    }
+  }
+
+  get pioRunning() {
+    const pios = this.pios;
+    return pios !== null && (!pios[0].stopped || !pios[1].stopped);
+  }
+
+  /** Whether a state machine has work to do that no CPU instruction has to start. */
+  pioBusy() {
+    for (const pio of this.pios) {
+      if (pio.stopped) continue;
+      for (const machine of pio.machines) {
+        if (machine.enabled && (!machine.waiting || !machine.txFIFO.empty)) return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Runs the enabled state machines through the `cycles` clk_sys cycles that just passed; a pin
+   * a step changes is logged at the step's own time.
+   */
+  advancePio(cycles) {
+    const end = this.nanos;
+    for (const pio of this.pios) {
+      if (pio.stopped) continue;
+      for (const machine of pio.machines) {
+        if (!machine.enabled) continue;
+        const divider = (machine.clockDivInt || 65536) * 256 + machine.clockDivFrac;
+        machine.fraction += cycles * 256;
+        while (machine.fraction >= divider) {
+          machine.fraction -= divider;
+          if (machine.delayLeft > 0) {
+            machine.delayLeft -= 1;
+            continue;
+          }
+          const before = machine.cycles;
+          this.stampNanos = end - (machine.fraction / 256) * NANOS_PER_CYCLE;
+          machine.step();
+          pio.checkChangedPins();
+          machine.delayLeft = Math.max(0, machine.cycles - before - 1);
+        }
+      }
+    }
+    this.stampNanos = null;
+  }
+
+  // -- the trace ----------------------------------------------------------------------------
+
+  /**
+   * Starts (a fresh) trace or stops it. `probes` maps names to firmware addresses (from the
+   * image's ELF): each time the core starts executing one, the trace gets its name.
+   */
+  setTrace(on, probes = {}) {
+    this.trace = on ? [] : null;
+    this.probes = null;
+    if (on && Object.keys(probes).length) {
+      this.probes = new Map(Object.entries(probes).map(([name, at]) => [at & ~1, name]));
+    }
+  }
+
+  traced(what, bytes = null) {
+    const trace = this.trace;
+    if (trace === null || trace.length >= TRACE_LIMIT) return;
+    const entry = [Math.round(this.nanos), what];
+    if (bytes !== null) entry.push(Buffer.from(bytes).toString('latin1'));
+    trace.push(entry);
+  }
+
+  /** Trace entries from index `since`: [nanos, what, data?] and the next index. */
+  traceOf(since = 0) {
+    const trace = this.trace ?? [];
+    return { entries: trace.slice(since), next: trace.length };
+  }
+
   // -- pins -----------------------------------------------------------------------------------
 
   attachPins(chip) {
@@ -293,7 +403,7 @@ export class EmulatedBoard {
           log.levels.splice(0, drop);
           log.base += drop;
         }
-        log.nanos.push(this.nanos);
+        log.nanos.push(this.stampNanos ?? this.nanos);
         log.levels.push(state === GPIOPinState.High ? 1 : 0);
       });
     }
@@ -316,6 +426,7 @@ export class EmulatedBoard {
   /** A button from `pin` to ground goes down (for `millis` emulated ms, if given). */
   press(index, millis = null) {
     this.checkPin(index);
+    this.traced('press', [index]);
     this.buttons.set(index, false);
     this.cancelRelease(index);
     if (this.chip) this.settle(this.chip.gpio[index]);
@@ -488,17 +599,27 @@ export class EmulatedBoard {
           continue;
         }
         if (core.waiting || this.lockedUp) {
-          const next = clock.nextAlarm ? Math.min(clock.nextAlarm.nanos, end) : end;
+          let next = clock.nextAlarm ? Math.min(clock.nextAlarm.nanos, end) : end;
+          const pio = this.pioRunning && this.pioBusy();
+          if (pio) next = Math.min(next, clock.nanosCounter + PIO_STRIDE * NANOS_PER_CYCLE);
           if (next === Infinity) return; // asleep with nothing to wake it: wait for I/O
+          const before = clock.nanosCounter;
           tickTo(clock, next);
+          if (pio) this.advancePio(Math.round((clock.nanosCounter - before) / NANOS_PER_CYCLE));
           continue;
         }
         const pc = registers[15] & ~1;
+        if (this.probes !== null) {
+          const name = this.probes.get(pc);
+          if (name !== undefined) this.traced(name);
+        }
         if (pc === erase || pc === program) {
           if (!this.startFlashOp(pc === erase ? 'erase' : 'program')) return;
           continue;
         }
-        clock.tick(core.executeInstruction() * NANOS_PER_CYCLE);
+        const cycles = core.executeInstruction();
+        clock.tick(cycles * NANOS_PER_CYCLE);
+        if (this.pioRunning) this.advancePio(cycles);
       }
       if (performance.now() - wallStart > SLICE_MILLIS) return;
     }

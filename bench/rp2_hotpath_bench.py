@@ -1,0 +1,561 @@
+"""The firmware's hot path on the emulated RP2040, in emulated cycles: from a peg to the light.
+
+Runs the cribboard image (firmware/ports/rp2/images/, or --image) on the emulated Pico at
+125 MHz with the harness's trace on (cribboard.virtual.rp2board.RP2Board.trace): every figure
+is emulated time from the moment the host's bytes reach the chip's USB port to the USB packet
+that completes the reply (or the event), or to the LED frame's first and last bit on GPIO 16.
+Requests go one at a time at random 20-80 ms gaps; figures are medians unless said otherwise.
+The floor, measured in the same run: MicroPython's stock image echoing one line
+(`sys.stdout.write(sys.stdin.readline())`), the same length as a peg.
+
+Then the unix-port virtual board: a request's round trip against a bare echo loop on the same
+pty (host clock, not emulated cycles). And, when the build's firmware.elf of the image is at
+hand (build/rp2/out/..., from `make rp2-images`), a cycle-stamped trace of one peg through
+the USB stack, the line reader, the dispatcher, the reply, the event, the renderer and the wire.
+
+Prints each target, the measured value in cycles and in ms at 125 MHz, the echo and the
+ratio; nothing here asserts speed.
+
+    .venv/bin/python bench/rp2_hotpath_bench.py [--image PATH] [--elf PATH] [--pegs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import serial
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from cribboard.virtual.rp2board import (
+    FIRMWARE_IMAGE,
+    NANOS_PER_CYCLE,
+    STOCK_IMAGE,
+    RP2Board,
+    emulator_missing,
+    images_dir,
+)
+from cribcore.profiles import PROFILES
+from rp2support import BANNER, RawRepl, read_until  # tests/rp2support.py
+
+MHZ = 1000 // NANOS_PER_CYCLE  # 125
+GAP_S = (0.02, 0.08)  # between requests, at random
+RESET_NS = 50_000  # a low gap this long ends an LED frame
+WIRE_NS = 121 * 24 * 1250  # a frame of 121 LEDs on the wire
+ECHO_RUNS = 60
+RUNS = 60
+PIPELINED = 20
+ANIMATED_PINGS = 60
+PRESSES = 20
+ECHO_CODE = "import sys\nwhile True:\n    sys.stdout.write(sys.stdin.readline())\n"
+PEG_LINE_LEN = len(b"#p123 peg 0 1\n")
+LATEST = 1 << 50  # as `since` of RP2Board.edges: no edges, just the index of the next
+
+
+def ms(ns: float) -> str:
+    return f"{ns / NANOS_PER_CYCLE:>10,.0f} cycles = {ns / 1e6:6.2f} ms"
+
+
+def median(values: list[int]) -> float:
+    return float(statistics.median(values)) if values else float("nan")
+
+
+@dataclass
+class Timed:
+    """One request's times (emulated ns from its bytes reaching the chip)."""
+
+    reply: int
+    event: int | None = None
+    frame_start: int | None = None
+    frame_end: int | None = None
+
+
+class Session:
+    """A serial link to an emulated board with the trace on: send lines, time what comes back."""
+
+    def __init__(self, pico: RP2Board, probes: dict[str, int] | None = None) -> None:
+        self.pico = pico
+        self.link = serial.Serial(pico.port, timeout=10)
+        self.trace_next = 0
+        pico.trace(True, probes)
+        self.entries: list[tuple[int, str, bytes]] = []  # of the last exchange
+
+    def close(self) -> None:
+        self.pico.trace(False)
+        self.link.close()
+
+    def _read_lines(self, needs: list[bytes]) -> list[bytes]:
+        """Lines read until one starting with each of `needs` has come, in that order."""
+        lines: list[bytes] = []
+        left = list(needs)
+        while left:
+            line = self.link.readline()
+            if not line.endswith(b"\n"):
+                raise TimeoutError(f"no {left[0]!r}; got {lines!r} {line!r}")
+            lines.append(line)
+            if line.startswith(left[0]):
+                left.pop(0)
+        return lines
+
+    def exchange(
+        self, data: bytes, needs: list[bytes], frame: bool = False
+    ) -> tuple[int, list[tuple[int, bytes]], tuple[int, int] | None]:
+        """Write `data`, read lines until one starting with each of `needs` came; returns
+        the time its bytes reached the chip, each line read with the time its last packet
+        reached the host, and (with `frame`) the first LED frame's first and last bit after."""
+        edges_from = self.pico.edges(16, since=LATEST).next if frame else 0
+        self.link.write(data)
+        self._read_lines(needs)
+        frame_times = self._wait_frame(edges_from) if frame else None
+        entries, self.trace_next = self.pico.trace_log(self.trace_next)
+        self.entries = entries
+        start = next(nanos for nanos, what, _ in entries if what == "usb_out")
+        lines: list[tuple[int, bytes]] = []
+        pending = b""
+        for nanos, what, chunk in entries:
+            if what != "usb_in" or nanos < start:
+                continue
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                lines.append((nanos - start, line + b"\n"))
+        if frame_times is not None:
+            frame_times = (frame_times[0] - start, frame_times[1] - start)
+        return start, lines, frame_times
+
+    def _wait_frame(self, since: int, timeout_s: float = 20.0) -> tuple[int, int] | None:
+        """The first LED frame in the edges from index `since`, once it is whole."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            now = self.pico.clock().nanos  # (first: the edges read next reach at least this far)
+            edges = self.pico.edges(16, since=since).edges
+            rises = [i for i, (_, level) in enumerate(edges) if level == 1]
+            if rises:
+                first = rises[0]
+                last_fall = None
+                for i in range(first, len(edges)):
+                    nanos, level = edges[i]
+                    if level == 0:
+                        following = edges[i + 1][0] if i + 1 < len(edges) else now
+                        if following - nanos >= RESET_NS:
+                            return edges[first][0], nanos
+                        last_fall = nanos
+                del last_fall
+            time.sleep(0.01)
+        return None
+
+    def request(self, line: bytes, event: bool = False, frame: bool = False) -> Timed:
+        """One request with an id: its reply, its `! st` event and its LED frame."""
+        rid = line.split()[0]
+        needs = [rid + b" "] + ([b"! st "] if event else [])
+        _, lines, frame_times = self.exchange(line, needs, frame)
+        reply = next(t for t, text in lines if text.startswith(rid + b" "))
+        timed = Timed(reply)
+        if event:
+            timed.event = next(t for t, text in lines if text.startswith(b"! st ") and t >= reply)
+        if frame_times is not None:
+            timed.frame_start, timed.frame_end = frame_times
+        return timed
+
+    def gap(self) -> None:
+        """A random 20-80 ms of emulated time (the board keeps real time at most)."""
+        until = self.pico.clock().nanos + random.uniform(*GAP_S) * 1e9
+        while self.pico.clock().nanos < until:
+            time.sleep(0.005)
+
+
+# --- the bare echo ----------------------------------------------------------------------------
+
+
+def echo_floor(scratch: Path) -> list[int]:
+    """MicroPython's stock image echoing a peg-long line: emulated ns, request to echo."""
+    with RP2Board(images_dir() / STOCK_IMAGE, flash=scratch / "echo.flash") as pico:
+        link = serial.Serial(pico.port, timeout=0.2)
+        read_until(link, BANNER)
+        link.close()
+        repl = RawRepl(pico.port)
+        repl.enter()
+        repl.start(ECHO_CODE)
+        repl.link.close()
+        session = Session(pico)
+        line = b"e" * (PEG_LINE_LEN - 1) + b"\n"
+        times = []
+        for run in range(ECHO_RUNS + 5):
+            session.gap()
+            _, lines, _ = session.exchange(line, [line.rstrip()])
+            if run >= 5:  # warmed up
+                times.append(next(t for t, text in lines if text.startswith(line.rstrip())))
+        session.close()
+        return times
+
+
+# --- the cribboard firmware ---------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    echo: list[int]
+    peg: list[Timed]
+    pipelined: list[int]  # reply i's time after the burst's bytes reached the chip
+    reads: dict[str, list[int]]
+    animated: list[int]
+    presses: list[tuple[int, int, int | None]]  # (frame start - debounce end, - event, - poll)
+    frame_checked: int
+
+
+def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, int]) -> Figures:
+    figures = Figures([], [], [], {}, [], [], 0)
+    with RP2Board(image, flash=scratch / "fw.flash") as pico:
+        session = Session(pico, probes)
+        link = session.link
+        link.write(b"#up ping\n")
+        while not link.readline().startswith(b"#up ok"):
+            link.write(b"#up ping\n")
+        session.exchange(b"#n new 121 2\n", [b"#n ", b"! st "])
+        for n, (verb, key) in enumerate(
+            (
+                (b"ping", "ping"),
+                (b"st", "st"),
+                (b"hello", "hello"),
+                (b"health", "health"),
+            )
+        ):
+            times = []
+            for run in range(RUNS):
+                session.gap()
+                times.append(session.request(b"#r%d%d %s\n" % (n, run, verb)).reply)
+            figures.reads[key] = times
+        for run in range(pegs):
+            session.gap()
+            figures.peg.append(
+                session.request(b"#p%d peg %d 1\n" % (run, run % 2), event=True, frame=True)
+            )
+        session.gap()
+        burst = b"".join(b"#q%d peg %d 1\n" % (i, i % 2) for i in range(PIPELINED))
+        _, lines, _ = session.exchange(burst, [b"#q%d " % i for i in range(PIPELINED)])
+        figures.pipelined = [t for t, text in lines if text.startswith(b"#q")]
+        # The preview blinks: a frame every 20 ms while pings come.
+        session.exchange(b"#a pend 0 5\n", [b"#a ", b"! st "])
+        times = []
+        for run in range(ANIMATED_PINGS):
+            session.gap()
+            times.append(session.request(b"#b%d ping\n" % run).reply)
+        figures.animated = times
+        session.exchange(b"#c pend 0 0\n", [b"#c ", b"! st "])
+        try:
+            figures.presses = button_presses(session)
+        except (RuntimeError, TimeoutError) as error:  # reported with the figures
+            print(f"   (the button presses failed: {error})")
+        session.close()
+    return figures
+
+
+def button_presses(session: Session) -> list[tuple[int, int, int | None]]:
+    """A+ pressed (no bounce), held 80 ms: its frame's first bit after the debounce's end, after
+    the `! st` event the press sent, and after the buttons' poll that took it (with probes)."""
+    pico = session.pico
+    pin = PROFILES["pico"].buttons["A+"]
+    debounce_ns = 20 * 1_000_000  # cribfw.buttons.Button.DEBOUNCE_MS
+    results = []
+    session.exchange(b"#g new 121 2\n", [b"#g ", b"! st "])  # a fresh game for the presses
+    for run in range(PRESSES):
+        session.gap()
+        since = pico.edges(16, since=LATEST).next
+        pico.press(pin, ms=80)
+        session._read_lines([b"! st "])  # the press's event (a tap's `! btn` may come first)
+        frame = session._wait_frame(since)
+        entries, session.trace_next = pico.trace_log(session.trace_next)
+        press = next(n for n, what, _ in entries if what == "press")
+        event = next(n for n, what, _ in entries if what == "usb_in" and n > press)
+        if frame is None:
+            raise RuntimeError("no frame after the press")
+        polls = [n for n, what, _ in entries if what == "pin_value" and n < frame[0]]
+        poll = None
+        if polls:
+            # The poll that took the press: the start of the last cluster of pin reads.
+            poll = polls[-1]
+            for n in reversed(polls):
+                if poll - n > 500_000:
+                    break
+                poll = n
+        results.append(
+            (
+                frame[0] - (press + debounce_ns),
+                frame[0] - event,
+                frame[0] - poll if poll is not None else None,
+            )
+        )
+        while pico.pin(pin)["pressed"]:
+            time.sleep(0.02)
+        session.exchange(b"#z%d pend 0 0\n" % run, [b"#z%d " % run, b"! st "])
+    return results
+
+
+# --- the trace of one peg -----------------------------------------------------------------------
+
+PROBES = {
+    # name in the trace: symbol in firmware.elf
+    "usb_irq": "dcd_rp2040_irq",
+    "cdc_rx": "tud_cdc_rx_cb",
+    "poll_wake": "poll_poll_internal",
+    "stdin_read": "mp_hal_stdin_rx_chr",
+    "stdout_write": "mp_hal_stdout_tx_strn",
+    "gc_alloc": "gc_alloc",
+    "gc_collect": "gc_collect",
+    "py_call": "fun_bc_call",
+    "blit": "framebuf_blit",
+    "bitstream": "machine_bitstream_high_low",
+    "dma_config": "rp2_dma_config",
+    "pin_value": "machine_pin_value",
+}
+
+
+def probe_addresses(elf: Path) -> dict[str, int]:
+    output = subprocess.run(
+        ["arm-none-eabi-nm", str(elf)], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    by_symbol = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tT":
+            by_symbol.setdefault(parts[2], int(parts[0], 16) & ~1)
+    return {name: by_symbol[symbol] for name, symbol in PROBES.items() if symbol in by_symbol}
+
+
+def matching_elf(image: Path, elf: Path | None) -> Path | None:
+    """The build's firmware.elf of `image` (its firmware.bin beside it has the image's digest)."""
+    record = json.loads(Path(f"{image}.json").read_text())
+    candidate = (
+        elf or ROOT / "build" / "rp2" / "out" / image.name.removesuffix(".uf2") / "firmware.elf"
+    )
+    binary = candidate.with_name("firmware.bin")
+    if not candidate.is_file() or not binary.is_file():
+        return None
+    if hashlib.sha256(binary.read_bytes()).hexdigest() != record["firmware_bin"]["sha256"]:
+        return None
+    return candidate
+
+
+def print_peg_trace(image: Path, scratch: Path, probes: dict[str, int]) -> None:
+    """One peg, cycle-stamped: each run of the same probe collapsed into first time and count."""
+    with RP2Board(image, flash=scratch / "trace.flash") as pico:
+        session = Session(pico, probes)
+        link = session.link
+        link.write(b"#up ping\n")
+        while not link.readline().startswith(b"#up ok"):
+            link.write(b"#up ping\n")
+        for run in range(5):  # warm up
+            session.gap()
+            session.request(b"#w%d peg 0 1\n" % run, event=True, frame=True)
+        session.gap()
+        since = pico.edges(16, since=LATEST).next
+        timed = session.request(b"#t1 peg 1 2\n", event=True, frame=True)
+        entries = session.entries
+        edges = pico.edges(16, since=since).edges
+        session.close()
+    start = next(n for n, what, _ in entries if what == "usb_out")
+    rows: list[list[object]] = []
+    for nanos, what, data in entries:
+        if nanos < start:
+            continue
+        label = what if what not in ("usb_in", "usb_out") else f"{what} {data!r}"
+        if rows and rows[-1][1] == label and what not in ("usb_in", "usb_out"):
+            rows[-1][2] = int(str(rows[-1][2])) + 1
+            continue
+        rows.append([nanos - start, label, 1])
+    if edges:
+        rows.append([edges[0][0] - start, "GPIO 16: the frame's first bit", 1])
+    if timed.frame_end is not None:
+        rows.append([timed.frame_end, "GPIO 16: the frame's last bit", 1])
+    rows.sort(key=lambda row: int(str(row[0])))
+    counts: dict[str, int] = {}
+    for nanos, what, _ in entries:
+        if nanos >= start and what not in ("usb_in", "usb_out"):
+            counts[what] = counts.get(what, 0) + 1
+    print(
+        "\n   one peg, cycle-stamped (cycles after its bytes reached the chip; x N: N hits in a row)"
+    )
+    for nanos, label, count in rows[:80]:
+        suffix = f" x {count}" if int(str(count)) > 1 else ""
+        print(f"   {int(str(nanos)) // NANOS_PER_CYCLE:>9,}  {label}{suffix}")
+    if len(rows) > 80:
+        print(f"   ... {len(rows) - 80} more")
+    print(
+        "   hits from the request to the frame's end: "
+        + ", ".join(f"{k} {v}" for k, v in counts.items())
+    )
+
+
+# --- the unix-port virtual board ------------------------------------------------------------
+
+
+def virtual_board_ratio(count: int = 400, ble: bool = True) -> tuple[float, float]:
+    """Median round trips (ns, host clock) of `#ID ping` to the virtual board (with or without
+    its simulated Bluetooth radio) and of a bare echo loop on the same pty path, taken
+    alternately."""
+    from cribboard.virtual import VirtualBoard
+    from link_bench import SWITCH_INTERVAL, Ids, RawLink, raw_echo, raw_ping, write_echo
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)  # the relay thread shares this process's GIL
+    ids = Ids()
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="cribboard-echo-") as tmp,
+            VirtualBoard(ble=ble) as vb,
+            VirtualBoard(firmware=write_echo(tmp)) as echo_vb,
+        ):
+            link, echo_link = RawLink(vb.port), RawLink(echo_vb.port)
+            try:
+                line = b"#" + b"e" * (len(f"#{ids()} ping\n") - 7) + b" ping\n"
+                board: list[int] = []
+                echo: list[int] = []
+                for run in range(count + 50):
+                    ping_ns, echo_ns = raw_ping(link, ids), raw_echo(echo_link, line)
+                    if run >= 50:
+                        board.append(ping_ns)
+                        echo.append(echo_ns)
+            finally:
+                link.close()
+                echo_link.close()
+    finally:
+        sys.setswitchinterval(previous)
+    return median(board), median(echo)
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def row(name: str, value: float, echo: float, target: str, met: bool) -> None:
+    ratio = value / echo if echo else float("nan")
+    print(
+        f"   {name:<44} {ms(value)}  {ratio:5.1f}x echo   {target:<26} "
+        f"{'met' if met else 'NOT MET'}"
+    )
+
+
+def report(figures: Figures) -> None:
+    echo = median(figures.echo)
+    echo_ms = echo / 1e6
+    print(f"   {'the floor: bare echo of a peg-long line':<44} {ms(echo)}  (stock image, same run)")
+    peg = median([t.reply for t in figures.peg])
+    row("peg: its reply", peg, echo, "<= 3x echo", peg <= 3 * echo)
+    gaps = [b - a for a, b in zip(figures.pipelined, figures.pipelined[1:])]
+    first = figures.pipelined[0] if figures.pipelined else 0
+    row(
+        f"{PIPELINED} pegs pipelined: the first reply", first, echo, "<= 3x echo", first <= 3 * echo
+    )
+    worst_gap = max(gaps) if gaps else 0
+    row(
+        f"{PIPELINED} pegs pipelined: worst reply to reply",
+        worst_gap,
+        echo,
+        "<= 3x echo",
+        worst_gap <= 3 * echo,
+    )
+    events = [t.event - t.reply for t in figures.peg if t.event is not None]
+    event = median(events)
+    row("peg: its `! st` event after its reply", event, echo, "<= 0.3 ms", event <= 300_000)
+    starts = [t.frame_start for t in figures.peg if t.frame_start is not None]
+    ends = [t.frame_end for t in figures.peg if t.frame_end is not None]
+    start = median(starts)
+    row("peg: its LED frame's first bit", start, echo, "<= 1.5 ms", start <= 1_500_000)
+    end = median(ends)
+    row("peg: its LED frame's last bit", end, echo, "<= 5.2 ms", end <= 5_200_000)
+    worst = max(ends) if ends else float("nan")
+    row(f"peg: worst last bit of {len(ends)}", worst, echo, "<= 10 ms", worst <= 10_000_000)
+    wire = median([e - s for s, e in zip(starts, ends)])
+    print(f"   {'   (the frame on the wire: first to last bit)':<44} {ms(wire)}")
+    for verb, factor in (("ping", 2.0), ("st", 3.0)):
+        value = median(figures.reads[verb])
+        row(verb, value, echo, f"<= {factor:g}x echo", value <= factor * echo)
+    for verb in ("hello", "health"):
+        value = median(figures.reads[verb])
+        row(verb, value, echo, "<= 1.5 ms", value <= 1_500_000)
+    animated = median(figures.animated)
+    row(
+        "ping during an animation (a frame every 20 ms)",
+        animated,
+        echo,
+        "<= 2x echo",
+        animated <= 2 * echo,
+    )
+    worst_animated = max(figures.animated)
+    print(f"   {'   worst of them':<44} {ms(worst_animated)}  {worst_animated / echo:5.1f}x echo")
+    if not figures.presses:
+        return
+    after_debounce = median([p[0] for p in figures.presses])
+    after_event = median([p[1] for p in figures.presses])
+    polls = [p[2] for p in figures.presses if p[2] is not None]
+    if polls:
+        value = median(polls)
+        row(
+            "button: the poll taking the press -> frame",
+            value,
+            echo,
+            "<= 1.5 ms",
+            value <= 1_500_000,
+        )
+    else:
+        print("   button: (no firmware.elf for the image: the buttons' poll is not seen)")
+    print(f"   {'   after the press event reached the host':<44} {ms(after_event)}")
+    print(
+        f"   {'   after the 20 ms debounce from the press':<44} {ms(after_debounce)}"
+        "  (includes waiting for the buttons' next 5 ms poll)"
+    )
+    del echo_ms
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--image", type=Path, default=None, help="the cribboard image (UF2)")
+    parser.add_argument("--elf", type=Path, default=None, help="its build's firmware.elf")
+    parser.add_argument("--pegs", type=int, default=200, help="pegs timed one at a time")
+    parser.add_argument("--no-virtual", action="store_true", help="leave out the unix port")
+    args = parser.parse_args(argv)
+    missing = emulator_missing()
+    print("the hot path: from a peg to the light (emulated RP2040 at 125 MHz)")
+    if missing:
+        print(f"rp2_hotpath_bench: skipped: {missing}")
+        return
+    image = args.image or images_dir() / FIRMWARE_IMAGE
+    elf = matching_elf(image, args.elf)
+    probes = probe_addresses(elf) if elf is not None else {}
+    print(f"   image {image.name}; medians of {RUNS} (pegs: {args.pegs}) at random 20-80 ms gaps")
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        echo = echo_floor(scratch)
+        figures = firmware_figures(image, scratch, args.pegs, probes)
+        figures.echo = echo
+        report(figures)
+        if probes:
+            print_peg_trace(image, scratch, probes)
+        else:
+            print("   (the peg's trace needs the image's firmware.elf: make rp2-images)")
+    if not args.no_virtual:
+        print()
+        for ble in (True, False):
+            board, echo_ns = virtual_board_ratio(ble=ble)
+            ratio = board / echo_ns
+            print(
+                f"   the unix-port virtual board{'' if ble else ' without its Bluetooth radio'}, "
+                f"`#ID ping` round trip (host clock): median {board / 1e3:.0f} us, bare echo on "
+                f"the same pty {echo_ns / 1e3:.0f} us: {ratio:.2f}x  "
+                f"(target <= 2x: {'met' if ratio <= 2 else 'NOT MET'})"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+# The LED chain driven by the RP2040's (and RP2350's) PIO with DMA: a state machine shapes each
+# bit on the data line while a DMA channel feeds it the frame's bytes, so the CPU is free for the
+# 3.6 ms a frame of 121 LEDs takes on the wire (MicroPython's `neopixel` times each bit with the
+# CPU, interrupts off, in machine.bitstream). Boards without PIO keep `neopixel` (the ESP32-S3's
+# is driven by its RMT peripheral, which frees the CPU as well).
+#
+# The object has what the renderer uses of neopixel.NeoPixel: `buf` (the pixels in wire order,
+# GRB), `bpp`, `ORDER`, `write()`. write() copies `buf` into the buffer the DMA reads and starts
+# the transfer; it waits only while the previous frame is still going out (and its latch gap).
+# Nothing is allocated per frame.
+
+# pyright: reportUndefinedVariable=false
+# (the state machine's program is written in rp2.asm_pio's assembler, whose names the decorator
+# provides)
+
+try:
+    from micropython import const
+except ImportError:  # CPython (the module imports rp2, so it only runs on a board)
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
+
+import time
+
+import rp2
+
+BIT_NS = const(1250)  # one bit on the wire: 800 kbit/s
+PIO_HZ = const(8_000_000)  # 10 state-machine cycles a bit
+LATCH_US = const(300)  # the line low this long between frames latches one (WS2812B: > 280 us)
+FIFO_US = const(80)  # the FIFO's last bytes still going out when the DMA is done
+
+
+# One bit in 10 cycles: high 3, then high 3 more for a 1 or low 3 for a 0, then low 4 (T0H
+# 375 ns, T0L 875 ns, T1H 750 ns, T1L 500 ns: within 50 ns of the WS2812B data sheet's). Bytes go
+# MSB first from the top of the shift register: a DMA byte write to the TX FIFO fills all four
+# lanes of the word, and 8 bits are taken from it.
+@rp2.asm_pio(
+    sideset_init=rp2.PIO.OUT_LOW,
+    out_shiftdir=rp2.PIO.SHIFT_LEFT,
+    autopull=True,
+    pull_thresh=8,
+    fifo_join=rp2.PIO.JOIN_TX,
+)
+def _ws2812():
+    wrap_target()  # noqa: F821
+    label("bit")  # noqa: F821
+    out(x, 1).side(0)[3]  # noqa: F821
+    jmp(not_x, "zero").side(1)[2]  # noqa: F821
+    jmp("bit").side(1)[2]  # noqa: F821
+    label("zero")  # noqa: F821
+    nop().side(0)[2]  # noqa: F821
+    wrap()  # noqa: F821
+
+
+class PioStrip:
+    """`n` WS2812 LEDs of `bpp` bytes on `pin` (a machine.Pin), sent by PIO state machine `sm`
+    (0..3: PIO0; the Pico W's radio uses PIO1) and a DMA channel."""
+
+    ORDER = (1, 0, 2, 3)  # GRB(W), as neopixel's default
+
+    def __init__(self, pin, n, bpp=3, sm=0):
+        self.n = n
+        self.bpp = bpp
+        self.buf = bytearray(n * bpp)
+        self._wire = bytearray(n * bpp)  # what the DMA reads while the next frame is drawn
+        self._sm = rp2.StateMachine(sm, _ws2812, freq=PIO_HZ, sideset_base=pin)
+        self._sm.active(1)
+        self._dma = rp2.DMA()
+        # Paced by the state machine's TX FIFO (DREQ: PIO block * 8 + state machine).
+        self._ctrl = self._dma.pack_ctrl(size=0, inc_write=False, treq_sel=(sm >> 2) * 8 + (sm & 3))
+        self._frame_us = n * bpp * 8 * BIT_NS // 1000 + FIFO_US + LATCH_US
+        self._started = time.ticks_add(time.ticks_us(), -self._frame_us)
+
+    def __len__(self):
+        return self.n
+
+    def busy(self):
+        """Whether the last frame is still going out (or latching)."""
+        return time.ticks_diff(time.ticks_us(), self._started) < self._frame_us
+
+    def write(self):
+        """Send `buf` to the LEDs; returns as soon as the transfer has started."""
+        while time.ticks_diff(time.ticks_us(), self._started) < self._frame_us:
+            pass  # (only when frames come back to back: the last one is still on the wire)
+        self._wire[:] = self.buf
+        self._started = time.ticks_us()
+        self._dma.config(
+            read=self._wire, write=self._sm, count=len(self._wire), ctrl=self._ctrl, trigger=True
+        )
+
+    def deinit(self):
+        """Stop the state machine and free the DMA channel."""
+        while self._dma.active():
+            pass
+        self._sm.active(0)
+        self._dma.close()

@@ -1,0 +1,6 @@
+# The cribboard build of MicroPython's RPI_PICO: the port's board as it is (its cmake, header and
+# pins), with the firmware frozen in through this folder's manifest.py. Built as an out-of-tree
+# board: make -C ports/rp2 BOARD_DIR=<this folder> (firmware/ports/rp2/build.py does).
+include(${MICROPY_PORT_DIR}/boards/RPI_PICO/mpconfigboard.cmake)
+set(MICROPY_BOARD_PINS ${MICROPY_PORT_DIR}/boards/RPI_PICO/pins.csv)
+set(MICROPY_FROZEN_MANIFEST ${MICROPY_BOARD_DIR}/manifest.py)
