@@ -25,7 +25,7 @@ HELLO = re.compile(
     rb"(?:#(\w+) ok|! hello) (proto=1\.2 fw=\S+ board=(?:sim|pico|picow|pico2w|esp32s3) "
     rb"layout=crib121 holes=121 max=64 caps=[a-z,]+)"
     rb"((?: store=(?:saved|backup|fresh|fresh-corrupt|fresh-version))?(?: fs=(?:ok|formatted|off))?"
-    rb"(?: boots=[1-9]\d*)?(?: ble=Cribboard-[0-9A-F]{4})?)\n"
+    rb"(?: boots=[1-9]\d*)?(?: ble=Cribboard-[0-9A-F]{4} bmax=[14])?)\n"
 )
 
 

@@ -10,7 +10,9 @@ What the stacks allow differs and the firmware says so: btstack takes one centra
 from __future__ import annotations
 
 import asyncio
+import platform
 import re
+import sys
 from collections.abc import AsyncIterator
 
 import pytest
@@ -25,7 +27,13 @@ from cribdev.bumbleradio import RadioBoard, VirtualRadio
 from cribcore.profiles import PROFILES
 from cribcore.protocol import NUS_SERVICE
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.skipif(
+        sys.platform != "linux" or platform.machine() != "x86_64",
+        reason="the interpreters with a real Bluetooth stack are built for x86-64 Linux",
+    ),
+]
 
 MOST = {"btstack": 1, "nimble": 4}
 PINS = PROFILES["sim"].buttons

@@ -9,6 +9,12 @@
 # writes, MTU exchanges and disconnections in. Events reach the IRQ handler the way the
 # scheduler delivers them on a board: between two steps of the running program (here, when the
 # firmware reads a pin or writes the LEDs), never in the middle of a Python statement of its own.
+# Where the real stacks differ it behaves as NimBLE does (MicroPython's ESP32 stack): a central's
+# connect stops advertising and the app starts it again; a notification the link cannot take now
+# raises OSError(12). The firmware, finding no frozen `blestack` module off rp2, takes it for
+# NimBLE (cribfw/stacklimits.py). The firmware on the real btstack and NimBLE modules is tested in
+# tests/test_ble_real.py; this stand-in serves what that tier cannot (bleak and the page through
+# the fake BlueZ, the hall's Bluetooth bridge, a heap measured without a stack's own module).
 #
 # Side-channel messages (binary; u16 little-endian):
 #   board -> launcher   b"bA" (not advertising) | b"bA" + u8 connectable + u8 len + adv + resp

@@ -28,10 +28,13 @@ its side channel for :class:`~cribboard.virtual.SimControl`, the buttons), ``con
 from the board into ``acl_buffers`` buffers and sends one on every ``pace_ms`` milliseconds, as a
 radio's connection events do; without it Bumble sends each at once.
 
-The corrections (checked against the Bluetooth Core specification and a real controller's
-behaviour, each tested in tests/test_bumble_radio.py). On the next Bumble upgrade, rerun that
-test with each correction switched off (``CorrectedController.CORRECTIONS``) and drop the ones
-Bumble has fixed:
+The corrections, each following the Bluetooth Core specification and a real controller's
+behaviour. Tested: 1, 2 and 3 in tests/test_bumble_radio.py (1 and 2 with the correction off too:
+`test_bumble_still_...` fails once Bumble answers by itself); 4 in tests/test_ble_real.py (found by
+name; and with it off, the name never seen); 5 there by the power cut (the central hears 0x08);
+6 there by every connect (without it about one in twenty connects hung). On each Bumble upgrade,
+rerun both with each correction switched off (``CorrectedController.corrections``,
+``CorrectedLink.correct``) and drop the ones Bumble has fixed:
 
 1. A command the controller does not know is answered with Command Complete, status Unknown HCI
    Command (Core v5.3, Vol 4, Part E, 4.5). Bumble 0.0.236 parses btstack's vendor command 0xFC09
