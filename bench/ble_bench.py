@@ -30,9 +30,8 @@ import time
 
 from cribboard.api import Board
 from cribboard.virtual import SimControl, VirtualBoard
-from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
-from cribdev.fakebluez import fake_bluetooth
+from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 
 ROUND_TRIPS = 300
 WARM_UP = 20

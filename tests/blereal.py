@@ -11,8 +11,8 @@ from bumble.core import UUID
 from bumble.device import Connection, Device, Peer
 from bumble.hci import Address
 
-from cribdev.bumbleradio import RadioBoard
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
+from cribdev.bumbleradio import RadioBoard
 
 STACKS = ("btstack", "nimble")
 WAIT = 20.0  # the longest any one awaited event may take (a guard, never a synchronisation)

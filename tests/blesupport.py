@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from cribboard.virtual import VirtualBoard
-from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
+from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 
 needs_dbus = pytest.mark.skipif(
     shutil.which("dbus-daemon") is None,

@@ -23,9 +23,9 @@ from bumble.device import Device, Peer
 from blereal import STACKS, WAIT, Nus, find, same_address
 from cribboard.api import Board
 from cribboard.virtual import SimControl
-from cribdev.bumbleradio import RadioBoard, VirtualRadio
 from cribcore.profiles import PROFILES
 from cribcore.protocol import NUS_SERVICE
+from cribdev.bumbleradio import RadioBoard, VirtualRadio
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),

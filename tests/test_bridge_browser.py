@@ -26,9 +26,9 @@ from cribboard.api import Board
 from cribboard.bridge.export import export
 from cribboard.bridge.server import Bridge
 from cribboard.virtual import SimControl, VirtualBoard
-from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 from cribcore import layout
 from cribcore.profiles import PROFILES
+from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 from support import WAIT_S, running_bridge, wait_bridge_state
 
 A_PLUS = PROFILES["sim"].buttons["A+"]

@@ -72,8 +72,9 @@ from bumble.device import Connection, Device, Peer
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
-from .bumbleradio import RadioBoard, VirtualRadio
 from cribboard.virtual.errors import VirtualBoardError
+
+from .bumbleradio import RadioBoard, VirtualRadio
 
 _log = logging.getLogger("cribdev.fakebluez")
 T = TypeVar("T")

@@ -35,8 +35,9 @@ from bumble.host import Host
 from bumble.link import LocalLink
 from bumble.transport.common import AsyncPipeSink
 
-from .bumbleradio import CorrectedController
 from cribboard.virtual.errors import VirtualBoardError
+
+from .bumbleradio import CorrectedController
 
 _log = logging.getLogger("cribdev.simperipheral")
 ADVERTISING_INTERVAL = 100.0  # ms, as the firmware asks (Bumble's own default is a second)
