@@ -106,3 +106,28 @@ def test_budget_shows_and_sets_the_led_current_budget(vboard: VirtualBoard) -> N
     assert "budget must be 150..10000, not 50" in refused.stderr
     assert len(refused.stderr.splitlines()) == 1
     assert run("--port", vboard.port, "budget").stdout == "380\n"  # nothing changed
+
+
+def test_list_json() -> None:
+    """`list --json`: every board found, a running sim among them, for programs."""
+    import signal
+
+    env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/cribboard-bus"}
+    sim = subprocess.Popen([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert sim.stdout is not None
+        port = sim.stdout.readline().strip()
+        listed = run("list", "--json", env=env)
+        assert listed.returncode == 0, listed.stderr
+        found = json.loads(listed.stdout)
+        (virtual,) = [b for b in found["boards"] if b["link"] == "virtual"]
+        assert virtual["port"] == port and virtual["pid"] == sim.pid
+        assert virtual["board"] == "sim" and virtual["problem"] is None
+        assert virtual["protocol"].startswith("1.")
+        assert found["bluetooth_problem"].startswith("not available")
+        assert listed.stderr == ""
+    finally:
+        sim.send_signal(signal.SIGINT)
+        sim.wait(timeout=10)
+    after = json.loads(run("list", "--json", env=env).stdout)
+    assert all(b.get("port") != port for b in after["boards"])

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cribboard import portshare
 from cribboard.api import Board, Health
@@ -171,31 +171,27 @@ def _list(args: argparse.Namespace) -> int:
     from cribboard.discovery import find_boards
 
     boards = asyncio.run(find_boards())
-    for found in boards:
-        if found.hello is not None:
-            h = found.hello
+    sims = asyncio.run(_running_sims())
+    ble, ble_problem = _scan_ble()
+    if args.json:
+        found = [_usb_json(board) for board in boards] + [
+            _sim_json(sim, hello) for sim, hello in sims
+        ]
+        found += [
+            {"link": "ble", "address": b.address, "name": b.name, "rssi": b.rssi} for b in ble
+        ]
+        print(json.dumps({"boards": found, "bluetooth_problem": ble_problem}))
+        return 0
+    for board in boards:
+        if board.hello is not None:
+            h = board.hello
             print(
-                f"{found.port}  {h.board}  firmware {h.firmware}  protocol "
+                f"{board.port}  {h.board}  firmware {h.firmware}  protocol "
                 f"{h.protocol[0]}.{h.protocol[1]}"
             )
         else:
-            print(f"{found.port}  {found.description}  (not answering: {found.problem})")
-    sims = asyncio.run(_list_sims())
-    found_ble = _list_ble()
-    if not boards and not sims and not found_ble:
-        print(_("no boards found; the virtual board: `%(prog)s sim`", prog=PROG), file=sys.stderr)
-    return 0
-
-
-async def _list_sims() -> int:
-    """The virtual boards `cribboard sim` runs now (each asked its hello, as a USB board is);
-    returns how many."""
-    from cribboard.discovery import probe
-    from cribboard.simregistry import running_sims
-
-    sims = running_sims()
-    hellos = await asyncio.gather(*(probe(sim.port) for sim in sims), return_exceptions=True)
-    for sim, hello in zip(sims, hellos, strict=True):
+            print(f"{board.port}  {board.description}  (not answering: {board.problem})")
+    for sim, hello in sims:
         where = _("virtual: cribboard sim, pid %(pid)d", pid=sim.pid)
         if isinstance(hello, Hello):
             print(
@@ -204,29 +200,63 @@ async def _list_sims() -> int:
             )
         else:
             print(f"{sim.port}  ({where}; not answering: {hello})")
-    return len(sims)
+    if ble_problem is not None:
+        print(f"Bluetooth: {ble_problem}")
+    for b in ble:
+        rssi = f", {b.rssi} dBm" if b.rssi is not None else ""
+        print(f"{b.address}  {b.name}  (Bluetooth LE{rssi}; --ble {b.name})")
+    if not boards and not sims and not ble:
+        print(_("no boards found; the virtual board: `%(prog)s sim`", prog=PROG), file=sys.stderr)
+    return 0
 
 
-def _list_ble() -> int:
-    """Boards advertising over Bluetooth LE (a short scan); one line if Bluetooth is
-    unavailable. Returns how many were found."""
+def _hello_json(hello: Hello) -> dict[str, object]:
+    return {
+        "board": hello.board,
+        "firmware": hello.firmware,
+        "protocol": f"{hello.protocol[0]}.{hello.protocol[1]}",
+    }
+
+
+def _usb_json(board: Any) -> dict[str, object]:
+    """One board found on a serial port, for `list --json`."""
+    entry: dict[str, object] = {"link": "usb", "port": board.port, "description": board.description}
+    if board.hello is not None:
+        return {**entry, **_hello_json(board.hello), "problem": None}
+    return {**entry, "problem": board.problem}
+
+
+def _sim_json(sim: Any, hello: Hello | BaseException) -> dict[str, object]:
+    """One running `cribboard sim`, for `list --json`."""
+    entry: dict[str, object] = {"link": "virtual", "port": sim.port, "pid": sim.pid}
+    if isinstance(hello, Hello):
+        return {**entry, **_hello_json(hello), "problem": None}
+    return {**entry, "problem": str(hello)}
+
+
+async def _running_sims() -> list[tuple[Any, Hello | BaseException]]:
+    """The virtual boards `cribboard sim` runs now, each asked its hello as a USB board is."""
+    from cribboard.discovery import probe
+    from cribboard.simregistry import running_sims
+
+    sims = running_sims()
+    hellos = await asyncio.gather(*(probe(sim.port) for sim in sims), return_exceptions=True)
+    return list(zip(sims, hellos, strict=True))
+
+
+def _scan_ble() -> tuple[list[Any], str | None]:
+    """Boards advertising over Bluetooth LE (a short scan), and why Bluetooth could not be
+    used (None when it could)."""
     try:
         from cribboard.ble import BluetoothUnavailable, scan
 
-        boards = asyncio.run(scan(BLE_LIST_SCAN))
+        return list(asyncio.run(scan(BLE_LIST_SCAN))), None
     except ImportError as err:
-        print(f"Bluetooth: not available ({err})")
-        return 0
+        return [], f"not available ({err})"
     except BluetoothUnavailable as err:
-        print(f"Bluetooth: not available ({err.reason})")
-        return 0
+        return [], f"not available ({err.reason})"
     except CribboardError as err:
-        print(f"Bluetooth: scan failed ({err})")
-        return 0
-    for found in boards:
-        rssi = f", {found.rssi} dBm" if found.rssi is not None else ""
-        print(f"{found.address}  {found.name}  (Bluetooth LE{rssi}; --ble {found.name})")
-    return len(boards)
+        return [], f"scan failed ({err})"
 
 
 # --- changing --------------------------------------------------------------------------------
@@ -340,7 +370,10 @@ _HOLE_MAX = max(TARGETS)
 
 BOARD_COMMANDS: tuple[Command, ...] = (
     Command(
-        "list", N_("list boards on serial ports, virtual boards running, and Bluetooth LE"), _list
+        "list",
+        N_("list boards on serial ports, virtual boards running, and Bluetooth LE"),
+        _list,
+        (arg("--json", action="store_true", help=N_("print the boards found as JSON")),),
     ),
     Command(
         "status",
