@@ -20,6 +20,7 @@ import sys
 import time
 
 _HELD = -1
+_UP_MS = 60  # up this long between two presses of a button: past the firmware's debounce (20 ms)
 _MAX_MESSAGE = 520  # the longest from the launcher: a BLE write of 512 bytes and its header
 
 
@@ -42,6 +43,8 @@ class Link:
         self._polling = False
         self._pending_ms = {}  # pin name -> press length, not yet seen by the firmware
         self._down_until = {}  # pin name -> ticks deadline, or _HELD
+        self._queued_ms = {}  # pin name -> presses sent while the last was not over
+        self._up_since = {}  # pin name -> ticks when the firmware saw the last press end
         self._unsent_frame = None
         self._last_poll = time.ticks_ms() - 1
         self._irq_pins = []
@@ -128,14 +131,21 @@ class Link:
         parts = message.decode().split()
         if len(parts) == 3 and parts[0] == "D":
             ms = int(parts[2])
+            name = parts[1]
             if ms < 0:
-                self._down_until[parts[1]] = _HELD
-                self._pending_ms.pop(parts[1], None)
+                self._down_until[name] = _HELD
+                self._pending_ms.pop(name, None)
+                self._queued_ms.pop(name, None)
+            elif name in self._pending_ms or name in self._down_until:
+                # A finger presses again only once the button is up: a press sent before the
+                # firmware saw the last one end (a busy board) waits for it, never merges.
+                self._queued_ms.setdefault(name, []).append(ms)
             else:
-                self._pending_ms[parts[1]] = ms
+                self._pending_ms[name] = ms
         elif len(parts) == 2 and parts[0] == "U":
             self._down_until.pop(parts[1], None)
             self._pending_ms.pop(parts[1], None)
+            self._queued_ms.pop(parts[1], None)
 
     def is_down(self, name):
         """True while the simulated button on pin `name` is pressed."""
@@ -144,15 +154,23 @@ class Link:
 
     def _level(self, name):
         # A press starts when the firmware first looks, so a busy firmware never misses it.
+        now = time.ticks_ms()
+        queued = self._queued_ms.get(name)
+        if queued and name not in self._down_until and name not in self._pending_ms:
+            # The next press, once the firmware has seen the button up long enough to debounce.
+            up_since = self._up_since.get(name)
+            if up_since is None or time.ticks_diff(now, up_since) >= _UP_MS:
+                self._pending_ms[name] = queued.pop(0)
         ms = self._pending_ms.pop(name, None)
         if ms is not None:
-            self._down_until[name] = time.ticks_add(time.ticks_ms(), ms)
+            self._down_until[name] = time.ticks_add(now, ms)
         deadline = self._down_until.get(name)
         if deadline is None:
             return False
-        if deadline == _HELD or time.ticks_diff(deadline, time.ticks_ms()) > 0:
+        if deadline == _HELD or time.ticks_diff(deadline, now) > 0:
             return True
         del self._down_until[name]
+        self._up_since[name] = now
         return False
 
     def watch_irq(self, pin):
