@@ -36,7 +36,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent  # firmware/ports/rp2
 FIRMWARE = HERE.parents[1]
 ROOT = FIRMWARE.parent
-sys.path.insert(0, str(ROOT / "host"))
+# The host package and the shared core it imports (cribcore, in firmware/), as in a clone.
+sys.path[:0] = [str(ROOT / "host"), str(FIRMWARE)]
 
 from cribboard import uf2  # noqa: E402
 from cribboard.frozen import frozen_digest, frozen_name, frozen_sources  # noqa: E402
