@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
 from cribboard.hall.director import Director
-from cribboard.hall.simtable import SimTable
 from cribboard.hall.store import Store
+from cribdev.simtable import SimTable
 from hallsupport import HALL, WAIT_S, address, need_mosquitto
 
 T = TypeVar("T")

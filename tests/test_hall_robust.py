@@ -24,8 +24,8 @@ from cribboard.api import BoardState
 from cribboard.hall import messages
 from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker, config_text
-from cribboard.hall.simtable import SimTable
 from cribboard.hall.store import Store
+from cribdev.simtable import SimTable
 from hallsupport import (
     HALL,
     WAIT_S,

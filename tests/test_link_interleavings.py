@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cribboard.hall.simtable import board_state
 from cribboard.link.boardsync import DEAL, NEW, PEG, PEND, board_changes, plan
 from cribboard.link.moves import PEG as PEG_MOVE
 from cribboard.link.moves import UNDO, Change, MoveLog, Position, game_change
 from cribcore.state import GameError, GameState
+from cribdev.simtable import board_state
 
 TARGET = 121
 
