@@ -171,7 +171,15 @@ class Central:
         # A central that comes back (the same address, in the slot it left) keeps its
         # remembered replies: a request resent after a dropped link is not applied twice.
         if self.address != self.last:
-            self.recent.clear()
+            for other in self._owner.centrals:
+                if other is not self and not other.busy and other.last == self.address:
+                    # It came back in another slot (it reconnected before the task saw it
+                    # leave): its memory comes with it.
+                    self.recent, other.recent = other.recent, self.recent
+                    other.last[:] = self.last
+                    break
+            else:
+                self.recent.clear()
             self.last[:] = self.address
         self.brief = False
         self.lines.reset()
@@ -405,6 +413,10 @@ class BleLink:
             self._reject = -1
             self.ble.gap_disconnect(conn)
         for central in self.centrals:
+            if central.left and central.live:
+                central.left = False  # gone: freed before any newcomer is taken up
+                self._leave(central)
+        for central in self.centrals:
             if central.joined:
                 central.joined = False
                 self._join(central)
@@ -524,8 +536,10 @@ class BleLink:
         try:
             if free:
                 self.ble.gap_advertise(ADV_INTERVAL_US, adv_data=self._adv, resp_data=self._resp)
-            else:
+            elif self.stack != BTSTACK:
                 self.ble.gap_advertise(None)
+            # (btstack holds advertising back by itself while its one central is connected and
+            # resumes when it leaves; told to stop, it raced the next start and stayed silent.)
         except OSError:
             self.advertising = False
             self._advertise_due = True
