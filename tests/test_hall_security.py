@@ -226,12 +226,12 @@ def test_the_command_lines_take_cafile_and_say_why_in_one_line(
             ),
             (
                 [*CLI, "hall", "start", "--dir", str(tmp_path / "other"), "--no-page"]
-                + ["--broker", wrong_host, "--cafile", ca, "--password", "x"],
+                + ["--broker", wrong_host, "--cafile", ca, "--password-env", "PASSWORD"],
                 WRONG_NAME,
             ),
             (
                 [*CLI, "hall", "serve", "--dir", str(tmp_path / "other2"), "--http-port", "0"]
-                + ["--broker", broker.url, "--password", "x"],
+                + ["--broker", broker.url, "--password-env", "PASSWORD"],
                 UNKNOWN_CA,
             ),
         )

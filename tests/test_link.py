@@ -183,7 +183,7 @@ async def test_a_count_being_entered_at_one_end_survives_the_other_ends_peg(
             # Blue's count of 1 on b's buttons, not committed yet (it commits by itself a
             # moment after the last press), while a pegs blue 2.
             with SimControl(other_vboard.control) as sim:
-                await tap(sim, "A+")
+                await tap(sim, board_of(b), "A+")
             await b.wait_until(
                 lambda: b.board_state is not None and b.board_state.pending[0] == 1, WAIT_S
             )
@@ -384,7 +384,11 @@ async def test_link_virtual_links_a_virtual_board_started_for_it(
     words = link_words(broker, "-", tmp_path / "v.json")
     at = words.index("--port")
     words[at : at + 2] = ["--virtual"]
-    env = {**os.environ, "LINK_PASSWORD": broker.credentials(t.LINK_USER).password}
+    env = {
+        **os.environ,
+        "LINK_PASSWORD": broker.credentials(t.LINK_USER).password,
+        "LINK_SECRET": SECRET,
+    }
     process = await asyncio.create_subprocess_exec(
         *words, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )

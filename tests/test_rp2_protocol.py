@@ -65,7 +65,7 @@ def link(wire_board: WireBoard) -> Iterator[ProtocolLink]:
     opened.close()
 
 
-_EXTRA_HELLO_FIELDS = re.compile(rb" (store|fs|boots|ble)=\S*")
+_EXTRA_HELLO_FIELDS = re.compile(rb" (store|fs|boots|ble|bmax)=\S*")
 
 
 def as_vector(line: bytes, board: str) -> bytes:
