@@ -29,6 +29,7 @@ from typing import Any
 from cribboard import portshare
 from cribboard.errors import LinkError, NoBoardFound
 from cribboard.transport import DataCallback, LostCallback, Transport
+from cribboard.waiting import within
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ async def scan(
                 await asyncio.sleep(timeout)
             else:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(first.wait(), timeout)
+                    await within(first.wait(), timeout)
                     await asyncio.sleep(settle)
     return sorted(found.values(), key=lambda b: -(b.rssi if b.rssi is not None else -999))
 
@@ -397,4 +398,4 @@ class BleTransport(Transport):
     @staticmethod
     async def _drop(client: Any) -> None:
         with contextlib.suppress(Exception, asyncio.TimeoutError):
-            await asyncio.wait_for(client.disconnect(), 5.0)
+            await within(client.disconnect(), 5.0)

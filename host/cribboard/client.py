@@ -25,6 +25,7 @@ from cribboard.errors import (
 from cribboard.mirror import Mirror
 from cribboard.repl import PromptWatch, hello_or_restart
 from cribboard.transport import Transport
+from cribboard.waiting import within
 from cribcore import protocol
 
 log = logging.getLogger(__name__)
@@ -301,7 +302,7 @@ class Client:
             raise self._lost_error or LinkError("not connected")
         remaining = deadline - asyncio.get_running_loop().time()
         try:
-            await asyncio.wait_for(self._connected.wait(), max(0.0, remaining))
+            await within(self._connected.wait(), max(0.0, remaining))
         except TimeoutError:
             raise LinkError(f"{self.name}: link lost and not back in time") from None
 

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from cribboard import wire
 from cribboard.errors import LinkError
 from cribboard.transport import DataCallback, Transport
+from cribboard.waiting import within
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class PromptWatch:
             if remaining is not None and remaining <= 0:
                 return None
             try:
-                await asyncio.wait_for(self._arrived.wait(), remaining)
+                await within(self._arrived.wait(), remaining)
             except TimeoutError:
                 return None
 

@@ -36,6 +36,7 @@ from bumble.link import LocalLink
 from bumble.transport.common import AsyncPipeSink
 
 from cribboard.virtual.errors import VirtualBoardError
+from cribboard.waiting import within
 
 from .bumbleradio import CorrectedController
 
@@ -103,11 +104,11 @@ class _Radio:
                 # Replies come in order: first drop those owed to requests whose caller gave
                 # up (a discovery loop cancelled mid-request), or this one would read theirs.
                 while self._owed:
-                    await asyncio.wait_for(self._reader.readline(), 5.0)
+                    await within(self._reader.readline(), 5.0)
                     self._owed -= 1
                 self._writer.write(line.encode() + b"\n")
                 self._owed += 1
-                reply = await asyncio.wait_for(self._reader.readline(), 5.0)
+                reply = await within(self._reader.readline(), 5.0)
                 self._owed -= 1
             except (TimeoutError, OSError) as err:
                 raise RadioError(f"radio: {err}") from err

@@ -18,6 +18,7 @@ from cribboard.api import Board, BoardState, Frame, Settings
 from cribboard.bridge.hub import Hub
 from cribboard.client import Event, Hello
 from cribboard.errors import CribboardError
+from cribboard.waiting import within
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +151,7 @@ class Registry:
                 self._changed.clear()
                 await self._changed.wait()
 
-        await asyncio.wait_for(all_up(), timeout)
+        await within(all_up(), timeout)
 
     async def wait_board(self, entry: BoardEntry, timeout: float) -> bool:
         """Wait (up to `timeout` s) for a board that is being opened or reopened."""
@@ -161,7 +162,7 @@ class Registry:
                 await self._changed.wait()
 
         try:
-            await asyncio.wait_for(up(), timeout)
+            await within(up(), timeout)
         except TimeoutError:
             return False
         return True

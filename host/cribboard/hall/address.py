@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import getpass
 import logging
+import math
 import os
 import socket
 import ssl
 import sys
+from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import aiomqtt
 
 from cribboard.hall import HallError
+from cribboard.waiting import within
 
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}
 KEEPALIVE_S = 30  # docs/mqtt.md: a table's keepalive is 30 s or less; the others follow it
@@ -27,6 +31,23 @@ _SOCKET_OPTIONS = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 # one line, and reconnect.
 _MQTT_LOG = logging.getLogger("cribboard.hall.mqtt")
 _MQTT_LOG.setLevel(logging.CRITICAL)
+
+T = TypeVar("T")
+
+
+class Client(aiomqtt.Client):
+    """aiomqtt's client, whose every wait (connect, publish, subscribe, disconnect) keeps a
+    cancellation: aiomqtt waits with :func:`asyncio.wait_for`, which on Python 3.11 drops a
+    cancel that meets a publication's acknowledgement (see :mod:`cribboard.waiting`), and the
+    director, a table or a linked game cancelled then never stopped."""
+
+    async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
+        if timeout is None:
+            timeout = self.timeout
+        try:
+            return await within(fut, None if timeout == math.inf else timeout)
+        except TimeoutError:
+            raise aiomqtt.MqttError("Operation timed out") from None
 
 
 def ask_password(variable: str | None, prompt: str) -> str | None:
@@ -110,11 +131,11 @@ class BrokerAddress:
         clean_session: bool = True,
         will: aiomqtt.Will | None = None,
         keepalive: int = KEEPALIVE_S,
-    ) -> aiomqtt.Client:
+    ) -> Client:
         """An aiomqtt client for this broker and user (not connected yet: ``async with``).
         `clean_session` False keeps the session (subscriptions, queued QoS 1 messages) while
         the client is away; it needs an `identifier`."""
-        return aiomqtt.Client(
+        return Client(
             self.host,
             self.port,
             username=self.username,
