@@ -210,9 +210,11 @@ def test_the_starter_and_his_heels() -> None:
 
 def test_claims_no_hand_can_make() -> None:
     table = Table(STANDARD)
-    for impossible in (25, 26, 27):
+    for impossible in (25, 26, 27, 30, -1):
         with pytest.raises(ImpossibleCount):
             table.keeping.count(impossible)
+    with pytest.raises(ImpossibleCount):
+        table.keeping.count(30, parse_cards("5H 5S 5C JD 5D"))  # more than any hand: refused
     with pytest.raises(NothingToCount):
         table.keeping.count(None)
     counted = table.count(19)  # nineteen: nothing

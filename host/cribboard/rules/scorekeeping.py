@@ -36,6 +36,8 @@ IMPOSSIBLE = (19, 25, 26, 27)
 """Counts no four-card hand or crib can make (19 is the table's word for nothing)."""
 IMPOSSIBLE_THREE = (16, 17, 18, 19, 21, 22, 23, 24, 25, 26, 27, 28, 29)
 """Counts no three-card hand (five-card game) can make with its starter: 0-15 and 20 can."""
+HIGHEST = 29
+"""The most a hand or crib counts (three fives and the right jack, the fourth five turned)."""
 NOTHING = 19
 """The count people call a hand that scores nothing (no hand counts 19)."""
 HEELS = 2
@@ -322,11 +324,13 @@ class Scorekeeping:
         """The next hand of the show: a `claim`, its `cards` (the hand's, then the starter
         unless it was turned), or both. The cards are counted and the claim held against their
         count: an over-claim pegs what they make, a short one pegs the claim and leaves the rest
-        for the opponent (`Counted.overlooked`). 19 claimed without cards means nothing. The
-        cards are remembered (and the starter, if not turned yet); the place in the show moves
-        on with `next_hand`, once the points are pegged."""
+        for the opponent (`Counted.overlooked`). 19 claimed without cards means nothing; a claim
+        no hand can make is refused. The cards are remembered (and the starter, if not turned
+        yet); the place in the show moves on with `next_hand`, once the points are pegged."""
         hand = self.hand()
         side = self.side(hand.seat)
+        if claim is not None and not 0 <= claim <= HIGHEST:
+            raise ImpossibleCount(claim)
         if not cards:
             if claim is None:
                 raise NothingToCount()
