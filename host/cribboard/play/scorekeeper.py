@@ -5,7 +5,9 @@ Each count is a keystroke or two and Enter. The app knows who deals and the orde
 next hand in the show; after the crib the deal passes on by itself. Pegging points during the
 play are a colour letter and the points. Cards can be typed in to be counted, and a count
 claimed with its cards is checked: points overlooked can be taken by the opponent (muggins).
-After each change the board is drawn again, as its LEDs show it.
+After each change the board is drawn again, as its LEDs show it. What the app knows of the
+rules (whose count, who deals, claims, muggins, undo) is `rules.scorekeeping.Scorekeeping`,
+which has no board and no words; this module reads the keys, pegs the board and says it all.
 
 Two or three players, four in two partnerships (blue 1 and blue 2 against orange 1 and orange 2,
 partners opposite: the board shows the two sides), and the five-card game (three-card hands, the
@@ -105,9 +107,8 @@ class Problem(Exception):
 class Scorekeeper:
     """The table app on an open board. `input` and `output` default to the terminal; tests pass
     their own. `where` says which board this is. `game` is the form of cribbage at the table
-    (see `table_game`); `target` None keeps the board's target (the five-card game: 61). The
-    rules it keeps (whose count, who deals, claims, muggins, undo) are `keeping`'s
-    (`rules.scorekeeping`); the scorekeeper reads the keys, pegs the board and says it all."""
+    (see `table_game`); `target` None keeps the board's target (the five-card game: 61).
+    `keeping` is the game model it tells what the table does."""
 
     def __init__(
         self,
