@@ -7,6 +7,7 @@ against the rules engine's own deals (`rules.game`)."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -315,3 +316,32 @@ def test_whole_games_told_to_the_model_agree_with_the_rules_engine(variant: Vari
             assert table.scores == game.scores
         assert table.won and table.scores.index(variant.target) == game.winner
         assert len(table.passed) == len(game.deals) - 1  # after every show but the last
+
+
+def test_the_model_has_no_board_no_terminal_and_no_words() -> None:
+    """What the model imports: the standard library and the rules, nothing that reads keys,
+    talks to a board or translates (the scorekeeper says it all)."""
+    import ast
+
+    import cribboard.rules.scorekeeping as model
+
+    tree = ast.parse(Path(model.__file__).read_text())
+    imported = [
+        node.module or ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__"
+    ] + [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    ours = [name for name in imported if name.split(".")[0] in ("cribboard", "cribcore")]
+    assert ours and all(name.startswith("cribboard.rules.") for name in ours), ours
+    assert not {"asyncio", "builtins", "sys"} & {name.split(".")[0] for name in imported}
+    calls = {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+    assert not calls & {"_", "n_", "N_", "L_", "print", "input", "open"}
