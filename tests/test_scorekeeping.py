@@ -17,6 +17,7 @@ from cribboard.rules import (
     STANDARD,
     THREE_PLAYER,
     Game,
+    IllegalMove,
     Phase,
     ScoreEvent,
     Variant,
@@ -144,6 +145,13 @@ def test_four_players_count_by_seat_and_peg_for_their_partnership() -> None:
     assert keeping.seat_dealing(1, after=3) == 3 and keeping.seat_dealing(1, after=0) == 1
     with pytest.raises(NoSeat):
         keeping.seat_dealing(2, after=0)  # four players are two sides
+    for wrong in ((0, 3), (2, 1)):
+        with pytest.raises(IllegalMove):
+            keeping.seat_of(*wrong)
+    with pytest.raises(IllegalMove):
+        keeping.deal_to(4)
+    with pytest.raises(IllegalMove):
+        Scorekeeping(STANDARD, dealer=2)
 
 
 def test_cards_counted_claims_checked_and_muggins() -> None:

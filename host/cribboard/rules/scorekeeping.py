@@ -195,8 +195,13 @@ class Scorekeeping:
 
     def __init__(self, variant: Variant = STANDARD, *, dealer: int = 0) -> None:
         self.variant = variant
-        self.turn = Turn(dealer=dealer)
+        self.turn = Turn(dealer=self._seat(dealer))
         self.history: list[Entry] = []
+
+    def _seat(self, seat: int) -> int:
+        if not 0 <= seat < self.variant.players:
+            raise IllegalMove(f"no seat {seat}")
+        return seat
 
     # --- seats and order -----------------------------------------------------------------------
 
@@ -241,6 +246,8 @@ class Scorekeeping:
 
     def seat_of(self, side: int, number: int) -> int:
         """Partnerships: the seat of a side's player `number` (1 or 2; partners sit opposite)."""
+        if not self.variant.partnerships or side not in (0, 1) or number not in (1, 2):
+            raise IllegalMove(f"no player {number} of side {side}")
         return side + 2 * (number - 1)
 
     def number_of(self, seat: int) -> int:
@@ -251,7 +258,7 @@ class Scorekeeping:
 
     def new_game(self, dealer_side: int) -> None:
         """Deal 1 of a new game, dealt by the first seat of `dealer_side` (the pone's bonus is
-        due in the five-card game); nothing to undo."""
+        due in the five-card game). The entries before it can still be undone."""
         self.turn = Turn(
             dealer=self.seat_dealing(dealer_side, 0), bonus_due=self.variant.pone_bonus > 0
         )
@@ -294,7 +301,9 @@ class Scorekeeping:
 
     def deal_to(self, seat: int) -> None:
         """This deal is `seat`'s (it won the cut): the same deal's number, the show not begun."""
-        self.turn = Turn(dealer=seat, deal_no=self.turn.deal_no, bonus_due=self.turn.bonus_due)
+        self.turn = Turn(
+            dealer=self._seat(seat), deal_no=self.turn.deal_no, bonus_due=self.turn.bonus_due
+        )
 
     def pone_bonus(self) -> Pegs:
         """Five-card game, once at the start: the pone pegs 3; no longer due."""
