@@ -5,5 +5,6 @@
 * `players`: the `Player` interface, `Computer` (expected-value discards, careful pegging) and
   `HumanTerminal` (a person typing).
 * `scorekeeper.Scorekeeper`: the table app for games played with real cards (`cribboard keep`,
-  `make run`).
+  `make run`): the keys, the words and the board's I/O around `rules.scorekeeping`, the game
+  model (show order, the deal, claims, muggins, undo) it keeps.
 """

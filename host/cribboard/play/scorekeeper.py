@@ -5,7 +5,9 @@ Each count is a keystroke or two and Enter. The app knows who deals and the orde
 next hand in the show; after the crib the deal passes on by itself. Pegging points during the
 play are a colour letter and the points. Cards can be typed in to be counted, and a count
 claimed with its cards is checked: points overlooked can be taken by the opponent (muggins).
-After each change the board is drawn again, as its LEDs show it.
+After each change the board is drawn again, as its LEDs show it. What the app knows of the
+rules (whose count, who deals, claims, muggins, undo) is `rules.scorekeeping.Scorekeeping`,
+which has no board and no words; this module reads the keys, pegs the board and says it all.
 
 Two or three players, four in two partnerships (blue 1 and blue 2 against orange 1 and orange 2,
 partners opposite: the board shows the two sides), and the five-card game (three-card hands, the
@@ -30,10 +32,8 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import dataclasses
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 from cribboard.api import Board, BoardState
@@ -43,9 +43,24 @@ from cribboard.names import PLAYER_NAMES, initial, player_name
 from cribboard.play.boards import choose_board
 from cribboard.play.driver import off_loop
 from cribboard.play.screen import CLEAR, terminal_input, terminal_output
-from cribboard.rules.cards import Card, format_cards, parse_card, parse_cards
+from cribboard.rules.cards import format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
-from cribboard.rules.show import HandCount, count_hand
+from cribboard.rules.scorekeeping import (
+    CardSeen,
+    Counted,
+    ImpossibleCount,
+    NoSeat,
+    NoStarter,
+    NothingOverlooked,
+    NothingToCount,
+    Refused,
+    Scorekeeping,
+    StarterInHand,
+    Turn,
+    Verdict,
+    WrongCards,
+)
+from cribboard.rules.show import HandCount, ShowHand
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
 from cribboard.terminal import describe_state, draw_frame, fit_lines
 from cribboard.words import combo_summary
@@ -73,10 +88,6 @@ def keys_help(hand: str = "5H 5S 5C JD") -> str:
     )
 
 
-IMPOSSIBLE = (19, 25, 26, 27)
-"""Counts no four-card hand or crib can make (19 is the table's word for nothing)."""
-IMPOSSIBLE_THREE = (16, 17, 18, 19, 21, 22, 23, 24, 25, 26, 27, 28, 29)
-"""Counts no three-card hand (five-card game) can make with its starter: 0-15 and 20 can."""
 _PEG = re.compile(r"^(?P<who>[a-z]+)\s*(?P<points>\d*)$")
 _ALIASES = {
     "count": "c",
@@ -93,36 +104,11 @@ class Problem(Exception):
     """An entry the keeper cannot take; the message says why and what to type."""
 
 
-@dataclass(frozen=True)
-class Turn:
-    """Where the table is in the current deal."""
-
-    dealer: int
-    deal_no: int = 1
-    step: int = 0
-    """How many hands of the show have been counted (the crib is the last)."""
-    starter: Card | None = None
-    seen: tuple[tuple[Card, str], ...] = ()
-    """Cards typed in this deal, and whose they were (to catch a card typed twice)."""
-    overlooked: tuple[int, int] | None = None
-    """After a short claim: (the side that may take the points, how many)."""
-    bonus_due: bool = False
-    """Five-card game: the pone's 3 not pegged yet (it goes on once the deal is settled)."""
-
-
-@dataclass(frozen=True)
-class _Entry:
-    """One entry that can be undone: the turn before it, how many board changes it made."""
-
-    turn: Turn
-    changes: int
-    what: str
-
-
 class Scorekeeper:
     """The table app on an open board. `input` and `output` default to the terminal; tests pass
     their own. `where` says which board this is. `game` is the form of cribbage at the table
-    (see `table_game`); `target` None keeps the board's target (the five-card game: 61)."""
+    (see `table_game`); `target` None keeps the board's target (the five-card game: 61).
+    `keeping` is the game model it tells what the table does."""
 
     def __init__(
         self,
@@ -145,55 +131,39 @@ class Scorekeeper:
         self.target = target or (game.target if game.target != STANDARD.target else None)
         self.players = game.sides
         """How many pegs the board moves: the players, or the two partnerships."""
-        self.turn = Turn(dealer=0)
+        self.keeping = Scorekeeping(game)
         self.state: BoardState | None = None
-        self.history: list[_Entry] = []
         self.messages: list[str] = []
         self._helping = False  # the keys are shown
         self._changes = 0
         self._rev = -1
 
-    # --- names and order ---------------------------------------------------------------------
-
     @property
-    def seats(self) -> int:
-        """How many people play (the turn's dealer and the show order count seats)."""
-        return self.game.players
+    def turn(self) -> Turn:
+        """Where the table is in the current deal."""
+        return self.keeping.turn
 
-    def side(self, seat: int) -> int:
-        """The board's player a seat pegs for: itself, or its partnership."""
-        return self.game.side_of(seat)
+    # --- names ---------------------------------------------------------------------------------
 
     def name(self, seat: int) -> str:
         """A seat as people read it: its colour (with four players, and its number)."""
         if self.game.partnerships:
-            return f"{player_name(self.side(seat))} {seat // 2 + 1}"
+            side = player_name(self.keeping.side(seat))
+            return f"{side} {self.keeping.number_of(seat)}"
         return player_name(seat)
 
-    def show_order(self, dealer: int | None = None) -> list[tuple[int, bool]]:
-        """(seat, is the crib) in counting order: from the pone round to the dealer, then the
-        dealer's crib."""
-        dealer = self.turn.dealer if dealer is None else dealer
-        n = self.seats
-        return [((dealer + 1 + i) % n, False) for i in range(n)] + [(dealer, True)]
-
     def whose(self, step: int | None = None) -> str:
-        player, crib = self.show_order()[self.turn.step if step is None else step]
-        if crib:
-            return _("%(player)s's crib", player=self.name(player))
-        return _("%(player)s's hand", player=self.name(player))
+        """The hand of the show at `step` (by default the next to count), as people read it."""
+        return self._whose(self.keeping.hand(step))
 
-    @property
-    def pone(self) -> int:
-        return (self.turn.dealer + 1) % self.seats
+    def _whose(self, hand: ShowHand) -> str:
+        if hand.crib:
+            return _("%(player)s's crib", player=self.name(hand.seat))
+        return _("%(player)s's hand", player=self.name(hand.seat))
 
-    def _seat_dealing(self, side: int, after: int) -> int:
-        """The first seat from `after` on (round the table) that pegs for `side`."""
-        for step in range(self.seats):
-            seat = (after + step) % self.seats
-            if self.side(seat) == side:
-                return seat
-        raise Problem(_("no seat plays for %(player)s", player=player_name(side)))
+    def _letter(self, seat: int) -> str:
+        letter = initial(self.keeping.side(seat))
+        return f"{letter}{self.keeping.number_of(seat)}" if self.game.partnerships else letter
 
     # --- the board -----------------------------------------------------------------------------
 
@@ -205,17 +175,12 @@ class Scorekeeper:
         await self.board.peg(player, points)
         self._changes += 1
 
-    async def _deal_to(self, seat: int) -> int:
+    async def _deal_to(self, seat: int) -> None:
         """The deal goes to `seat`; the board's dealer lamp shows its side."""
         before = self.state.dealer if self.state else -1
-        dealer = await self.board.set_dealer(self.side(seat))
+        dealer = await self.board.set_dealer(self.keeping.side(seat))
         if dealer != before:
             self._changes += 1
-        return seat
-
-    def _fresh_turn(self, dealer_side: int) -> Turn:
-        """Deal 1 of a new game: the side the board says deals, its first seat."""
-        return Turn(dealer=self._seat_dealing(dealer_side, 0), bonus_due=self.game.pone_bonus > 0)
 
     async def start(self, new: bool = False) -> None:
         """Read the board: go on with a game in progress (unless `new`, or another target or
@@ -233,10 +198,10 @@ class Scorekeeper:
             state = await self._read()
             fresh = True
         if fresh:
-            self.turn = self._fresh_turn(state.dealer)
+            self.keeping.new_game(state.dealer)
             self.messages = [self._new_game_text(state.target)]
         else:
-            self.turn = Turn(dealer=self._seat_dealing(state.dealer, 0))
+            self.keeping.go_on(state.dealer)
             scores = ", ".join(f"{player_name(p)} {state.front[p]}" for p in range(state.players))
             self.messages = [
                 _(
@@ -251,7 +216,7 @@ class Scorekeeper:
     def _new_game_text(self, target: int) -> str:
         """A new game: which, to what, who deals after the cut (and the pone's bonus)."""
         dealer = self.turn.dealer
-        other = (dealer + 1) % self.seats
+        other = self.keeping.pone
         values = {
             "target": target,
             "dealer": self.name(dealer),
@@ -276,10 +241,6 @@ class Scorekeeper:
             "does).",
             **values,
         )
-
-    def _letter(self, seat: int) -> str:
-        letter = initial(self.side(seat))
-        return f"{letter}{seat // 2 + 1}" if self.game.partnerships else letter
 
     # --- one line of input ---------------------------------------------------------------------
 
@@ -307,22 +268,63 @@ class Scorekeeper:
         what = text
         try:
             what = await self._command(text)
-        except Problem as err:
+        except (Problem, CardError) as err:
             self.messages.append(str(err))
+        except Refused as err:
+            self.messages.append(self._refused(err))
         except BoardRejected as err:
             self.messages.append(self._board_problem(err))
-        except CardError as err:
-            self.messages.append(str(err))
         finally:
-            if self._changes or self.turn != before:
-                self.history.append(_Entry(before, self._changes, what))
+            self.keeping.record(before, self._changes, what)
             if self._changes:
                 self._rev = (await self._read()).rev
         return True
 
+    def _refused(self, err: Refused) -> str:
+        """What the rules refused, in words, with what to type instead."""
+        whose = self.whose()
+        if isinstance(err, ImpossibleCount):
+            return _("no hand counts %(points)d", points=err.points)
+        if isinstance(err, NothingToCount):
+            return _("c needs the cards: c %(cards)s (the starter last)", cards=self._example())
+        if isinstance(err, NoStarter):
+            return _(
+                "and the starter? type it last (c %(cards)s), or s 5D first",
+                cards=self._example(),
+            )
+        if isinstance(err, WrongCards) and err.size == 3:
+            return _(
+                "%(whose)s: three cards, then the starter, not %(given)d cards",
+                whose=whose,
+                given=err.given,
+            )
+        if isinstance(err, WrongCards):
+            return _(
+                "%(whose)s: four cards, then the starter, not %(given)d cards",
+                whose=whose,
+                given=err.given,
+            )
+        if isinstance(err, StarterInHand):
+            return _(
+                "%(card)s is the starter, it cannot be in %(whose)s too", card=err.card, whose=whose
+            )
+        if isinstance(err, CardSeen):
+            return _(
+                "%(card)s was already in %(whose)s: check the cards",
+                card=err.card,
+                whose=self._whose(err.hand),
+            )
+        if isinstance(err, NothingOverlooked):
+            return _(
+                "muggins: nothing overlooked to take (it follows a claimed count with its cards)"
+            )
+        if isinstance(err, NoSeat):
+            return _("no seat plays for %(player)s", player=player_name(err.side))
+        raise err
+
     def _board_problem(self, err: BoardRejected) -> str:
         if err.code == "game_over":
-            return _GAME_OVER()
+            return _game_over_text()
         # the board's own words (the protocol's) stay as it sent them
         return _("the board refused: %(text)s", text=err.text)
 
@@ -342,12 +344,7 @@ class Scorekeeper:
         """Notice changes made on the board itself (its buttons, another program)."""
         state = await self._read()
         if self._rev >= 0 and state.rev != self._rev:
-            self.history.clear()  # our undo steps no longer line up with the board's
-            if state.dealer != self.side(self.turn.dealer):
-                self.turn = Turn(
-                    dealer=self._seat_dealing(state.dealer, self.turn.dealer + 1),
-                    deal_no=self.turn.deal_no + 1,
-                )
+            self.keeping.changed_elsewhere(state.dealer)
             self.messages.append(_("the board was changed on the board itself"))
         self._rev = state.rev
 
@@ -394,21 +391,20 @@ class Scorekeeper:
         """The seat named after d: a colour (the next seat of that side), or with four
         players also the seat's number (o2)."""
         if self.game.partnerships and word[-1:] in ("1", "2"):
-            side, number = self._player(word[:-1]), int(word[-1])
-            return side + 2 * (number - 1)
-        return self._seat_dealing(self._player(word), self.turn.dealer + 1)
+            return self.keeping.seat_of(self._player(word[:-1]), int(word[-1]))
+        return self.keeping.seat_dealing(self._player(word), self.turn.dealer + 1)
 
     async def _pone_bonus(self) -> None:
         """Five-card game: the pone pegs 3 at the start of the game's first deal, once."""
         self._game_over()
-        pone, points = self.pone, self.game.pone_bonus
-        await self._peg(self.side(pone), points)
-        self.turn = dataclasses.replace(self.turn, bonus_due=False)
+        pone = self.keeping.pone
+        bonus = self.keeping.pone_bonus()
+        await self._peg(*bonus)
         self.messages.append(
             _(
                 "%(player)s, the pone, pegs %(points)d for the first deal",
                 player=self.name(pone),
-                points=points,
+                points=bonus.points,
             )
         )
 
@@ -425,169 +421,97 @@ class Scorekeeper:
 
     def _game_over(self) -> None:
         if self.state is not None and self.state.winner is not None:
-            raise Problem(_GAME_OVER())
+            raise Problem(_game_over_text())
 
     async def _count(self, claim: int | None, card_words: list[str]) -> str:
         """A hand of the show: a claimed count, the cards, or both."""
         self._game_over()
         if claim is not None and not 0 <= claim <= MAX_POINTS:
             raise Problem(_("a hand counts 0..%(most)d", most=MAX_POINTS))
-        player, crib = self.show_order()[self.turn.step]
-        whose = self.whose()
-        counted: HandCount | None = None
-        if card_words:
-            counted = self._count_cards(card_words, crib, whose)
-        elif claim is None:
-            raise Problem(
-                _("c needs the cards: c %(cards)s (the starter last)", cards=self._example())
+        counted = self.keeping.count(claim, parse_cards(card_words))
+        whose = self._whose(counted.hand)
+        verdict = counted.verdict
+        if counted.turned is not None and counted.count is not None:
+            self.messages.append(
+                _(
+                    "(the starter was %(starter)s; counted with %(card)s)",
+                    starter=counted.turned,
+                    card=counted.count.starter,
+                )
             )
-        impossible = IMPOSSIBLE if crib or self.game.kept == 4 else IMPOSSIBLE_THREE
-        if claim in impossible and counted is None:
-            if claim != 19:
-                raise Problem(_("no hand counts %(points)d", points=claim))
+        if counted.nineteen:
             # Translators: players call a hand that scores nothing "nineteen" (no hand counts
             # 19), so 19 typed means 0.
             self.messages.append(_("nineteen: nothing, then"))
-            claim = 0
-        points = claim if claim is not None else 0
-        overlooked = None
-        if counted is not None:
-            actual = counted.total
-            self.messages.append(_breakdown(counted, whose))
-            if claim is None or claim == actual:
-                points = actual
-                if claim is not None:
-                    self.messages.append(
-                        _("%(whose)s: %(points)d is right", whose=whose, points=claim)
-                    )
-            elif claim > actual:
-                points = actual
+        if counted.count is not None:
+            actual = counted.count.total
+            self.messages.append(_breakdown(counted.count, whose))
+            if verdict is Verdict.RIGHT:
+                self.messages.append(
+                    _("%(whose)s: %(points)d is right", whose=whose, points=counted.claim)
+                )
+            elif verdict is Verdict.OVER:
                 self.messages.append(
                     _(
                         "%(whose)s has %(actual)d, not %(claim)d: pegged %(actual)d",
                         whose=whose,
                         actual=actual,
-                        claim=claim,
+                        claim=counted.claim,
                     )
                 )
-            else:
-                taker = (self.side(player) + 1) % self.players
-                overlooked = (taker, actual - claim)
+            elif counted.overlooked is not None:
+                taker, missed = counted.overlooked
                 self.messages.append(
                     _(
                         "MUGGINS! %(whose)s has %(actual)d, not %(claim)d: %(missed)d overlooked. "
                         "m: %(taker)s takes them; or u, then type the count again",
                         whose=whose,
                         actual=actual,
-                        claim=claim,
-                        missed=actual - claim,
+                        claim=counted.claim,
+                        missed=missed,
                         taker=player_name(taker),
                     )
                 )
-        if points:
-            await self._peg(self.side(player), points)
-        if counted is None or points != counted.total:
+        if counted.points:
+            await self._peg(counted.side, counted.points)
+        if verdict in (Verdict.UNCHECKED, Verdict.SHORT):
             self.messages.append(
-                _("%(whose)s: %(points)d", whose=whose, points=points)
-                if points
+                _("%(whose)s: %(points)d", whose=whose, points=counted.points)
+                if counted.points
                 else _("%(whose)s: nothing", whose=whose)
             )
-        await self._next_step(overlooked)
-        return f"{whose} {points}"
+        await self._next_step(counted)
+        return f"{whose} {counted.points}"
 
     def _example(self) -> str:
         return "5H 5S JD 5D" if self.game.kept == 3 else "5H 5S 5C JD 5D"
 
-    def _count_cards(self, words: list[str], crib: bool, whose: str) -> HandCount:
-        cards = parse_cards(words)
-        size = 4 if crib else self.game.kept
-        if len(cards) == size + 1:
-            hand, starter = cards[:size], cards[size]
-            if self.turn.starter is not None and starter != self.turn.starter:
-                self.messages.append(
-                    _(
-                        "(the starter was %(starter)s; counted with %(card)s)",
-                        starter=self.turn.starter,
-                        card=starter,
-                    )
-                )
-        elif len(cards) == size:
-            if self.turn.starter is None:
-                raise Problem(
-                    _(
-                        "and the starter? type it last (c %(cards)s), or s 5D first",
-                        cards=self._example(),
-                    )
-                )
-            hand, starter = cards, self.turn.starter
-        else:
-            if size == 3:
-                raise Problem(
-                    _(
-                        "%(whose)s: three cards, then the starter, not %(given)d cards",
-                        whose=whose,
-                        given=len(cards),
-                    )
-                )
-            raise Problem(
-                _(
-                    "%(whose)s: four cards, then the starter, not %(given)d cards",
-                    whose=whose,
-                    given=len(cards),
-                )
-            )
-        for card in hand:
-            if card == starter:
-                raise Problem(
-                    _(
-                        "%(card)s is the starter, it cannot be in %(whose)s too",
-                        card=card,
-                        whose=whose,
-                    )
-                )
-            for seen, where in self.turn.seen:
-                if seen == card and where != whose:
-                    raise Problem(
-                        _(
-                            "%(card)s was already in %(whose)s: check the cards",
-                            card=card,
-                            whose=where,
-                        )
-                    )
-        count = count_hand(hand, starter, crib=crib)
-        self.turn = dataclasses.replace(
-            self.turn,
-            starter=self.turn.starter or starter,
-            seen=self.turn.seen + tuple((card, whose) for card in hand),
-        )
-        return count
-
-    async def _next_step(self, overlooked: tuple[int, int] | None) -> None:
-        step = self.turn.step + 1
-        if step < len(self.show_order()):
-            self.turn = dataclasses.replace(self.turn, step=step, overlooked=overlooked)
+    async def _next_step(self, counted: Counted) -> None:
+        """After a hand of the show: the next hand, or after the crib the deal passes on
+        (unless the game is won)."""
+        if self.keeping.next_hand(counted.overlooked):
             return
         if self.state is not None and self._changes:
             await self._read()
         if self.state is not None and self.state.winner is not None:
-            self.turn = dataclasses.replace(self.turn, step=step - 1, overlooked=overlooked)
             return
-        dealer = await self._deal_to((self.turn.dealer + 1) % self.seats)
-        self.turn = Turn(dealer=dealer, deal_no=self.turn.deal_no + 1, overlooked=overlooked)
+        await self._deal_to(self.keeping.next_dealer)
+        dealer = self.keeping.pass_deal(counted.overlooked)
         self.messages.append(_("the deal passes to %(player)s", player=self.name(dealer)))
 
     async def _starter(self, words: list[str]) -> str:
         if len(words) != 1:
             raise Problem(_("s and the starter card: s 5D"))
         card = parse_card(words[0])
-        for seen, where in self.turn.seen:
-            if seen == card:
-                raise Problem(_("%(card)s was already in %(whose)s", card=card, whose=where))
-        self.turn = dataclasses.replace(self.turn, starter=card)
+        try:
+            heels = self.keeping.starter(card)
+        except CardSeen as err:
+            where = self._whose(err.hand)
+            raise Problem(_("%(card)s was already in %(whose)s", card=card, whose=where)) from None
         self.messages.append(_("starter %(card)s", card=card))
-        if card.rank == 11:
+        if heels is not None:
             self._game_over()
-            await self._peg(self.side(self.turn.dealer), 2)
+            await self._peg(*heels)
             self.messages.append(self._heels_text())
         return _("starter %(card)s", card=card)
 
@@ -597,44 +521,38 @@ class Scorekeeper:
 
     async def _heels(self) -> str:
         self._game_over()
-        await self._peg(self.side(self.turn.dealer), 2)
+        await self._peg(*self.keeping.heels())
         self.messages.append(self._heels_text())
         return _("his heels")
 
     async def _muggins(self, words: list[str]) -> str:
-        if self.turn.overlooked is None:
-            raise Problem(
-                _("muggins: nothing overlooked to take (it follows a claimed count with its cards)")
-            )
-        taker, points = self.turn.overlooked
-        if words:
-            taker = self._player(words[0])
+        self.keeping.overlooked()  # nothing to take: said before anything else
+        taker = self._player(words[0]) if words else None
         self._game_over()
-        await self._peg(taker, points)
-        self.turn = dataclasses.replace(self.turn, overlooked=None)
+        taken = self.keeping.muggins(taker)
+        await self._peg(*taken)
+        player = player_name(taken.side)
         self.messages.append(
-            _("muggins: %(player)s takes %(points)d", player=player_name(taker), points=points)
+            _("muggins: %(player)s takes %(points)d", player=player, points=taken.points)
         )
-        return _("muggins %(player)s %(points)d", player=player_name(taker), points=points)
+        return _("muggins %(player)s %(points)d", player=player, points=taken.points)
 
     async def _deal(self, words: list[str]) -> str:
         if len(words) > 1:
             raise Problem(_("d, or d and a player: d o"))
         if words:
-            dealer = await self._deal_to(self._dealer_seat(words[0]))
-            self.turn = Turn(
-                dealer=dealer, deal_no=self.turn.deal_no, bonus_due=self.turn.bonus_due
-            )
+            seat = self._dealer_seat(words[0])
+            await self._deal_to(seat)
+            self.keeping.deal_to(seat)
         else:
-            dealer = await self._deal_to((self.turn.dealer + 1) % self.seats)
-            self.turn = Turn(
-                dealer=dealer, deal_no=self.turn.deal_no + 1, bonus_due=self.turn.bonus_due
-            )
+            await self._deal_to(self.keeping.next_dealer)
+            self.keeping.pass_deal()
+        dealer = self.turn.dealer
         self.messages.append(
             _(
                 "%(dealer)s deals, %(pone)s counts first",
                 dealer=self.name(dealer),
-                pone=self.name(self.pone),
+                pone=self.name(self.keeping.pone),
             )
         )
         return _("%(dealer)s deals", dealer=self.name(dealer))
@@ -648,28 +566,25 @@ class Scorekeeper:
         await self.board.new_game(target, self.players)
         self._changes += 1
         state = await self._read()
-        self.turn = self._fresh_turn(state.dealer)
+        self.keeping.new_game(state.dealer)
         self.messages.append(self._new_game_text(state.target))
         return _("new game")
 
     async def _undo(self) -> None:
-        if not self.history:
+        entry = self.keeping.undo()
+        if entry is None:
             try:
                 await self.board.undo()
             except BoardRejected:
                 self.messages.append(_("nothing to undo"))
                 return
             state = await self._read()
-            self.turn = Turn(
-                dealer=self._seat_dealing(state.dealer, self.turn.dealer), deal_no=self.turn.deal_no
-            )
+            self.keeping.restart_deal(state.dealer)
             self._rev = state.rev
             self.messages.append(_("undone: the board's last change"))
             return
-        entry = self.history.pop()
         for _change in range(entry.changes):
             await self.board.undo()
-        self.turn = entry.turn
         state = await self._read()
         self._rev = state.rev
         self.messages.append(_("undone: %(what)s", what=entry.what))
@@ -682,15 +597,16 @@ class Scorekeeper:
         if state is not None and state.winner is not None:
             return [self._won_text(state)]
         turn = self.turn
+        pone = self.name(self.keeping.pone)
         line = _(
             "deal %(deal)d · %(dealer)s deals · %(pone)s leads and counts first",
             deal=turn.deal_no,
             dealer=self.name(turn.dealer),
-            pone=self.name(self.pone),
+            pone=pone,
         )
         if turn.starter is not None:
             line += " · " + _("starter %(card)s", card=turn.starter)
-        rest = [self.whose(step) for step in range(turn.step, len(self.show_order()))]
+        rest = [self._whose(hand) for hand in self.keeping.hands_left()]
         if rest[1:]:
             show = _(
                 "show: 12⏎ counts %(whose)s, then %(rest)s", whose=rest[0], rest=", ".join(rest[1:])
@@ -704,7 +620,7 @@ class Scorekeeper:
             show = (
                 _(
                     "%(pone)s pegs %(points)d with the first entry (d first if another deals)",
-                    pone=self.name(self.pone),
+                    pone=pone,
                     points=self.game.pone_bonus,
                 )
                 + " · "
@@ -755,7 +671,7 @@ def _breakdown(count: HandCount, whose: str) -> str:
     )
 
 
-def _GAME_OVER() -> str:  # noqa: N802 (a constant sentence, in the language in use)
+def _game_over_text() -> str:
     return _("the game is over: n starts a new one, u takes back the last entry")
 
 

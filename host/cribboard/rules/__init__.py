@@ -1,4 +1,5 @@
-"""The cribbage rules engine: cards, counting hands and cribs, the play, and the game.
+"""The cribbage rules engine: cards, counting hands and cribs, the play, and the game; and
+`scorekeeping`, the rules a scorekeeper keeps for a game played with real cards.
 
 from cribboard.rules import parse_cards, parse_card, count_hand, hand_points
 count_hand(parse_cards("5H 5S 5C JD"), parse_card("5D")).total   # 29, with the breakdown
@@ -30,7 +31,17 @@ from cribboard.rules.game import (
     cut_for_deal,
 )
 from cribboard.rules.pegging import Laid, Pegging, PlayResult, peg_combos
-from cribboard.rules.show import Combo, HandCount, Kind, count_hand, hand_points, points_of_ranks
+from cribboard.rules.scorekeeping import Scorekeeping
+from cribboard.rules.show import (
+    Combo,
+    HandCount,
+    Kind,
+    ShowHand,
+    count_hand,
+    hand_points,
+    points_of_ranks,
+    show_order,
+)
 from cribboard.rules.variants import (
     FIVE_CARD,
     FOUR_PLAYER,
@@ -66,12 +77,15 @@ __all__ = [
     "Pegging",
     "PlayResult",
     "peg_combos",
+    "Scorekeeping",
     "Combo",
     "HandCount",
     "Kind",
+    "ShowHand",
     "count_hand",
     "hand_points",
     "points_of_ranks",
+    "show_order",
     "FIVE_CARD",
     "FOUR_PLAYER",
     "SHORT",

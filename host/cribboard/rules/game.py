@@ -25,7 +25,7 @@ from enum import StrEnum
 from cribboard.rules.cards import JACK, Card, check_distinct, deck, format_cards
 from cribboard.rules.errors import CardError, IllegalMove
 from cribboard.rules.pegging import Pegging, PlayResult
-from cribboard.rules.show import Combo, HandCount, count_hand
+from cribboard.rules.show import Combo, HandCount, ShowHand, count_hand, show_order
 from cribboard.rules.variants import STANDARD, Variant
 
 
@@ -285,11 +285,10 @@ class Deal:
             self.phase = Phase.SHOW
         return result, event
 
-    def show_order(self) -> list[tuple[int, bool]]:
+    def show_order(self) -> list[ShowHand]:
         """(seat, is the crib) in counting order: from the pone round to the dealer, then the
-        dealer's crib."""
-        n = self.variant.players
-        return [((self.pone + i) % n, False) for i in range(n)] + [(self.dealer, True)]
+        dealer's crib (`rules.show.show_order`)."""
+        return show_order(self.dealer, self.variant.players)
 
     def count_next(self) -> ShowResult:
         """Count the next hand of the show and peg it. The game may end here."""

@@ -10,7 +10,8 @@ Each fifteen, pair and run is listed with its cards (cards may be reused across 
 a four-card run is one run of 4, duplicate ranks multiply runs (8-7-7-6 with a 2: two runs of
 three). Flush: every hand card of one suit scores one per hand card (4 in the six-card game), one
 more with the starter; the crib scores a flush only when all its cards and the starter share a
-suit. His nobs: the jack of the starter's suit in the hand or crib, 1.
+suit. His nobs: the jack of the starter's suit in the hand or crib, 1. `show_order`: whose hand
+counts when (the one order, for the engine's deals and the scorekeeper alike).
 
 One counter serves both forms. Fifteens, pairs and runs depend only on the cards' ranks: they are
 found by going through positions (`_fifteens`, `_pairs`, `_runs`, which yield the positions of
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from itertools import combinations, product
+from typing import NamedTuple
 
 from cribboard.i18n import _
 from cribboard.rules.cards import JACK, Card, check_distinct, format_cards
@@ -87,6 +89,21 @@ class HandCount:
     def of_kind(self, kind: Kind) -> tuple[Combo, ...]:
         """The combinations of one kind."""
         return tuple(combo for combo in self.combos if combo.kind is kind)
+
+
+class ShowHand(NamedTuple):
+    """One hand of the show: whose it is (`seat`), and whether it is that seat's crib."""
+
+    seat: int
+    crib: bool
+
+
+def show_order(dealer: int, players: int) -> list[ShowHand]:
+    """The hands of the show in counting order: from the pone (the seat after `dealer`) round
+    the table to the dealer, then the dealer's crib last. The order matters: the game ends the
+    moment a side reaches the target, so the pone can peg out first."""
+    hands = [ShowHand((dealer + 1 + i) % players, False) for i in range(players)]
+    return [*hands, ShowHand(dealer, True)]
 
 
 def count_hand(hand: Sequence[Card], starter: Card | None, *, crib: bool = False) -> HandCount:
