@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cribboard.cli.table import Arg, UsageError, arg, int_in
+from cribboard.cmdline.table import Arg, UsageError, arg, int_in
 from cribboard.hallsetup import DEFAULT_HALL, HallSetup, HallSetupError, make_setup, write_config
 
 HALL_ARGS: tuple[Arg, ...] = (

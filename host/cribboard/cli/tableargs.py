@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from cribboard.cli.table import Arg, UsageError, arg
+from cribboard.cmdline.table import Arg, UsageError, arg
 
 if TYPE_CHECKING:
     from cribboard.bridge.halltable import TableSettings

@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cribboard.cliparse import OneLineParser
+from cribboard.cmdline.parser import OneLineParser
 from cribboard.errors import CribboardError
 from cribboard.hall import HallError
 
 if TYPE_CHECKING:
-    from cribboard.cli.table import Command
+    from cribboard.cmdline.table import Command
 
 DIR_ENV = "CRIBBOARD_HALL_DIR"
 PASSWORD_ENV = "CRIBBOARD_HALL_PASSWORD"
@@ -68,7 +68,7 @@ class _Parser(OneLineParser):
 def command() -> Command:
     """The ``hall`` entry of the main command line's table: it hands the words after ``hall``
     to :func:`main`, which parses them."""
-    from cribboard.cli.table import Command
+    from cribboard.cmdline.table import Command
 
     return Command(
         "hall",

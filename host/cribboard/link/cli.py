@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cribboard.cli.table import Command, UsageError, arg
+from cribboard.cmdline.table import Command, UsageError, arg
 
 if TYPE_CHECKING:
     from cribboard.api import Board
