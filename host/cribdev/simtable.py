@@ -32,8 +32,8 @@ from cribboard import wire
 from cribboard.api import BoardState
 from cribboard.hall import messages
 from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress
 from cribboard.hall.tableclient import CommandMemory, TableClient
+from cribboard.mqtt.address import BrokerAddress
 from cribcore import protocol
 from cribcore.limits import MAX_POINTS
 from cribcore.state import NO_WINNER, GameError, GameState

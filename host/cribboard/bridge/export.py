@@ -13,8 +13,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from cribboard.bridge import catalogs, meta
+from cribboard.bridge import catalogs
 from cribboard.i18n import LANGUAGES
+from cribboard.web import meta
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 

@@ -21,8 +21,8 @@ from cribboard.bridge.registry import BoardEntry, Registry
 from cribboard.errors import BoardRejected, CribboardError
 from cribboard.hall import messages
 from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress
 from cribboard.hall.tableclient import CommandMemory, TableClient
+from cribboard.mqtt.address import BrokerAddress
 
 BOARD_WAIT_S = 5.0  # a command for a board that is being (re)opened waits this long for it
 COLOURS = ("blue", "orange", "purple")

@@ -6,7 +6,6 @@
 - :mod:`cribboard.hall.broker`: a private Eclipse Mosquitto with per-table credentials and an ACL.
 - :mod:`cribboard.hall.tournament`: players, pairings, results, standings (pure logic).
 - :mod:`cribboard.hall.store`: the tournament in one SQLite file, and its CSV export.
-- :mod:`cribboard.hall.address`: a broker's URL and user, made into an aiomqtt client.
 - :mod:`cribboard.hall.director`: the tournament director: results, rounds, commands, standings.
 - :mod:`cribboard.hall.view`, :mod:`cribboard.hall.page`: the projector page and what it shows.
 - :mod:`cribboard.hall.control`: how the command line reaches a running director.

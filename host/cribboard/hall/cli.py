@@ -565,7 +565,7 @@ def format_report(report: dict[str, Any]) -> str:
 def _password(args: argparse.Namespace, user: str) -> str | None:
     """The broker password: from the variable --password-env names, else
     $CRIBBOARD_HALL_PASSWORD, else asked for on a terminal; never from the command line."""
-    from cribboard.hall.address import ask_password
+    from cribboard.mqtt.address import ask_password
 
     variable = args.password_env or (PASSWORD_ENV if os.environ.get(PASSWORD_ENV) else None)
     return ask_password(variable, f"broker password for {user}: ")
@@ -601,8 +601,8 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
     from cribboard.hall import topics
-    from cribboard.hall.address import BrokerAddress
     from cribboard.hall.broker import Broker
+    from cribboard.mqtt.address import BrokerAddress
 
     saved = _settings(hall_dir)
     hall = topics.check_hall(args.hall or saved.get("hall") or "club")
@@ -711,7 +711,7 @@ def _cafile(cafile: str | None) -> str | None:
 
 def _local_address(broker: Any, user: str) -> Any:
     """How `user` reaches the hall's private broker from this computer."""
-    from cribboard.hall.address import BrokerAddress
+    from cribboard.mqtt.address import BrokerAddress
 
     ca = broker.ca_file
     return BrokerAddress.parse(
@@ -735,7 +735,7 @@ async def _answers(address: Any) -> bool:
     its certificate)."""
     import aiomqtt
 
-    from cribboard.hall.address import refusal
+    from cribboard.mqtt.address import refusal
 
     try:
         async with asyncio.timeout(2.0), address.client():
@@ -750,8 +750,8 @@ async def _answers(address: Any) -> bool:
 
 
 def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
-    from cribboard.bridge.server import lan_address
     from cribboard.hall import topics
+    from cribboard.web.addresses import lan_address
 
     host = broker.host
     if host in ("0.0.0.0", "::"):
@@ -876,7 +876,7 @@ def _http_port(args: argparse.Namespace) -> int:
 
 
 def _page_url(page: Any) -> str:
-    from cribboard.bridge.server import lan_address
+    from cribboard.web.addresses import lan_address
 
     if page.host in ("0.0.0.0", "::"):
         lan = lan_address()
@@ -888,8 +888,8 @@ def _page_url(page: Any) -> str:
 def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
     _no_password_on_the_line(args)
     from cribboard.hall import topics
-    from cribboard.hall.address import BrokerAddress
     from cribboard.hall.broker import Broker
+    from cribboard.mqtt.address import BrokerAddress
 
     settings = _settings(hall_dir)
     if args.broker:

@@ -48,7 +48,6 @@ import aiomqtt
 from cribboard.api import BoardState
 from cribboard.hall import HallError, messages
 from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress, refusal
 from cribboard.hall.store import ResultConflict, Store, TableCommand
 from cribboard.hall.tournament import (
     CIRCLE,
@@ -62,6 +61,7 @@ from cribboard.hall.tournament import (
 )
 from cribboard.hall.view import HallView, view_filters
 from cribboard.hall.wins import FinishedGame, finished_game
+from cribboard.mqtt.address import BrokerAddress, refusal
 from cribcore.limits import MAX_POINTS
 
 log = logging.getLogger(__name__)

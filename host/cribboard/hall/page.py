@@ -28,11 +28,11 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from cribboard import bridge
-from cribboard.bridge import meta
-from cribboard.bridge.hub import Hub, follow
-from cribboard.bridge.server import is_loopback
 from cribboard.hall import HallError
 from cribboard.hall.view import HallView
+from cribboard.web import meta
+from cribboard.web.addresses import is_loopback
+from cribboard.web.hub import Hub, follow
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 # The bridge's page files: the board drawing (board.js) is shared, not copied.
