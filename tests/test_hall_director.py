@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
 from cribboard.hall.director import choose_movement
 from cribboard.hall.store import Store
-from cribboard.hall.tournament import CIRCLE, ROTATION
+from cribboard.hallwire import topics as t
+from cribboard.tournament import CIRCLE, ROTATION
 from hallsupport import (
     HALL,
     WAIT_S,

@@ -57,8 +57,8 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
     if boards > 1:
         raise UsageError("a hall table has one board: name one (--port, --ble or --virtual)")
     from cribboard.bridge.halltable import TableSettings, default_memory_file
-    from cribboard.hall import HallError
-    from cribboard.hall import topics as t
+    from cribboard.errors import HallError
+    from cribboard.hallwire import topics as t
     from cribboard.mqtt import AddressError
     from cribboard.mqtt.address import BrokerAddress, ask_password
 

@@ -38,9 +38,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cribboard.hall import HallError, certs
-from cribboard.hall import topics as t
-from cribboard.hall.messages import MAX_MESSAGE_BYTES
+from cribboard.errors import HallError
+from cribboard.hall import certs
+from cribboard.hallwire import topics as t
+from cribboard.hallwire.messages import MAX_MESSAGE_BYTES
 from cribboard.mqtt.roots import LINK_ROOT, LINK_USER
 
 INSTALL_HINT = (

@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cribboard.cmdline.parser import OneLineParser
-from cribboard.errors import CribboardError
-from cribboard.hall import HallError
+from cribboard.errors import CribboardError, HallError
 
 if TYPE_CHECKING:
     from cribboard.cmdline.table import Command
@@ -397,8 +396,8 @@ def format_standings(standings: Sequence[Any]) -> str:
 
 
 def _standings(hall_dir: Path, as_json: bool) -> int:
-    from cribboard.hall import messages
     from cribboard.hall.director import held_json
+    from cribboard.hallwire import messages
 
     with _open_store(hall_dir) as store:
         standings = store.standings()
@@ -600,8 +599,8 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
-    from cribboard.hall import topics
     from cribboard.hall.broker import Broker
+    from cribboard.hallwire import topics
     from cribboard.mqtt.address import BrokerAddress
 
     saved = _settings(hall_dir)
@@ -750,7 +749,7 @@ async def _answers(address: Any) -> bool:
 
 
 def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
-    from cribboard.hall import topics
+    from cribboard.hallwire import topics
     from cribboard.web.addresses import lan_address
 
     host = broker.host
@@ -887,8 +886,8 @@ def _page_url(page: Any) -> str:
 
 def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
     _no_password_on_the_line(args)
-    from cribboard.hall import topics
     from cribboard.hall.broker import Broker
+    from cribboard.hallwire import topics
     from cribboard.mqtt.address import BrokerAddress
 
     settings = _settings(hall_dir)

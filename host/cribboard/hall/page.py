@@ -28,7 +28,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from cribboard import bridge
-from cribboard.hall import HallError
+from cribboard.errors import HallError
 from cribboard.hall.view import HallView
 from cribboard.web import meta
 from cribboard.web.addresses import is_loopback

@@ -19,8 +19,9 @@ from typing import Any
 import aiomqtt
 
 from cribboard.api import BoardState
-from cribboard.hall import HallError, messages
-from cribboard.hall import topics as t
+from cribboard.errors import HallError
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
 from cribboard.mqtt.address import BrokerAddress, refusal
 from cribboard.web.hub import Hub
 from cribcore.render import Renderer

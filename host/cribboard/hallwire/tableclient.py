@@ -28,8 +28,9 @@ from pathlib import Path
 import aiomqtt
 
 from cribboard.api import BoardState
-from cribboard.hall import HallError, messages
-from cribboard.hall import topics as t
+from cribboard.errors import HallError
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
 from cribboard.mqtt import AddressError
 from cribboard.mqtt.address import BrokerAddress, refusal
 

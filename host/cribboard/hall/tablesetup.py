@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cribboard.deploy import DeployError, _mpremote
-from cribboard.errors import CribboardError
-from cribboard.hall import HallError
-from cribboard.hall.topics import check_hall, check_table, table_user
+from cribboard.errors import CribboardError, HallError
+from cribboard.hallwire.topics import check_hall, check_table, table_user
 from cribboard.mqtt import AddressError
 from cribboard.mqtt.address import BrokerAddress
 from cribcore.files import HALL_CONFIG
