@@ -26,7 +26,11 @@ SOURCES = {
 # no longer happens (delete it).
 KNOWN_BREAKS: dict[tuple[str, str], str] = {}
 # Known circles, still to mend: the modules of each, sorted.
-KNOWN_CIRCLES: dict[tuple[str, ...], str] = {}
+KNOWN_CIRCLES: dict[tuple[str, ...], str] = {
+    # The store's records and their file variant: the record codec is going into a module of its
+    # own that both use (issue 25, step 5); delete this entry when it lands.
+    ("cribfw.store", "cribfw.storefiles"): "store.py <-> storefiles.py share the record codec",
+}
 
 
 @dataclass(frozen=True)
@@ -125,25 +129,29 @@ def graph() -> dict[str, dict[str, int]]:
     return {name: dict(imports(name, path, known)) for name, path in known.items()}
 
 
+def judge(name: str, target: str, table: dict[str, Floor]) -> str | None:
+    """What is wrong with module `name` importing module `target`; None when the rule allows it."""
+    mine, theirs = member_of(name, table), member_of(target, table)
+    assert mine is not None, f"{name} is on no floor of docs/architecture.md: add it"
+    assert theirs is not None, f"{target} is on no floor of docs/architecture.md: add it"
+    if mine[0] == theirs[0] or theirs[1].name in below(mine[1], table):
+        return None
+    if mine[1] == theirs[1]:
+        if mine[1].together:
+            return None
+        return f"sideways: {theirs[0]} stands apart from {mine[0]} on {mine[1].name}"
+    return f"upward: {mine[1].name} may not import {theirs[1].name}"
+
+
 def breaks() -> dict[tuple[str, str], str]:
     """Every import against the table's rule, and what is wrong with it."""
     table = floors()
     found = {}
     for name, targets in graph().items():
-        mine = member_of(name, table)
-        assert mine is not None, f"{name} is on no floor of docs/architecture.md: add it"
         for target, line in targets.items():
-            theirs = member_of(target, table)
-            assert theirs is not None, f"{target} is on no floor of docs/architecture.md"
-            if mine[0] == theirs[0] or theirs[1].name in below(mine[1], table):
-                continue
-            if mine[1] == theirs[1]:
-                if mine[1].together:
-                    continue
-                why = f"sideways: {theirs[0]} stands apart from {mine[0]} on {mine[1].name}"
-            else:
-                why = f"upward: {mine[1].name} may not import {theirs[1].name}"
-            found[(name, target)] = f"{name} (line {line}) imports {target}: {why}"
+            why = judge(name, target, table)
+            if why is not None:
+                found[(name, target)] = f"{name} (line {line}) imports {target}: {why}"
     return found
 
 
@@ -213,13 +221,14 @@ def test_no_import_circle() -> None:
 
 
 def test_the_rule_sees_a_break() -> None:
-    # The check itself: a feature reaching into another, and a floor reaching up, are caught.
+    # The check itself: a feature reaching into another, and a floor reaching up, are caught;
+    # going down, and within a member, are not.
     table = floors()
-    hall, bridge = (
-        member_of("cribboard.hall.page", table),
-        member_of("cribboard.bridge.server", table),
-    )
-    assert hall is not None and bridge is not None and hall[1] == bridge[1]
-    assert not hall[1].together
-    core = member_of("cribcore.layout", table)
-    assert core is not None and "features" not in below(core[1], table)
+    assert "sideways" in str(judge("cribboard.hall.page", "cribboard.bridge.server", table))
+    assert "upward" in str(judge("cribcore.layout", "cribboard.api", table))
+    assert "upward" in str(judge("cribboard.link.cli", "cribboard.cli", table))
+    assert "upward" in str(judge("cribboard.api", "cribfw.store", table))
+    assert judge("cribboard.cli", "cribboard.hall.cli", table) is None
+    assert judge("cribboard.hall.page", "cribboard.web.hub", table) is None
+    assert judge("cribboard.hall.director", "cribboard.hall.store", table) is None
+    assert judge("cribdev.simtable", "cribcore.hall", table) is None

@@ -29,7 +29,7 @@ from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
 from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
 from cribboard.errors import CribboardError
 from cribboard.i18n import LANGUAGES
-from cribboard.web import meta
+from cribboard.web import BOARD_FILES, meta
 from cribboard.web.addresses import is_loopback
 from cribboard.web.hub import Hub, follow
 
@@ -202,6 +202,7 @@ def create_app(
     router = app.router
     router.add_get("/", index)
     router.add_static("/static/", STATIC_DIR)
+    router.add_static("/board/", BOARD_FILES)
     router.add_get("/layout.json", constant(layout))
     router.add_get("/protocol.json", constant(protocol))
     router.add_get("/openapi.json", constant(document))
