@@ -33,13 +33,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cribboard.cmdline.parser import OneLineParser
+from cribboard.cmdline.table import Command
 from cribboard.errors import CribboardError, HallError
-
-if TYPE_CHECKING:
-    from cribboard.cmdline.table import Command
 
 DIR_ENV = "CRIBBOARD_HALL_DIR"
 PASSWORD_ENV = "CRIBBOARD_HALL_PASSWORD"
@@ -67,8 +65,6 @@ class _Parser(OneLineParser):
 def command() -> Command:
     """The ``hall`` entry of the main command line's table: it hands the words after ``hall``
     to :func:`main`, which parses them."""
-    from cribboard.cmdline.table import Command
-
     return Command(
         "hall",
         "a club night: the tournament director, its broker and projector page "
