@@ -18,6 +18,8 @@ from cribboard.link import LinkError
 from cribboard.mqtt.roots import LINK_ROOT as ROOT
 from cribboard.mqtt.roots import LINK_USER as LINK_USER
 
+# ROOT and LINK_USER, part of this scheme, are defined below the hall and the link: a hall's
+# broker lets linked games in.
 VERSION = "v1"
 MOVE = "move"
 ONLINE = "online"
