@@ -35,13 +35,13 @@ from typing import Any
 import aiohttp
 
 from cribboard.api import BoardState
-from cribboard.hall import messages
-from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
 from cribboard.hall.director import Director
 from cribboard.hall.page import Page
 from cribboard.hall.store import Store
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
+from cribboard.mqtt.address import BrokerAddress
 from cribdev.simtable import SimTable
 
 TABLES = 200

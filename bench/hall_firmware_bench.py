@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from cribboard.api import Board
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
 from cribboard.hall.certs import make_ca, make_server, pem_to_der
-from cribboard.hallsetup import HallSetup, write_config
+from cribboard.hall.tablesetup import HallSetup, write_config
 from cribboard.virtual.interpreter import find_micropython
 from cribboard.virtual.launcher import VirtualBoard
 from cribcore import hall as core

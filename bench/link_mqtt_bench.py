@@ -27,11 +27,11 @@ from pathlib import Path
 
 from cribboard.api import Board, BoardState
 from cribboard.client import Event
-from cribboard.hall.address import BrokerAddress
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
 from cribboard.link import topics as t
 from cribboard.link.moves import Change, Move, Position, encode_move
 from cribboard.link.side import LinkSide
+from cribboard.mqtt.address import BrokerAddress
 from cribboard.virtual import VirtualBoard
 
 GAME = "bench"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cribboard.hall.address import BrokerAddress
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
 from cribboard.hall.director import Director
 from cribboard.hall.store import Store
+from cribboard.mqtt.address import BrokerAddress
 from cribdev.simtable import SimTable
 
 HALL = "club"

@@ -20,10 +20,11 @@ import pytest
 from openapi_spec_validator import validate as validate_openapi
 
 from cribboard import cli
-from cribboard.bridge import meta
 from cribboard.bridge.openapi import openapi_document, render
-from cribboard.bridge.server import Bridge, BridgeConfigError, is_loopback
+from cribboard.bridge.server import Bridge, BridgeConfigError
 from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.web import meta
+from cribboard.web.addresses import is_loopback
 from cribcore import layout, protocol
 from cribcore.profiles import PROFILES
 from support import next_message, running_bridge

@@ -20,11 +20,11 @@ import aiomqtt
 import pytest
 
 from cribboard.bridge.halltable import TableSettings
-from cribboard.hall import messages
-from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
 from cribboard.hall.director import Director
 from cribboard.hall.store import Store
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
 from cribboard.virtual import VirtualBoard
 from hallsupport import (
     HALL,

@@ -14,9 +14,9 @@ from contextlib import asynccontextmanager
 import aiomqtt
 import pytest
 
-from cribboard.hall import messages
-from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker, BrokerError, MosquittoNotFound, find_executable
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
 
 HALL = "club"
 WAIT_S = 10.0

@@ -27,11 +27,11 @@ import aiomqtt
 import pytest
 
 from cribboard.api import Board
-from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
 from cribboard.hall.certs import make_ca, pem_to_der
 from cribboard.hall.store import Store
-from cribboard.hallsetup import HallSetup, write_config
+from cribboard.hall.tablesetup import HallSetup, write_config
+from cribboard.hallwire import topics as t
 from cribboard.virtual.launcher import VirtualBoard
 from cribcore.limits import MAX_POINTS
 from cribdev.simtable import SimTable

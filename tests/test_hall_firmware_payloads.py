@@ -1,4 +1,4 @@
-"""A Wi-Fi board's hall payloads against the host's (cribboard.hall.messages): the literal vectors
+"""A Wi-Fi board's hall payloads against the host's (cribboard.hallwire.messages): the literal vectors
 of tests/core/test_hallpayload.py (which also run on MicroPython) are what the host encodes, and
 the board's writer gives the host's bytes for thousands of played states; the board reads
 commands as the host does; the topics are the host's; umqtt.simple is micropython-lib's file."""
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cribboard.hall import messages
-from cribboard.hall import topics as t
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
 from cribcore import hall as core
 from cribcore.protocol import LineWriter
 from cribcore.state import NO_WINNER, GameError, GameState

@@ -24,10 +24,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker
 from cribboard.hall.director import Director
 from cribboard.hall.store import Store
+from cribboard.hallwire import topics as t
 from cribdev.simtable import SimTable
 from hallsupport import HALL, WAIT_S, address, need_mosquitto
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from cribboard.api import Board, BoardState
-from cribboard.hall import HallError
-from cribboard.hall import messages as m
-from cribboard.hall import topics as t
-from cribboard.hall.tournament import Tournament
+from cribboard.errors import HallError
 from cribboard.hall.wins import FinishedGame, finished_game
+from cribboard.hallwire import messages as m
+from cribboard.hallwire import topics as t
+from cribboard.tournament import Tournament
 from cribboard.virtual import VirtualBoard
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "mqtt.md"

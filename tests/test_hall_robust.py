@@ -21,10 +21,10 @@ import pytest
 
 from browsersupport import chromium, needs_chromium
 from cribboard.api import BoardState
-from cribboard.hall import messages
-from cribboard.hall import topics as t
 from cribboard.hall.broker import Broker, config_text
 from cribboard.hall.store import Store
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
 from cribdev.simtable import SimTable
 from hallsupport import (
     HALL,

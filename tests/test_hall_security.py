@@ -21,14 +21,14 @@ import aiomqtt
 import pytest
 from cryptography import x509
 
-from cribboard.hall import HallError
-from cribboard.hall.address import BrokerAddress, refusal
+from cribboard.errors import HallError
 from cribboard.hall.broker import Broker
 from cribboard.hall.certs import HallCertificates, make_ca, make_server, write_private
 from cribboard.hall.page import Page
 from cribboard.hall.store import Store
-from cribboard.hall.tableclient import TableClient
 from cribboard.hall.view import HallView
+from cribboard.hallwire.tableclient import TableClient
+from cribboard.mqtt.address import BrokerAddress, refusal
 from hallsupport import HALL, WAIT_S, address, need_mosquitto, running_broker
 
 CLI = [sys.executable, "-m", "cribboard.cli"]

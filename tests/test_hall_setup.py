@@ -1,5 +1,5 @@
 """`cribboard deploy --broker ... --table N [--hall H] [--user U] [--wifi SSID]`: the board's hall
-configuration (cribboard.hallsetup) is checked before anything is copied, takes its passwords
+configuration (cribboard.hall.tablesetup) is checked before anything is copied, takes its passwords
 from the environment or a prompt that does not echo, and never shows them; the firmware reads
 what the host writes (cribfw/hallconfig.py)."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cribboard.hall.certs import make_ca, pem_to_der
-from cribboard.hallsetup import (
+from cribboard.hall.tablesetup import (
     MQTT_PASSWORD_ENV,
     WIFI_PASSWORD_ENV,
     HallSetupError,

@@ -21,8 +21,8 @@ from cribboard.hall.store import (
     Store,
     StoreError,
 )
-from cribboard.hall.tournament import Result, Rules, TournamentError
 from cribboard.hall.wins import FinishedGame, result_key
+from cribboard.tournament import Result, Rules, TournamentError
 
 NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve")
 
@@ -62,7 +62,7 @@ WRITER = """
 import sys
 from pathlib import Path
 from cribboard.hall.store import Store
-from cribboard.hall.tournament import Rules
+from cribboard.tournament import Rules
 store = Store.open(Path(sys.argv[1]), rules=Rules())
 for i in range(20):
     store.register("P%02d" % i)

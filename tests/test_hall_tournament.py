@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cribboard.hall.tournament import (
+from cribboard.tournament import (
     CIRCLE,
     DOUBLE_SKUNK,
     MOVEMENTS,

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 
 from cribboard.api import Board, BoardState
-from cribboard.hall.address import BrokerAddress
 from cribboard.hall.broker import Broker
 from cribboard.link import topics as t
 from cribboard.link.moves import Change, Move, Position, encode_move
 from cribboard.link.secret import GameKey
 from cribboard.link.side import LinkSide, describe
+from cribboard.mqtt.address import BrokerAddress
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from hallsupport import HALL, WAIT_S, address, broker_words, need_mosquitto

@@ -11,7 +11,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from cribboard.hall.address import BrokerAddress
+from cribboard.mqtt.address import BrokerAddress
 from cribboard.waiting import within
 
 

@@ -1,7 +1,7 @@
 # The club hall's MQTT topic scheme v1 (docs/mqtt.md), the part a table shares with the host: the
 # topic names, how a table publishes on each, and the limits of a command. The host's
-# cribboard.hall.topics and cribboard.hall.messages build on these; a Wi-Fi board's own table
-# client (cribfw/hall.py) uses them as they are. Runs on MicroPython and CPython.
+# cribboard.hallwire.topics and cribboard.hallwire.messages build on these; a Wi-Fi board's own
+# table client (cribfw/hall.py) uses them as they are. Runs on MicroPython and CPython.
 
 ROOT = "cribboard"
 VERSION = "v1"

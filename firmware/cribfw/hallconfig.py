@@ -1,6 +1,6 @@
 # Where a Wi-Fi board reports to the club hall: a small JSON file on its flash, written by
 # `cribboard deploy --broker mqtts://HOST:PORT --cafile ca.pem --table N [--hall H] [--user U]
-# [--wifi SSID]` (host/cribboard/hallsetup.py). Read once at start; no file: the board plays
+# [--wifi SSID]` (host/cribboard/hall/tablesetup.py). Read once at start; no file: the board plays
 # alone.
 #   {"hall": "club", "table": 3, "host": "192.168.1.10", "port": 8883, "user": "table-3",
 #    "password": "...", "ssid": "clubwifi", "wifi_password": "...", "ca": "MIIB..."}

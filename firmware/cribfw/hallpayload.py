@@ -1,5 +1,5 @@
 # The payloads a Wi-Fi board's table client sends and reads (docs/mqtt.md): its state as compact
-# JSON (byte for byte what the host's cribboard.hall.messages.encode_state writes for the same
+# JSON (byte for byte what the host's cribboard.hallwire.messages.encode_state writes for the same
 # state: tests/core/test_hallpayload.py), an ack, and the director's command. The state and ack
 # are written into a preallocated LineWriter (cribcore.protocol): no allocation per state.
 

@@ -31,3 +31,8 @@ class ProtocolMismatch(CribboardError):
 
 class NoBoardFound(CribboardError):
     """No board could be found or opened."""
+
+
+class HallError(CribboardError):
+    """Root of the club hall's errors (its topics, payloads, tables and director): a clear
+    message, nothing half done."""

@@ -47,7 +47,7 @@ def screen_rgb(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     are not: encoding each channel with the screen's gamma makes the screen give off light in
     the LEDs' own proportions, so the order and the ratio of brightness stay as on the board (a
     back peg a quarter of its front peg, the second lap's glow a twentieth) while the dim levels
-    become visible. The web page (bridge/static/board.js, screenColor) does the same."""
+    become visible. The web page (web/static/board.js, screenColor) does the same."""
     r, g, b = (round(255 * (c / 255) ** (1 / SCREEN_GAMMA)) for c in rgb)
     return (r, g, b)
 

@@ -30,10 +30,10 @@ from pathlib import Path
 
 from cribboard import wire
 from cribboard.api import BoardState
-from cribboard.hall import messages
-from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress
-from cribboard.hall.tableclient import CommandMemory, TableClient
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
+from cribboard.hallwire.tableclient import CommandMemory, TableClient
+from cribboard.mqtt.address import BrokerAddress
 from cribcore import protocol
 from cribcore.limits import MAX_POINTS
 from cribcore.state import NO_WINNER, GameError, GameState
@@ -54,7 +54,7 @@ class SimTable:
     password (the user is ``table-N``). `state_file` keeps the game across a restart of the
     process, as a board keeps it across its table client's (the revision starts again at 0,
     as a board's does after a power cut). The MQTT side is the one every table client on a
-    computer uses (:class:`cribboard.hall.tableclient.TableClient`)."""
+    computer uses (:class:`cribboard.hallwire.tableclient.TableClient`)."""
 
     def __init__(
         self,

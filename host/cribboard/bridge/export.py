@@ -3,7 +3,7 @@ host (or `http://localhost`) can serve it, and Chrome on a phone drives the boar
 
     python -m cribboard.bridge.export DIR
 
-DIR gets index.html, static/ and the generated layout.json, protocol.json and i18n/ (the
+DIR gets index.html, static/, board/ (the drawing the pages share) and the generated layout.json, protocol.json and i18n/ (the
 page's translations)."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from cribboard.bridge import catalogs, meta
+from cribboard.bridge import catalogs
 from cribboard.i18n import LANGUAGES
+from cribboard.web import BOARD_FILES, meta
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -23,6 +24,7 @@ def export(target: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     shutil.copytree(STATIC_DIR, target / "static", dirs_exist_ok=True)
     shutil.copy(STATIC_DIR / "index.html", target / "index.html")
+    shutil.copytree(BOARD_FILES, target / "board", dirs_exist_ok=True)
     (target / "layout.json").write_text(json.dumps(meta.layout_json()) + "\n")
     (target / "protocol.json").write_text(json.dumps(meta.protocol_json()) + "\n")
     i18n = target / "i18n"

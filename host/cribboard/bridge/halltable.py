@@ -3,7 +3,7 @@
 The board's every state, as the bridge serves it (``GET /api/state``: the same object, built by
 the same code), goes to the table's ``state`` and ``event`` topics, and the director's new-game
 commands run on the board (docs/mqtt.md, "A table client"). The MQTT side is the one every
-table client on a computer uses (:class:`cribboard.hall.tableclient.TableClient`); it runs in
+table client on a computer uses (:class:`cribboard.hallwire.tableclient.TableClient`); it runs in
 the background, so a broker that is away never holds up the bridge's HTTP and WebSocket side
 nor the board. The last command run is kept in a small file, so a command the director sends
 again after the bridge restarted is answered, not run again.
@@ -19,10 +19,10 @@ from pathlib import Path
 from cribboard.api import BoardState
 from cribboard.bridge.registry import BoardEntry, Registry
 from cribboard.errors import BoardRejected, CribboardError
-from cribboard.hall import messages
-from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress
-from cribboard.hall.tableclient import CommandMemory, TableClient
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
+from cribboard.hallwire.tableclient import CommandMemory, TableClient
+from cribboard.mqtt.address import BrokerAddress
 
 BOARD_WAIT_S = 5.0  # a command for a board that is being (re)opened waits this long for it
 COLOURS = ("blue", "orange", "purple")

@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cribboard.api import Board, BoardState, Frame, Settings
-from cribboard.bridge.hub import Hub
 from cribboard.client import Event, Hello
 from cribboard.errors import CribboardError
 from cribboard.waiting import within
+from cribboard.web.hub import Hub
 
 log = logging.getLogger(__name__)
 

@@ -113,7 +113,7 @@ def _announce(bridge: Bridge) -> None:
 def _network_address(bridge: Bridge) -> str | None:
     """The IPv4 address a phone reaches the bridge at: the one it listens on, or this
     computer's address on the local network when it listens on every address."""
-    from cribboard.bridge.server import lan_address
+    from cribboard.web.addresses import lan_address
 
     if bridge.host in ("0.0.0.0", "", "::"):
         return lan_address()

@@ -11,12 +11,9 @@ origins may call the API (CORS) if they send the token themselves (not the cooki
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
-import ipaddress
 import json
 import logging
-import socket
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -25,14 +22,16 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, catalogs, meta
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, catalogs
 from cribboard.bridge.halltable import HallTable, TableSettings
-from cribboard.bridge.hub import Hub, follow
 from cribboard.bridge.openapi import openapi_document
 from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
 from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
 from cribboard.errors import CribboardError
 from cribboard.i18n import LANGUAGES
+from cribboard.web import BOARD_FILES, meta
+from cribboard.web.addresses import is_loopback
+from cribboard.web.hub import Hub, follow
 
 log = logging.getLogger(__name__)
 
@@ -57,17 +56,6 @@ HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
 
 class BridgeConfigError(CribboardError):
     """The bridge cannot start as asked (an address without a token, a port in use)."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a host name or address is this computer only."""
-    name = host.strip("[]").lower()
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def _host_name(host_header: str) -> str:
@@ -214,6 +202,7 @@ def create_app(
     router = app.router
     router.add_get("/", index)
     router.add_static("/static/", STATIC_DIR)
+    router.add_static("/board/", BOARD_FILES)
     router.add_get("/layout.json", constant(layout))
     router.add_get("/protocol.json", constant(protocol))
     router.add_get("/openapi.json", constant(document))
@@ -405,13 +394,3 @@ class Bridge:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-
-
-def lan_address() -> str | None:
-    """This computer's address on the local network, as a phone would reach it (best effort;
-    no packet is sent)."""
-    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.connect(("10.254.254.254", 1))
-        address = str(s.getsockname()[0])
-        return None if address.startswith("127.") else address
-    return None

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from cribboard import portshare
 from cribboard.cli.app_commands import APP_COMMANDS
 from cribboard.cli.board_commands import BOARD_COMMANDS
-from cribboard.cli.table import PROG, Command, UsageError, arg, build_parser
+from cribboard.cmdline.table import PROG, Command, UsageError, arg, build_parser
 from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
 from cribboard.hall import cli as hall_cli

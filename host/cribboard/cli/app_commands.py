@@ -10,8 +10,8 @@ import os
 import time
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, TOKEN_ENV
-from cribboard.cli.table import Command, UsageError, arg, use_color
 from cribboard.cli.tableargs import TABLE_ARGS, table_settings
+from cribboard.cmdline.table import Command, UsageError, arg, use_color
 from cribboard.discovery import named_port
 from cribboard.i18n import L_, N_, _
 from cribboard.play.scorekeeper import TABLE_GAMES

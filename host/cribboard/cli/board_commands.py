@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from cribboard import portshare
 from cribboard.api import Board, Health
 from cribboard.cli.hall_deploy import HALL_ARGS
-from cribboard.cli.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
 from cribboard.client import Hello
+from cribboard.cmdline.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
 from cribboard.discovery import PORT_ENV, resolve_port
 from cribboard.errors import CribboardError
 from cribboard.i18n import L_, N_, _, n_

@@ -1,12 +1,18 @@
 """`cribboard deploy`'s hall options: a Wi-Fi board reports to a club hall from its own firmware
-(cribboard.hallsetup writes its configuration)."""
+(cribboard.hall.tablesetup writes its configuration)."""
 
 from __future__ import annotations
 
 import argparse
 
-from cribboard.cli.table import Arg, UsageError, arg, int_in
-from cribboard.hallsetup import DEFAULT_HALL, HallSetup, HallSetupError, make_setup, write_config
+from cribboard.cmdline.table import Arg, UsageError, arg, int_in
+from cribboard.hall.tablesetup import (
+    DEFAULT_HALL,
+    HallSetup,
+    HallSetupError,
+    make_setup,
+    write_config,
+)
 
 HALL_ARGS: tuple[Arg, ...] = (
     arg(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from cribboard.cli.table import Arg, UsageError, arg
+from cribboard.cmdline.table import Arg, UsageError, arg
 
 if TYPE_CHECKING:
     from cribboard.bridge.halltable import TableSettings
@@ -57,9 +57,10 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
     if boards > 1:
         raise UsageError("a hall table has one board: name one (--port, --ble or --virtual)")
     from cribboard.bridge.halltable import TableSettings, default_memory_file
-    from cribboard.hall import HallError
-    from cribboard.hall import topics as t
-    from cribboard.hall.address import BrokerAddress, ask_password
+    from cribboard.errors import HallError
+    from cribboard.hallwire import topics as t
+    from cribboard.mqtt import AddressError
+    from cribboard.mqtt.address import BrokerAddress, ask_password
 
     try:
         user = args.user or t.table_user(args.table)
@@ -67,7 +68,7 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
         address = BrokerAddress.parse(args.mqtt, username=user, cafile=args.cafile)
         address.tls_context()  # a CA file that cannot be read: said now, in one line
         password = ask_password(args.password_env, f"password for {user} at {address.url}: ")
-    except HallError as err:
+    except (HallError, AddressError) as err:
         raise UsageError(str(err)) from None
     return TableSettings(
         address.with_login(user, password),

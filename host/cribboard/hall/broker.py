@@ -38,10 +38,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cribboard.hall import HallError, certs
-from cribboard.hall import topics as t
-from cribboard.hall.messages import MAX_MESSAGE_BYTES
-from cribboard.link import topics as link_topics
+from cribboard.errors import HallError
+from cribboard.hall import certs
+from cribboard.hallwire import topics as t
+from cribboard.hallwire.messages import MAX_MESSAGE_BYTES
+from cribboard.mqtt.roots import LINK_ROOT, LINK_USER
 
 INSTALL_HINT = (
     "install Eclipse Mosquitto: `sudo apt-get install mosquitto` (Debian, Ubuntu; or `make "
@@ -120,7 +121,7 @@ def acl_text(hall: str, tables: int, *, viewer: bool, links: bool = False) -> st
     if viewer:
         lines += [f"user {t.VIEWER_USER}", f"topic read {prefix}/#"]
     if links:
-        lines += [f"user {link_topics.LINK_USER}", f"topic readwrite {link_topics.ROOT}/#"]
+        lines += [f"user {LINK_USER}", f"topic readwrite {LINK_ROOT}/#"]
     for table in range(1, tables + 1):
         lines.append(f"user {t.table_user(table)}")
         lines += [f"topic write {t.table_topic(hall, table, leaf)}" for leaf in t.TABLE_PUBLISHES]
@@ -229,7 +230,7 @@ class Broker:
         if viewer:
             users.append(t.VIEWER_USER)
         if links:
-            users.append(link_topics.LINK_USER)
+            users.append(LINK_USER)
         credentials = {user: secrets.token_urlsafe(18) for user in users}
         _write_private(state_dir / "credentials.json", json.dumps(credentials, indent=1) + "\n")
         # Plain "user:password" lines, then hashed in place (PBKDF2-SHA512) by the broker's tool.
@@ -281,7 +282,7 @@ class Broker:
         the loopback names, this computer's LAN address and host name."""
         if self.host not in ("0.0.0.0", "::"):
             return [self.host]
-        from cribboard.bridge.server import lan_address
+        from cribboard.web.addresses import lan_address
 
         names = ["127.0.0.1", "::1", "localhost"]
         own = socket.gethostname()
@@ -311,7 +312,7 @@ class Broker:
             # A new LAN address since the last start: a new server certificate, same CA.
             self.certificates.ensure(self.server_names())
         conf = self.state_dir / "mosquitto.conf"
-        links = link_topics.LINK_USER in self._credentials
+        links = LINK_USER in self._credentials
         _write_private(
             conf, config_text(self.state_dir, self.host, self.port, tls=self.tls, links=links)
         )

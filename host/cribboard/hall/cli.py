@@ -33,14 +33,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from cribboard.cliparse import OneLineParser
-from cribboard.errors import CribboardError
-from cribboard.hall import HallError
-
-if TYPE_CHECKING:
-    from cribboard.cli.table import Command
+from cribboard.cmdline.parser import OneLineParser
+from cribboard.cmdline.table import Command
+from cribboard.errors import CribboardError, HallError
 
 DIR_ENV = "CRIBBOARD_HALL_DIR"
 PASSWORD_ENV = "CRIBBOARD_HALL_PASSWORD"
@@ -68,8 +65,6 @@ class _Parser(OneLineParser):
 def command() -> Command:
     """The ``hall`` entry of the main command line's table: it hands the words after ``hall``
     to :func:`main`, which parses them."""
-    from cribboard.cli.table import Command
-
     return Command(
         "hall",
         "a club night: the tournament director, its broker and projector page "
@@ -397,8 +392,8 @@ def format_standings(standings: Sequence[Any]) -> str:
 
 
 def _standings(hall_dir: Path, as_json: bool) -> int:
-    from cribboard.hall import messages
     from cribboard.hall.director import held_json
+    from cribboard.hallwire import messages
 
     with _open_store(hall_dir) as store:
         standings = store.standings()
@@ -565,7 +560,7 @@ def format_report(report: dict[str, Any]) -> str:
 def _password(args: argparse.Namespace, user: str) -> str | None:
     """The broker password: from the variable --password-env names, else
     $CRIBBOARD_HALL_PASSWORD, else asked for on a terminal; never from the command line."""
-    from cribboard.hall.address import ask_password
+    from cribboard.mqtt.address import ask_password
 
     variable = args.password_env or (PASSWORD_ENV if os.environ.get(PASSWORD_ENV) else None)
     return ask_password(variable, f"broker password for {user}: ")
@@ -600,9 +595,9 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
-    from cribboard.hall import topics
-    from cribboard.hall.address import BrokerAddress
     from cribboard.hall.broker import Broker
+    from cribboard.hallwire import topics
+    from cribboard.mqtt.address import BrokerAddress
 
     saved = _settings(hall_dir)
     hall = topics.check_hall(args.hall or saved.get("hall") or "club")
@@ -711,7 +706,7 @@ def _cafile(cafile: str | None) -> str | None:
 
 def _local_address(broker: Any, user: str) -> Any:
     """How `user` reaches the hall's private broker from this computer."""
-    from cribboard.hall.address import BrokerAddress
+    from cribboard.mqtt.address import BrokerAddress
 
     ca = broker.ca_file
     return BrokerAddress.parse(
@@ -735,7 +730,7 @@ async def _answers(address: Any) -> bool:
     its certificate)."""
     import aiomqtt
 
-    from cribboard.hall.address import refusal
+    from cribboard.mqtt.address import refusal
 
     try:
         async with asyncio.timeout(2.0), address.client():
@@ -750,8 +745,8 @@ async def _answers(address: Any) -> bool:
 
 
 def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
-    from cribboard.bridge.server import lan_address
-    from cribboard.hall import topics
+    from cribboard.hallwire import topics
+    from cribboard.web.addresses import lan_address
 
     host = broker.host
     if host in ("0.0.0.0", "::"):
@@ -876,7 +871,7 @@ def _http_port(args: argparse.Namespace) -> int:
 
 
 def _page_url(page: Any) -> str:
-    from cribboard.bridge.server import lan_address
+    from cribboard.web.addresses import lan_address
 
     if page.host in ("0.0.0.0", "::"):
         lan = lan_address()
@@ -887,9 +882,9 @@ def _page_url(page: Any) -> str:
 
 def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
     _no_password_on_the_line(args)
-    from cribboard.hall import topics
-    from cribboard.hall.address import BrokerAddress
     from cribboard.hall.broker import Broker
+    from cribboard.hallwire import topics
+    from cribboard.mqtt.address import BrokerAddress
 
     settings = _settings(hall_dir)
     if args.broker:

@@ -22,10 +22,10 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from cribboard.hall import HallError
+from cribboard.errors import HallError
 from cribboard.hall.director import Director, describe, held_json
 from cribboard.hall.store import Store
-from cribboard.hall.tournament import Correction
+from cribboard.tournament import Correction
 
 SOCKET_NAME = "director.sock"
 MAX_SOCKET_PATH = 100  # sockaddr_un holds 108 bytes on Linux, 104 on macOS

@@ -14,7 +14,7 @@ every ``event`` and ``ack`` while it is away), follows every table's ``state``, 
   board's revisions allow, the games-won tally up by the win alone. Anything else is held for
   the director with the reason (:meth:`Director.accept_held`, :meth:`Director.reject_held`).
 - **Hostile messages.** Whatever a table publishes is size-, depth- and range-checked
-  (:mod:`cribboard.hall.messages`) and refused with a log line; nothing a message holds, nor a
+  (:mod:`cribboard.hallwire.messages`) and refused with a log line; nothing a message holds, nor a
   fault in drawing the page, stops the director.
 - **Nothing lost.** On every connection it subscribes again, so the broker hands it every
   table's retained state, and it records any win not stored yet: a director killed between the
@@ -46,11 +46,14 @@ from typing import Any
 import aiomqtt
 
 from cribboard.api import BoardState
-from cribboard.hall import HallError, messages
-from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress, refusal
+from cribboard.errors import HallError
 from cribboard.hall.store import ResultConflict, Store, TableCommand
-from cribboard.hall.tournament import (
+from cribboard.hall.view import HallView, view_filters
+from cribboard.hall.wins import FinishedGame, finished_game
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
+from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.tournament import (
     CIRCLE,
     ROTATION,
     Correction,
@@ -60,8 +63,6 @@ from cribboard.hall.tournament import (
     TournamentError,
     max_rounds,
 )
-from cribboard.hall.view import HallView, view_filters
-from cribboard.hall.wins import FinishedGame, finished_game
 from cribcore.limits import MAX_POINTS
 
 log = logging.getLogger(__name__)

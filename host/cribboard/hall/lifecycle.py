@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from cribboard.hall import HallError
+from cribboard.errors import HallError
 
 LOCK_NAME = "director.lock"
 # Restarts of a broker that keeps dying: this many within RESTART_WINDOW_S, and the hall stops.

@@ -2,7 +2,7 @@
 who plays whom at which table, live over a WebSocket.
 
     GET /              the page (static/hall.html; large type, 1920x1080 and phones)
-    GET /static/...    its script and style; /board/... the bridge's board drawing (board.js)
+    GET /static/...    its script and style; /board/... the board's drawing (board.js), as the bridge's page
     GET /layout.json   the board's holes (the bridge's, from cribcore)
     GET /api/hall      the hall now, as the WebSocket's first messages
     GET /api/ws        those messages, then every change: {"type": "table" | "round" |
@@ -27,16 +27,13 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from cribboard import bridge
-from cribboard.bridge import meta
-from cribboard.bridge.hub import Hub, follow
-from cribboard.bridge.server import is_loopback
-from cribboard.hall import HallError
+from cribboard.errors import HallError
 from cribboard.hall.view import HallView
+from cribboard.web import BOARD_FILES, meta
+from cribboard.web.addresses import is_loopback
+from cribboard.web.hub import Hub, follow
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-# The bridge's page files: the board drawing (board.js) is shared, not copied.
-BRIDGE_STATIC = Path(bridge.__file__).resolve().parent / "static"
 DEFAULT_HTTP_PORT = 8322
 
 
@@ -126,7 +123,7 @@ def create_app(view: HallView, *, loopback: bool = True) -> web.Application:
     app.on_shutdown.append(close_sockets)
     app.router.add_get("/", index)
     app.router.add_static("/static/", STATIC_DIR)
-    app.router.add_static("/board/", BRIDGE_STATIC)
+    app.router.add_static("/board/", BOARD_FILES)
     app.router.add_get("/layout.json", layout_json)
     app.router.add_get("/api/hall", hall)
     app.router.add_get("/api/ws", websocket)

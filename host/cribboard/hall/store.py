@@ -45,8 +45,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from cribboard.hall import HallError
-from cribboard.hall.tournament import (
+from cribboard.errors import HallError
+from cribboard.hall.wins import FinishedGame, result_key
+from cribboard.tournament import (
     Correction,
     Player,
     Result,
@@ -57,7 +58,6 @@ from cribboard.hall.tournament import (
     Tournament,
     TournamentError,
 )
-from cribboard.hall.wins import FinishedGame, result_key
 
 SCHEMA_VERSION = 3
 
@@ -339,8 +339,8 @@ class Store:
         return player
 
     def choose_movement(self, movement: str) -> None:
-        """Set the pairing movement (:data:`~cribboard.hall.tournament.CIRCLE` or
-        :data:`~cribboard.hall.tournament.ROTATION`) before round 1 is paired; never after."""
+        """Set the pairing movement (:data:`~cribboard.tournament.CIRCLE` or
+        :data:`~cribboard.tournament.ROTATION`) before round 1 is paired; never after."""
         rules = replace(self.tournament.rules, movement=movement)
         if rules == self.tournament.rules:
             return

@@ -4,7 +4,7 @@ whom at which table) and the standings.
 
 The director feeds its view from its own subscription; ``cribboard hall serve`` feeds one from a
 read-only viewer connection (:func:`follow`). Each change goes out to the page's WebSockets
-through the bridge's fan-out (:class:`cribboard.bridge.hub.Hub`), serialised once."""
+through the web fan-out (:class:`cribboard.web.hub.Hub`), serialised once."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ from typing import Any
 import aiomqtt
 
 from cribboard.api import BoardState
-from cribboard.bridge.hub import Hub
-from cribboard.hall import HallError, messages
-from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress, refusal
+from cribboard.errors import HallError
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
+from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.web.hub import Hub
 from cribcore.render import Renderer
 from cribcore.state import NO_WINNER
 

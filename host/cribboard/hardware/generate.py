@@ -8,7 +8,6 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import cribboard.hardware as package
 from cribboard.hardware.boards import BOARD_PROFILES
 from cribboard.hardware.bom import read_bom
 from cribboard.hardware.picture import board_png
@@ -79,7 +78,7 @@ def generate(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cribboard.hardware",
-        description=package.__doc__.split("\n\n")[0] if package.__doc__ else None,
+        description=__doc__,
     )
     parser.add_argument("--out", type=Path, help="folder to write (default: hardware/)")
     parser.add_argument(

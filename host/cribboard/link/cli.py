@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cribboard.cli.table import Command, UsageError, arg
+from cribboard.cmdline.table import Command, UsageError, arg
 
 if TYPE_CHECKING:
     from cribboard.api import Board
@@ -96,12 +96,12 @@ def command() -> Command:
 def _run(args: argparse.Namespace) -> int:
     from cribboard.api import Board
     from cribboard.discovery import resolve_port
-    from cribboard.hall import HallError
-    from cribboard.hall.address import BrokerAddress, ask_password
     from cribboard.link import LinkError
     from cribboard.link.secret import game_secret
     from cribboard.link.side import LinkSide, default_state_file
     from cribboard.link.topics import check_game
+    from cribboard.mqtt import AddressError
+    from cribboard.mqtt.address import BrokerAddress, ask_password
 
     port = args.link_port or args.port
     ble = args.link_ble if args.link_ble is not None else args.ble
@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
             else None
         )
         secret = game_secret(args.secret_env, args.game)
-    except (HallError, LinkError) as err:
+    except (AddressError, LinkError) as err:
         raise UsageError(str(err)) from None
     address = address.with_login(args.user, password)
 

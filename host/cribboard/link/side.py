@@ -44,7 +44,6 @@ import aiomqtt
 from cribboard.api import Board, BoardState
 from cribboard.client import Event
 from cribboard.errors import CribboardError
-from cribboard.hall.address import BrokerAddress, refusal
 from cribboard.i18n import n_
 from cribboard.link import LinkError
 from cribboard.link import topics as t
@@ -64,6 +63,7 @@ from cribboard.link.moves import (
     game_change,
 )
 from cribboard.link.secret import GameKey
+from cribboard.mqtt.address import BrokerAddress, refusal
 
 log = logging.getLogger(__name__)
 

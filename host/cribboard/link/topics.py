@@ -15,13 +15,15 @@ import re
 from dataclasses import dataclass
 
 from cribboard.link import LinkError
+from cribboard.mqtt.roots import LINK_ROOT as ROOT
+from cribboard.mqtt.roots import LINK_USER as LINK_USER
 
-ROOT = "cribboard/link"
+# ROOT and LINK_USER, part of this scheme, are defined below the hall and the link: a hall's
+# broker lets linked games in.
 VERSION = "v1"
 MOVE = "move"
 ONLINE = "online"
 SYNC = "sync"
-LINK_USER = "link"  # the user a hall's private broker gives the links (Broker.create(links=True))
 
 _GAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 _SIDE = re.compile(r"[a-z0-9]{1,16}\Z")

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from ..cliparse import OneLineParser
+from ..cmdline.parser import OneLineParser
 from ..errors import CribboardError
 from ..simregistry import register, unregister
 from .errors import VirtualBoardError

@@ -8,18 +8,24 @@ from pathlib import Path
 from typing import Any
 
 from cribboard.bridge.server import STATIC_DIR
+from cribboard.web import BOARD_FILES
 
 CHROMIUM = "/usr/bin/chromium"
 WIDTH, HEIGHT = 1280, 860  # the browser window, in CSS pixels (one device pixel each)
-PAGE_FILES = ("index.html", "style.css", "app.js", "board.js", "links.js")
+PAGE_FILES = (
+    STATIC_DIR / "index.html",
+    STATIC_DIR / "style.css",
+    STATIC_DIR / "app.js",
+    BOARD_FILES / "board.js",
+    STATIC_DIR / "links.js",
+)
 """The files that make the page's look: a change to any makes the picture stale."""
 
 
 def source_digests() -> list[str]:
     """`sha256 FILE DIGEST` for each of the page's files."""
     return [
-        f"sha256 {name} {hashlib.sha256((STATIC_DIR / name).read_bytes()).hexdigest()}"
-        for name in PAGE_FILES
+        f"sha256 {path.name} {hashlib.sha256(path.read_bytes()).hexdigest()}" for path in PAGE_FILES
     ]
 
 

@@ -4,7 +4,7 @@
 // without touching the board.
 
 import { makeCodec } from "./codec.js";
-import { BoardView, screenColor } from "./board.js";
+import { BoardView, screenColor } from "../board/board.js";
 import { BleLink, BridgeLink } from "./links.js";
 import { N_, _, language, languageNames, n_, onLanguage, setLanguage, startLanguage } from "./i18n.js";
 

@@ -1,5 +1,5 @@
 // The hall's projector page: the standings, who plays whom at which table, and every table's
-// board in miniature (drawn by the bridge's board.js from the frame the server renders with the
+// board in miniature (drawn by the shared board.js from the frame the server renders with the
 // firmware's renderer). Everything arrives on one WebSocket: a snapshot, then each change.
 
 import { BoardView } from "../board/board.js";

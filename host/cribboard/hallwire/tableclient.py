@@ -28,9 +28,11 @@ from pathlib import Path
 import aiomqtt
 
 from cribboard.api import BoardState
-from cribboard.hall import HallError, messages
-from cribboard.hall import topics as t
-from cribboard.hall.address import BrokerAddress, refusal
+from cribboard.errors import HallError
+from cribboard.hallwire import messages
+from cribboard.hallwire import topics as t
+from cribboard.mqtt import AddressError
+from cribboard.mqtt.address import BrokerAddress, refusal
 
 RECONNECT_S = (0.1, 0.2, 0.5, 1.0)  # waits before reconnecting: quick first, then calmer
 # A change published while the link is dying waits at most this long (it goes out again with
@@ -142,7 +144,7 @@ class TableClient:
         for task in (self._publisher, self._task):
             if task is not None:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, HallError):
+                with contextlib.suppress(asyncio.CancelledError, HallError, AddressError):
                     await task
         self._task = self._publisher = None
 

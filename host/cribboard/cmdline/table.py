@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from cribboard.cliparse import OneLineParser
+from cribboard.cmdline.parser import OneLineParser
 from cribboard.errors import CribboardError
 from cribboard.i18n import Later, _
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from cribboard.hall import HallError
+from cribboard.errors import HallError
 from cribcore.layout import skunk_lines
 from cribcore.limits import TARGETS
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import aiomqtt
 
-from cribboard.hall import HallError
+from cribboard.mqtt import AddressError
 from cribboard.waiting import within
 
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}
@@ -27,9 +27,9 @@ KEEPALIVE_S = 30  # docs/mqtt.md: a table's keepalive is 30 s or less; the other
 # Small messages go out at once: without it, Nagle's algorithm and the broker's delayed ACK
 # hold each QoS 1 round trip for about 40 ms.
 _SOCKET_OPTIONS = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
-# paho logs a lost connection as an error on stderr; the hall's clients say it themselves, in
-# one line, and reconnect.
-_MQTT_LOG = logging.getLogger("cribboard.hall.mqtt")
+# paho logs a lost connection as an error on stderr; the hall's and the link's clients say it
+# themselves, in one line, and reconnect.
+_MQTT_LOG = logging.getLogger("cribboard.mqtt.client")
 _MQTT_LOG.setLevel(logging.CRITICAL)
 
 T = TypeVar("T")
@@ -51,13 +51,13 @@ class Client(aiomqtt.Client):
 
 
 def ask_password(variable: str | None, prompt: str) -> str | None:
-    """A broker password: from the environment variable named (HallError when it is not set),
+    """A broker password: from the environment variable named (AddressError when it is not set),
     else asked for without echo on a terminal, else none (a broker that lets the user in
     without one). Never printed, never logged."""
     if variable:
         password = os.environ.get(variable)
         if password is None:
-            raise HallError(f"--password-env {variable}: that environment variable is not set")
+            raise AddressError(f"--password-env {variable}: that environment variable is not set")
         return password
     if sys.stdin.isatty():
         return getpass.getpass(prompt)
@@ -83,13 +83,13 @@ class BrokerAddress:
 
     def tls_context(self) -> ssl.SSLContext | None:
         """The TLS context that verifies the broker (its certificate and its host name);
-        None for plain MQTT. HallError when the CA file cannot be read."""
+        None for plain MQTT. AddressError when the CA file cannot be read."""
         if not self.tls:
             return None
         try:
             return ssl.create_default_context(cafile=self.cafile)
         except (OSError, ssl.SSLError) as err:
-            raise HallError(f"--cafile {self.cafile}: not a readable PEM CA file ({err})")
+            raise AddressError(f"--cafile {self.cafile}: not a readable PEM CA file ({err})")
 
     @classmethod
     def parse(
@@ -99,17 +99,17 @@ class BrokerAddress:
         password: str | None = None,
         cafile: str | None = None,
     ) -> BrokerAddress:
-        """``mqtt://host[:port]`` or ``mqtts://host[:port]``; HallError for anything else (and
+        """``mqtt://host[:port]`` or ``mqtts://host[:port]``; AddressError for anything else (and
         for a `cafile` with plain MQTT, which would be ignored)."""
         try:
             parts = urlsplit(url)
             port = parts.port
         except ValueError as err:
-            raise HallError(f"bad broker URL {url!r}: {err}")
+            raise AddressError(f"bad broker URL {url!r}: {err}")
         if parts.scheme not in SCHEMES or not parts.hostname or parts.path not in ("", "/"):
-            raise HallError(f"bad broker URL {url!r}: use mqtt://HOST:PORT or mqtts://HOST:PORT")
+            raise AddressError(f"bad broker URL {url!r}: use mqtt://HOST:PORT or mqtts://HOST:PORT")
         if cafile is not None and parts.scheme != "mqtts":
-            raise HallError(f"--cafile goes with an mqtts:// broker, not {url}")
+            raise AddressError(f"--cafile goes with an mqtts:// broker, not {url}")
         return cls(
             parts.hostname,
             port or SCHEMES[parts.scheme],

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cribboard.api import BoardState
-from cribboard.hall import HallError
-from cribboard.hall.tournament import Round, Standing, Tournament
+from cribboard.errors import HallError
+from cribboard.tournament import Round, Standing, Tournament
 from cribcore import hall as core
 from cribcore.hall import is_command_id
 from cribcore.limits import MAX_POINTS, PLAYER_COUNTS, TARGETS

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cribboard.deploy import DeployError, _mpremote
-from cribboard.errors import CribboardError
-from cribboard.hall import HallError
-from cribboard.hall.address import BrokerAddress
-from cribboard.hall.topics import check_hall, check_table, table_user
+from cribboard.errors import CribboardError, HallError
+from cribboard.hallwire.topics import check_hall, check_table, table_user
+from cribboard.mqtt import AddressError
+from cribboard.mqtt.address import BrokerAddress
 from cribcore.files import HALL_CONFIG
 
 MQTT_PASSWORD_ENV = "CRIBBOARD_MQTT_PASSWORD"
@@ -119,7 +119,7 @@ def make_setup(
         address = BrokerAddress.parse(broker)
         hall = check_hall(hall if hall is not None else DEFAULT_HALL)
         table = check_table(table)
-    except HallError as err:
+    except (HallError, AddressError) as err:
         raise HallSetupError(str(err)) from None
     ca = None
     if address.tls:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cribboard.hall import HallError
+from cribboard.errors import HallError
 from cribcore import hall as core
 from cribcore.hall import ACK as ACK
 from cribcore.hall import CMD as CMD

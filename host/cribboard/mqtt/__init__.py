@@ -1,0 +1,15 @@
+"""The MQTT plumbing the hall, its tables and the linked games share, below them all.
+
+- :mod:`cribboard.mqtt.address`: a broker's URL and user, made into an aiomqtt client; why a
+  broker refused one.
+- :mod:`cribboard.mqtt.roots`: where the linked games' topics start on a broker, and their user,
+  which a hall's private broker lets in.
+"""
+
+from __future__ import annotations
+
+from cribboard.errors import CribboardError
+
+
+class AddressError(CribboardError):
+    """A broker's address, password or CA file that cannot be used: one line, nothing tried."""
