@@ -20,6 +20,7 @@ CORE_TESTS = [
     "test_panel",
     "test_store",
     "test_old_records",
+    "test_flashrecord",
     "test_ring",
     "test_blelink",
     "test_hallpayload",
