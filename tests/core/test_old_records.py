@@ -5,7 +5,7 @@
 from binascii import unhexlify
 
 from checks import NorFlash
-from test_store import Settings, played, state, with_root
+from test_store import Settings, state, with_root
 
 from cribcore.state import GameState
 from cribfw.admission import Admission
@@ -14,7 +14,26 @@ from cribfw.hallmemory import CommandMemory
 from cribfw.ring import Ring
 from cribfw.store import Store
 
-# test_store.played() and its settings, saved with seq 7: header, 18 int16s, 7 undo rows, crc32.
+
+def played():
+    """A board with something in every saved field (as test_store.played() made it when these
+    bytes were written), and its settings."""
+    b = GameState()
+    b.set_skunk_double(True)
+    b.set_pegs(0, 115, 100)
+    b.set_pegs(1, 50, 40)
+    b.peg(0, 8)  # a double skunk: two games
+    b.new_game(61)
+    b.peg(1, 12)
+    b.peg(0, 5)
+    b.peg(1, 3)
+    b.undo()
+    b.next_dealer()
+    b.set_pending(0, 4)  # not saved
+    return b, Settings(77, 900)
+
+
+# played() saved with seq 7: header, 18 int16s, 7 undo rows, crc32.
 GAME = unhexlify(
     "435249420100e8000700000002003d000000ffff0000010005000c0000000000000000000200000000004d00"
     "84030700020079000000ffff0000000000000000000000000000000000000000020079000000ffff00007300"
