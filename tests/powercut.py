@@ -45,7 +45,7 @@ from cribboard import wire
 from cribboard.virtual import SimControl, VirtualBoard
 from cribboot import STATE_BLOCKS
 from cribcore.state import GameError, GameState
-from cribfw.store import apply, decode, encode
+from cribfw.gamerecord import apply, decode, encode
 
 BLOCK = 4096  # the flash image's block size
 SEED = int(os.environ.get("CRIBBOARD_POWER_CUT_SEED", "20240521"))

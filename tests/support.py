@@ -20,7 +20,7 @@ from cribboard.api import Board, BoardState
 from cribboard.bridge.server import Bridge
 from cribboard.client import Event
 from cribcore.state import GameState
-from cribfw import store
+from cribfw import gamerecord
 
 WAIT_S = 20.0
 """How long a test waits for an event before it fails: only a bound for a test that is broken.
@@ -159,16 +159,16 @@ async def wait_bridge_state(
 def saved_games(image: Path) -> list[GameState]:
     """The games the store saved in a virtual board's flash image, oldest first: every intact
     record in it (littlefs writes a file's bytes whole, and keeps older copies until it reuses
-    their blocks). The record's layout is cribfw/store.py's; `decode` checks it."""
+    their blocks). The record's layout is cribfw/gamerecord.py's; `decode` checks it."""
     data = image.read_bytes()
     found: list[tuple[int, GameState]] = []
     at = data.find(b"CRIB")
     while at >= 0:
         body = int.from_bytes(data[at + 6 : at + 8], "little")  # the header's body length
-        record = store.decode(data[at : at + 12 + body + 4])  # header, body, crc32
+        record = gamerecord.decode(data[at : at + 12 + body + 4])  # header, body, crc32
         if isinstance(record, tuple):
             game = GameState()
-            store.apply(record, game, SimpleNamespace(brightness=0, budget_ma=0))
+            gamerecord.apply(record, game, SimpleNamespace(brightness=0, budget_ma=0))
             found.append((record[0], game))
         at = data.find(b"CRIB", at + 1)
     return [game for _, game in sorted(found, key=lambda seq_game: seq_game[0])]

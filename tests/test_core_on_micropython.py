@@ -19,6 +19,8 @@ CORE_TESTS = [
     "mp_dispatch_no_alloc",
     "test_panel",
     "test_store",
+    "test_old_records",
+    "test_flashrecord",
     "test_ring",
     "test_blelink",
     "test_hallpayload",

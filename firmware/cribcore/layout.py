@@ -33,7 +33,6 @@ except ImportError:  # CPython
 ROWS = const(4)
 COLS = const(30)
 GROUP = const(5)
-TRACK_HOLES = const(120)
 WIN_HOLE = const(120)
 HOLES = const(121)
 LAP_2P = const(60)
@@ -59,11 +58,6 @@ def hole_row(hole):
 
 def hole_col(hole):
     return -1 if hole == WIN_HOLE else hole % COLS
-
-
-def hole_group(hole):
-    """Group of five along the row (0..5), -1 for the win hole."""
-    return -1 if hole == WIN_HOLE else (hole % COLS) // GROUP
 
 
 def _row_y(row):
@@ -117,22 +111,6 @@ def lap_length(players):
 def track(players, player):
     """The holes of a player's track in order, as bytes (position 1 first)."""
     return TRACK_2P[player] if players == 2 else TRACK_3P[player]
-
-
-def hole_track(hole):
-    """(player, position) of a hole on the two-player board; (-1, 0) for the win hole."""
-    if hole == WIN_HOLE:
-        return (-1, 0)
-    for player in range(2):
-        position = TRACK_2P[player].find(bytes((hole,)))
-        if position >= 0:
-            return (player, position + 1)
-    return (-1, 0)
-
-
-def lap_of(players, score):
-    """0-based lap a score is on (score >= 1)."""
-    return (score - 1) // lap_length(players)
 
 
 def hole_for_score(players, player, score, target):

@@ -40,8 +40,9 @@ K_SET = const(1)  # reads without arguments (as K_READ); with them changes the b
 K_CHANGE = const(2)  # changes the board: a trusted link only; the reply is remembered
 K_LINK = const(3)  # reads without arguments; with them sets the asking link's own view: anyone
 
-# The verbs, in wire order (V_* index it): name, fewest and most arguments, kind. The firmware's
-# handlers are in cribfw/verbs.py, in the same order; docs/protocol.md describes each.
+# The verbs, in wire order (a verb's number, Request.verb, is its index): name, fewest and most
+# arguments, kind. The firmware's handlers are in cribfw/verbs.py, in the same order;
+# docs/protocol.md describes each.
 VERB_TABLE = (
     (b"hello", 0, 0, K_READ),
     (b"ping", 0, 0, K_READ),
@@ -62,23 +63,6 @@ VERB_TABLE = (
     (b"health", 0, 0, K_READ),  # since 1.2
 )
 VERBS = tuple(spec[0] for spec in VERB_TABLE)
-V_HELLO = const(0)
-V_PING = const(1)
-V_STATE = const(2)
-V_PEG = const(3)
-V_SET = const(4)
-V_UNDO = const(5)
-V_NEW = const(6)
-V_DEAL = const(7)
-V_PEND = const(8)
-V_GAMES = const(9)
-V_BRIGHT = const(10)
-V_BUDGET = const(11)
-V_FRAME = const(12)
-V_TEST = const(13)
-V_ADMIT = const(14)
-V_BRIEF = const(15)
-V_HEALTH = const(16)
 
 # Words an argument may be instead of a number.
 W_CLEAR = const(0)
@@ -149,18 +133,6 @@ class Request:
 
     def has_id(self):
         return self.id_end > self.id_start
-
-    def same_id(self, other_line, start, end):
-        """True when this request's id equals other_line[start:end]."""
-        if end - start != self.id_end - self.id_start or end == start:
-            return False
-        line = self.line
-        j = self.id_start
-        for i in range(start, end):
-            if other_line[i] != line[j]:
-                return False
-            j += 1
-        return True
 
     def int_arg(self, i, default):
         """Argument i as a number; `default` when absent; None when it is a word."""

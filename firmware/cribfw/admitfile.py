@@ -1,53 +1,37 @@
 # The admitted Bluetooth devices and open mode on the flash (cribfw/admission.py), so they survive
 # a power cut. Written whole on every change (rare: an admission, `admit open`, `admit clear`),
 # in a Ring of records in the raw flash region (cribfw/ring.py) where the board has one, else as a
-# temporary file renamed over the old one (atomic on littlefs: see cribfw/storefiles.py).
-# Record (version 1):
+# temporary file renamed over the old one (cribfw/flashrecord.py: the magic, version, crc32 and
+# atomic write every flash record shares). Record (version 1):
 #   0 b"ADMT"   4 u8 version   5 u8 open   6 u8 count   7 count * 7 address bytes   .. u32 crc32
 # A record that does not read back intact is ignored: nobody is admitted, the board is closed.
 
-import os
-
-try:
-    from binascii import crc32
-except ImportError:  # a MicroPython build without binascii.crc32
-    from zlib import crc32  # type: ignore[no-redef]
-
+from cribfw import flashrecord
 from cribfw.admission import ADDR_LEN, MAX_ADMITTED
 
 _HEADER = 7
 _VERSION = 1
 
 
-def _crc(data, end):
-    return crc32(memoryview(data)[:end]) & 0xFFFFFFFF
-
-
 def _valid(data):
     """`data` if it is an intact record, else None."""
     if (
-        len(data) < _HEADER + 4
-        or data[:4] != b"ADMT"
-        or data[4] != _VERSION
+        flashrecord.version(data, b"ADMT", _HEADER + 4) != _VERSION
         or data[5] > 1
         or data[6] > MAX_ADMITTED
+        or not flashrecord.sealed(data, _HEADER + data[6] * ADDR_LEN)
     ):
-        return None
-    end = _HEADER + data[6] * ADDR_LEN
-    if len(data) != end + 4 or _crc(data, end) != int.from_bytes(data[end:], "little"):
         return None
     return data
 
 
 def _encode(admission):
     end = _HEADER + admission.count * ADDR_LEN
-    rec = bytearray(end + 4)
-    rec[0:4] = b"ADMT"
-    rec[4] = _VERSION
+    rec = flashrecord.blank(b"ADMT", _VERSION, end)
     rec[5] = 1 if admission.open else 0
     rec[6] = admission.count
     rec[_HEADER:end] = admission.addrs[0 : end - _HEADER]
-    rec[end:] = _crc(rec, end).to_bytes(4, "little")
+    flashrecord.seal(rec)
     return rec
 
 
@@ -60,11 +44,9 @@ class AdmitRecords:
     def load(self, admission):
         """Put the newest intact record into `admission`; True if there was one."""
         if isinstance(self.place, str):
-            try:
-                with open(self.place, "rb") as f:
-                    data = _valid(f.read(_HEADER + MAX_ADMITTED * ADDR_LEN + 5))
-            except OSError:
-                data = None
+            data = flashrecord.read(self.place, _HEADER + MAX_ADMITTED * ADDR_LEN + 5)
+            if data is not None:
+                data = _valid(data)
         else:
             data = self.place.newest(_valid)
         if data is None:
@@ -81,10 +63,7 @@ class AdmitRecords:
         rec = _encode(admission)
         try:
             if isinstance(self.place, str):
-                tmp = self.place + ".tmp"
-                with open(tmp, "wb") as f:
-                    f.write(rec)
-                os.rename(tmp, self.place)
+                flashrecord.replace(self.place, rec)
             else:
                 self.place.append(rec)
         except (OSError, MemoryError):  # flash failing, or no memory for the buffers

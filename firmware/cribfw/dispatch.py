@@ -17,7 +17,7 @@ except ImportError:  # CPython
         return value
 
 
-from cribcore import protocol as P
+from cribcore import protocol
 from cribcore.layout import HOLES
 from cribcore.state import GameError
 from cribfw.verbs import HANDLERS, admission_fields, settings_fields, write_hello_fields
@@ -38,7 +38,7 @@ class RecentReplies:
     the same reply again instead of being applied twice. Ids are given as (buffer, start, end)."""
 
     def __init__(self):
-        self.ids = bytearray(RECENT * P.MAX_ID)
+        self.ids = bytearray(RECENT * protocol.MAX_ID)
         self.id_len = bytearray(RECENT)
         self.replies = bytearray(RECENT * RECENT_REPLY)
         self.reply_len = bytearray(RECENT)
@@ -51,7 +51,7 @@ class RecentReplies:
         for slot in range(RECENT):
             if self.id_len[slot] != n or n == 0:
                 continue
-            base = slot * P.MAX_ID
+            base = slot * protocol.MAX_ID
             same = True
             for i in range(n):
                 if ids[base + i] != line[start + i]:
@@ -67,7 +67,7 @@ class RecentReplies:
             return
         slot = self.next
         self.next = (slot + 1) % RECENT
-        base = slot * P.MAX_ID
+        base = slot * protocol.MAX_ID
         j = 0
         for i in range(start, end):
             self.ids[base + j] = line[i]
@@ -93,10 +93,10 @@ class Dispatcher:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.req = P.Request()
-        self.out = P.LineWriter(OUT_SIZE)
-        self.event = P.LineWriter(EVENT_SIZE)
-        self.brief = P.LineWriter(32)
+        self.req = protocol.Request()
+        self.out = protocol.LineWriter(OUT_SIZE)
+        self.event = protocol.LineWriter(EVENT_SIZE)
+        self.brief = protocol.LineWriter(32)
         self._published_rev = ctx.game.rev
         self._published_settings = ctx.settings_rev
         self._published_admission = ctx.admission.rev
@@ -120,28 +120,28 @@ class Dispatcher:
         """Handle one request line (line[:n], newline removed) from `link`."""
         req = self.req
         req.line = line
-        code = P.parse_request(req, n)
+        code = protocol.parse_request(req, n)
         out = self.out
-        if code == P.E_EMPTY:
+        if code == protocol.E_EMPTY:
             return  # a blank line is not a request
-        if code == P.E_OK and not P.arity_ok(req):
-            code = P.E_ARITY
+        if code == protocol.E_OK and not protocol.arity_ok(req):
+            code = protocol.E_ARITY
         # Every reply to a line with an id is remembered, errors included, except replies to
         # reading requests (they simply run again) and `denied` (see below).
-        remembered = req.has_id() and not P.is_reading(req, code)
+        remembered = req.has_id() and not protocol.is_reading(req, code)
         slot = link.recent.find(line, req.id_start, req.id_end) if remembered else -1
         if slot >= 0:
             link.recent.replay(slot, out)  # a resend: same reply, nothing applied again
             remembered = False
-        elif code != P.E_OK:
-            if code != P.E_BAD_ARG and code != P.E_ARITY:
+        elif code != protocol.E_OK:
+            if code != protocol.E_BAD_ARG and code != protocol.E_ARITY:
                 self.ctx.bad_lines += 1
-            err = P.PARSE_ERRORS[code]
-            P.write_error(out, req, err[0], err[1])
-        elif not (link.trusted or self.ctx.admission.open or P.is_open(req)):
+            err = protocol.PARSE_ERRORS[code]
+            protocol.write_error(out, req, err[0], err[1])
+        elif not (link.trusted or self.ctx.admission.open or protocol.is_open(req)):
             # Not remembered: nothing was applied, so once admitted the same request (same
             # id) may be sent again and is applied then.
-            P.write_error(out, req, b"denied", DENIED)
+            protocol.write_error(out, req, b"denied", DENIED)
             self.ctx.admission.request(link)
             remembered = False
         else:
@@ -152,11 +152,11 @@ class Dispatcher:
         self.publish_if_changed()
 
     def _execute(self, link, req, out):
-        P.begin_reply(out, req, True)
+        protocol.begin_reply(out, req, True)
         try:
             HANDLERS[req.verb](self.ctx, link, req, out)
         except GameError as err:
-            P.write_error(out, req, err.code.encode(), err.text.encode())
+            protocol.write_error(out, req, err.code.encode(), err.text.encode())
             return
         out.end()
 
@@ -170,7 +170,7 @@ class Dispatcher:
         """An error reply without an id to `link` (for input that is not a request line)."""
         req = self.req
         req.id_start = req.id_end = 0
-        P.write_error(self.out, req, code, text)
+        protocol.write_error(self.out, req, code, text)
         link.send(self.out.buf, self.out.n)
 
     def line_too_long(self, link, request_id, id_len):
@@ -186,8 +186,8 @@ class Dispatcher:
             link.recent.replay(slot, out)
         else:
             self.ctx.bad_lines += 1  # (a resend answered from memory is not counted again)
-            err = P.PARSE_ERRORS[P.E_TOO_LONG]
-            P.write_error(out, req, err[0], err[1])
+            err = protocol.PARSE_ERRORS[protocol.E_TOO_LONG]
+            protocol.write_error(out, req, err[0], err[1])
             if id_len:
                 link.recent.remember(request_id, 0, id_len, out)
         link.send(out.buf, out.n)
@@ -208,12 +208,12 @@ class Dispatcher:
             for link in ctx.links:
                 if link.brief and one_change and brief >= 0:
                     if brief == 0:
-                        brief = 1 if P.write_brief_event(self.brief, game) else -1
+                        brief = 1 if protocol.write_brief_event(self.brief, game) else -1
                     if brief == 1:
                         link.send(self.brief.buf, self.brief.n)
                         continue
                 if not full:
-                    P.write_state_event(self.event, game)
+                    protocol.write_state_event(self.event, game)
                     full = True
                 link.send(self.event.buf, self.event.n)
         if ctx.settings_rev != self._published_settings:

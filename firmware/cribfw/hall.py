@@ -26,7 +26,7 @@ except ImportError:  # CPython
         return value
 
 
-from cribcore import hall as H
+from cribcore import hall
 from cribcore.protocol import LineWriter
 from cribcore.state import GameError
 from cribfw.boundedsock import BoundedSocket
@@ -63,12 +63,12 @@ class HallClient:
         self.ctx = ctx
         self.memory = memory
         self.wifi = wifi
-        prefix = H.table_prefix(config.hall, config.table).encode()
-        self.t_state = prefix + H.STATE.encode()
-        self.t_event = prefix + H.EVENT.encode()
-        self.t_online = prefix + H.ONLINE.encode()
-        self.t_cmd = prefix + H.CMD.encode()
-        self.t_ack = prefix + H.ACK.encode()
+        prefix = hall.table_prefix(config.hall, config.table).encode()
+        self.t_state = prefix + hall.STATE.encode()
+        self.t_event = prefix + hall.EVENT.encode()
+        self.t_online = prefix + hall.ONLINE.encode()
+        self.t_cmd = prefix + hall.CMD.encode()
+        self.t_ack = prefix + hall.ACK.encode()
         client_id = ("table-%d" % config.table).encode()
         self.tls = None  # plain MQTT, or the TLS that verifies the broker (cribfw/halltls.py)
         if config.ca is not None:
@@ -87,7 +87,7 @@ class HallClient:
         )
         self.client.set_callback(self._received)
         self.client.set_last_will(
-            self.t_online, H.OFFLINE_PAYLOAD, retain=H.ONLINE_DELIVERY[1], qos=1
+            self.t_online, hall.OFFLINE_PAYLOAD, retain=hall.ONLINE_DELIVERY[1], qos=1
         )
         self.names = []  # the players the last new game named (the board shows none)
         self.phase = OFFLINE
@@ -180,21 +180,21 @@ class HallClient:
         client = self.client
         game = self.ctx.game
         if self.phase == SUBSCRIBING:
-            client.subscribe(self.t_cmd, qos=H.CMD_DELIVERY[0])
+            client.subscribe(self.t_cmd, qos=hall.CMD_DELIVERY[0])
             self.phase = ANNOUNCING
         elif self.phase == ANNOUNCING:
-            self._publish(self.t_online, H.ONLINE_PAYLOAD, H.ONLINE_DELIVERY)
+            self._publish(self.t_online, hall.ONLINE_PAYLOAD, hall.ONLINE_DELIVERY)
             self.phase = ONLINE
             self.published_rev = -1  # now the state, whatever was published before
         elif self.event_due:
-            self._publish(self.t_event, self._state_view[: self.state.n], H.EVENT_DELIVERY)
+            self._publish(self.t_event, self._state_view[: self.state.n], hall.EVENT_DELIVERY)
             self.event_due = False
         elif self.ack_due and self.published_rev >= self.ack_rev and self.published_rev >= 0:
-            self._publish(self.t_ack, self._ack_view[: self.ack.n], H.ACK_DELIVERY)
+            self._publish(self.t_ack, self._ack_view[: self.ack.n], hall.ACK_DELIVERY)
             self.ack_due = False
         elif game.rev != self.published_rev:
             write_state(self.state, game)
-            self._publish(self.t_state, self._state_view[: self.state.n], H.STATE_DELIVERY)
+            self._publish(self.t_state, self._state_view[: self.state.n], hall.STATE_DELIVERY)
             self.published_rev = game.rev
             self.event_due = True
         elif self.inbox and not self.ack_due:

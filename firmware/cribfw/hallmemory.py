@@ -1,26 +1,19 @@
 # The last command a Wi-Fi board's table client ran, and its ack, kept on the flash: a command
 # delivered again after the board restarted (the director resends an unacknowledged id whenever
 # it reconnects; QoS 1 may redeliver) is only answered again, so a game in progress is never
-# restarted. Written once per command, as a temporary file renamed over the old one (atomic on
-# littlefs: see cribfw/storefiles.py). Record (version 1):
+# restarted. Written once per command, as a temporary file renamed over the old one
+# (cribfw/flashrecord.py: the magic, version, crc32 and atomic write every flash record shares).
+# Record (version 1):
 #   0 b"HALL"   4 u8 version   5 u8 id length   6 id   .. u16 ack length, the ack   .. u32 crc32
 # A record that does not read back intact is ignored: the board then runs the next command it
 # gets, as a board that never ran one.
 
-import os
 import struct
 
-try:
-    from binascii import crc32
-except ImportError:  # a MicroPython build without binascii.crc32
-    from zlib import crc32  # type: ignore[no-redef]
+from cribfw import flashrecord
 
 _VERSION = 1
 _MAX_RECORD = 512
-
-
-def _crc(data, end):
-    return crc32(memoryview(data)[:end]) & 0xFFFFFFFF
 
 
 class CommandMemory:
@@ -47,36 +40,27 @@ class CommandMemory:
             return
         n = len(self.last_id)
         end = 6 + n + 2 + len(self.last_ack)
-        rec = bytearray(end + 4)
-        rec[0:4] = b"HALL"
-        rec[4] = _VERSION
+        rec = flashrecord.blank(b"HALL", _VERSION, end)
         rec[5] = n
         rec[6 : 6 + n] = self.last_id
         struct.pack_into("<H", rec, 6 + n, len(self.last_ack))
         rec[8 + n : end] = self.last_ack
-        struct.pack_into("<I", rec, end, _crc(rec, end))
-        tmp = self.path + ".tmp"
+        flashrecord.seal(rec)
         try:
-            with open(tmp, "wb") as f:
-                f.write(rec)
-            os.rename(tmp, self.path)
+            flashrecord.replace(self.path, rec)
         except OSError:
             self.errors += 1
 
     def _load(self, path):
-        try:
-            with open(path, "rb") as f:
-                data = f.read(_MAX_RECORD)
-        except OSError:
-            return
-        if len(data) < 12 or data[0:4] != b"HALL" or data[4] != _VERSION:
+        data = flashrecord.read(path, _MAX_RECORD)
+        if data is None or flashrecord.version(data, b"HALL", 12) != _VERSION:
             return
         n = data[5]
         if 8 + n > len(data):
             return
         size = struct.unpack_from("<H", data, 6 + n)[0]
         end = 8 + n + size
-        if len(data) != end + 4 or struct.unpack_from("<I", data, end)[0] != _crc(data, end):
+        if not flashrecord.sealed(data, end):
             return
         self.last_id = bytes(data[6 : 6 + n])
         self.last_ack = bytes(data[8 + n : end])

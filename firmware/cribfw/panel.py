@@ -18,11 +18,11 @@
 # admits it instead of doing its usual action; the panel asks `admission.take_tap(now)` first.
 
 from cribcore.state import MAX_POINTS, GameError
-from cribfw import buttons as B
+from cribfw.buttons import LONG, NONE, PRESS, REPEAT, TAP
 from cribfw.clock import ticks_diff
 
 PLAYER_KEYS = ("A", "B", "C")
-ACTION_NAMES = {B.TAP: b"tap", B.LONG: b"hold"}
+ACTION_NAMES = {TAP: b"tap", LONG: b"hold"}
 
 
 class Panel:
@@ -68,41 +68,41 @@ class Panel:
     # --- per button ----------------------------------------------------------------------------
 
     def _on_plus(self, p, button, event, now):
-        if event == B.NONE or p >= self.board.players:
+        if event == NONE or p >= self.board.players:
             return
         self._report(button, event)
         self._last_touch[p] = now
-        if event == B.PRESS:
+        if event == PRESS:
             self._commit_others(p)
             self._add(p, 1)
-        elif event == B.LONG:
+        elif event == LONG:
             self._add(p, 4)  # the press already counted one: five in all
-        elif event == B.REPEAT:
+        elif event == REPEAT:
             self._add(p, 5)
 
     def _on_minus(self, p, button, event, now):
-        if event == B.NONE or p >= self.board.players:
+        if event == NONE or p >= self.board.players:
             return
         self._report(button, event)
         self._last_touch[p] = now
         board = self.board
         pending = board.pending[p]
-        if event == B.TAP and pending:
+        if event == TAP and pending:
             self._set(p, pending - 1)
-        elif event == B.LONG:
+        elif event == LONG:
             if pending:
                 self._set(p, 0)  # a mistaken count, cancelled
             else:
                 self._try(board.undo)
 
     def _on_deal(self, button, event, now):
-        if event == B.NONE:
+        if event == NONE:
             return
         self._report(button, event)
         board = self.board
-        if event == B.PRESS:
+        if event == PRESS:
             self._new_game_fired = False
-        elif event == B.TAP:
+        elif event == TAP:
             if self.admission is not None and self.admission.take_tap(now):
                 return  # the tap admitted a Bluetooth device: nothing else
             if not self._commit_all():

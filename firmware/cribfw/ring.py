@@ -13,7 +13,7 @@
 #   4  u16 length     of the record that follows
 #   6  u16 ~length    (0xFFFF ^ length): a header that was not written whole does not match
 #   8  the record, then 0xFF up to the page boundary
-# The record is the caller's and carries its own checksum (cribfw/store.py, cribfw/admitfile.py).
+# The record is the caller's and carries its own checksum (cribfw/flashrecord.py).
 # When the next entry does not fit, the ring erases the next block and goes on there; the oldest
 # entries go with it. The block holding the newest good record is never the one erased, and after
 # a restart (or a failed write) the ring always starts a fresh block, so it never programs over

@@ -2,22 +2,14 @@
 # on the board's flash, so a game survives a power cut. Runs on MicroPython and CPython; where it
 # lives (a raw flash region, or a directory) is passed in, no hardware is created here.
 #
-# The record (version 1, little-endian; 52 bytes plus 28 per undo step, 1844 bytes at most):
-#   0  b"CRIB"         magic
-#   4  u8 version      1; another version is not read (never guessed at): `fresh-version`
-#   5  u8 0            reserved
-#   6  u16 body bytes  2 * (18 + undo steps * 14)
-#   8  u32 seq         +1 on every save: the newest valid record wins at boot
-#   12 body            18 int16s: players target dealer winner award x2 front[3] back[3] games[3]
-#                      brightness budget_ma undo_count; then the undo rows, 14 int16s each, oldest
-#                      first (GameState.undo_rows(): state.py's snapshot layout)
-#   .. u32 crc32       binascii.crc32 of everything before it
+# The record (cribfw/gamerecord.py) holds the pegs, the undo history, the dealer, the games won,
+# the target, the skunk rule and the LED settings, with a seq (+1 on every save: the newest valid
+# record wins at boot) and a crc32.
+#
 # Where the state came from at boot, Store.source (the hello's `store=` field, so a reset is never
 # silent): "saved" (the last save), "backup" (the last save was unreadable: the one before it),
 # "fresh" (nothing saved: a new game), "fresh-corrupt" (saves exist, none readable: a new game),
 # "fresh-version" (only saves of another record version: a new game; the next save replaces them).
-# Not saved: the pending previews (a preview is not a move) and `rev` (it starts again at 0 after
-# a restart; hosts resync on the `! hello` the board sends when it starts).
 #
 # Where it lives (Store's `place`): a Ring of records in a raw flash region outside the file
 # system (cribfw/ring.py: the cribboard images for the Pico, the virtual board), where no damage
@@ -57,154 +49,14 @@ except ImportError:  # CPython
 
 
 import os
-import struct
 
-try:
-    from binascii import crc32
-except ImportError:  # a MicroPython build without binascii.crc32
-    from zlib import crc32  # type: ignore[no-redef]
-
-from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA, TARGETS
 from cribfw.clock import ticks_diff, ticks_ms
+from cribfw.gamerecord import OTHER_VERSION, apply, body_crc, decode, encode
 
 QUIET_MS = const(1000)
 MAX_MS = const(5000)
 STATE_DIR = "state"  # a directory of its own: see "Wear" in cribfw/storefiles.py
-BAD = const(0)  # decode(): damaged, truncated or impossible
-OTHER_VERSION = const(1)  # decode(): an intact record of another version
 _POLL_MS = const(50)
-_VERSION = const(1)
-_HEADER = const(12)
-_FIXED = const(18)  # int16s before the undo rows; MAX_PLAYERS (3) values per list
-_FRONT = const(6)  # front[3] at 6, back[3] at 9, games[3] at 12
-_BRIGHT = const(15)
-_BUDGET = const(16)
-_UNDO = const(17)
-_ROW = const(14)  # cribcore.state.SNAPSHOT_LEN
-MAX_RECORD = const(1844)  # _HEADER + 2 * (_FIXED + 64 * _ROW) + 4: a full undo ring (UNDO_DEPTH)
-
-
-def encode(board, renderer, seq):
-    """The record of `board` and the renderer's settings, as a bytearray."""
-    rows = board.undo_rows()
-    end = _HEADER + 2 * (_FIXED + len(rows) * _ROW)
-    rec = bytearray(end + 4)
-    struct.pack_into("<4sBBHI", rec, 0, b"CRIB", _VERSION, 0, end - _HEADER, seq)
-    struct.pack_into(
-        "<18h",
-        rec,
-        _HEADER,
-        board.players,
-        board.target,
-        board.dealer,
-        board.winner,
-        board.award,
-        1 if board.skunk_double else 0,
-        board.front[0],
-        board.front[1],
-        board.front[2],
-        board.back[0],
-        board.back[1],
-        board.back[2],
-        board.games[0],
-        board.games[1],
-        board.games[2],
-        renderer.brightness,
-        renderer.budget_ma,
-        len(rows),
-    )
-    at = _HEADER + 2 * _FIXED
-    for row in rows:
-        struct.pack_into("<14h", rec, at, *row)
-        at += 2 * _ROW
-    struct.pack_into("<I", rec, end, crc32(memoryview(rec)[:end]) & 0xFFFFFFFF)
-    return rec
-
-
-def decode(data):
-    """(seq, fixed values, undo rows) from a record's bytes, or BAD or OTHER_VERSION. Checks
-    magic, length, checksum, version and that every value is one the board can reach. Whatever
-    a cut or a worn block left, it raises nothing but MemoryError."""
-    try:
-        if len(data) < _HEADER + 4 or data[:4] != b"CRIB":
-            return BAD
-        version = data[4]
-        body, seq = struct.unpack_from("<HI", data, 6)
-        end = _HEADER + body
-        if (
-            len(data) != end + 4
-            or struct.unpack_from("<I", data, end)[0] != crc32(memoryview(data)[:end]) & 0xFFFFFFFF
-        ):
-            return BAD
-        if version != _VERSION:
-            return OTHER_VERSION
-        count = (body - 2 * _FIXED) // (2 * _ROW)
-        if body != 2 * (_FIXED + count * _ROW) or not 0 <= count <= 64:
-            return BAD
-        fixed = struct.unpack_from("<18h", data, _HEADER)
-        if (
-            fixed[_UNDO] != count
-            or not _sane(fixed, _FRONT)
-            or fixed[5] not in (0, 1)
-            or not 0 <= fixed[_BRIGHT] <= MAX_BRIGHTNESS
-            or not MIN_BUDGET_MA <= fixed[_BUDGET] <= MAX_BUDGET_MA
-        ):
-            return BAD
-        rows = []
-        for i in range(count):
-            row = struct.unpack_from("<14h", data, _HEADER + 2 * (_FIXED + i * _ROW))
-            if not _sane(row, 5):  # state.py's snapshot: players target dealer winner award
-                return BAD
-            rows.append(row)
-        return seq, fixed, rows
-    except MemoryError:
-        raise  # not the record's fault: never judge a good save corrupt for want of memory
-    except Exception:
-        return BAD
-
-
-def _sane(v, pegs):
-    # players, target, dealer, winner, award at v[0..4], front[3], back[3] and games[3] from
-    # v[pegs]: a state the board can reach. A won game may have credited nothing (its games were
-    # cleared from the tally), but a credit needs a winner; the tally never goes below zero.
-    players = v[0]
-    target = v[1]
-    winner = v[3]
-    if (
-        players not in (2, 3)
-        or target not in TARGETS
-        or not 0 <= v[2] < players
-        or not -1 <= winner < players
-        or not 0 <= v[4] <= 2
-        or (winner < 0 and v[4] != 0)
-    ):
-        return False
-    for p in range(3):
-        front = v[pegs + p]
-        if not 0 <= v[pegs + 3 + p] <= front <= target or v[pegs + 6 + p] < 0:
-            return False
-        if p < players and (front == target) != (p == winner):
-            return False
-    return True
-
-
-def apply(rec, board, renderer):
-    """Put a decoded record into `board` and the renderer's settings (rev is left alone)."""
-    f = rec[1]
-    board.players = f[0]
-    board.target = f[1]
-    board.dealer = f[2]
-    board.winner = f[3]
-    board.award = f[4]
-    board.skunk_double = bool(f[5])
-    for p in range(3):
-        board.front[p] = f[_FRONT + p]
-        board.back[p] = f[_FRONT + 3 + p]
-        board.games[p] = f[_FRONT + 6 + p]
-        board.pending[p] = 0
-    board.load_undo_rows(rec[2])
-    renderer.brightness = f[_BRIGHT]
-    renderer.budget_ma = f[_BUDGET]
 
 
 class Store:
@@ -293,7 +145,7 @@ class Store:
         if rec is not None:
             apply(rec, board, renderer)
             if settled:  # the newest place holds it: an equal state needs no new save
-                self._saved = _body_crc(encode(board, renderer, 0))
+                self._saved = body_crc(encode(board, renderer, 0))
         return self.source
 
     def save(self, board, renderer):
@@ -301,7 +153,7 @@ class Store:
         synchronous call from start to end. Raises OSError if the flash fails; what is on the
         flash is then as a cut at that point would leave it."""
         rec = encode(board, renderer, self.seq + 1)
-        crc = _body_crc(rec)
+        crc = body_crc(rec)
         if crc == self._saved:
             return False
         self._saved = None
@@ -339,11 +191,6 @@ class _RingPlace:
 
     def write(self, rec):
         self.ring.append(rec)
-
-
-def _body_crc(rec):
-    # The saved fields alone (no header, no seq): equal bodies, equal state.
-    return crc32(memoryview(rec)[_HEADER : len(rec) - 4]) & 0xFFFFFFFF
 
 
 def attach(app, root, sim=False, ring=None):

@@ -1,6 +1,6 @@
 # The store's records as files on the flash file system (littlefs): where a board running stock
-# MicroPython keeps its game (see cribfw/store.py for the record and when it is written; the
-# cribboard images keep it in a raw flash region instead, cribfw/ring.py).
+# MicroPython keeps its game (the record: cribfw/gamerecord.py; when it is written:
+# cribfw/store.py; the cribboard images keep it in a raw flash region instead, cribfw/ring.py).
 #
 # Atomic save, three files in the directory: <name>.dat (current), <name>.bak (backup),
 # <name>.tmp.
@@ -26,7 +26,8 @@
 
 import os
 
-from cribfw.store import BAD, MAX_RECORD, OTHER_VERSION, decode
+from cribfw import flashrecord
+from cribfw.gamerecord import BAD, MAX_RECORD, OTHER_VERSION, decode
 
 
 class StoreFiles:
@@ -44,11 +45,8 @@ class StoreFiles:
         record is in .dat now, so an equal state needs no new save)."""
         found = []  # per file: a record tuple, BAD, OTHER_VERSION, or None when missing
         for path in (self.current, self.tmp, self.backup):
-            try:
-                with open(path, "rb") as f:
-                    found.append(decode(f.read(MAX_RECORD + 1)))
-            except OSError:
-                found.append(None)
+            data = flashrecord.read(path, MAX_RECORD + 1)
+            found.append(None if data is None else decode(data))
         best = -1
         seq = 0
         for i in range(3):
@@ -81,8 +79,7 @@ class StoreFiles:
 
     def write(self, rec):
         """Write one record atomically (see the top). Raises OSError when the flash fails."""
-        with open(self.tmp, "wb") as f:
-            f.write(rec)
+        flashrecord.write(self.tmp, rec)
         self._swap_in()
 
     def _swap_in(self):

@@ -6,7 +6,7 @@
 # Adding a verb: a row in VERB_TABLE, a handler here, its place in docs/protocol.md, its test.
 # Handling a score command allocates nothing.
 
-from cribcore import protocol as P
+from cribcore import protocol
 from cribcore.layout import HOLES
 from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA
 from cribcore.state import GameError
@@ -48,7 +48,7 @@ def ping(ctx, link, req, out):
 
 
 def state(ctx, link, req, out):
-    P.write_state_fields(out, ctx.game)
+    protocol.write_state_fields(out, ctx.game)
 
 
 def frame(ctx, link, req, out):
@@ -150,9 +150,9 @@ def games(ctx, link, req, out):
     word = req.word_arg(0)
     if req.argc == 0:
         pass
-    elif word == P.W_CLEAR and req.argc == 1:
+    elif word == protocol.W_CLEAR and req.argc == 1:
         game.reset_games()
-    elif word == P.W_X2 and req.argc == 2:
+    elif word == protocol.W_X2 and req.argc == 2:
         game.set_skunk_double(flag(req, 1, "x2 takes 0 or 1"))
     else:
         raise GameError("bad_arg", "games [clear | x2 0|1]")
@@ -206,9 +206,9 @@ def admit(ctx, link, req, out):
     word = req.word_arg(0)
     if req.argc == 0:
         pass
-    elif word == P.W_OPEN and req.argc == 2:
+    elif word == protocol.W_OPEN and req.argc == 2:
         admission.set_open(flag(req, 1, "open takes 0 or 1"))
-    elif word == P.W_CLEAR and req.argc == 1:
+    elif word == protocol.W_CLEAR and req.argc == 1:
         admission.clear(ctx.links)
     else:
         raise GameError("bad_arg", "admit [open 0|1 | clear]")
@@ -234,9 +234,9 @@ def admission_fields(ctx, out, link):
 
 def write_hello_fields(ctx, out):
     out.key(b"proto")
-    out.number(P.PROTOCOL_MAJOR)
+    out.number(protocol.PROTOCOL_MAJOR)
     out.byte(46)  # '.'
-    out.number(P.PROTOCOL_MINOR)
+    out.number(protocol.PROTOCOL_MINOR)
     out.key(b"fw")
     out.text(ctx.firmware_version)
     out.key(b"board")
@@ -246,12 +246,12 @@ def write_hello_fields(ctx, out):
     out.key(b"holes")
     out.number(HOLES)
     out.key(b"max")
-    out.number(P.MAX_LINE)
+    out.number(protocol.MAX_LINE)
     out.key(b"caps")
-    for i in range(len(P.VERBS)):
+    for i in range(len(protocol.VERBS)):
         if i:
             out.byte(44)
-        out.text(P.VERBS[i])
+        out.text(protocol.VERBS[i])
     if ctx.stored:
         out.key(b"store")
         out.text(ctx.stored)

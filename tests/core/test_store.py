@@ -6,7 +6,8 @@ import sys
 
 from cribcore.limits import MAX_PLAYERS
 from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, GameState
-from cribfw.store import BAD, OTHER_VERSION, Store, apply, decode, encode
+from cribfw.gamerecord import BAD, OTHER_VERSION, apply, decode, encode
+from cribfw.store import Store
 
 try:
     from binascii import crc32
@@ -456,12 +457,12 @@ def test_a_well_sealed_record_with_impossible_values_is_rejected():
 
 
 def test_the_record_layout_matches_the_board():
-    # store.py writes 3 values per list and 14 per undo row, and reads at most a full ring.
+    # gamerecord.py writes 3 values per list and 14 per undo row, and reads at most a full ring.
     assert MAX_PLAYERS == 3 and SNAPSHOT_LEN == 14 and UNDO_DEPTH == 64
     b = GameState()
     for i in range(UNDO_DEPTH + 1):
         b.peg(i % 2, 1)
-    assert len(encode(b, Settings(), 1)) == 1844  # store._MAX_RECORD
+    assert len(encode(b, Settings(), 1)) == 1844  # gamerecord.MAX_RECORD
 
 
 # --- when to save --------------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+# Records as the firmware wrote them when these tests were added (format version 1 of each), as
+# literal bytes: a board updated in the field reads what the old firmware left on its flash, and
+# writes the same bytes for the same state (the formats never change silently). Under CPython
+# (pytest) and MicroPython (mprun.py).
+from binascii import unhexlify
+
+from checks import NorFlash
+from test_store import Settings, state, with_root
+
+from cribcore.state import GameState
+from cribfw.admission import Admission
+from cribfw.admitfile import AdmitRecords
+from cribfw.hallmemory import CommandMemory
+from cribfw.ring import Ring
+from cribfw.store import Store
+
+
+def played():
+    """A board with something in every saved field (as test_store.played() made it when these
+    bytes were written), and its settings."""
+    b = GameState()
+    b.set_skunk_double(True)
+    b.set_pegs(0, 115, 100)
+    b.set_pegs(1, 50, 40)
+    b.peg(0, 8)  # a double skunk: two games
+    b.new_game(61)
+    b.peg(1, 12)
+    b.peg(0, 5)
+    b.peg(1, 3)
+    b.undo()
+    b.next_dealer()
+    b.set_pending(0, 4)  # not saved
+    return b, Settings(77, 900)
+
+
+# played() saved with seq 7: header, 18 int16s, 7 undo rows, crc32.
+GAME = unhexlify(
+    "435249420100e8000700000002003d000000ffff0000010005000c0000000000000000000200000000004d00"
+    "84030700020079000000ffff0000000000000000000000000000000000000000020079000000ffff00007300"
+    "00000000640000000000000000000000020079000000ffff00007300320000006400280000000000000000"
+    "000200790000000000020079003200000073002800000002000000000002003d000100ffff000000000000"
+    "000000000000000002000000000002003d000100ffff000000000c0000000000000000000200000000000200"
+    "3d000100ffff000005000c0000000000000000000200000000002a5c1bed"
+)
+# Open mode, two devices admitted (a random address, then a public one).
+PHONE = b"\x01\x4a\x11\x22\x33\x44\x55"
+LAPTOP = b"\x00\x00\x1a\x7d\xda\x71\x13"
+ADMITTED = unhexlify("41444d54010102014a112233445500001a7dda71138075aafa")
+# The last hall command run, c-42, and its ack.
+COMMAND_ID = b"c-42"
+ACK = b'{"id":"c-42","ok":true}'
+HALL = unhexlify("48414c4c0104632d343217007b226964223a22632d3432222c226f6b223a747275657d4c3c5488")
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def test_a_game_saved_in_files_by_the_old_firmware_is_read():
+    def run(root):
+        write(root + "/cribboard.dat", GAME)
+        board = GameState()
+        settings = Settings()
+        store = Store(root)
+        assert store.load(board, settings) == "saved" and store.seq == 7
+        assert state(board, settings) == state(*played())
+
+    with_root(run)
+
+
+def test_a_game_cut_in_its_tmp_file_by_the_old_firmware_is_finished():
+    def run(root):
+        write(root + "/cribboard.tmp", GAME)  # cut after the write, before the renames
+        board = GameState()
+        settings = Settings()
+        assert Store(root).load(board, settings) == "saved"
+        assert state(board, settings) == state(*played())
+        assert read(root + "/cribboard.dat") == GAME
+
+    with_root(run)
+
+
+def test_a_game_saved_in_a_ring_by_the_old_firmware_is_read():
+    ring = Ring(NorFlash(count=2), 0, 2)
+    ring.append(GAME)
+    board = GameState()
+    settings = Settings()
+    assert Store(Ring(ring.device, 0, 2)).load(board, settings) == "saved"
+    assert state(board, settings) == state(*played())
+
+
+def test_a_game_is_saved_in_the_same_bytes():
+    def run(root):
+        store = Store(root)
+        store.seq = 6
+        assert store.save(*played())
+        assert read(root + "/cribboard.dat") == GAME
+
+    with_root(run)
+
+
+def test_admissions_saved_by_the_old_firmware_are_read_and_saved_in_the_same_bytes():
+    def run(root):
+        path = root + "/admitted.dat"
+        write(path, ADMITTED)
+        admission = Admission()
+        assert admission.keep(AdmitRecords(path))
+        assert admission.open and admission.count == 2
+        assert admission.knows(PHONE) and admission.knows(LAPTOP)
+        again = root + "/again.dat"
+        AdmitRecords(again).save(admission)
+        assert read(again) == ADMITTED
+
+    with_root(run)
+
+
+def test_the_hall_command_saved_by_the_old_firmware_is_read_and_saved_in_the_same_bytes():
+    def run(root):
+        path = root + "/hall-last.dat"
+        write(path, HALL)
+        memory = CommandMemory(path)
+        assert memory.ran(COMMAND_ID) and memory.last_ack == ACK
+        again = root + "/again.dat"
+        CommandMemory(again).remember(COMMAND_ID, ACK)
+        assert read(again) == HALL
+
+    with_root(run)
