@@ -26,11 +26,7 @@ SOURCES = {
 # no longer happens (delete it).
 KNOWN_BREAKS: dict[tuple[str, str], str] = {}
 # Known circles, still to mend: the modules of each, sorted.
-KNOWN_CIRCLES: dict[tuple[str, ...], str] = {
-    # The store's records and their file variant: the record codec is going into a module of its
-    # own that both use (issue 25, step 5); delete this entry when it lands.
-    ("cribfw.store", "cribfw.storefiles"): "store.py <-> storefiles.py share the record codec",
-}
+KNOWN_CIRCLES: dict[tuple[str, ...], str] = {}
 
 
 @dataclass(frozen=True)
