@@ -7,10 +7,11 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from mpremote.transport_serial import SerialTransport as MpremoteSerial
+import serial
 
 from cribboard.api import Board
 from cribboard.client import Client
@@ -19,6 +20,7 @@ from cribboard.errors import LinkError
 from cribboard.repl import AtPrompt
 from cribboard.transport import SerialTransport
 from cribboard.virtual import VirtualBoard
+from support import WAIT_S
 
 MPREMOTE = Path(sys.executable).with_name("mpremote")
 CLI = [sys.executable, "-m", "cribboard.cli"]
@@ -33,12 +35,21 @@ def mpremote(port: str, *args: str) -> str:
 
 
 def leave_in_raw_repl(port: str) -> None:
-    """What an mpremote killed halfway leaves: the board in the raw REPL."""
-    board = MpremoteSerial(port)
-    try:
-        board.enter_raw_repl(soft_reset=False)
-    finally:
-        board.close()
+    """What an mpremote killed halfway leaves: the board in the raw REPL. Each step waits for
+    the board's prompt (a Ctrl-A sent while the app is still stopping would be lost)."""
+    with serial.Serial(port, timeout=0.2) as board:
+        board.write(b"\r\x03\x03")  # Ctrl-C: the app stops at the friendly REPL
+        read_until(board, b">>> ")
+        board.write(b"\r\x01")  # Ctrl-A: the raw REPL
+        read_until(board, b"raw REPL; CTRL-B to exit\r\n>")
+
+
+def read_until(board: serial.Serial, marker: bytes) -> None:
+    deadline = time.monotonic() + WAIT_S
+    seen = b""
+    while marker not in seen:
+        assert time.monotonic() < deadline, f"no {marker!r} from the board; it said {seen!r}"
+        seen += board.read(256)
 
 
 def status(port: str) -> subprocess.CompletedProcess[str]:

@@ -47,7 +47,10 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, l
     flash = tmp_path_factory.mktemp("stock") / "deployed.flash"
     with RP2Board(rp2_image(STOCK_IMAGE), flash=flash, pace=0) as pico:
         result = subprocess.run(
-            [sys.executable, "-m", "cribboard.cli", "--port", pico.port, "deploy"],
+            # --timeout: the emulated Pico on a busy machine may take long to answer after
+            # its reset; deploy waits for its answer (a bound, not a pause).
+            [sys.executable, "-m", "cribboard.cli", "--port", pico.port, "--timeout", "120"]
+            + ["deploy"],
             capture_output=True,
             text=True,
             timeout=180,

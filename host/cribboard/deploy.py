@@ -97,10 +97,12 @@ def deploy(
     reset: bool = True,
     progress: Callable[[str], None] = print,
     timeout: float = 120.0,
+    answer_timeout: float = 10.0,
 ) -> list[str]:
     """Copy changed firmware files to the board on `port` (compiled to .mpy unless `compiled`
     is False), remove stale counterparts, then reset the board (unless `reset` is False) so
-    the new firmware runs. Returns the board paths copied."""
+    the new firmware runs, and wait up to `answer_timeout` seconds for it to answer. Returns
+    the board paths copied."""
     todo = plan(port, root, compiled)
     changed = todo.copy
     if not changed and not todo.remove:
@@ -132,16 +134,16 @@ def deploy(
     if reset:
         # A hard reset runs main.py: the new firmware starts as it will at power-on.
         _mpremote(port, ["reset"], timeout=30.0)
-        progress(f"board reset: firmware {_running_firmware(port)} is running")
+        progress(f"board reset: firmware {_running_firmware(port, answer_timeout)} is running")
     return [p for p, _ in changed]
 
 
-def _running_firmware(port: str) -> str:
+def _running_firmware(port: str, timeout: float) -> str:
     """The version the board reports after its reset (it answers hello once it is up)."""
     from cribboard.discovery import probe
 
     try:
-        return asyncio.run(probe(port, timeout=10.0)).firmware
+        return asyncio.run(probe(port, timeout=timeout)).firmware
     except CribboardError as err:
         raise DeployError(f"the board did not come back after the reset: {err}") from err
 

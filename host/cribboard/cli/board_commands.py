@@ -338,7 +338,14 @@ def _deploy(args: argparse.Namespace) -> int:
         raise CribboardError(
             _("port %(port)s in use by %(holder)s: stop it first", port=port, holder=holder)
         )
-    deploy(port, root=args.firmware, compiled=not args.source, reset=not args.no_reset)
+    deploy(
+        port,
+        root=args.firmware,
+        compiled=not args.source,
+        reset=not args.no_reset,
+        # A board just reset needs longer than a reply: --timeout raises it for a slow one.
+        answer_timeout=max(10.0, args.timeout),
+    )
     hall_deploy.configure(port, hall, reset=not args.no_reset)
     return 0
 
