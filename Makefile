@@ -25,8 +25,11 @@ $(STAMP): $(APP_STAMP) pyproject.toml
 run: $(APP_STAMP)
 	$(BIN)/cribboard keep
 
+# Two workers (pytest-xdist), a test file each at a time: most tests wait on a board, a broker
+# or a browser, so two of them share 2 cores well; a file's tests stay together, with their
+# module-wide fixtures.
 test: lint typecheck browser dbus mosquitto stubs emulator a11y
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
 lint: $(STAMP)
