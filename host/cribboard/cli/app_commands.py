@@ -1,6 +1,6 @@
-"""The commands that run an app rather than one request: sim (the virtual board), keep (the
-scorekeeper), play, demo, count and serve (the bridge). Each imports what it runs only when it
-runs, so the command line starts quickly."""
+"""The commands that run an app rather than one request: keep (the scorekeeper), play, demo,
+count and serve (the bridge). Each imports what it runs only when it runs, so the command line
+starts quickly."""
 
 from __future__ import annotations
 
@@ -22,12 +22,6 @@ from cribboard.rules.show import HandCount, count_hand
 from cribboard.rules.variants import FIVE_CARD, STANDARD
 from cribboard.words import combo_label
 from cribcore.limits import TARGETS
-
-
-def _sim(args: argparse.Namespace) -> int:
-    from cribboard.virtual.cli import main as sim_main
-
-    return sim_main(args.rest)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -210,7 +204,6 @@ _TARGET = arg(
 )
 
 APP_COMMANDS: tuple[Command, ...] = (
-    Command("sim", N_("run the virtual board (see `cribboard sim --help`)"), _sim, takes_rest=True),
     Command(
         "demo",
         N_("peg a game on the virtual board, drawn in the terminal"),
