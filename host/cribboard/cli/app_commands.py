@@ -304,24 +304,30 @@ APP_COMMANDS: tuple[Command, ...] = (
             arg(
                 "--host",
                 default=DEFAULT_HOST,
-                help=f"address to listen on (default {DEFAULT_HOST}; any other needs a token)",
+                help=L_(
+                    "address to listen on (default %(host)s; any other needs a token)",
+                    host=DEFAULT_HOST,
+                ),
             ),
             arg(
                 "--http-port",
                 type=int,
                 default=DEFAULT_HTTP_PORT,
-                help=f"TCP port (default {DEFAULT_HTTP_PORT})",
+                help=L_("TCP port (default %(port)d)", port=DEFAULT_HTTP_PORT),
             ),
             arg(
                 "--token",
-                help=f"the token every request must carry (default ${TOKEN_ENV}); required "
-                "when --host is not localhost",
+                help=L_(
+                    "the token every request must carry (default $%(env)s); required when "
+                    "--host is not localhost",
+                    env=TOKEN_ENV,
+                ),
             ),
             arg(
                 "--virtual",
                 action="count",
                 default=0,
-                help="start a virtual board (repeat for more)",
+                help=N_("start a virtual board (repeat for more)"),
             ),
             arg(
                 "--no-announce",
@@ -341,14 +347,16 @@ APP_COMMANDS: tuple[Command, ...] = (
                 dest="serve_ports",
                 action="append",
                 metavar="PORT",
-                help="a board's serial port or pyserial URL (repeat for several boards)",
+                help=N_("a board's serial port or pyserial URL (repeat for several boards)"),
             ),
             *TABLE_ARGS,
         ),
-        description="Hold the connection to boards and offer them over HTTP (JSON API, "
-        "OpenAPI at /openapi.json), a WebSocket of board events, and a web page. Boards: "
-        "--port (repeat it for several), --ble, --virtual, else every board found on USB. "
-        "With --mqtt, the board also sits at a club hall's table (docs/mqtt.md).",
+        description=N_(
+            "Hold the connection to boards and offer them over HTTP (JSON API, OpenAPI at "
+            "/openapi.json), a WebSocket of board events, and a web page. Boards: --port "
+            "(repeat it for several), --ble, --virtual, else every board found on USB. With "
+            "--mqtt, the board also sits at a club hall's table (docs/mqtt.md)."
+        ),
         usb_only=True,
     ),
 )
