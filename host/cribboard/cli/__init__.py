@@ -147,7 +147,7 @@ def _run(words: list[str]) -> int:
         )
         return 2
     try:
-        if args.ble is not None and command.usb_only:
+        if args.ble is not None and any(one.usb_only for one in commands):
             raise UsageError(
                 _("%(command)s needs a USB link: leave out --ble", command=command.name)
             )

@@ -62,11 +62,15 @@ class Command:
     args: tuple[Arg | OneOf, ...] = ()
     description: str | Later | None = None
     usb_only: bool = False
-    """It needs a serial link: refused with --ble."""
+    """It needs a serial link: refused with --ble (a group: each of its commands)."""
     commands: tuple[Command, ...] = ()
     """Its sub-commands, rows of the same kind."""
     extra: dict[str, Any] = field(default_factory=dict)
     """More of add_parser's options."""
+
+    def __post_init__(self) -> None:
+        if self.run is None and not self.commands:
+            raise ValueError(f"{self.name}: a command runs, or holds commands that do")
 
 
 def chosen(args: argparse.Namespace) -> tuple[Command, ...]:
