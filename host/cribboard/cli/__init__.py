@@ -1,6 +1,7 @@
 """The `cribboard` command line. The commands are a table (cli/board_commands.py: the commands
-that act on one board; cli/app_commands.py: the apps); each entry holds its arguments, help and
-runner. Errors are caught once, here: one line on stderr, `cribboard: message`, exit status 1
+that act on one board; cli/app_commands.py: the apps; the groups `hall` and `link` from their
+features, `sim` from the virtual board); each entry holds its arguments, help and runner, a
+group its sub-commands. Errors are caught once, here: one line on stderr, `cribboard: message`, exit status 1
 (2 for a usage error, as argparse's own).
 
 The language people are spoken to in is chosen first (`--lang`, before or after the command,
@@ -15,19 +16,26 @@ from collections.abc import Sequence
 from cribboard import portshare
 from cribboard.cli.app_commands import APP_COMMANDS
 from cribboard.cli.board_commands import BOARD_COMMANDS
-from cribboard.cmdline.table import PROG, Command, UsageError, arg, build_parser
+from cribboard.cmdline.table import (
+    PROG,
+    Command,
+    UsageError,
+    arg,
+    build_parser,
+    chosen,
+    command_line,
+)
 from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
-from cribboard.hall import cli as hall_cli
+from cribboard.hall.cli import HALL
 from cribboard.i18n import L_, N_, _, choose_language, language, language_list
 from cribboard.link import cli as link_cli
 from cribboard.logsetup import configure as configure_logging
 from cribboard.logsetup import verbosity, without_verbosity
 from cribboard.version import PROTOCOL_VERSION, VERSION
+from cribboard.virtual.cli import SIM
 
-COMMANDS: tuple[Command, ...] = (
-    BOARD_COMMANDS + APP_COMMANDS + (hall_cli.command(), link_cli.command())
-)
+COMMANDS: tuple[Command, ...] = BOARD_COMMANDS + (SIM,) + APP_COMMANDS + (HALL, link_cli.command())
 COMMANDS_BY_NAME = {command.name: command for command in COMMANDS}
 
 LANG_OPTION = "--lang"
@@ -119,31 +127,31 @@ def _lang_given(words: Sequence[str]) -> str | None:
 
 
 def _run(words: list[str]) -> int:
-    # -v counts wherever it stands, after `hall` or `sim` too (their parsers never see it).
+    # -v counts wherever it stands, counted before the parser sees the line.
     configure_logging(verbosity(words))
     whole = parser()
     args, rest = whole.parse_known_args(_ble_before_command(without_verbosity(words)))
-    command = COMMANDS_BY_NAME[args.command]
-    portshare.owner_label = f"{PROG} {command.name}"  # as another process names us
-    if command.takes_rest:
-        args.rest = rest
-    elif rest:
+    commands = chosen(args)
+    command = commands[-1]
+    portshare.owner_label = command_line(commands)  # as another process names us
+    if rest:
         # The command's own help lists what it takes (the global options too).
         print(
             _(
                 "%(prog)s: %(message)s (see %(command)s --help)",
                 prog=PROG,
                 message=_("unrecognized arguments: %(words)s", words=" ".join(rest)),
-                command=f"{PROG} {command.name}",
+                command=command_line(commands),
             ),
             file=sys.stderr,
         )
         return 2
     try:
-        if args.ble is not None and command.usb_only:
+        if args.ble is not None and any(one.usb_only for one in commands):
             raise UsageError(
                 _("%(command)s needs a USB link: leave out --ble", command=command.name)
             )
+        assert command.run is not None  # the parser chose a command that runs
         return command.run(args)
     except UsageError as err:
         print(f"{PROG}: {err}", file=sys.stderr)

@@ -1,6 +1,6 @@
-"""The commands that run an app rather than one request: sim (the virtual board), keep (the
-scorekeeper), play, demo, count and serve (the bridge). Each imports what it runs only when it
-runs, so the command line starts quickly."""
+"""The commands that run an app rather than one request: keep (the scorekeeper), play, demo,
+count and serve (the bridge). Each imports what it runs only when it runs, so the command line
+starts quickly."""
 
 from __future__ import annotations
 
@@ -22,12 +22,6 @@ from cribboard.rules.show import HandCount, count_hand
 from cribboard.rules.variants import FIVE_CARD, STANDARD
 from cribboard.words import combo_label
 from cribcore.limits import TARGETS
-
-
-def _sim(args: argparse.Namespace) -> int:
-    from cribboard.virtual.cli import main as sim_main
-
-    return sim_main(args.rest)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -210,7 +204,6 @@ _TARGET = arg(
 )
 
 APP_COMMANDS: tuple[Command, ...] = (
-    Command("sim", N_("run the virtual board (see `cribboard sim --help`)"), _sim, takes_rest=True),
     Command(
         "demo",
         N_("peg a game on the virtual board, drawn in the terminal"),
@@ -311,24 +304,30 @@ APP_COMMANDS: tuple[Command, ...] = (
             arg(
                 "--host",
                 default=DEFAULT_HOST,
-                help=f"address to listen on (default {DEFAULT_HOST}; any other needs a token)",
+                help=L_(
+                    "address to listen on (default %(host)s; any other needs a token)",
+                    host=DEFAULT_HOST,
+                ),
             ),
             arg(
                 "--http-port",
                 type=int,
                 default=DEFAULT_HTTP_PORT,
-                help=f"TCP port (default {DEFAULT_HTTP_PORT})",
+                help=L_("TCP port (default %(port)d)", port=DEFAULT_HTTP_PORT),
             ),
             arg(
                 "--token",
-                help=f"the token every request must carry (default ${TOKEN_ENV}); required "
-                "when --host is not localhost",
+                help=L_(
+                    "the token every request must carry (default $%(env)s); required when "
+                    "--host is not localhost",
+                    env=TOKEN_ENV,
+                ),
             ),
             arg(
                 "--virtual",
                 action="count",
                 default=0,
-                help="start a virtual board (repeat for more)",
+                help=N_("start a virtual board (repeat for more)"),
             ),
             arg(
                 "--no-announce",
@@ -348,14 +347,16 @@ APP_COMMANDS: tuple[Command, ...] = (
                 dest="serve_ports",
                 action="append",
                 metavar="PORT",
-                help="a board's serial port or pyserial URL (repeat for several boards)",
+                help=N_("a board's serial port or pyserial URL (repeat for several boards)"),
             ),
             *TABLE_ARGS,
         ),
-        description="Hold the connection to boards and offer them over HTTP (JSON API, "
-        "OpenAPI at /openapi.json), a WebSocket of board events, and a web page. Boards: "
-        "--port (repeat it for several), --ble, --virtual, else every board found on USB. "
-        "With --mqtt, the board also sits at a club hall's table (docs/mqtt.md).",
+        description=N_(
+            "Hold the connection to boards and offer them over HTTP (JSON API, OpenAPI at "
+            "/openapi.json), a WebSocket of board events, and a web page. Boards: --port "
+            "(repeat it for several), --ble, --virtual, else every board found on USB. With "
+            "--mqtt, the board also sits at a club hall's table (docs/mqtt.md)."
+        ),
         usb_only=True,
     ),
 )

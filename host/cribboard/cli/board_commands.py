@@ -395,7 +395,14 @@ BOARD_COMMANDS: tuple[Command, ...] = (
         "peg",
         N_("score points for a player"),
         on_board(_change(lambda b, a: b.peg(a.player, a.points))),
-        (_PLAYER, arg("points", type=int_in(1, MAX_POINTS, "points"), help=f"1..{MAX_POINTS}")),
+        (
+            _PLAYER,
+            arg(
+                "points",
+                type=int_in(1, MAX_POINTS, "points"),
+                help=L_("1..%(most)d", most=MAX_POINTS),
+            ),
+        ),
     ),
     Command(
         "set",
@@ -470,14 +477,16 @@ BOARD_COMMANDS: tuple[Command, ...] = (
                     arg(
                         "--open",
                         action="store_true",
-                        help="every Bluetooth device may change the board",
+                        help=N_("every Bluetooth device may change the board"),
                     ),
                     arg(
                         "--closed",
                         action="store_true",
-                        help="only admitted devices (a tap of the board's deal button admits one)",
+                        help=N_(
+                            "only admitted devices (a tap of the board's deal button admits one)"
+                        ),
                     ),
-                    arg("--clear", action="store_true", help="forget every admitted device"),
+                    arg("--clear", action="store_true", help=N_("forget every admitted device")),
                 )
             ),
         ),
@@ -510,27 +519,33 @@ BOARD_COMMANDS: tuple[Command, ...] = (
             arg(
                 "--drive",
                 type=Path,
-                help="the BOOTSEL drive of a Pico to flash (default: the only one mounted, "
-                "when no --port is named)",
+                help=N_(
+                    "the BOOTSEL drive of a Pico to flash (default: the only one mounted, when "
+                    "no --port is named)"
+                ),
             ),
             arg(
                 "--image",
-                help="the UF2 image to flash onto a BOOTSEL drive: a file, or a name in "
-                "firmware/ports/rp2/images/ (default: cribboard-RPI_PICO.uf2 for an RP2040, "
-                "cribboard-RPI_PICO2_W.uf2 for an RP2350; a Pico W takes "
-                "cribboard-RPI_PICO_W.uf2 for Bluetooth)",
+                help=N_(
+                    "the UF2 image to flash onto a BOOTSEL drive: a file, or a name in "
+                    "firmware/ports/rp2/images/ (default: cribboard-RPI_PICO.uf2 for an RP2040, "
+                    "cribboard-RPI_PICO2_W.uf2 for an RP2350; a Pico W takes "
+                    "cribboard-RPI_PICO_W.uf2 for Bluetooth)"
+                ),
             ),
-            arg("--no-reset", action="store_true", help="do not reset the board after"),
+            arg("--no-reset", action="store_true", help=N_("do not reset the board after")),
             arg(
                 "--source",
                 action="store_true",
-                help="copy .py source instead of compiling to .mpy (for a board whose "
-                "MicroPython is older than 1.22)",
+                help=N_(
+                    "copy .py source instead of compiling to .mpy (for a board whose "
+                    "MicroPython is older than 1.22)"
+                ),
             ),
             arg(
                 "--firmware",
                 type=Path,
-                help="firmware tree to deploy (default: the one in this package)",
+                help=N_("firmware tree to deploy (default: the one in this package)"),
             ),
             *HALL_ARGS,
         ),

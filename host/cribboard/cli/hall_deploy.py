@@ -13,27 +13,38 @@ from cribboard.hall.tablesetup import (
     make_setup,
     write_config,
 )
+from cribboard.i18n import L_, N_, _
 
 HALL_ARGS: tuple[Arg, ...] = (
     arg(
         "--broker",
         metavar="URL",
-        help="report to the club hall at this broker (mqtts://HOST:PORT, with --cafile; "
-        "mqtt:// for a plain one) from the board's own firmware; the password from "
-        "$CRIBBOARD_MQTT_PASSWORD, else asked",
+        help=N_(
+            "report to the club hall at this broker (mqtts://HOST:PORT, with --cafile; mqtt:// "
+            "for a plain one) from the board's own firmware; the password from "
+            "$CRIBBOARD_MQTT_PASSWORD, else asked"
+        ),
     ),
     arg(
         "--cafile",
         metavar="PEM",
-        help="the hall's CA (its broker directory's ca.pem): the board verifies the broker with it",
+        help=N_(
+            "the hall's CA (its broker directory's ca.pem): the board verifies the broker with it"
+        ),
     ),
-    arg("--table", type=int_in(1, 999, "table"), help="the board's table number in the hall"),
-    arg("--hall", help=f"the hall's name (default {DEFAULT_HALL})"),
-    arg("--user", help="the broker user (default table-N)"),
+    arg(
+        "--table",
+        type=int_in(1, 999, N_("table")),
+        help=N_("the board's table number in the hall"),
+    ),
+    arg("--hall", help=L_("the hall's name (default %(hall)s)", hall=DEFAULT_HALL)),
+    arg("--user", help=N_("the broker user (default table-N)")),
     arg(
         "--wifi",
         metavar="SSID",
-        help="the Wi-Fi the board joins; its password from $CRIBBOARD_WIFI_PASSWORD, else asked",
+        help=N_(
+            "the Wi-Fi the board joins; its password from $CRIBBOARD_WIFI_PASSWORD, else asked"
+        ),
     ),
 )
 
@@ -43,10 +54,10 @@ def hall_setup(args: argparse.Namespace) -> HallSetup | None:
     copied), or None without --broker."""
     if args.broker is None:
         if args.table is not None or args.hall or args.user or args.wifi is not None or args.cafile:
-            raise UsageError("--table, --hall, --user, --wifi and --cafile go with --broker")
+            raise UsageError(_("--table, --hall, --user, --wifi and --cafile go with --broker"))
         return None
     if args.table is None:
-        raise UsageError("--broker needs --table: the board's table number")
+        raise UsageError(_("--broker needs --table: the board's table number"))
     try:
         return make_setup(
             args.broker,

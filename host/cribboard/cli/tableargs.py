@@ -8,6 +8,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from cribboard.cmdline.table import Arg, UsageError, arg
+from cribboard.i18n import N_, _
 
 if TYPE_CHECKING:
     from cribboard.bridge.halltable import TableSettings
@@ -18,28 +19,36 @@ TABLE_ARGS: tuple[Arg, ...] = (
         dest="serve_ble",
         action="append",
         metavar="NAME",
-        help="a board over Bluetooth LE: its name (Cribboard-XXXX) or address (repeat for more)",
+        help=N_(
+            "a board over Bluetooth LE: its name (Cribboard-XXXX) or address (repeat for more)"
+        ),
     ),
     arg(
         "--mqtt",
         metavar="URL",
-        help="sit the board at a club hall's table: the hall's broker, mqtt://HOST:PORT or "
-        "mqtts://HOST:PORT (docs/mqtt.md); with --hall and --table",
+        help=N_(
+            "sit the board at a club hall's table: the hall's broker, mqtt://HOST:PORT or "
+            "mqtts://HOST:PORT (docs/mqtt.md); with --hall and --table"
+        ),
     ),
-    arg("--hall", help="the hall's name (with --mqtt)"),
-    arg("--table", type=int, metavar="N", help="the table's number (with --mqtt)"),
-    arg("--user", help="the broker user (default table-N)"),
+    arg("--hall", help=N_("the hall's name (with --mqtt)")),
+    arg("--table", type=int, metavar="N", help=N_("the table's number (with --mqtt)")),
+    arg("--user", help=N_("the broker user (default table-N)")),
     arg(
         "--cafile",
         metavar="PEM",
-        help="the CA that signed the mqtts:// broker's certificate (a hall's ca.pem; default: "
-        "the system's CAs)",
+        help=N_(
+            "the CA that signed the mqtts:// broker's certificate (a hall's ca.pem; default: "
+            "the system's CAs)"
+        ),
     ),
     arg(
         "--password-env",
         metavar="VAR",
-        help="the environment variable that holds the broker password (default: asked for "
-        "when on a terminal)",
+        help=N_(
+            "the environment variable that holds the broker password (default: asked for when "
+            "on a terminal)"
+        ),
     ),
 )
 
@@ -50,12 +59,14 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
     if args.mqtt is None:
         named = (args.hall, args.table, args.user, args.password_env, args.cafile)
         if any(value is not None for value in named):
-            raise UsageError("--hall, --table, --user, --password-env and --cafile go with --mqtt")
+            raise UsageError(
+                _("--hall, --table, --user, --password-env and --cafile go with --mqtt")
+            )
         return None
     if args.hall is None or args.table is None:
-        raise UsageError("--mqtt needs --hall NAME and --table N")
+        raise UsageError(_("--mqtt needs --hall NAME and --table N"))
     if boards > 1:
-        raise UsageError("a hall table has one board: name one (--port, --ble or --virtual)")
+        raise UsageError(_("a hall table has one board: name one (--port, --ble or --virtual)"))
     from cribboard.bridge.halltable import TableSettings, default_memory_file
     from cribboard.errors import HallError
     from cribboard.hallwire import topics as t
@@ -67,7 +78,10 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
         t.check_hall(args.hall)
         address = BrokerAddress.parse(args.mqtt, username=user, cafile=args.cafile)
         address.tls_context()  # a CA file that cannot be read: said now, in one line
-        password = ask_password(args.password_env, f"password for {user} at {address.url}: ")
+        password = ask_password(
+            args.password_env,
+            _("password for %(user)s at %(url)s: ", user=user, url=address.url),
+        )
     except (HallError, AddressError) as err:
         raise UsageError(str(err)) from None
     return TableSettings(

@@ -1,5 +1,6 @@
 """The command table's parts: a command is one small entry (its name, help, arguments and
-runner), and the parser is built from the table."""
+runner), a group of commands an entry holding its own (`hall start`), and the parser is built
+from the table."""
 
 from __future__ import annotations
 
@@ -38,27 +39,49 @@ def arg(*names: str, **options: Any) -> Arg:
 
 @dataclass(frozen=True)
 class OneOf:
-    """Arguments of which at most one may be given."""
+    """Arguments of which at most one may be given (exactly one when `required`)."""
 
     args: tuple[Arg, ...]
+    required: bool = False
+
+
+CHOSEN = "chosen"
+"""The parsed arguments' attribute that holds the commands named, outermost first."""
 
 
 @dataclass(frozen=True)
 class Command:
     """One sub-command: `run(args)` returns the exit status and raises CribboardError (or
-    UsageError) for one line on stderr."""
+    UsageError) for one line on stderr. A group (`hall`) holds its sub-commands in `commands`:
+    one of them is named after it, unless the group has a `run` of its own, which runs when
+    none is (`hall held`, `hall held accept`)."""
 
     name: str
     help: str | Later
-    run: Runner
+    run: Runner | None = None
     args: tuple[Arg | OneOf, ...] = ()
     description: str | Later | None = None
     usb_only: bool = False
-    """It needs a serial link: refused with --ble."""
-    takes_rest: bool = False
-    """It parses the rest of the line itself (`sim`): `args.rest` holds the words."""
+    """It needs a serial link: refused with --ble (a group: each of its commands)."""
+    commands: tuple[Command, ...] = ()
+    """Its sub-commands, rows of the same kind."""
     extra: dict[str, Any] = field(default_factory=dict)
     """More of add_parser's options."""
+
+    def __post_init__(self) -> None:
+        if self.run is None and not self.commands:
+            raise ValueError(f"{self.name}: a command runs, or holds commands that do")
+
+
+def chosen(args: argparse.Namespace) -> tuple[Command, ...]:
+    """The commands the parsed line names, outermost first (`hall`, `start`)."""
+    commands: tuple[Command, ...] = getattr(args, CHOSEN)
+    return commands
+
+
+def command_line(commands: Sequence[Command]) -> str:
+    """How a person types the commands: `cribboard hall start`."""
+    return " ".join((PROG, *(command.name for command in commands)))
 
 
 class _SubParser(OneLineParser):
@@ -84,7 +107,7 @@ def said(text: str | Later) -> str:
 def _options(option: Arg) -> dict[str, Any]:
     """add_argument's options, the help in the language in use."""
     options = dict(option.options)
-    if isinstance(options.get("help"), str | Later):
+    if isinstance(options.get("help"), str | Later) and options["help"] != argparse.SUPPRESS:
         options["help"] = said(options["help"])
     if isinstance(options.get("version"), Later):
         options["version"] = str(options["version"])
@@ -94,31 +117,60 @@ def _options(option: Arg) -> dict[str, Any]:
 def build_parser(
     commands: Sequence[Command], global_args: Sequence[Arg], description: str
 ) -> argparse.ArgumentParser:
-    """The command line's parser: the global options, then one sub-parser per command. The
-    global options are accepted after the command too (`cribboard peg blue 12 --port X`),
-    except where the command has an option of the same name (`serve --port`). Help texts are
-    translated as the parser is built (the language is chosen before)."""
+    """The command line's parser: the global options, then one sub-parser per command (and
+    within a group, one per sub-command). The global options are accepted after the command
+    too (`cribboard peg blue 12 --port X`), except where the command has an option of the same
+    name (`serve --port`). Help texts are translated as the parser is built (the language is
+    chosen before)."""
     parser = OneLineParser(prog=PROG, description=said(description))
     for option in global_args:
         parser.add_argument(*option.names, **_options(option))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_SubParser)
     sub.required = True
     for command in commands:
-        options = dict(command.extra)
-        if command.description is not None:
-            options["description"] = said(command.description)
-        if command.takes_rest:
-            options["add_help"] = False  # its own parser answers --help
-        sub_parser = sub.add_parser(command.name, help=said(command.help), **options)
-        for item in command.args:
-            if isinstance(item, OneOf):
-                group = sub_parser.add_mutually_exclusive_group()
-                for one in item.args:
-                    group.add_argument(*one.names, **_options(one))
-            else:
-                sub_parser.add_argument(*item.names, **_options(item))
-        if not command.takes_rest:
-            _add_global_args(sub_parser, command, global_args)
+        _add_command(sub, command, (), global_args)
+    return parser
+
+
+def _add_command(
+    sub: argparse._SubParsersAction[_SubParser],
+    command: Command,
+    outer: tuple[Command, ...],
+    global_args: Sequence[Arg],
+) -> None:
+    """A command's sub-parser, with its arguments, and its own sub-commands' beneath it."""
+    options = dict(command.extra)
+    if command.description is not None:
+        options["description"] = said(command.description)
+    sub_parser = sub.add_parser(command.name, help=said(command.help), **options)
+    _add_args(sub_parser, command.args)
+    path = (*outer, command)
+    if command.run is not None:
+        sub_parser.set_defaults(**{CHOSEN: path})
+        _add_global_args(sub_parser, command, global_args)
+    if command.commands:
+        inner = sub_parser.add_subparsers(metavar="COMMAND", parser_class=_SubParser)
+        inner.required = command.run is None
+        for one in command.commands:
+            _add_command(inner, one, path, global_args)
+
+
+def _add_args(parser: argparse.ArgumentParser, args: Sequence[Arg | OneOf]) -> None:
+    for item in args:
+        if isinstance(item, OneOf):
+            group = parser.add_mutually_exclusive_group(required=item.required)
+            for one in item.args:
+                group.add_argument(*one.names, **_options(one))
+        else:
+            parser.add_argument(*item.names, **_options(item))
+
+
+def parser_of(command: Command) -> argparse.ArgumentParser:
+    """A parser for one row alone (a module run as a program: `python -m
+    cribboard.virtual.cli`), its errors as the command line's."""
+    description = None if command.description is None else said(command.description)
+    parser = _SubParser(prog=command_line((command,)), description=description)
+    _add_args(parser, command.args)
     return parser
 
 
@@ -148,21 +200,23 @@ def use_color(args: argparse.Namespace) -> bool:
     )
 
 
-def int_in(low: int, high: int, what: str) -> Callable[[str], int]:
-    """An argument type: a whole number from `low` to `high`."""
+def int_in(low: int, high: int, what: str | Later) -> Callable[[str], int]:
+    """An argument type: a whole number from `low` to `high`; `what` names it in the error
+    (marked with N_ to be said in the language in use)."""
 
     def parse(text: str) -> int:
+        what_said = said(what)
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                _("%(what)s must be a whole number, not %(text)r", what=what, text=text)
+                _("%(what)s must be a whole number, not %(text)r", what=what_said, text=text)
             ) from None
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(
                 _(
                     "%(what)s must be %(low)d..%(high)d, not %(value)d",
-                    what=what,
+                    what=what_said,
                     low=low,
                     high=high,
                     value=value,

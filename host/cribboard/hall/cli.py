@@ -17,8 +17,7 @@ Everything of a hall lives in one directory (``--dir``, default ``$CRIBBOARD_HAL
 tournament ask the running director; without one, those that need no table (players,
 corrections) change the store themselves.
 
-The main command line's table holds :func:`command`, which hands the words after ``hall`` to
-:func:`main`."""
+The main command line's table holds :data:`HALL`, the group of these commands."""
 
 from __future__ import annotations
 
@@ -35,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cribboard.cmdline.parser import OneLineParser
-from cribboard.cmdline.table import Command
-from cribboard.errors import CribboardError, HallError
+from cribboard.cmdline.table import Arg, Command, OneOf, UsageError, arg, int_in
+from cribboard.errors import HallError
+from cribboard.i18n import L_, N_
 
 DIR_ENV = "CRIBBOARD_HALL_DIR"
 PASSWORD_ENV = "CRIBBOARD_HALL_PASSWORD"
@@ -50,267 +49,20 @@ PRIVATE = "private"
 PID_FILE = "mosquitto.pid"  # in the broker's directory: a restarted director stops it on exit
 
 
-class UsageError(CribboardError):
-    """A bad argument argparse cannot see (exit status 2)."""
+def _hall_dir(args: argparse.Namespace) -> Path:
+    """--dir, else $CRIBBOARD_HALL_DIR, else ./hall."""
+    given: Path | None = args.dir
+    return given or Path(os.environ.get(DIR_ENV) or DEFAULT_DIR)
 
 
-class _Parser(OneLineParser):
-    def error(self, message: str) -> Any:
-        self.exit(2, f"cribboard: {message} (see {self.prog} --help)\n")
+def _round_next(args: argparse.Namespace) -> int:
+    print(format_report(_ask(_hall_dir(args), "POST", "/round/next", {})))
+    return 0
 
 
-# --- the parser ----------------------------------------------------------------------------------
-
-
-def command() -> Command:
-    """The ``hall`` entry of the main command line's table: it hands the words after ``hall``
-    to :func:`main`, which parses them."""
-    return Command(
-        "hall",
-        "a club night: the tournament director, its broker and projector page "
-        "(see `cribboard hall --help`)",
-        lambda args: main(args.rest),
-        takes_rest=True,
-    )
-
-
-def add_arguments(hall: argparse.ArgumentParser) -> None:
-    """The ``hall`` group's sub-commands on `hall`."""
-    common, broker_options, page_options = _shared_options()
-    groups = hall.add_subparsers(dest="hall_command", metavar="COMMAND", parser_class=_Parser)
-    groups.required = True
-    _add_start(groups, [common, broker_options, page_options])
-    _add_players_and_rounds(groups, common)
-    standings = groups.add_parser("standings", parents=[common], help="the standings")
-    standings.add_argument("--json", action="store_true", help="as the standings topic's JSON")
-    _add_correct(groups, common)
-    _add_held(groups, common)
-    export = groups.add_parser("export", parents=[common], help="the standings and games as CSV")
-    export.add_argument("--standings", type=Path, metavar="FILE", help="'-' for stdout")
-    export.add_argument("--games", type=Path, metavar="FILE", help="'-' for stdout")
-    groups.add_parser(
-        "serve",
-        parents=[common, broker_options, page_options],
-        help="the projector page alone, following the broker as a viewer",
-    )
-
-
-def _shared_options() -> tuple[_Parser, _Parser, _Parser]:
-    """The options several sub-commands take: the hall's directory, the broker, the page."""
-    common = _Parser(add_help=False)
-    common.add_argument(
-        "--dir",
-        type=Path,
-        default=None,
-        help=f"the hall's directory (default ${DIR_ENV}, else ./{DEFAULT_DIR})",
-    )
-    broker_options = _Parser(add_help=False)
-    broker_options.add_argument(
-        "--broker", metavar="URL", help="an existing broker: mqtt://HOST:PORT or mqtts://HOST:PORT"
-    )
-    broker_options.add_argument("--username", help="the broker user (with --broker)")
-    broker_options.add_argument(
-        "--password-env",
-        metavar="VAR",
-        help=f"the environment variable that holds the broker user's password (default "
-        f"${PASSWORD_ENV} when set, else asked for on a terminal)",
-    )
-    broker_options.add_argument(
-        "--cafile",
-        metavar="PEM",
-        help="the CA that signed an mqtts:// broker's certificate (with --broker; default: "
-        "the system's CAs)",
-    )
-    # A password on the command line is visible to every user of the computer (ps): refused,
-    # with the way to give it (see _password).
-    broker_options.add_argument("--password", help=argparse.SUPPRESS)
-    page_options = _Parser(add_help=False)
-    page_options.add_argument(
-        "--http-host",
-        default="0.0.0.0",
-        help="the page's address (default 0.0.0.0: phones on the club's network see it too; "
-        "the page only reads)",
-    )
-    page_options.add_argument(
-        "--http-port", type=_port, default=None, help="the page's TCP port (default 8322)"
-    )
-    return common, broker_options, page_options
-
-
-def _add_start(groups: argparse._SubParsersAction[_Parser], parents: list[_Parser]) -> None:
-    start = groups.add_parser(
-        "start",
-        parents=parents,
-        help="run the hall: the broker (unless --broker), the director and the page",
-    )
-    start.add_argument("--hall", help="the hall's name in the topics (default club)")
-    start.add_argument(
-        "--tables",
-        type=_count(1, 999, "tables"),
-        help=f"boards the private broker makes users for (default {DEFAULT_TABLES}, or enough "
-        "for the players registered)",
-    )
-    start.add_argument("--target", type=int, choices=(61, 121), help="games to 121 (default) or 61")
-    start.add_argument(
-        "--rounds", type=_count(1, 99, "rounds"), help="rounds the evening plans (default 9)"
-    )
-    start.add_argument(
-        "--listen",
-        default="0.0.0.0",
-        help="the private broker's address (default 0.0.0.0: the tables on the Wi-Fi reach it)",
-    )
-    start.add_argument(
-        "--mqtt-port", type=_port, help="the private broker's port (default: a free one)"
-    )
-    start.add_argument(
-        "--credentials",
-        type=Path,
-        metavar="FILE",
-        help="write how the tables connect (URL, users, passwords) to FILE instead of printing",
-    )
-    start.add_argument("--no-page", action="store_true", help="do not serve the page")
-    start.add_argument(
-        "--plain",
-        action="store_true",
-        help="the private broker without TLS (made so once, kept): passwords cross the "
-        "network in the clear",
-    )
-
-
-def _add_players_and_rounds(groups: argparse._SubParsersAction[_Parser], common: _Parser) -> None:
-    players = groups.add_parser("players", help="the players").add_subparsers(
-        dest="players_command", metavar="COMMAND", parser_class=_Parser
-    )
-    players.required = True
-    add = players.add_parser("add", parents=[common], help="register players (before round 1)")
-    add.add_argument("names", nargs="+", metavar="NAME")
-    players.add_parser("list", parents=[common], help="the players registered")
-
-    rounds = groups.add_parser("round", help="the rounds").add_subparsers(
-        dest="round_command", metavar="COMMAND", parser_class=_Parser
-    )
-    rounds.required = True
-    rounds.add_parser(
-        "next",
-        parents=[common],
-        help="pair the next round and send every table its new game (needs `hall start`)",
-    )
-    resend = rounds.add_parser(
-        "resend",
-        parents=[common],
-        help="send a table its new game again (it was busy, or away)",
-    )
-    resend.add_argument(
-        "tables", nargs="*", type=_count(1, 999, "table"), metavar="TABLE",
-        help="the tables (default: every table that has not started its game)",
-    )  # fmt: skip
-
-
-def _add_correct(groups: argparse._SubParsersAction[_Parser], common: _Parser) -> None:
-    correct = groups.add_parser(
-        "correct",
-        parents=[common],
-        help="replace or strike a table's result; the audit trail keeps it",
-    )
-    correct.add_argument("round", type=_count(1, 99, "round"))
-    correct.add_argument("table", type=_count(1, 999, "table"))
-    what = correct.add_mutually_exclusive_group(required=True)
-    what.add_argument("--winner", metavar="NAME", help="the winner's name")
-    what.add_argument("--strike", action="store_true", help="no result (the game is replayed)")
-    correct.add_argument(
-        "--loser-score", type=_count(0, 120, "the loser's score"), help="with --winner"
-    )
-    correct.add_argument("--target", type=int, choices=(61, 121), help="default: the hall's")
-    correct.add_argument("--why", required=True, help="the reason, for the audit trail")
-    correct.add_argument("--who", default="director", help="who corrects (default director)")
-
-
-def _add_held(groups: argparse._SubParsersAction[_Parser], common: _Parser) -> None:
-    held = groups.add_parser(
-        "held",
-        parents=[common],
-        help="the results held for the director (not counted: they were not consistent)",
-    )
-    verdicts = held.add_subparsers(dest="held_command", metavar="COMMAND", parser_class=_Parser)
-    for verdict, text in (
-        ("accept", "count a held result (the audit trail keeps it)"),
-        ("reject", "drop a held result (the audit trail keeps it)"),
-    ):
-        decide = verdicts.add_parser(verdict, parents=[common], help=text)
-        decide.add_argument("round", type=_count(1, 99, "round"))
-        decide.add_argument("table", type=_count(1, 999, "table"))
-        decide.add_argument("--why", required=True, help="the reason, for the audit trail")
-        decide.add_argument("--who", default="director", help="who decides (default director)")
-
-
-def _count(low: int, high: int, what: str) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number, not {text!r}")
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} must be {low}..{high}, not {value}")
-        return value
-
-    return parse
-
-
-_port = _count(0, 65535, "a port")
-
-
-# --- running -------------------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``cribboard hall`` with its own words (for a command line that hands them over)."""
-    parser = _Parser(
-        prog="cribboard hall",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_arguments(parser)
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    try:
-        return run(args)
-    except UsageError as err:
-        print(f"cribboard: {err}", file=sys.stderr)
-        return 2
-    except CribboardError as err:
-        print(f"cribboard: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run a parsed ``hall`` command; CribboardError (UsageError: exit 2) for one line."""
-    hall_dir = args.dir or Path(os.environ.get(DIR_ENV) or DEFAULT_DIR)
-    command = args.hall_command
-    if command == "start":
-        return _start(hall_dir, args)
-    if command == "serve":
-        return _serve(hall_dir, args)
-    if command == "players":
-        if args.players_command == "add":
-            return _players_add(hall_dir, args.names)
-        return _players_list(hall_dir)
-    if command == "round":
-        if args.round_command == "next":
-            report = _ask(hall_dir, "POST", "/round/next", {})
-        else:
-            report = _ask(hall_dir, "POST", "/round/resend", {"tables": args.tables})
-        print(format_report(report))
-        return 0
-    if command == "standings":
-        return _standings(hall_dir, args.json)
-    if command == "correct":
-        return _correct(hall_dir, args)
-    if command == "held":
-        return _held(hall_dir, args)
-    if command == "export":
-        return _export(hall_dir, args.standings, args.games)
-    raise UsageError(f"unknown hall command {command}")
+def _round_resend(args: argparse.Namespace) -> int:
+    print(format_report(_ask(_hall_dir(args), "POST", "/round/resend", {"tables": args.tables})))
+    return 0
 
 
 def _ask(hall_dir: Path, method: str, route: str, body: object = None) -> dict[str, Any]:
@@ -432,9 +184,10 @@ def format_held(held: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def _held(hall_dir: Path, args: argparse.Namespace) -> int:
+def _held(hall_dir: Path, verdict: str | None, args: argparse.Namespace) -> int:
+    """The results held (`verdict` None), or one accepted or rejected."""
     running = _director_running(hall_dir)
-    if args.held_command is None:
+    if verdict is None:
         if running:
             held = _ask(hall_dir, "GET", "/held")["held"]
         else:
@@ -453,18 +206,18 @@ def _held(hall_dir: Path, args: argparse.Namespace) -> int:
         return 0
     body = {"round": args.round, "table": args.table, "who": args.who, "why": args.why}
     if running:
-        answer = _ask(hall_dir, "POST", f"/held/{args.held_command}", body)
+        answer = _ask(hall_dir, "POST", f"/held/{verdict}", body)
     else:
         from cribboard.hall import director
         from cribboard.hall.control import correction_json
 
-        decide = director.accept_held if args.held_command == "accept" else director.reject_held
+        decide = director.accept_held if verdict == "accept" else director.reject_held
         with _open_store(hall_dir) as store:
             correction = decide(store, args.round, args.table, who=args.who, why=args.why)
             answer = correction_json(store, correction)
     print(
         f"round {answer['round']} table {answer['table']}: {answer['new'] or 'no result'} "
-        f"({args.held_command}ed); by {answer['who']}: {answer['why']}"
+        f"({verdict}ed); by {answer['who']}: {answer['why']}"
     )
     return 0
 
@@ -932,3 +685,260 @@ async def _serve_page(address: Any, hall: str, args: argparse.Namespace) -> int:
         with contextlib.suppress(asyncio.CancelledError):
             await following
     return 0
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+_DIR = arg(
+    "--dir",
+    type=Path,
+    default=None,
+    help=L_(
+        "the hall's directory (default $%(env)s, else ./%(dir)s)", env=DIR_ENV, dir=DEFAULT_DIR
+    ),
+)
+_BROKER_ARGS: tuple[Arg, ...] = (
+    arg(
+        "--broker",
+        metavar="URL",
+        help=N_("an existing broker: mqtt://HOST:PORT or mqtts://HOST:PORT"),
+    ),
+    arg("--username", help=N_("the broker user (with --broker)")),
+    arg(
+        "--password-env",
+        metavar="VAR",
+        help=L_(
+            "the environment variable that holds the broker user's password (default $%(env)s "
+            "when set, else asked for on a terminal)",
+            env=PASSWORD_ENV,
+        ),
+    ),
+    arg(
+        "--cafile",
+        metavar="PEM",
+        help=N_(
+            "the CA that signed an mqtts:// broker's certificate (with --broker; default: the "
+            "system's CAs)"
+        ),
+    ),
+    # A password on the command line is visible to every user of the computer (ps): refused,
+    # with the way to give it (see _no_password_on_the_line).
+    arg("--password", help=argparse.SUPPRESS),
+)
+# Translators: the names of numbers in "%(what)s must be 1..999, not 0".
+_PORT = int_in(0, 65535, N_("a port"))
+_TABLE = int_in(1, 999, N_("table"))
+_ROUND = int_in(1, 99, N_("round"))
+_PAGE_ARGS: tuple[Arg, ...] = (
+    arg(
+        "--http-host",
+        default="0.0.0.0",
+        help=N_(
+            "the page's address (default 0.0.0.0: phones on the club's network see it too; the "
+            "page only reads)"
+        ),
+    ),
+    arg("--http-port", type=_PORT, default=None, help=N_("the page's TCP port (default 8322)")),
+)
+_WHY = arg("--why", required=True, help=N_("the reason, for the audit trail"))
+
+_START = Command(
+    "start",
+    N_("run the hall: the broker (unless --broker), the director and the page"),
+    lambda args: _start(_hall_dir(args), args),
+    (
+        _DIR,
+        *_BROKER_ARGS,
+        *_PAGE_ARGS,
+        arg("--hall", help=N_("the hall's name in the topics (default club)")),
+        arg(
+            "--tables",
+            type=int_in(1, 999, N_("tables")),
+            help=L_(
+                "boards the private broker makes users for (default %(tables)d, or enough for "
+                "the players registered)",
+                tables=DEFAULT_TABLES,
+            ),
+        ),
+        arg("--target", type=int, choices=(61, 121), help=N_("games to 121 (default) or 61")),
+        arg(
+            "--rounds",
+            type=int_in(1, 99, N_("rounds")),
+            help=N_("rounds the evening plans (default 9)"),
+        ),
+        arg(
+            "--listen",
+            default="0.0.0.0",
+            help=N_(
+                "the private broker's address (default 0.0.0.0: the tables on the Wi-Fi reach it)"
+            ),
+        ),
+        arg("--mqtt-port", type=_PORT, help=N_("the private broker's port (default: a free one)")),
+        arg(
+            "--credentials",
+            type=Path,
+            metavar="FILE",
+            help=N_(
+                "write how the tables connect (URL, users, passwords) to FILE instead of printing"
+            ),
+        ),
+        arg("--no-page", action="store_true", help=N_("do not serve the page")),
+        arg(
+            "--plain",
+            action="store_true",
+            help=N_(
+                "the private broker without TLS (made so once, kept): passwords cross the "
+                "network in the clear"
+            ),
+        ),
+    ),
+)
+
+_PLAYERS = Command(
+    "players",
+    N_("the players"),
+    commands=(
+        Command(
+            "add",
+            N_("register players (before round 1)"),
+            lambda args: _players_add(_hall_dir(args), args.names),
+            (_DIR, arg("names", nargs="+", metavar="NAME", help=N_("the players' names"))),
+        ),
+        Command(
+            "list",
+            N_("the players registered"),
+            lambda args: _players_list(_hall_dir(args)),
+            (_DIR,),
+        ),
+    ),
+)
+
+_ROUNDS = Command(
+    "round",
+    N_("the rounds"),
+    commands=(
+        Command(
+            "next",
+            N_("pair the next round and send every table its new game (needs `hall start`)"),
+            _round_next,
+            (_DIR,),
+        ),
+        Command(
+            "resend",
+            N_("send a table its new game again (it was busy, or away)"),
+            _round_resend,
+            (
+                _DIR,
+                arg(
+                    "tables",
+                    nargs="*",
+                    type=_TABLE,
+                    metavar="TABLE",
+                    help=N_("the tables (default: every table that has not started its game)"),
+                ),
+            ),
+        ),
+    ),
+)
+
+_CORRECT = Command(
+    "correct",
+    N_("replace or strike a table's result; the audit trail keeps it"),
+    lambda args: _correct(_hall_dir(args), args),
+    (
+        _DIR,
+        arg("round", type=_ROUND, help=N_("the round")),
+        arg("table", type=_TABLE, help=N_("the table")),
+        OneOf(
+            (
+                arg("--winner", metavar="NAME", help=N_("the winner's name")),
+                arg(
+                    "--strike",
+                    action="store_true",
+                    help=N_("no result (the game is replayed)"),
+                ),
+            ),
+            required=True,
+        ),
+        arg(
+            "--loser-score",
+            type=int_in(0, 120, N_("the loser's score")),
+            help=N_("with --winner"),
+        ),
+        arg("--target", type=int, choices=(61, 121), help=N_("default: the hall's")),
+        _WHY,
+        arg("--who", default="director", help=N_("who corrects (default director)")),
+    ),
+)
+
+
+def _verdict(name: str, help_text: str) -> Command:
+    """`hall held accept` or `reject`: a held result counted or dropped."""
+    return Command(
+        name,
+        help_text,
+        lambda args: _held(_hall_dir(args), name, args),
+        (
+            _DIR,
+            arg("round", type=_ROUND, help=N_("the round")),
+            arg("table", type=_TABLE, help=N_("the table")),
+            _WHY,
+            arg("--who", default="director", help=N_("who decides (default director)")),
+        ),
+    )
+
+
+_HELD = Command(
+    "held",
+    N_("the results held for the director (not counted: they were not consistent)"),
+    lambda args: _held(_hall_dir(args), None, args),
+    (_DIR,),
+    commands=(
+        _verdict("accept", N_("count a held result (the audit trail keeps it)")),
+        _verdict("reject", N_("drop a held result (the audit trail keeps it)")),
+    ),
+)
+
+HALL = Command(
+    "hall",
+    N_("a club night: the tournament director, its broker and projector page"),
+    description=L_(
+        "A club night from the command line. Everything of a hall lives in one directory "
+        "(--dir, default $%(env)s, else ./%(dir)s): its store, its settings, its private "
+        "broker and, while `start` runs, the director's socket. The commands that change the "
+        "tournament ask the running director; without one, those that need no table (players, "
+        "corrections) change the store themselves.",
+        env=DIR_ENV,
+        dir=DEFAULT_DIR,
+    ),
+    commands=(
+        _START,
+        _PLAYERS,
+        _ROUNDS,
+        Command(
+            "standings",
+            N_("the standings"),
+            lambda args: _standings(_hall_dir(args), args.json),
+            (_DIR, arg("--json", action="store_true", help=N_("as the standings topic's JSON"))),
+        ),
+        _CORRECT,
+        _HELD,
+        Command(
+            "export",
+            N_("the standings and games as CSV"),
+            lambda args: _export(_hall_dir(args), args.standings, args.games),
+            (
+                _DIR,
+                arg("--standings", type=Path, metavar="FILE", help=N_("'-' for stdout")),
+                arg("--games", type=Path, metavar="FILE", help=N_("'-' for stdout")),
+            ),
+        ),
+        Command(
+            "serve",
+            N_("the projector page alone, following the broker as a viewer"),
+            lambda args: _serve(_hall_dir(args), args),
+            (_DIR, *_BROKER_ARGS, *_PAGE_ARGS),
+        ),
+    ),
+)
+"""The ``hall`` group of the command line's table."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cribboard.cmdline.table import Command, UsageError, arg
+from cribboard.i18n import N_
 
 if TYPE_CHECKING:
     from cribboard.api import Board
@@ -24,21 +25,23 @@ def command() -> Command:
     """The ``link`` entry of the command line's table."""
     return Command(
         "link",
-        "two boards far apart, one game, through an MQTT broker (docs/mqtt.md)",
+        N_("two boards far apart, one game, through an MQTT broker (docs/mqtt.md)"),
         _run,
         (
-            arg("--broker", required=True, metavar="URL", help="mqtt://HOST:PORT or mqtts://"),
+            arg("--broker", required=True, metavar="URL", help=N_("mqtt://HOST:PORT or mqtts://")),
             arg(
                 "--game",
                 required=True,
                 metavar="NAME",
-                help="the linked game's name, the same at both ends (a-z, 0-9, _ and -)",
+                help=N_("the linked game's name, the same at both ends (a-z, 0-9, _ and -)"),
             ),
             arg(
                 "--port",
                 dest="link_port",
                 metavar="PORT",
-                help="this end's board: a serial port or pyserial URL (default: the only board)",
+                help=N_(
+                    "this end's board: a serial port or pyserial URL (default: the only board)"
+                ),
             ),
             arg(
                 "--ble",
@@ -46,50 +49,64 @@ def command() -> Command:
                 nargs="?",
                 const="",
                 metavar="NAME",
-                help="this end's board over Bluetooth LE: its name or address, or alone for "
-                "the only board advertising",
+                help=N_(
+                    "this end's board over Bluetooth LE: its name or address, or alone for "
+                    "the only board advertising"
+                ),
             ),
             arg(
                 "--virtual",
                 dest="link_virtual",
                 action="store_true",
-                help="this end's board: a virtual board started here (the firmware on "
-                "MicroPython; try a linked game with two of these on one computer)",
+                help=N_(
+                    "this end's board: a virtual board started here (the firmware on "
+                    "MicroPython; try a linked game with two of these on one computer)"
+                ),
             ),
             arg(
                 "--user",
-                help="the broker user (none by default; a hall's private broker has `link`)",
+                help=N_("the broker user (none by default; a hall's private broker has `link`)"),
             ),
             arg(
                 "--cafile",
                 metavar="PEM",
-                help="the CA that signed the mqtts:// broker's certificate (a hall's ca.pem; "
-                "default: the system's CAs)",
+                help=N_(
+                    "the CA that signed the mqtts:// broker's certificate (a hall's ca.pem; "
+                    "default: the system's CAs)"
+                ),
             ),
             arg(
                 "--password-env",
                 metavar="VAR",
-                help="the environment variable that holds the broker password (default: asked "
-                "for on a terminal when --user is given)",
+                help=N_(
+                    "the environment variable that holds the broker password (default: asked "
+                    "for on a terminal when --user is given)"
+                ),
             ),
             arg(
                 "--secret-env",
                 metavar="VAR",
-                help="the environment variable that holds the game's secret, the same at both "
-                "ends (default: asked for on a terminal); it names the game's topics and signs "
-                "every move",
+                help=N_(
+                    "the environment variable that holds the game's secret, the same at both "
+                    "ends (default: asked for on a terminal); it names the game's topics and signs "
+                    "every move"
+                ),
             ),
             arg(
                 "--state",
                 type=Path,
                 metavar="FILE",
-                help="where this end keeps its moves (default $XDG_STATE_HOME/cribboard/"
-                "link-NAME.json): the same file picks the game up after a restart",
+                help=N_(
+                    "where this end keeps its moves (default $XDG_STATE_HOME/cribboard/"
+                    "link-NAME.json): the same file picks the game up after a restart"
+                ),
             ),
         ),
-        description="Join this board and a board elsewhere into one game: a peg at either "
-        "end shows on both, pegs made at both ends at once both count, and an end that was "
-        "away catches up when it comes back.",
+        description=N_(
+            "Join this board and a board elsewhere into one game: a peg at either "
+            "end shows on both, pegs made at both ends at once both count, and an end that was "
+            "away catches up when it comes back."
+        ),
     )
 
 

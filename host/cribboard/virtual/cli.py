@@ -14,8 +14,9 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from ..cmdline.parser import OneLineParser
+from ..cmdline.table import PROG, Command, UsageError, arg, parser_of
 from ..errors import CribboardError
+from ..i18n import L_, N_, _
 from ..simregistry import register, unregister
 from .errors import VirtualBoardError
 from .launcher import DEFAULT_HEAP, VirtualBoard
@@ -24,58 +25,6 @@ from .rp2install import install_emulator
 from .ws2812 import decode_ws2812, grb_to_rgb, split_complete
 
 _SHOW_PERIOD = 0.1  # redraw the board at most ten times a second
-
-
-def build_parser(prog: str = "cribboard sim") -> argparse.ArgumentParser:
-    """The argument parser of ``cribboard sim``."""
-    parser = OneLineParser(
-        prog=prog,
-        description="Run the firmware on a virtual board (MicroPython's unix port; with --rp2 an "
-        "emulated RP2040 running an rp2 image) behind a pseudo-terminal that mpremote and the "
-        "cribboard host open like a USB board.",
-    )
-    parser.add_argument(
-        "--flash", metavar="PATH", help="flash image to use and keep (default: a temporary one)"
-    )
-    parser.add_argument(
-        "--rp2",
-        action="store_true",
-        help="an emulated Raspberry Pi Pico (rp2040js under Node.js) instead",
-    )
-    parser.add_argument(
-        "--install-emulator",
-        action="store_true",
-        help="with --rp2: first install rp2040js, as its lock file pins it, into the user's "
-        "cache with npm (nothing to do when it is there)",
-    )
-    parser.add_argument(
-        "--image",
-        metavar="PATH",
-        help=f"with --rp2: the UF2 or BIN image, with its provenance <image>.json beside it "
-        f"(default: {FIRMWARE_IMAGE} in firmware/ports/rp2/images/)",
-    )
-    parser.add_argument(
-        "--heap",
-        metavar="SIZE",
-        help=f"MicroPython heap, as -X heapsize= takes it (default {DEFAULT_HEAP})",
-    )
-    parser.add_argument(
-        "--micropython",
-        metavar="PATH",
-        help="micropython executable (default: $CRIBBOARD_MICROPYTHON, PATH, or the venv's)",
-    )
-    parser.add_argument(
-        "--firmware",
-        metavar="DIR",
-        help="the firmware tree the board's image holds (default: the package's)",
-    )
-    parser.add_argument(
-        "--stock",
-        action="store_true",
-        help="a board with stock MicroPython instead (no firmware: cribboard deploy puts it on)",
-    )
-    parser.add_argument("--show", action="store_true", help="show the LEDs in the terminal")
-    return parser
 
 
 def board_picture(chain_rgb: bytes, color: bool) -> str:
@@ -90,16 +39,15 @@ def board_picture(chain_rgb: bytes, color: bool) -> str:
     return draw_frame(bytes(by_hole), color)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``cribboard sim``; return the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _check_options(parser, args)
+def run(args: argparse.Namespace) -> int:
+    """Run ``cribboard sim`` with its parsed arguments; return the exit status (UsageError for
+    options that do not go together)."""
+    _check_options(args)
     show = _Show(sys.stdout.isatty()) if args.show else None
     try:
         board = _start_board(args, show)
     except (VirtualBoardError, ValueError) as err:
-        print(f"cribboard sim: {err}", file=sys.stderr)
+        print(f"{PROG} sim: {err}", file=sys.stderr)
         return 1
     stop = threading.Event()
 
@@ -145,8 +93,8 @@ def _register(board: VirtualBoard | RP2Board) -> Path | None:
         return None
 
 
-def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Options that do not go together end the program with a usage error."""
+def _check_options(args: argparse.Namespace) -> None:
+    """Options that do not go together: UsageError."""
     if args.rp2:
         for option, value in (
             ("--heap", args.heap),
@@ -155,13 +103,15 @@ def _check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             ("--stock", args.stock or None),
         ):
             if value is not None:
-                parser.error(f"{option} is for the unix-port board, not --rp2")
+                raise UsageError(
+                    _("%(option)s is for the unix-port board, not --rp2", option=option)
+                )
     elif args.image is not None:
-        parser.error("--image needs --rp2")
+        raise UsageError(_("%(option)s needs --rp2", option="--image"))
     elif args.install_emulator:
-        parser.error("--install-emulator needs --rp2")
+        raise UsageError(_("%(option)s needs --rp2", option="--install-emulator"))
     if args.stock and args.firmware is not None:
-        parser.error("--stock has no firmware in its image: leave out --firmware")
+        raise UsageError(_("--stock has no firmware in its image: leave out --firmware"))
 
 
 def _start_board(args: argparse.Namespace, show: _Show | None) -> VirtualBoard | RP2Board:
@@ -203,6 +153,86 @@ class _Show:
             print(f"\x1b[{self._drawn_lines}F", end="")  # redraw in place
         print(picture, flush=True)
         self._drawn_lines = picture.count("\n") + 1
+
+
+SIM = Command(
+    "sim",
+    N_("run the virtual board (see `cribboard sim --help`)"),
+    run,
+    (
+        arg(
+            "--flash",
+            metavar="PATH",
+            help=N_("flash image to use and keep (default: a temporary one)"),
+        ),
+        arg(
+            "--rp2",
+            action="store_true",
+            help=N_("an emulated Raspberry Pi Pico (rp2040js under Node.js) instead"),
+        ),
+        arg(
+            "--install-emulator",
+            action="store_true",
+            help=N_(
+                "with --rp2: first install rp2040js, as its lock file pins it, into the user's "
+                "cache with npm (nothing to do when it is there)"
+            ),
+        ),
+        arg(
+            "--image",
+            metavar="PATH",
+            help=L_(
+                "with --rp2: the UF2 or BIN image, with its provenance <image>.json beside it "
+                "(default: %(image)s in firmware/ports/rp2/images/)",
+                image=FIRMWARE_IMAGE,
+            ),
+        ),
+        arg(
+            "--heap",
+            metavar="SIZE",
+            help=L_(
+                "MicroPython heap, as -X heapsize= takes it (default %(heap)s)", heap=DEFAULT_HEAP
+            ),
+        ),
+        arg(
+            "--micropython",
+            metavar="PATH",
+            help=N_(
+                "micropython executable (default: $CRIBBOARD_MICROPYTHON, PATH, or the venv's)"
+            ),
+        ),
+        arg(
+            "--firmware",
+            metavar="DIR",
+            help=N_("the firmware tree the board's image holds (default: the package's)"),
+        ),
+        arg(
+            "--stock",
+            action="store_true",
+            help=N_(
+                "a board with stock MicroPython instead (no firmware: cribboard deploy puts it on)"
+            ),
+        ),
+        arg("--show", action="store_true", help=N_("show the LEDs in the terminal")),
+    ),
+    description=N_(
+        "Run the firmware on a virtual board (MicroPython's unix port; with --rp2 an emulated "
+        "RP2040 running an rp2 image) behind a pseudo-terminal that mpremote and the cribboard "
+        "host open like a USB board."
+    ),
+)
+"""The ``sim`` row of the command line's table."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``cribboard sim`` alone (``python -m cribboard.virtual.cli``): the row's arguments, a
+    usage error as the command line gives it (exit status 2)."""
+    parser = parser_of(SIM)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as err:
+        parser.error(str(err))
 
 
 if __name__ == "__main__":
