@@ -13,6 +13,7 @@ from cribboard.hall.tablesetup import (
     make_setup,
     write_config,
 )
+from cribcore.hall import MAX_TABLES
 
 HALL_ARGS: tuple[Arg, ...] = (
     arg(
@@ -27,7 +28,9 @@ HALL_ARGS: tuple[Arg, ...] = (
         metavar="PEM",
         help="the hall's CA (its broker directory's ca.pem): the board verifies the broker with it",
     ),
-    arg("--table", type=int_in(1, 999, "table"), help="the board's table number in the hall"),
+    arg(
+        "--table", type=int_in(1, MAX_TABLES, "table"), help="the board's table number in the hall"
+    ),
     arg("--hall", help=f"the hall's name (default {DEFAULT_HALL})"),
     arg("--user", help="the broker user (default table-N)"),
     arg(

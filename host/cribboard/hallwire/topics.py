@@ -18,13 +18,15 @@ from cribcore import hall as core
 from cribcore.hall import ACK as ACK
 from cribcore.hall import CMD as CMD
 from cribcore.hall import EVENT as EVENT
+from cribcore.hall import MAX_TABLES as MAX_TABLES
 from cribcore.hall import ONLINE as ONLINE
 from cribcore.hall import ROOT as ROOT
 from cribcore.hall import STATE as STATE
 from cribcore.hall import VERSION as VERSION
 
-# Per table (the names are the shared core's, which a board's own table client uses too). The
-# table publishes state, event, online and ack and reads cmd.
+# Per table (the names, the range of table numbers, a table's topic prefix and its user are the
+# shared core's, which a board's own table client uses too). The table publishes state, event,
+# online and ack and reads cmd.
 TABLE_LEAVES = (STATE, EVENT, ONLINE, CMD, ACK)
 TABLE_PUBLISHES = (STATE, EVENT, ONLINE, ACK)
 
@@ -37,7 +39,6 @@ DIRECTOR_USER = "director"
 VIEWER_USER = "viewer"
 
 _HALL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
-MAX_TABLES = 999
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def check_table(table: int) -> int:
 
 def hall_prefix(hall: str) -> str:
     """``cribboard/v1/<hall>``: everything of one hall is under it."""
-    return f"{ROOT}/{VERSION}/{check_hall(hall)}"
+    prefix: str = core.hall_prefix(check_hall(hall))
+    return prefix
 
 
 def table_topic(hall: str, table: int | str, leaf: str) -> str:
@@ -102,7 +104,8 @@ def table_topic(hall: str, table: int | str, leaf: str) -> str:
         raise HallError(f"not a table topic: {leaf}")
     if table != "+":
         table = check_table(int(table))
-    return f"{hall_prefix(hall)}/table/{table}/{leaf}"
+    prefix: str = core.table_prefix(check_hall(hall), table)
+    return prefix + leaf
 
 
 def hall_topic(hall: str, leaf: str) -> str:
@@ -114,7 +117,8 @@ def hall_topic(hall: str, leaf: str) -> str:
 
 def table_user(table: int) -> str:
     """The broker user name of a table: ``table-N``."""
-    return f"table-{check_table(table)}"
+    user: str = core.table_user(check_table(table))
+    return user
 
 
 def parse(topic: str) -> TopicName:
