@@ -10,10 +10,10 @@ A breaking change to a topic or a payload bumps ``v1``; fields are only ever add
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from cribboard.errors import HallError
+from cribboard.mqtt.names import NAME_RULE, is_topic_name
 from cribcore import hall as core
 from cribcore.hall import ACK as ACK
 from cribcore.hall import CMD as CMD
@@ -37,8 +37,6 @@ HALL_LEAVES = (STANDINGS, ROUND)
 
 DIRECTOR_USER = "director"
 VIEWER_USER = "viewer"
-
-_HALL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 
 
 @dataclass(frozen=True)
@@ -76,12 +74,10 @@ class TopicName:
 
 
 def check_hall(hall: str) -> str:
-    """The hall name, if usable in a topic (1-32 of a-z, 0-9, _ and -, starting with a letter
-    or digit); raises HallError otherwise."""
-    if not _HALL_NAME.match(hall):
-        raise HallError(
-            f"bad hall name {hall!r}: 1 to 32 of a-z, 0-9, '_' and '-', starting with a-z or 0-9"
-        )
+    """The hall name, if it can name one in a topic (:mod:`cribboard.mqtt.names`); raises
+    HallError otherwise."""
+    if not is_topic_name(hall):
+        raise HallError(f"bad hall name {hall!r}: {NAME_RULE}")
     return hall
 
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from cribboard.link import LinkError
+from cribboard.mqtt.names import NAME_RULE, is_topic_name
 from cribboard.mqtt.roots import LINK_ROOT as ROOT
 from cribboard.mqtt.roots import LINK_USER as LINK_USER
 
@@ -25,7 +26,6 @@ MOVE = "move"
 ONLINE = "online"
 SYNC = "sync"
 
-_GAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 _SIDE = re.compile(r"[a-z0-9]{1,16}\Z")
 
 
@@ -40,12 +40,10 @@ class TopicName:
 
 
 def check_game(game: str) -> str:
-    """The game name, if usable in a topic (1-32 of a-z, 0-9, _ and -, starting with a letter
-    or digit); LinkError otherwise."""
-    if not _GAME.match(game):
-        raise LinkError(
-            f"bad game name {game!r}: 1 to 32 of a-z, 0-9, '_' and '-', starting with a-z or 0-9"
-        )
+    """The game name, if it can name one in a topic (:mod:`cribboard.mqtt.names`); LinkError
+    otherwise."""
+    if not is_topic_name(game):
+        raise LinkError(f"bad game name {game!r}: {NAME_RULE}")
     return game
 
 
