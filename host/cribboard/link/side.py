@@ -1,12 +1,12 @@
-"""One end of a link: a board, this side's log of moves, and the broker.
+"""One end of a linked game: a board, this side's log of moves, and the broker.
 
-    side = LinkSide(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
-                    secret="the game's secret, the same at both ends")
+    side = LinkedGameSide(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
+                          secret="the game's secret, the same at both ends")
     await side.run()        # until cancelled
 
 What it does (docs/mqtt.md, "Linked boards"):
 
-- Every change the board makes that the link did not ask for (a button, another host) becomes a
+- Every change the board makes that this side did not ask for (a button, another host) becomes a
   move of this side (:mod:`cribboard.link.boardsync`), kept in the state file first, then
   published, retained with QoS 1, on ``.../<side>/move/<seq>``.
 - It reads every side's moves (the retained ones come on subscribing), keeps them by id (a
@@ -45,7 +45,7 @@ from cribboard.api import Board, BoardState
 from cribboard.client import Event
 from cribboard.errors import CribboardError
 from cribboard.i18n import n_
-from cribboard.link import LinkError
+from cribboard.link import LinkedGameError
 from cribboard.link import topics as t
 from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
 from cribboard.link.moves import (
@@ -69,7 +69,7 @@ log = logging.getLogger(__name__)
 
 RECONNECT_S = (0.1, 0.2, 0.5, 1.0)  # waits before reconnecting to the broker
 BOARD_RETRY_S = 1.0  # between attempts to open a board that is not there
-# A deal the link asked for comes back within this (its reply carries no revision to match);
+# A deal this side asked for comes back within this (its reply carries no revision to match);
 # a deal to the same dealer at the board later than that is the board's own.
 DEAL_ECHO_S = 2.0
 ECHO_S = 2.0  # the state a request caused comes back at once; this long: it was lost
@@ -124,7 +124,7 @@ class SideFile:
                 )
             )
         except (OSError, ValueError, KeyError, TypeError, MoveError) as err:
-            raise LinkError(f"{self.path}: not a link's state file: {err}") from None
+            raise LinkedGameError(f"{self.path}: not a linked game's state file: {err}") from None
 
     def save(self) -> None:
         saved: dict[str, Any] = {
@@ -143,7 +143,7 @@ class SideFile:
         os.replace(temporary, self.path)
 
 
-class LinkSide:
+class LinkedGameSide:
     """One end of a linked game (see the module's docstring). `open_board` opens this side's
     board (again, after it was gone); `say` gets one line per thing worth telling a person."""
 
@@ -185,7 +185,7 @@ class LinkSide:
         self._events: list[Event] = []
         self._wake = asyncio.Event()
         self._rebase = False
-        # Revisions of the link's own requests whose state has not come back yet, and the
+        # Revisions of this side's own requests whose state has not come back yet, and the
         # dealers it set (a deal's reply has no revision), with when.
         self._own_revs: set[int] = set()
         self._own_deals: list[tuple[int, float]] = []
@@ -200,7 +200,7 @@ class LinkSide:
 
     async def run(self) -> None:
         """Run until cancelled: the broker in the background, the board here. Raises
-        LinkError when the broker refuses the login."""
+        LinkedGameError when the broker refuses the login."""
         mqtt = asyncio.create_task(self._mqtt_loop(), name=f"link-{self.game}-mqtt")
         board = asyncio.create_task(self._board_loop(), name=f"link-{self.game}-board")
         try:
@@ -273,8 +273,8 @@ class LinkSide:
             before, self.board_state = self.board_state, now
             self.board = board
             if before is not None and self._shown_game:
-                # Made while the link was down: with the clock this side had then, so they
-                # are ordered the same whatever the link hears first now.
+                # Made while this side was away from the board: with the clock it had then, so
+                # they are ordered the same whatever this side hears first now.
                 clock = self.file.clock
                 for change in offline_changes(before, self.file.applying, now):
                     clock += 1
@@ -341,7 +341,7 @@ class LinkSide:
         return True
 
     def _echoes_due(self) -> float:
-        """How much longer to wait for the states the link's own requests caused (0: none
+        """How much longer to wait for the states this side's own requests caused (0: none
         outstanding, or given up on)."""
         now = time.monotonic()
         self._own_deals = [(d, at) for d, at in self._own_deals if now - at < DEAL_ECHO_S]
@@ -354,7 +354,7 @@ class LinkSide:
         return max(due, default=0.0)
 
     def _own_deal(self, dealer: int) -> bool:
-        """Whether a deal to `dealer` is the link's own request coming back."""
+        """Whether a deal to `dealer` is this side's own request coming back."""
         now = time.monotonic()
         self._own_deals = [(d, at) for d, at in self._own_deals if now - at < DEAL_ECHO_S]
         for i, (d, _) in enumerate(self._own_deals):
@@ -408,7 +408,7 @@ class LinkSide:
             return
         waiting = self._echoes_due()
         if waiting > 0:
-            # The board's states after the link's last requests are on their way: planning
+            # The board's states after this side's last requests are on their way: planning
             # from the state before them would send them again. Look again when they are in
             # (each wakes this loop) or, if one was lost, after a while.
             asyncio.get_running_loop().call_later(waiting, self._wake.set)
@@ -480,7 +480,7 @@ class LinkSide:
             except aiomqtt.MqttError as err:
                 refused = refusal(err, self.address)
                 if refused is not None:
-                    raise LinkError(refused) from None
+                    raise LinkedGameError(refused) from None
                 if self.synced.is_set():
                     self.say(f"lost the broker ({err}): reconnecting")
             finally:
@@ -507,7 +507,7 @@ class LinkSide:
                 payload = bytes(message.payload)
                 try:
                     name = t.parse(str(message.topic))
-                except LinkError:
+                except LinkedGameError:
                     continue
                 if name.leaf in (t.MOVE, t.ONLINE) and payload:
                     body = self.key.verify(str(message.topic), payload)
