@@ -45,8 +45,7 @@ from cribboard.api import Board, BoardState
 from cribboard.client import Event
 from cribboard.errors import CribboardError
 from cribboard.i18n import n_
-from cribboard.link import LinkedGameError
-from cribboard.link import topics as t
+from cribboard.link import LinkedGameError, topics
 from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
 from cribboard.link.moves import (
     DEAL,
@@ -79,7 +78,7 @@ STATE_ENV = "XDG_STATE_HOME"
 def default_state_file(game: str) -> Path:
     """``$XDG_STATE_HOME/cribboard/link-<game>.json`` (``~/.local/state`` by default)."""
     base = os.environ.get(STATE_ENV) or str(Path.home() / ".local" / "state")
-    return Path(base) / "cribboard" / f"link-{t.check_game(game)}.json"
+    return Path(base) / "cribboard" / f"link-{topics.check_game(game)}.json"
 
 
 class SideFile:
@@ -104,7 +103,7 @@ class SideFile:
     def _load(self) -> None:
         try:
             saved = json.loads(self.path.read_text())
-            self.side = t.check_side(saved["side"])
+            self.side = topics.check_side(saved["side"])
             self.moves = [decode_move(payload.encode()) for payload in saved["moves"]]
             self.board = BoardState(**saved["board"]) if saved.get("board") else None
             self.game = str(saved.get("game", ""))
@@ -158,7 +157,7 @@ class LinkedGameSide:
         say: Callable[[str], None] | None = None,
     ) -> None:
         self.address = address
-        self.game = t.check_game(game)
+        self.game = topics.check_game(game)
         self.key = GameKey(self.game, secret)
         self.channel = self.key.channel  # the game's name in its topics
         self.file = SideFile(state_file)
@@ -211,7 +210,7 @@ class LinkedGameSide:
             client = self._client
             if client is not None and self.synced.is_set():  # a clean goodbye: offline now
                 with contextlib.suppress(aiomqtt.MqttError):
-                    topic = t.side_topic(self.channel, self.side, t.ONLINE)
+                    topic = topics.side_topic(self.channel, self.side, topics.ONLINE)
                     offline = self.key.sign(topic, b"0")
                     await client.publish(topic, offline, qos=1, retain=True, timeout=2)
             for task in (mqtt, board):
@@ -466,7 +465,7 @@ class LinkedGameSide:
     # --- the broker ----------------------------------------------------------------------------
 
     async def _mqtt_loop(self) -> None:
-        online = t.side_topic(self.channel, self.side, t.ONLINE)
+        online = topics.side_topic(self.channel, self.side, topics.ONLINE)
         will = aiomqtt.Will(online, self.key.sign(online, b"0"), qos=1, retain=True)
         attempt = 0
         while True:
@@ -493,23 +492,23 @@ class LinkedGameSide:
         game, side = self.channel, self.side
         nonce = secrets.token_hex(8).encode()
         on_broker: set[int] = set()  # this side's moves the broker holds
-        await client.subscribe(t.every_move(game), qos=1)
-        await client.subscribe(t.every_online(game), qos=1)
-        await client.subscribe(t.side_topic(game, side, t.SYNC), qos=1)
-        online = t.side_topic(game, side, t.ONLINE)
+        await client.subscribe(topics.every_move(game), qos=1)
+        await client.subscribe(topics.every_online(game), qos=1)
+        await client.subscribe(topics.side_topic(game, side, topics.SYNC), qos=1)
+        online = topics.side_topic(game, side, topics.ONLINE)
         await client.publish(online, self.key.sign(online, b"1"), qos=1, retain=True)
         # The broker sends the retained moves as it takes the subscriptions: the marker
         # published after them comes back after them.
-        await client.publish(t.side_topic(game, side, t.SYNC), nonce, qos=1)
+        await client.publish(topics.side_topic(game, side, topics.SYNC), nonce, qos=1)
         publisher: asyncio.Task[None] | None = None
         try:
             async for message in client.messages:
                 payload = bytes(message.payload)
                 try:
-                    name = t.parse(str(message.topic))
+                    name = topics.parse(str(message.topic))
                 except LinkedGameError:
                     continue
-                if name.leaf in (t.MOVE, t.ONLINE) and payload:
+                if name.leaf in (topics.MOVE, topics.ONLINE) and payload:
                     body = self.key.verify(str(message.topic), payload)
                     if body is None:
                         self._stranger(
@@ -520,12 +519,12 @@ class LinkedGameSide:
                         await self._notify()
                         continue
                     payload = body
-                if name.leaf == t.MOVE:
+                if name.leaf == topics.MOVE:
                     self._take_move(name, payload, on_broker)
-                elif name.leaf == t.ONLINE and name.side != side and payload:
+                elif name.leaf == topics.ONLINE and name.side != side and payload:
                     if self._partner(name.side):
                         self._peer(name.side, payload == b"1")
-                elif name.leaf == t.SYNC and payload == nonce and publisher is None:
+                elif name.leaf == topics.SYNC and payload == nonce and publisher is None:
                     self._outbox = asyncio.Queue()  # the log is the outbox's source of truth
                     missing = [m for m in self.log.of_side(side) if m.seq not in on_broker]
                     first = not self._synced_once
@@ -546,7 +545,7 @@ class LinkedGameSide:
                 with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
                     await publisher
 
-    def _take_move(self, name: t.TopicName, payload: bytes, on_broker: set[int]) -> None:
+    def _take_move(self, name: topics.TopicName, payload: bytes, on_broker: set[int]) -> None:
         if not payload:
             return  # a retained move cleared
         try:
@@ -594,7 +593,7 @@ class LinkedGameSide:
             await self._send(client, await self._outbox.get())
 
     async def _send(self, client: aiomqtt.Client, move: Move) -> None:
-        topic = t.move_topic(self.channel, move.side, move.seq)
+        topic = topics.move_topic(self.channel, move.side, move.seq)
         await client.publish(topic, self.key.sign(topic, encode_move(move)), qos=1, retain=True)
 
 
