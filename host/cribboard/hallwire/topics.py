@@ -90,8 +90,7 @@ def check_table(table: int) -> int:
 
 def hall_prefix(hall: str) -> str:
     """``cribboard/v1/<hall>``: everything of one hall is under it."""
-    prefix: str = core.hall_prefix(check_hall(hall))
-    return prefix
+    return f"{ROOT}/{VERSION}/{check_hall(hall)}"
 
 
 def table_topic(hall: str, table: int | str, leaf: str) -> str:
@@ -113,7 +112,7 @@ def hall_topic(hall: str, leaf: str) -> str:
 
 def table_user(table: int) -> str:
     """The broker user name of a table: ``table-N``."""
-    user: str = core.table_user(check_table(table))
+    user: str = core.TABLE_USER % check_table(table)
     return user
 
 
