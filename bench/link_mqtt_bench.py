@@ -1,12 +1,13 @@
 """`make bench`, linked boards part: two virtual boards joined by `cribboard link` through a
 private mosquitto (bench/run.py calls main()). Prints figures only; nothing here asserts speed.
 
-Both ends run in this process (two LinkSide objects, each with its own board connection); the
-boards are two MicroPython processes and the broker a third, all on this machine.
+Both ends run in this process (two LinkedGameSide objects, each with its own board
+connection); the boards are two MicroPython processes and the broker a third, all on this
+machine.
 
 1. Latency from a peg at board A (the request sent) to board B's state event showing it, p50 /
-   p99 over a few hundred pegs one after another: A's board, A's link reading the change as a
-   move and publishing it, the broker, B's link merging it and pegging B's board, B's event.
+   p99 over a few hundred pegs one after another: A's board, A's side reading the change as a
+   move and publishing it, the broker, B's side merging it and pegging B's board, B's event.
 2. Both ends at once: 100 pegs at each board as fast as the boards take them; the time until
    both boards show the merged game of all 200.
 3. Bytes per move: the JSON payload of a peg, and the whole MQTT PUBLISH packet.
@@ -30,7 +31,7 @@ from cribboard.client import Event
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
 from cribboard.link import topics as t
 from cribboard.link.moves import Change, Move, Position, encode_move
-from cribboard.link.side import LinkSide
+from cribboard.link.side import LinkedGameSide
 from cribboard.mqtt.address import BrokerAddress
 from cribboard.virtual import VirtualBoard
 
@@ -76,7 +77,7 @@ class Watch:
         return self.latest[0]
 
 
-async def settled(sides: list[LinkSide], moves: int) -> None:
+async def settled(sides: list[LinkedGameSide], moves: int) -> None:
     for side in sides:
         await side.wait_until(
             lambda side=side: (  # type: ignore[misc]
@@ -99,7 +100,7 @@ async def run(work: Path) -> None:
     )
     boards = [VirtualBoard().start(), VirtualBoard().start()]
     sides = [
-        LinkSide(
+        LinkedGameSide(
             address,
             GAME,
             lambda port=vb.port: Board.open(port, timeout=5.0),  # type: ignore[misc]

@@ -12,6 +12,8 @@ from cribboard.errors import HallError
 from cribboard.hall.wins import FinishedGame, finished_game
 from cribboard.hallwire import messages as m
 from cribboard.hallwire import topics as t
+from cribboard.link import LinkedGameError
+from cribboard.link import topics as link_topics
 from cribboard.tournament import Tournament
 from cribboard.virtual import VirtualBoard
 
@@ -46,6 +48,16 @@ def test_topics_round_trip_and_refuse_others() -> None:
     with pytest.raises(HallError, match="bad hall name"):
         t.hall_prefix("a/b")
     assert set(t.DELIVERY) == set(t.TABLE_LEAVES) | set(t.HALL_LEAVES)
+
+
+def test_a_hall_and_a_linked_game_are_named_alike() -> None:
+    for good in ("a", "0", "club-2", "east_wing", "a" * 32):
+        assert t.check_hall(good) == link_topics.check_game(good) == good
+    for bad in ("", "A", "-a", "_a", "a/b", "a+", "a#", "a b", "å", "a" * 33, "a\n"):
+        with pytest.raises(HallError, match="bad hall name"):
+            t.check_hall(bad)
+        with pytest.raises(LinkedGameError, match="bad game name"):
+            link_topics.check_game(bad)
 
 
 def test_the_documented_examples_are_what_the_code_sends() -> None:

@@ -22,6 +22,7 @@ from cribboard.hall.tablesetup import (
     ask_secret,
     make_setup,
 )
+from cribcore.hall import MAX_TABLES
 from cribfw import hallconfig
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
@@ -95,6 +96,19 @@ def test_the_board_reads_what_the_host_writes(tmp_path: Path) -> None:
         with pytest.raises(ValueError) as err:
             hallconfig.parse(broken)
         assert SECRET not in str(err.value)
+
+
+def test_the_board_and_the_host_number_tables_alike() -> None:
+    env = {MQTT_PASSWORD_ENV: SECRET}
+    for table in (1, MAX_TABLES):
+        setup = make_setup("mqtt://10.0.0.2:1883", table, environ=env)
+        assert hallconfig.parse(json.loads(setup.to_json())).table == table
+    written = json.loads(make_setup("mqtt://10.0.0.2:1883", 3, environ=env).to_json())
+    for table in (0, MAX_TABLES + 1):
+        with pytest.raises(HallSetupError, match="bad table number"):
+            make_setup("mqtt://10.0.0.2:1883", table, environ=env)
+        with pytest.raises(ValueError, match="table must be 1..%d" % MAX_TABLES):
+            hallconfig.parse({**written, "table": table})
 
 
 @pytest.mark.parametrize(

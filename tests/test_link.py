@@ -24,7 +24,7 @@ from cribboard.hall.broker import Broker
 from cribboard.link import topics as t
 from cribboard.link.moves import Change, Move, Position, encode_move
 from cribboard.link.secret import GameKey
-from cribboard.link.side import LinkSide, describe
+from cribboard.link.side import LinkedGameSide, describe
 from cribboard.mqtt.address import BrokerAddress
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
@@ -63,13 +63,13 @@ async def running_side(
     *,
     secret: str = SECRET,
     said: list[str] | None = None,
-) -> AsyncIterator[LinkSide]:
+) -> AsyncIterator[LinkedGameSide]:
     def say(line: str) -> None:
         print(line)
         if said is not None:
             said.append(line)
 
-    side = LinkSide(
+    side = LinkedGameSide(
         link_address(broker),
         GAME,
         lambda: Board.open(port, timeout=3.0),
@@ -87,7 +87,7 @@ async def running_side(
             await task
 
 
-async def in_step(*sides: LinkSide, moves: int) -> Position:
+async def in_step(*sides: LinkedGameSide, moves: int) -> Position:
     """Wait until every side holds `moves` moves and its board shows their merged game."""
     for side in sides:
         try:
@@ -110,7 +110,7 @@ async def in_step(*sides: LinkSide, moves: int) -> Position:
     return positions.pop()
 
 
-def board_of(side: LinkSide) -> Board:
+def board_of(side: LinkedGameSide) -> Board:
     assert side.board is not None
     return side.board
 

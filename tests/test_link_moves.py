@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cribboard.api import BoardState
-from cribboard.link import LinkError
+from cribboard.link import LinkedGameError
 from cribboard.link import topics as t
 from cribboard.link.boardsync import DEAL, NEW, PEG, board_changes, plan
 from cribboard.link.moves import (
@@ -134,7 +134,7 @@ def test_payloads_round_trip_and_refuse_what_is_not_a_move() -> None:
             decode_move(bad)
     assert t.parse(t.move_topic("friday", "k3f9", 7)) == t.TopicName("friday", "k3f9", "move", 7)
     for bad_topic in ("cribboard/link/v1/friday/k3f9/move/0", "cribboard/v1/friday/k3f9/online"):
-        with pytest.raises(LinkError):
+        with pytest.raises(LinkedGameError):
             t.parse(bad_topic)
 
 

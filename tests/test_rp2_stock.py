@@ -35,7 +35,9 @@ from rp2support import (
 
 __all__ = ["rp2_boards"]  # fixtures from rp2support
 
-pytestmark = needs_emulator
+# The module's deploy (about 50 s, longer on a busy machine) runs in its first test's set-up:
+# past pytest's 120 s hang guard there, so the module has its own.
+pytestmark = [needs_emulator, pytest.mark.timeout(400)]
 
 CUTS = int(os.environ.get("CRIBBOARD_RP2_STOCK_POWER_CUTS", "8"))
 

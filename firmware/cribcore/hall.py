@@ -1,10 +1,15 @@
 # The club hall's MQTT topic scheme v1 (docs/mqtt.md), the part a table shares with the host: the
-# topic names, how a table publishes on each, and the limits of a command. The host's
-# cribboard.hallwire.topics and cribboard.hallwire.messages build on these; a Wi-Fi board's own
-# table client (cribfw/hall.py) uses them as they are. Runs on MicroPython and CPython.
+# range of table numbers, a table's topics and broker user, how a table publishes on each topic,
+# and the limits of a command. The host's cribboard.hallwire.topics and cribboard.hallwire.messages
+# build on these; a Wi-Fi board's own table client (cribfw/hall.py) uses them as they are. Runs on
+# MicroPython and CPython. Each name here costs a board in a hall RAM: a format string, not a
+# function, where one does.
 
 ROOT = "cribboard"
 VERSION = "v1"
+
+MAX_TABLES = 999  # a hall's tables are numbered 1..MAX_TABLES
+TABLE_USER = "table-%d"  # table N's broker user and client id: TABLE_USER % N
 
 # A table's topics: cribboard/v1/<hall>/table/<N>/<leaf>.
 STATE = "state"  # the board's state, retained, QoS 0
@@ -39,5 +44,6 @@ def is_command_id(text):
 
 
 def table_prefix(hall, table):
-    """``cribboard/v1/<hall>/table/<N>/``: a table's topics are this plus a leaf."""
-    return "%s/%s/%s/table/%d/" % (ROOT, VERSION, hall, table)
+    """``cribboard/v1/<hall>/table/<N>/``: a table's topics are this plus a leaf. `table` is
+    the table's number, or ``+`` (any table) in a subscription filter."""
+    return "%s/%s/%s/table/%s/" % (ROOT, VERSION, hall, table)

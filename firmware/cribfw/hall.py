@@ -69,7 +69,7 @@ class HallClient:
         self.t_online = prefix + hall.ONLINE.encode()
         self.t_cmd = prefix + hall.CMD.encode()
         self.t_ack = prefix + hall.ACK.encode()
-        client_id = ("table-%d" % config.table).encode()
+        client_id = (hall.TABLE_USER % config.table).encode()
         self.tls = None  # plain MQTT, or the TLS that verifies the broker (cribfw/halltls.py)
         if config.ca is not None:
             from cribfw.halltls import TlsWrapper

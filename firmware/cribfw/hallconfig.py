@@ -10,6 +10,7 @@
 # passwords: nothing on the board ever prints it.
 
 from cribcore.files import HALL_CONFIG
+from cribcore.hall import MAX_TABLES
 
 PATH = "/" + HALL_CONFIG
 
@@ -67,7 +68,7 @@ def parse(obj):
         raise ValueError("hall config: not a JSON object")
     return HallConfig(
         _text(obj, "hall"),
-        _number(obj, "table", 1, 999),
+        _number(obj, "table", 1, MAX_TABLES),
         _text(obj, "host"),
         _number(obj, "port", 1, 65535),
         _text(obj, "user"),

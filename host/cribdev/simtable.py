@@ -30,8 +30,7 @@ from pathlib import Path
 
 from cribboard import wire
 from cribboard.api import BoardState
-from cribboard.hallwire import messages
-from cribboard.hallwire import topics as t
+from cribboard.hallwire import messages, topics
 from cribboard.hallwire.tableclient import CommandMemory, TableClient
 from cribboard.mqtt.address import BrokerAddress
 from cribcore import protocol
@@ -65,7 +64,7 @@ class SimTable:
         seed: int | None = None,
         state_file: Path | None = None,
     ) -> None:
-        self.hall = t.check_hall(hall)
+        self.hall = topics.check_hall(hall)
         self.table = table
         self.rng = random.Random(seed)
         self.state_file = state_file

@@ -19,8 +19,7 @@ from pathlib import Path
 from cribboard.api import BoardState
 from cribboard.bridge.registry import BoardEntry, Registry
 from cribboard.errors import BoardRejected, CribboardError
-from cribboard.hallwire import messages
-from cribboard.hallwire import topics as t
+from cribboard.hallwire import messages, topics
 from cribboard.hallwire.tableclient import CommandMemory, TableClient
 from cribboard.mqtt.address import BrokerAddress
 
@@ -31,7 +30,11 @@ COLOURS = ("blue", "orange", "purple")
 def default_memory_file(hall: str, table: int) -> Path:
     """``$XDG_STATE_HOME/cribboard/table-<hall>-<N>.json`` (``~/.local/state`` by default)."""
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "cribboard" / f"table-{t.check_hall(hall)}-{t.check_table(table)}.json"
+    return (
+        Path(base)
+        / "cribboard"
+        / f"table-{topics.check_hall(hall)}-{topics.check_table(table)}.json"
+    )
 
 
 @dataclass(frozen=True)

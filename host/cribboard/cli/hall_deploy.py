@@ -14,6 +14,7 @@ from cribboard.hall.tablesetup import (
     write_config,
 )
 from cribboard.i18n import L_, N_, _
+from cribcore.hall import MAX_TABLES
 
 HALL_ARGS: tuple[Arg, ...] = (
     arg(
@@ -34,7 +35,7 @@ HALL_ARGS: tuple[Arg, ...] = (
     ),
     arg(
         "--table",
-        type=int_in(1, 999, N_("table")),
+        type=int_in(1, MAX_TABLES, N_("table")),
         help=N_("the board's table number in the hall"),
     ),
     arg("--hall", help=L_("the hall's name (default %(hall)s)", hall=DEFAULT_HALL)),

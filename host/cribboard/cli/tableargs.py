@@ -69,13 +69,13 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
         raise UsageError(_("a hall table has one board: name one (--port, --ble or --virtual)"))
     from cribboard.bridge.halltable import TableSettings, default_memory_file
     from cribboard.errors import HallError
-    from cribboard.hallwire import topics as t
+    from cribboard.hallwire import topics
     from cribboard.mqtt import AddressError
     from cribboard.mqtt.address import BrokerAddress, ask_password
 
     try:
-        user = args.user or t.table_user(args.table)
-        t.check_hall(args.hall)
+        user = args.user or topics.table_user(args.table)
+        topics.check_hall(args.hall)
         address = BrokerAddress.parse(args.mqtt, username=user, cafile=args.cafile)
         address.tls_context()  # a CA file that cannot be read: said now, in one line
         password = ask_password(

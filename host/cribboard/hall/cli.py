@@ -37,6 +37,7 @@ from typing import Any
 from cribboard.cmdline.table import Arg, Command, OneOf, UsageError, arg, int_in
 from cribboard.errors import HallError
 from cribboard.i18n import L_, N_
+from cribcore.hall import MAX_TABLES
 
 DIR_ENV = "CRIBBOARD_HALL_DIR"
 PASSWORD_ENV = "CRIBBOARD_HALL_PASSWORD"
@@ -727,7 +728,7 @@ _BROKER_ARGS: tuple[Arg, ...] = (
 )
 # Translators: the names of numbers in "%(what)s must be 1..999, not 0".
 _PORT = int_in(0, 65535, N_("a port"))
-_TABLE = int_in(1, 999, N_("table"))
+_TABLE = int_in(1, MAX_TABLES, N_("table"))
 _ROUND = int_in(1, 99, N_("round"))
 _PAGE_ARGS: tuple[Arg, ...] = (
     arg(
@@ -753,7 +754,7 @@ _START = Command(
         arg("--hall", help=N_("the hall's name in the topics (default club)")),
         arg(
             "--tables",
-            type=int_in(1, 999, N_("tables")),
+            type=int_in(1, MAX_TABLES, N_("tables")),
             help=L_(
                 "boards the private broker makes users for (default %(tables)d, or enough for "
                 "the players registered)",

@@ -50,8 +50,7 @@ from cribboard.errors import HallError
 from cribboard.hall.store import ResultConflict, Store, TableCommand
 from cribboard.hall.view import HallView, view_filters
 from cribboard.hall.wins import FinishedGame, finished_game
-from cribboard.hallwire import messages
-from cribboard.hallwire import topics as t
+from cribboard.hallwire import messages, topics
 from cribboard.mqtt.address import BrokerAddress, refusal
 from cribboard.tournament import (
     CIRCLE,
@@ -204,7 +203,7 @@ class Director:
     ) -> None:
         self.store = store
         self.address = address
-        self.hall = t.check_hall(hall)
+        self.hall = topics.check_hall(hall)
         self.target = target
         self.rounds = rounds
         self.max_tables = max_tables
@@ -249,12 +248,12 @@ class Director:
             attempt += 1
 
     async def _session(self) -> None:
-        async with self.address.client(t.DIRECTOR_USER, clean_session=False) as client:
+        async with self.address.client(topics.DIRECTOR_USER, clean_session=False) as client:
             self._client = client
             # The retained states come with these subscriptions: every table's board as it is.
             for topic in view_filters(self.hall):
                 await client.subscribe(topic, qos=1)
-            await client.subscribe(t.table_topic(self.hall, "+", t.ACK), qos=1)
+            await client.subscribe(topics.table_topic(self.hall, "+", topics.ACK), qos=1)
             await self._publish_round(client)
             self._standings_due.set()
             await self._resend_unstarted(client)
@@ -296,10 +295,10 @@ class Director:
 
     def _take(self, topic: str, payload: bytes, retained: bool) -> None:
         try:
-            name = t.parse(topic)
+            name = topics.parse(topic)
         except HallError:
             return
-        if name.table is not None and retained and name.leaf in (t.EVENT, t.ACK):
+        if name.table is not None and retained and name.leaf in (topics.EVENT, topics.ACK):
             # Never retained by a table client: one that is was left there to be read again.
             self.refused += 1
             log.warning("table %d: a retained %s: ignored", name.table, name.leaf)
@@ -308,11 +307,11 @@ class Director:
         if name.table is None:
             return
         try:
-            if name.leaf in (t.STATE, t.EVENT):
+            if name.leaf in (topics.STATE, topics.EVENT):
                 self._table_state(name.table, messages.decode_state(payload))
-            elif name.leaf == t.ACK:
+            elif name.leaf == topics.ACK:
                 self._ack(name.table, messages.decode_ack(payload))
-            elif name.leaf == t.ONLINE and messages.decode_online(payload) and not retained:
+            elif name.leaf == topics.ONLINE and messages.decode_online(payload) and not retained:
                 self._came_online(name.table)
         except messages.MessageError as err:
             self.refused += 1
@@ -446,7 +445,9 @@ class Director:
         tournament = self.store.tournament
         if tournament.rounds:
             payload = messages.encode_round(tournament, tournament.rounds[-1])
-            await client.publish(t.hall_topic(self.hall, t.ROUND), payload, qos=1, retain=True)
+            await client.publish(
+                topics.hall_topic(self.hall, topics.ROUND), payload, qos=1, retain=True
+            )
 
     def standings_payload(self) -> bytes:
         return messages.encode_standings(
@@ -455,7 +456,7 @@ class Director:
 
     async def _publish_standings_when_due(self, client: aiomqtt.Client) -> None:
         # One publication for a burst of results: the latest standings are what counts.
-        topic = t.hall_topic(self.hall, t.STANDINGS)
+        topic = topics.hall_topic(self.hall, topics.STANDINGS)
         while True:
             await self._standings_due.wait()
             self._standings_due.clear()
@@ -476,7 +477,7 @@ class Director:
         future = self._pending.futures.get(command.id)
         if future is None or future.done():
             future = self._pending.futures[command.id] = asyncio.get_running_loop().create_future()
-        await client.publish(t.table_topic(self.hall, table, t.CMD), payload, qos=1)
+        await client.publish(topics.table_topic(self.hall, table, topics.CMD), payload, qos=1)
         return future
 
     async def _resend_unstarted(self, client: aiomqtt.Client) -> None:

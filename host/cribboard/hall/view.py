@@ -20,8 +20,7 @@ import aiomqtt
 
 from cribboard.api import BoardState
 from cribboard.errors import HallError
-from cribboard.hallwire import messages
-from cribboard.hallwire import topics as t
+from cribboard.hallwire import messages, topics
 from cribboard.mqtt.address import BrokerAddress, refusal
 from cribboard.web.hub import Hub
 from cribcore.render import Renderer
@@ -72,7 +71,7 @@ class HallView:
     """The hall as the page sees it. :meth:`feed` takes every message of the hall's topics."""
 
     def __init__(self, hall: str) -> None:
-        self.hall = t.check_hall(hall)
+        self.hall = topics.check_hall(hall)
         self.tables: dict[int, TableView] = {}
         self.round: dict[str, Any] | None = None
         self.standings: dict[str, Any] | None = None
@@ -90,7 +89,7 @@ class HallView:
         """Take one message (anything not for the page is ignored; a bad payload is logged;
         a retained `event`, which no table client publishes, is ignored). Never raises:
         whatever a message holds, or a fault in drawing it, stays with the page."""
-        if retained and topic.endswith(f"/{t.EVENT}"):
+        if retained and topic.endswith(f"/{topics.EVENT}"):
             log.warning("%s: retained: ignored", topic)
             return
         try:
@@ -100,18 +99,18 @@ class HallView:
 
     def _feed(self, topic: str, payload: bytes) -> None:
         try:
-            name = t.parse(topic)
+            name = topics.parse(topic)
             if name.table is None:
                 obj = messages.decode_hall(payload, name.leaf)
-                if name.leaf == t.ROUND:
+                if name.leaf == topics.ROUND:
                     self.round = obj
                     self.hub.publish({"type": "round", "round": obj})
                 else:
                     self.standings = obj
                     self.hub.publish({"type": "standings", "standings": obj})
-            elif name.leaf in (t.STATE, t.EVENT):
+            elif name.leaf in (topics.STATE, topics.EVENT):
                 self.set_state(name.table, messages.decode_state(payload))
-            elif name.leaf == t.ONLINE:
+            elif name.leaf == topics.ONLINE:
                 self.set_online(name.table, messages.decode_online(payload))
             else:
                 return
@@ -147,10 +146,10 @@ class HallView:
 
 def view_filters(hall: str) -> Iterable[str]:
     """The topic filters that feed a view (and the director)."""
-    for leaf in (t.STATE, t.EVENT, t.ONLINE):
-        yield t.table_topic(hall, "+", leaf)
-    for leaf in t.HALL_LEAVES:
-        yield t.hall_topic(hall, leaf)
+    for leaf in (topics.STATE, topics.EVENT, topics.ONLINE):
+        yield topics.table_topic(hall, "+", leaf)
+    for leaf in topics.HALL_LEAVES:
+        yield topics.hall_topic(hall, leaf)
 
 
 async def follow(view: HallView, address: BrokerAddress, connected: asyncio.Event) -> None:

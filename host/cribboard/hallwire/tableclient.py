@@ -29,8 +29,7 @@ import aiomqtt
 
 from cribboard.api import BoardState
 from cribboard.errors import HallError
-from cribboard.hallwire import messages
-from cribboard.hallwire import topics as t
+from cribboard.hallwire import messages, topics
 from cribboard.mqtt import AddressError
 from cribboard.mqtt.address import BrokerAddress, refusal
 
@@ -94,9 +93,9 @@ class TableClient:
         memory: CommandMemory | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        self.hall = t.check_hall(hall)
-        self.table = t.check_table(table)
-        self.client_id = t.table_user(table)
+        self.hall = topics.check_hall(hall)
+        self.table = topics.check_table(table)
+        self.client_id = topics.table_user(table)
         self.address = address.with_login(address.username or self.client_id, address.password)
         self.memory = memory or CommandMemory()
         self.online = asyncio.Event()  # connected and the state published
@@ -110,7 +109,7 @@ class TableClient:
         self._closing = False
 
     def topic(self, leaf: str) -> str:
-        return t.table_topic(self.hall, self.table, leaf)
+        return topics.table_topic(self.hall, self.table, leaf)
 
     # --- running -------------------------------------------------------------------------------
 
@@ -139,7 +138,7 @@ class TableClient:
         if client is not None and self.online.is_set():
             with contextlib.suppress(aiomqtt.MqttError):
                 await client.publish(
-                    self.topic(t.ONLINE), messages.OFFLINE, qos=1, retain=True, timeout=5
+                    self.topic(topics.ONLINE), messages.OFFLINE, qos=1, retain=True, timeout=5
                 )
         for task in (self._publisher, self._task):
             if task is not None:
@@ -149,7 +148,7 @@ class TableClient:
         self._task = self._publisher = None
 
     async def _run(self) -> None:
-        will = aiomqtt.Will(self.topic(t.ONLINE), messages.OFFLINE, qos=1, retain=True)
+        will = aiomqtt.Will(self.topic(topics.ONLINE), messages.OFFLINE, qos=1, retain=True)
         attempt = 0
         while True:
             try:
@@ -157,8 +156,10 @@ class TableClient:
                     self.client_id, clean_session=False, will=will
                 ) as client:
                     self._client = client
-                    await client.subscribe(self.topic(t.CMD), qos=1)
-                    await client.publish(self.topic(t.ONLINE), messages.ONLINE, qos=1, retain=True)
+                    await client.subscribe(self.topic(topics.CMD), qos=1)
+                    await client.publish(
+                        self.topic(topics.ONLINE), messages.ONLINE, qos=1, retain=True
+                    )
                     state = self._state()
                     if state is not None:
                         await self._publish(client, state)
@@ -206,9 +207,9 @@ class TableClient:
     async def _publish(self, client: aiomqtt.Client, state: BoardState) -> None:
         payload = messages.encode_state(state)
         await client.publish(
-            self.topic(t.STATE), payload, qos=0, retain=True, timeout=PUBLISH_TIMEOUT_S
+            self.topic(topics.STATE), payload, qos=0, retain=True, timeout=PUBLISH_TIMEOUT_S
         )
-        await client.publish(self.topic(t.EVENT), payload, qos=1, timeout=PUBLISH_TIMEOUT_S)
+        await client.publish(self.topic(topics.EVENT), payload, qos=1, timeout=PUBLISH_TIMEOUT_S)
 
     # --- commands ------------------------------------------------------------------------------
 
@@ -218,14 +219,14 @@ class TableClient:
         except messages.MessageError as err:
             if err.command_id is not None:
                 ack = messages.Ack(err.command_id, False, "bad_command", str(err))
-                await client.publish(self.topic(t.ACK), messages.encode_ack(ack), qos=1)
+                await client.publish(self.topic(topics.ACK), messages.encode_ack(ack), qos=1)
             return
         last = self.memory.last
         if last is not None and last.id == command.id:
             # Delivered again (QoS 1, the director's resend after a reconnect): answered, never
             # run twice, also after this client's restart.
-            await client.publish(self.topic(t.ACK), messages.encode_ack(last), qos=1)
+            await client.publish(self.topic(topics.ACK), messages.encode_ack(last), qos=1)
             return
         ack = await self._run_command(command)
         self.memory.remember(ack)
-        await client.publish(self.topic(t.ACK), messages.encode_ack(ack), qos=1)
+        await client.publish(self.topic(topics.ACK), messages.encode_ack(ack), qos=1)

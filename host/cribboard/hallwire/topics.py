@@ -10,21 +10,23 @@ A breaking change to a topic or a payload bumps ``v1``; fields are only ever add
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from cribboard.errors import HallError
+from cribboard.mqtt.names import NAME_RULE, is_topic_name
 from cribcore import hall as core
 from cribcore.hall import ACK as ACK
 from cribcore.hall import CMD as CMD
 from cribcore.hall import EVENT as EVENT
+from cribcore.hall import MAX_TABLES as MAX_TABLES
 from cribcore.hall import ONLINE as ONLINE
 from cribcore.hall import ROOT as ROOT
 from cribcore.hall import STATE as STATE
 from cribcore.hall import VERSION as VERSION
 
-# Per table (the names are the shared core's, which a board's own table client uses too). The
-# table publishes state, event, online and ack and reads cmd.
+# Per table (the names, the range of table numbers, a table's topic prefix and its user are the
+# shared core's, which a board's own table client uses too). The table publishes state, event,
+# online and ack and reads cmd.
 TABLE_LEAVES = (STATE, EVENT, ONLINE, CMD, ACK)
 TABLE_PUBLISHES = (STATE, EVENT, ONLINE, ACK)
 
@@ -35,9 +37,6 @@ HALL_LEAVES = (STANDINGS, ROUND)
 
 DIRECTOR_USER = "director"
 VIEWER_USER = "viewer"
-
-_HALL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
-MAX_TABLES = 999
 
 
 @dataclass(frozen=True)
@@ -75,12 +74,10 @@ class TopicName:
 
 
 def check_hall(hall: str) -> str:
-    """The hall name, if usable in a topic (1-32 of a-z, 0-9, _ and -, starting with a letter
-    or digit); raises HallError otherwise."""
-    if not _HALL_NAME.match(hall):
-        raise HallError(
-            f"bad hall name {hall!r}: 1 to 32 of a-z, 0-9, '_' and '-', starting with a-z or 0-9"
-        )
+    """The hall name, if it can name one in a topic (:mod:`cribboard.mqtt.names`); raises
+    HallError otherwise."""
+    if not is_topic_name(hall):
+        raise HallError(f"bad hall name {hall!r}: {NAME_RULE}")
     return hall
 
 
@@ -102,7 +99,8 @@ def table_topic(hall: str, table: int | str, leaf: str) -> str:
         raise HallError(f"not a table topic: {leaf}")
     if table != "+":
         table = check_table(int(table))
-    return f"{hall_prefix(hall)}/table/{table}/{leaf}"
+    prefix: str = core.table_prefix(check_hall(hall), table)
+    return prefix + leaf
 
 
 def hall_topic(hall: str, leaf: str) -> str:
@@ -114,7 +112,8 @@ def hall_topic(hall: str, leaf: str) -> str:
 
 def table_user(table: int) -> str:
     """The broker user name of a table: ``table-N``."""
-    return f"table-{check_table(table)}"
+    user: str = core.TABLE_USER % check_table(table)
+    return user
 
 
 def parse(topic: str) -> TopicName:

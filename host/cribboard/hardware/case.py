@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cribcore import layout as L
+from cribcore import layout
 
 
 @dataclass(frozen=True)
 class Case:
     """The board's physical dimensions (mm)."""
 
-    width_mm: int = L.BOARD_WIDTH_MM
+    width_mm: int = layout.BOARD_WIDTH_MM
     """The top panel, along the rows."""
-    height_mm: int = L.BOARD_HEIGHT_MM
+    height_mm: int = layout.BOARD_HEIGHT_MM
     """The top panel, across the rows."""
-    margin_x_mm: int = L.MARGIN_X_MM
+    margin_x_mm: int = layout.MARGIN_X_MM
     """From the left end to the first column of holes (the win hole sits in it)."""
-    hole_mm: int = L.LED_HOLE_DIAMETER_MM
+    hole_mm: int = layout.LED_HOLE_DIAMETER_MM
     button_hole_mm: int = 7
     """A panel-mount momentary push button's mounting hole."""
     button_inset_mm: int = 16
@@ -53,7 +53,7 @@ class Case:
 
     def hole_xy(self, hole: int) -> tuple[int, int]:
         """Centre of a hole (the layout's)."""
-        xy: tuple[int, int] = L.hole_xy_mm(hole)
+        xy: tuple[int, int] = layout.hole_xy_mm(hole)
         return xy
 
     def button_positions(self) -> dict[str, tuple[int, int]]:

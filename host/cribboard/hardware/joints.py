@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cribboard.hardware.boards import BOARD_INFO, BOARD_PROFILES, BUTTON_NAMES, title_of
-from cribcore import layout as L
+from cribcore import layout
 from cribcore.profiles import PROFILES, Profile
 
 LED_LEADS = 4  # DIN, VDD, GND, DOUT
@@ -48,7 +48,7 @@ class Joints:
         return self.count * self.each
 
 
-def joint_rows(profile: Profile, *, leds: int = L.HOLES, players: int = 2) -> list[Joints]:
+def joint_rows(profile: Profile, *, leds: int = layout.HOLES, players: int = 2) -> list[Joints]:
     """Every joint of a board with `leds` LEDs, the controller of `profile` and the buttons a
     `players`-player board has (two players: A+ A- B+ B- deal; three: C+ C- too)."""
     names = BUTTON_NAMES if players == 3 else BUTTON_NAMES[:5]
@@ -74,7 +74,7 @@ def _short_title(profile: Profile) -> str:
     return title_of(profile).split(" (")[0]
 
 
-def total_joints(profile: Profile, *, leds: int = L.HOLES, players: int = 2) -> int:
+def total_joints(profile: Profile, *, leds: int = layout.HOLES, players: int = 2) -> int:
     return sum(row.joints for row in joint_rows(profile, leds=leds, players=players))
 
 

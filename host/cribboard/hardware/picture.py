@@ -11,8 +11,7 @@ from typing import Any
 
 from cribboard.hardware.case import CASE, Case
 from cribboard.hardware.power import NullPixels
-from cribcore import layout as L
-from cribcore import render as R
+from cribcore import layout, render
 from cribcore.state import GameState
 
 PNG_PX_PER_MM = 4
@@ -121,7 +120,7 @@ def _leds(canvas: _Canvas, image: Any) -> Any:
     """Every hole with its LED, lit by the firmware's renderer, and their glow on the wood."""
     from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
-    renderer = R.Renderer(NullPixels())
+    renderer = render.Renderer(NullPixels())
     renderer.draw(sample_game(), 0)
     frame = renderer.frame
     draw = ImageDraw.Draw(image)
@@ -129,7 +128,7 @@ def _leds(canvas: _Canvas, image: Any) -> Any:
     glow_draw = ImageDraw.Draw(glow)
     circle = canvas.circle
     r_hole = canvas.case.hole_mm / 2
-    for hole in range(L.HOLES):
+    for hole in range(layout.HOLES):
         x, y = canvas.case.hole_xy(hole)
         rgb = (frame[3 * hole], frame[3 * hole + 1], frame[3 * hole + 2])
         circle(draw, x, y, r_hole + 0.45, fill=(48, 32, 22))

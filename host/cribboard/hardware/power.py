@@ -10,9 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cribboard.hardware.boards import BOARD_INFO
-from cribcore import layout as L
-from cribcore import limits
-from cribcore import render as R
+from cribcore import layout, limits, render
 from cribcore.profiles import PROFILES
 from cribcore.state import GameError, GameState
 
@@ -23,7 +21,7 @@ class NullPixels:
     ORDER = (1, 0, 2, 3)
 
     def __init__(self) -> None:
-        self.buf = bytearray(3 * L.HOLES)
+        self.buf = bytearray(3 * layout.HOLES)
         self.bpp = 3
 
     def write(self) -> None:
@@ -52,7 +50,7 @@ def _states() -> Iterator[tuple[GameState, int, str]]:
     frame. Two players: every pair of scores. Three players: every combination of scores near
     the lap and skunk lines. Back pegs one or 29 behind; counts of 1 or 29 pending (every mix
     of them for three players; the preview drawn, its blink on); a won game at the peak of the winner's pulse."""
-    pulse_peak = R.PULSE_MS // 2
+    pulse_peak = render.PULSE_MS // 2
     keys = (0, 1, 2, 29, 30, 31, 32, 59, 60, 61, 62, 89, 90, 91, 92, 119, 120, 121)
     for players in (2, 3):
         for target in limits.TARGETS:
@@ -91,7 +89,7 @@ def _states() -> Iterator[tuple[GameState, int, str]]:
 def power_figures() -> PowerFigures:
     """The power budget, computed with the firmware's own renderer and limiter."""
     budget = PROFILES["pico2w"].budget_ma
-    renderer = R.Renderer(NullPixels(), budget_ma=budget)
+    renderer = render.Renderer(NullPixels(), budget_ma=budget)
     best_sum, best_board, best_t, best_text = -1, GameState(), 0, ""
     for board, t, text in _states():
         renderer.draw(board, t)
@@ -107,24 +105,24 @@ def power_figures() -> PowerFigures:
                     best_board.set_pending(p, board.pending[p])
 
     def shown(brightness: int, budget_ma: int) -> tuple[int, int]:
-        r = R.Renderer(NullPixels(), budget_ma=budget_ma, brightness=brightness)
+        r = render.Renderer(NullPixels(), budget_ma=budget_ma, brightness=brightness)
         r.draw(best_board, best_t)
         r.show()
         return int(r.estimated_ma), int(r.scale)
 
-    default_ma, default_scale = shown(R.DEFAULT_BRIGHTNESS, budget)
+    default_ma, default_scale = shown(render.DEFAULT_BRIGHTNESS, budget)
     full_natural, _ = shown(limits.MAX_BRIGHTNESS, limits.MAX_BUDGET_MA)
     full_ma, full_scale = shown(255, budget)
-    white = R.Renderer(NullPixels(), budget_ma=budget, brightness=255)
-    white.load_frame(bytes([255] * (3 * L.HOLES)))
+    white = render.Renderer(NullPixels(), budget_ma=budget, brightness=255)
+    white.load_frame(bytes([255] * (3 * layout.HOLES)))
     white.show()
-    idle = R.DEFAULT_IDLE_MA * L.HOLES
-    selftest = R.Renderer(NullPixels(), budget_ma=budget)
+    idle = render.DEFAULT_IDLE_MA * layout.HOLES
+    selftest = render.Renderer(NullPixels(), budget_ma=budget)
     selftest.draw_chain_test(0)
     selftest.show()
     return PowerFigures(
         budget_ma=budget,
-        ma_per_led=R.DEFAULT_MA_PER_LED,
+        ma_per_led=render.DEFAULT_MA_PER_LED,
         idle_ma=idle,
         brightest_sum=best_sum,
         brightest_state=best_text,
@@ -133,7 +131,7 @@ def power_figures() -> PowerFigures:
         full_natural_ma=full_natural,
         full_ma=full_ma,
         full_scale=full_scale,
-        white_natural_ma=R.DEFAULT_MA_PER_LED * L.HOLES + idle,
+        white_natural_ma=render.DEFAULT_MA_PER_LED * layout.HOLES + idle,
         white_ma=int(white.estimated_ma),
         selftest_ma=int(selftest.estimated_ma),
     )
@@ -150,7 +148,7 @@ def selftest_markdown(p: PowerFigures) -> str:
     high = max(info.draw.running for info in BOARD_INFO.values())
     return (
         f"A USB power meter should read about {p.selftest_ma + low}-{p.selftest_ma + high} mA "
-        f"during the test: {p.idle_ma} mA for the {L.HOLES} LEDs' own idle draw, {lit} mA for "
+        f"during the test: {p.idle_ma} mA for the {layout.HOLES} LEDs' own idle draw, {lit} mA for "
         f"the one lit white, and the controller's {low}-{high} mA (the table in step 9). Far "
         f"more means a short or a wrong part: unplug and check step 7."
     )
@@ -205,8 +203,8 @@ def power_markdown(p: PowerFigures) -> str:
         [
             "| case | LED current (estimate) |",
             "| --- | --- |",
-            f"| all {L.HOLES} LEDs dark (idle draw, {R.DEFAULT_IDLE_MA} mA each) | {p.idle_ma} mA |",
-            f"| brightest game frame, default brightness {R.DEFAULT_BRIGHTNESS} "
+            f"| all {layout.HOLES} LEDs dark (idle draw, {render.DEFAULT_IDLE_MA} mA each) | {p.idle_ma} mA |",
+            f"| brightest game frame, default brightness {render.DEFAULT_BRIGHTNESS} "
             f"(scale {p.default_scale}/256) | **{p.default_ma} mA** (limiter not needed) |",
             f"| same frame at brightness 255, no limiter | {p.full_natural_ma} mA |",
             f"| same frame at brightness 255, default {p.budget_ma} mA budget "
@@ -217,7 +215,7 @@ def power_markdown(p: PowerFigures) -> str:
             "",
             f"The brightest game frame found: {p.brightest_state} (channel values add up to "
             f"{p.brightest_sum} before brightness). Estimate: channel sum x scale/256 x "
-            f"{p.ma_per_led} mA / 765 + {R.DEFAULT_IDLE_MA} mA x {L.HOLES} LEDs, as in "
+            f"{p.ma_per_led} mA / 765 + {render.DEFAULT_IDLE_MA} mA x {layout.HOLES} LEDs, as in "
             "`cribcore/render.py`.",
         ]
     )

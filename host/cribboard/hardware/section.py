@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from cribboard.hardware import svg
 from cribboard.hardware.case import CASE, Case
-from cribcore import layout as L
+from cribcore import layout
 
 SCALE = 2
 WOOD = "#e2c49a"
@@ -45,7 +45,7 @@ def _under(case: Case) -> _Under:
 
 def section_svg(case: Case = CASE) -> str:
     """The side section as an SVG file."""
-    column = L.hole_xy_mm(0)[0]
+    column = layout.hole_xy_mm(0)[0]
     body = [
         svg.tag(
             "rect",
@@ -72,8 +72,8 @@ def section_svg(case: Case = CASE) -> str:
         ),
     ]
     body += _wood(case)
-    for row in range(L.ROWS):
-        body += _led(case, case.hole_xy(row * L.COLS)[1])
+    for row in range(layout.ROWS):
+        body += _led(case, case.hole_xy(row * layout.COLS)[1])
     body += _dimensions(case)
     body += _labels(case)
     return svg.document(
@@ -90,8 +90,8 @@ def section_svg(case: Case = CASE) -> str:
 def _wood(case: Case) -> list[str]:
     """The top panel (cut through at each hole), the frame's two sides, the back panel."""
     edges = [0.0]
-    for row in range(L.ROWS):
-        y = case.hole_xy(row * L.COLS)[1]
+    for row in range(layout.ROWS):
+        y = case.hole_xy(row * layout.COLS)[1]
         edges += [y - case.hole_mm / 2, y + case.hole_mm / 2]
     edges.append(case.height_mm)
     out = []
@@ -243,7 +243,7 @@ def _dimensions(case: Case) -> list[str]:
 def _labels(case: Case) -> list[str]:
     """What each part is, with leader lines from the last row's LED and the right-hand wood to
     a column of labels beside the section."""
-    y = case.hole_xy(3 * L.COLS)[1]
+    y = case.hole_xy(3 * layout.COLS)[1]
     under = _under(case)
     top = case.panel_mm + case.led_flange_thickness_mm - case.led_height_mm
     right = case.height_mm

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cribcore import layout as L
-from cribcore import render as R
+from cribcore import layout, render
 from cribcore.state import GameState
 
-BENCH_LEDS = L.GROUP
+BENCH_LEDS = layout.GROUP
 """The bench chain: LED 1..5, the first group of five holes of row A outer."""
 PLAYERS = ("blue", "orange", "purple")  # the command line's names for players 0, 1, 2
 
@@ -28,7 +27,7 @@ class ShortChain:
 
     ORDER = (1, 0, 2, 3)
 
-    def __init__(self, leds: int, sent: int = L.HOLES) -> None:
+    def __init__(self, leds: int, sent: int = layout.HOLES) -> None:
         self.buf = bytearray(3 * sent)
         self.bpp = 3
         self.shown = [(0, 0, 0)] * leds
@@ -57,7 +56,7 @@ def describe(shown: list[tuple[int, int, int]]) -> str:
 
 
 def _colour(rgb: tuple[int, int, int]) -> str:
-    known = {name: R.FRONT_RGB[p] for p, name in enumerate(PLAYERS)}
+    known = {name: render.FRONT_RGB[p] for p, name in enumerate(PLAYERS)}
     known["white"] = (255, 255, 255)
 
     def distance(name: str) -> float:
@@ -72,7 +71,7 @@ def bench_steps(leds: int = BENCH_LEDS) -> list[tuple[str, str]]:
     """(command, what the first `leds` LEDs show) for the bench step's commands, played on the
     firmware's board state and renderer."""
     chain = ShortChain(leds)
-    renderer = R.Renderer(chain)
+    renderer = render.Renderer(chain)
     board = GameState()
     steps: list[tuple[str, str]] = [("cribboard test", _self_test(chain, renderer, leds))]
 
@@ -93,16 +92,18 @@ def bench_steps(leds: int = BENCH_LEDS) -> list[tuple[str, str]]:
 def _lit_beyond(frame: bytearray, leds: int) -> str:
     """The LEDs past the bench chain that the frame lights: `LED 117, LED 121`."""
     lit = sorted(
-        L.LED_OF_HOLE[hole] + 1 for hole in range(L.HOLES) if any(frame[3 * hole : 3 * hole + 3])
+        layout.LED_OF_HOLE[hole] + 1
+        for hole in range(layout.HOLES)
+        if any(frame[3 * hole : 3 * hole + 3])
     )
     return ", ".join(f"LED {led}" for led in lit if led > leds)
 
 
-def _self_test(chain: ShortChain, renderer: R.Renderer, leds: int) -> str:
+def _self_test(chain: ShortChain, renderer: render.Renderer, leds: int) -> str:
     """The self-test lights the chain's LEDs one at a time, all 121 steps of it."""
     order = []
     dark_steps = 0
-    for step in range(L.HOLES):
+    for step in range(layout.HOLES):
         renderer.draw_chain_test(step)
         renderer.show()
         lit = [led for led, rgb in enumerate(chain.shown, 1) if max(rgb)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from cribboard.hardware import svg
 from cribboard.hardware.case import CASE, Case
 from cribboard.hardware.clearances import clearances
-from cribcore import layout as L
+from cribcore import layout
 
 _PAD_X = 15  # paper around the board (mm)
 _PAD_TOP = 22
@@ -64,9 +64,9 @@ def _holes(case: Case) -> list[str]:
     """Every LED hole, with its hole id and the LED under it."""
     r = case.hole_mm / 2
     out = []
-    for hole in range(L.HOLES):
+    for hole in range(layout.HOLES):
         x, y = case.hole_xy(hole)
-        led = L.LED_OF_HOLE[hole]
+        led = layout.LED_OF_HOLE[hole]
         out.append(_drill("hole", x, y, r, data_hole=hole, data_led=led))
     return out
 
@@ -75,16 +75,16 @@ def _hole_labels(case: Case) -> list[str]:
     """Column numbers above row A and below row B; row names beside the rows; the win hole."""
     out = []
     top = case.hole_xy(0)[1] - 5.5
-    bottom = case.hole_xy(3 * L.COLS)[1] + 8
-    for col in range(4, L.COLS, 5):
+    bottom = case.hole_xy(3 * layout.COLS)[1] + 8
+    for col in range(4, layout.COLS, 5):
         x = case.hole_xy(col)[0]
         out.append(svg.text(x, top, str(col + 1), font_size=3, text_anchor="middle"))
         out.append(svg.text(x, bottom, str(col + 1), font_size=3, text_anchor="middle"))
     names = ("A outer", "A inner", "B inner", "B outer")
-    for row in range(L.ROWS):
-        y = case.hole_xy(row * L.COLS)[1]
+    for row in range(layout.ROWS):
+        y = case.hole_xy(row * layout.COLS)[1]
         out.append(svg.text(-1.5, y + 0.8, names[row], font_size=2.2, text_anchor="end"))
-    wx, wy = case.hole_xy(L.WIN_HOLE)
+    wx, wy = case.hole_xy(layout.WIN_HOLE)
     out.append(svg.text(wx, wy - 4.5, "WIN", font_size=2.5, text_anchor="middle"))
     return out
 
@@ -198,8 +198,8 @@ def _template_notes(case: Case, x: float, y: float) -> list[str]:
     lines = [
         f"cribboard drilling template, 1:1. Board {case.width_mm} x {case.height_mm} mm (cut line). Print at 100 % "
         '("actual size", no fit-to-page); check the scale bar.',
-        f"LED holes {case.hole_mm} mm ({L.HOLES}: four rows of {L.COLS} in groups "
-        f"of {L.GROUP}, plus the win hole). Buttons {case.button_hole_mm} mm (dashed: C+ and C-, "
+        f"LED holes {case.hole_mm} mm ({layout.HOLES}: four rows of {layout.COLS} in groups "
+        f"of {layout.GROUP}, plus the win hole). Buttons {case.button_hole_mm} mm (dashed: C+ and C-, "
         "three-player boards only). Centre-punch each cross.",
         f"USB-C jack: a {case.usb_slot_mm[0]} x {case.usb_slot_mm[1]} mm slot (or what your jack needs) "
         "in the left end wall, level with the win hole.",

@@ -14,7 +14,7 @@ from cribboard.hardware.boards import (
     title_of,
     usb_port_name,
 )
-from cribcore import layout as L
+from cribcore import layout
 from cribcore.profiles import Profile
 
 RED = "#c0392b"
@@ -37,14 +37,14 @@ def chain_description() -> list[str]:
     """Where the LED chain runs, from the layout's chain order (one line per row + win hole)."""
     names = ("row A outer", "row A inner", "row B inner", "row B outer")
     lines = []
-    for row in range(L.ROWS):
-        first = L.HOLE_OF_LED[row * L.COLS]
-        last = L.HOLE_OF_LED[row * L.COLS + L.COLS - 1]
+    for row in range(layout.ROWS):
+        first = layout.HOLE_OF_LED[row * layout.COLS]
+        last = layout.HOLE_OF_LED[row * layout.COLS + layout.COLS - 1]
         lines.append(
-            f"LED {row * L.COLS + 1}..{row * L.COLS + L.COLS}: {names[row]}, "
-            f"column {L.hole_col(first) + 1} to {L.hole_col(last) + 1}"
+            f"LED {row * layout.COLS + 1}..{row * layout.COLS + layout.COLS}: {names[row]}, "
+            f"column {layout.hole_col(first) + 1} to {layout.hole_col(last) + 1}"
         )
-    lines.append(f"LED {L.LED_OF_HOLE[L.WIN_HOLE] + 1}: the win hole")
+    lines.append(f"LED {layout.LED_OF_HOLE[layout.WIN_HOLE] + 1}: the win hole")
     return lines
 
 
@@ -277,7 +277,7 @@ def _chain() -> list[str]:
     leds = [
         (880, "LED 1", "hole A1"),
         (980, "LED 2", "hole A2"),
-        (1160, f"LED {L.HOLES}", "win hole"),
+        (1160, f"LED {layout.HOLES}", "win hole"),
     ]
     for x, label, sub in leds:
         out += _led_box(x, Y_DATA - 28, label, sub)

@@ -1,9 +1,9 @@
 """A board and the merged game: what a board's own change was, as moves (:func:`board_changes`),
 and the requests that bring a board to the merged position (:func:`plan`, :func:`run_step`).
 
-A board pushes its whole state after every change, whatever made it (its buttons, a host, the
-link itself). The link tells its own changes apart by the revision each request returned; any
-other change is read from the difference between two successive states:
+A board pushes its whole state after every change, whatever made it (its buttons, a host, its
+side of the linked game itself). The side tells its own changes apart by the revision each
+request returned; any other change is read from the difference between two successive states:
 
 - the undo count fell: the board took moves back (one ``undo`` per step);
 - the game's length or players changed, or every peg went home: a new ``game``;
@@ -68,9 +68,10 @@ def position_changes(was: Position, now: Position) -> list[Change]:
 
 
 def offline_changes(before: BoardState, applying: Position | None, now: BoardState) -> list[Change]:
-    """The moves a board made while its link was down: from `before` (the last state the link
-    saw) to `now`. `applying` is the position the link was bringing the board to when it
-    stopped, if it was: what matches it is the link's own doing, not a move."""
+    """The moves a board made while its side was away from it (stopped, or its connection to
+    the board down): from `before` (the last state the side saw) to `now`. `applying` is the
+    position the side was bringing the board to when it stopped, if it was: what matches it is
+    the side's own doing, not a move."""
     changes = board_changes(before, now)
     if applying is None:
         return changes
@@ -154,7 +155,7 @@ def plan(board: BoardState, target: Position, *, same_game: bool = True) -> list
 
 async def run_step(board: Board, step: Step) -> int | None:
     """Send one request; the board's revision after it (None for ``deal``, whose reply has
-    none). Raises what the board raises (BoardRejected, LinkError)."""
+    none). Raises what the board raises (BoardRejected; LinkError, the connection lost)."""
     if step.verb == NEW:
         return await board.new_game(*step.args)
     if step.verb == PEND:

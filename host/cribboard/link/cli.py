@@ -2,7 +2,7 @@
 each of two places with the same game name and secret,
 it joins their boards into one game through the broker (docs/mqtt.md, "Linked boards"). It
 runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command line's table
-holds :func:`command`; the link's modules are imported when it runs."""
+holds :func:`command`; the linked game's modules are imported when it runs."""
 
 from __future__ import annotations
 
@@ -113,9 +113,9 @@ def command() -> Command:
 def _run(args: argparse.Namespace) -> int:
     from cribboard.api import Board
     from cribboard.discovery import resolve_port
-    from cribboard.link import LinkError
+    from cribboard.link import LinkedGameError
     from cribboard.link.secret import game_secret
-    from cribboard.link.side import LinkSide, default_state_file
+    from cribboard.link.side import LinkedGameSide, default_state_file
     from cribboard.link.topics import check_game
     from cribboard.mqtt import AddressError
     from cribboard.mqtt.address import BrokerAddress, ask_password
@@ -135,7 +135,7 @@ def _run(args: argparse.Namespace) -> int:
             else None
         )
         secret = game_secret(args.secret_env, args.game)
-    except (AddressError, LinkError) as err:
+    except (AddressError, LinkedGameError) as err:
         raise UsageError(str(err)) from None
     address = address.with_login(args.user, password)
 
@@ -164,7 +164,7 @@ def _run(args: argparse.Namespace) -> int:
                 return await Board.open(chosen, timeout=args.timeout)
 
             where = chosen
-        side = LinkSide(address, args.game, open_board, state, secret=secret, say=say)
+        side = LinkedGameSide(address, args.game, open_board, state, secret=secret, say=say)
         say(f"link {args.game}: this end is side {side.side}, board {where}, broker {address.url}")
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()

@@ -25,7 +25,7 @@ import hmac
 import os
 import sys
 
-from cribboard.link import LinkError
+from cribboard.link import LinkedGameError
 
 MIN_SECRET = 8  # characters
 MAX_SECRET = 256
@@ -36,9 +36,9 @@ CHANNEL_HEX = 24
 
 
 def check_secret(secret: str) -> str:
-    """The secret, if long enough to be worth something; LinkError otherwise."""
+    """The secret, if long enough to be worth something; LinkedGameError otherwise."""
     if not MIN_SECRET <= len(secret) <= MAX_SECRET:
-        raise LinkError(
+        raise LinkedGameError(
             f"a linked game's secret is {MIN_SECRET} to {MAX_SECRET} characters, the same at "
             f"both ends (not {len(secret)})"
         )
@@ -47,15 +47,17 @@ def check_secret(secret: str) -> str:
 
 def game_secret(variable: str | None, game: str) -> str:
     """The game's secret: from the environment variable named, else asked for without echo
-    on a terminal; LinkError when there is none (never printed, never logged)."""
+    on a terminal; LinkedGameError when there is none (never printed, never logged)."""
     if variable:
         secret = os.environ.get(variable)
         if secret is None:
-            raise LinkError(f"--secret-env {variable}: that environment variable is not set")
+            raise LinkedGameError(f"--secret-env {variable}: that environment variable is not set")
     elif sys.stdin.isatty():
         secret = getpass.getpass(f"the secret of game {game} (the same at both ends): ")
     else:
-        raise LinkError("a linked game needs its secret: --secret-env VAR (the same at both ends)")
+        raise LinkedGameError(
+            "a linked game needs its secret: --secret-env VAR (the same at both ends)"
+        )
     return check_secret(secret)
 
 

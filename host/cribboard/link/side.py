@@ -1,12 +1,12 @@
-"""One end of a link: a board, this side's log of moves, and the broker.
+"""One end of a linked game: a board, this side's log of moves, and the broker.
 
-    side = LinkSide(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
-                    secret="the game's secret, the same at both ends")
+    side = LinkedGameSide(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
+                          secret="the game's secret, the same at both ends")
     await side.run()        # until cancelled
 
 What it does (docs/mqtt.md, "Linked boards"):
 
-- Every change the board makes that the link did not ask for (a button, another host) becomes a
+- Every change the board makes that this side did not ask for (a button, another host) becomes a
   move of this side (:mod:`cribboard.link.boardsync`), kept in the state file first, then
   published, retained with QoS 1, on ``.../<side>/move/<seq>``.
 - It reads every side's moves (the retained ones come on subscribing), keeps them by id (a
@@ -45,8 +45,7 @@ from cribboard.api import Board, BoardState
 from cribboard.client import Event
 from cribboard.errors import CribboardError
 from cribboard.i18n import n_
-from cribboard.link import LinkError
-from cribboard.link import topics as t
+from cribboard.link import LinkedGameError, topics
 from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
 from cribboard.link.moves import (
     DEAL,
@@ -69,7 +68,7 @@ log = logging.getLogger(__name__)
 
 RECONNECT_S = (0.1, 0.2, 0.5, 1.0)  # waits before reconnecting to the broker
 BOARD_RETRY_S = 1.0  # between attempts to open a board that is not there
-# A deal the link asked for comes back within this (its reply carries no revision to match);
+# A deal this side asked for comes back within this (its reply carries no revision to match);
 # a deal to the same dealer at the board later than that is the board's own.
 DEAL_ECHO_S = 2.0
 ECHO_S = 2.0  # the state a request caused comes back at once; this long: it was lost
@@ -79,7 +78,7 @@ STATE_ENV = "XDG_STATE_HOME"
 def default_state_file(game: str) -> Path:
     """``$XDG_STATE_HOME/cribboard/link-<game>.json`` (``~/.local/state`` by default)."""
     base = os.environ.get(STATE_ENV) or str(Path.home() / ".local" / "state")
-    return Path(base) / "cribboard" / f"link-{t.check_game(game)}.json"
+    return Path(base) / "cribboard" / f"link-{topics.check_game(game)}.json"
 
 
 class SideFile:
@@ -104,7 +103,7 @@ class SideFile:
     def _load(self) -> None:
         try:
             saved = json.loads(self.path.read_text())
-            self.side = t.check_side(saved["side"])
+            self.side = topics.check_side(saved["side"])
             self.moves = [decode_move(payload.encode()) for payload in saved["moves"]]
             self.board = BoardState(**saved["board"]) if saved.get("board") else None
             self.game = str(saved.get("game", ""))
@@ -124,7 +123,7 @@ class SideFile:
                 )
             )
         except (OSError, ValueError, KeyError, TypeError, MoveError) as err:
-            raise LinkError(f"{self.path}: not a link's state file: {err}") from None
+            raise LinkedGameError(f"{self.path}: not a linked game's state file: {err}") from None
 
     def save(self) -> None:
         saved: dict[str, Any] = {
@@ -143,7 +142,7 @@ class SideFile:
         os.replace(temporary, self.path)
 
 
-class LinkSide:
+class LinkedGameSide:
     """One end of a linked game (see the module's docstring). `open_board` opens this side's
     board (again, after it was gone); `say` gets one line per thing worth telling a person."""
 
@@ -158,7 +157,7 @@ class LinkSide:
         say: Callable[[str], None] | None = None,
     ) -> None:
         self.address = address
-        self.game = t.check_game(game)
+        self.game = topics.check_game(game)
         self.key = GameKey(self.game, secret)
         self.channel = self.key.channel  # the game's name in its topics
         self.file = SideFile(state_file)
@@ -185,7 +184,7 @@ class LinkSide:
         self._events: list[Event] = []
         self._wake = asyncio.Event()
         self._rebase = False
-        # Revisions of the link's own requests whose state has not come back yet, and the
+        # Revisions of this side's own requests whose state has not come back yet, and the
         # dealers it set (a deal's reply has no revision), with when.
         self._own_revs: set[int] = set()
         self._own_deals: list[tuple[int, float]] = []
@@ -200,7 +199,7 @@ class LinkSide:
 
     async def run(self) -> None:
         """Run until cancelled: the broker in the background, the board here. Raises
-        LinkError when the broker refuses the login."""
+        LinkedGameError when the broker refuses the login."""
         mqtt = asyncio.create_task(self._mqtt_loop(), name=f"link-{self.game}-mqtt")
         board = asyncio.create_task(self._board_loop(), name=f"link-{self.game}-board")
         try:
@@ -211,7 +210,7 @@ class LinkSide:
             client = self._client
             if client is not None and self.synced.is_set():  # a clean goodbye: offline now
                 with contextlib.suppress(aiomqtt.MqttError):
-                    topic = t.side_topic(self.channel, self.side, t.ONLINE)
+                    topic = topics.side_topic(self.channel, self.side, topics.ONLINE)
                     offline = self.key.sign(topic, b"0")
                     await client.publish(topic, offline, qos=1, retain=True, timeout=2)
             for task in (mqtt, board):
@@ -273,8 +272,8 @@ class LinkSide:
             before, self.board_state = self.board_state, now
             self.board = board
             if before is not None and self._shown_game:
-                # Made while the link was down: with the clock this side had then, so they
-                # are ordered the same whatever the link hears first now.
+                # Made while this side was away from the board: with the clock it had then, so
+                # they are ordered the same whatever this side hears first now.
                 clock = self.file.clock
                 for change in offline_changes(before, self.file.applying, now):
                     clock += 1
@@ -341,7 +340,7 @@ class LinkSide:
         return True
 
     def _echoes_due(self) -> float:
-        """How much longer to wait for the states the link's own requests caused (0: none
+        """How much longer to wait for the states this side's own requests caused (0: none
         outstanding, or given up on)."""
         now = time.monotonic()
         self._own_deals = [(d, at) for d, at in self._own_deals if now - at < DEAL_ECHO_S]
@@ -354,7 +353,7 @@ class LinkSide:
         return max(due, default=0.0)
 
     def _own_deal(self, dealer: int) -> bool:
-        """Whether a deal to `dealer` is the link's own request coming back."""
+        """Whether a deal to `dealer` is this side's own request coming back."""
         now = time.monotonic()
         self._own_deals = [(d, at) for d, at in self._own_deals if now - at < DEAL_ECHO_S]
         for i, (d, _) in enumerate(self._own_deals):
@@ -408,7 +407,7 @@ class LinkSide:
             return
         waiting = self._echoes_due()
         if waiting > 0:
-            # The board's states after the link's last requests are on their way: planning
+            # The board's states after this side's last requests are on their way: planning
             # from the state before them would send them again. Look again when they are in
             # (each wakes this loop) or, if one was lost, after a while.
             asyncio.get_running_loop().call_later(waiting, self._wake.set)
@@ -466,7 +465,7 @@ class LinkSide:
     # --- the broker ----------------------------------------------------------------------------
 
     async def _mqtt_loop(self) -> None:
-        online = t.side_topic(self.channel, self.side, t.ONLINE)
+        online = topics.side_topic(self.channel, self.side, topics.ONLINE)
         will = aiomqtt.Will(online, self.key.sign(online, b"0"), qos=1, retain=True)
         attempt = 0
         while True:
@@ -480,7 +479,7 @@ class LinkSide:
             except aiomqtt.MqttError as err:
                 refused = refusal(err, self.address)
                 if refused is not None:
-                    raise LinkError(refused) from None
+                    raise LinkedGameError(refused) from None
                 if self.synced.is_set():
                     self.say(f"lost the broker ({err}): reconnecting")
             finally:
@@ -493,23 +492,23 @@ class LinkSide:
         game, side = self.channel, self.side
         nonce = secrets.token_hex(8).encode()
         on_broker: set[int] = set()  # this side's moves the broker holds
-        await client.subscribe(t.every_move(game), qos=1)
-        await client.subscribe(t.every_online(game), qos=1)
-        await client.subscribe(t.side_topic(game, side, t.SYNC), qos=1)
-        online = t.side_topic(game, side, t.ONLINE)
+        await client.subscribe(topics.every_move(game), qos=1)
+        await client.subscribe(topics.every_online(game), qos=1)
+        await client.subscribe(topics.side_topic(game, side, topics.SYNC), qos=1)
+        online = topics.side_topic(game, side, topics.ONLINE)
         await client.publish(online, self.key.sign(online, b"1"), qos=1, retain=True)
         # The broker sends the retained moves as it takes the subscriptions: the marker
         # published after them comes back after them.
-        await client.publish(t.side_topic(game, side, t.SYNC), nonce, qos=1)
+        await client.publish(topics.side_topic(game, side, topics.SYNC), nonce, qos=1)
         publisher: asyncio.Task[None] | None = None
         try:
             async for message in client.messages:
                 payload = bytes(message.payload)
                 try:
-                    name = t.parse(str(message.topic))
-                except LinkError:
+                    name = topics.parse(str(message.topic))
+                except LinkedGameError:
                     continue
-                if name.leaf in (t.MOVE, t.ONLINE) and payload:
+                if name.leaf in (topics.MOVE, topics.ONLINE) and payload:
                     body = self.key.verify(str(message.topic), payload)
                     if body is None:
                         self._stranger(
@@ -520,12 +519,12 @@ class LinkSide:
                         await self._notify()
                         continue
                     payload = body
-                if name.leaf == t.MOVE:
+                if name.leaf == topics.MOVE:
                     self._take_move(name, payload, on_broker)
-                elif name.leaf == t.ONLINE and name.side != side and payload:
+                elif name.leaf == topics.ONLINE and name.side != side and payload:
                     if self._partner(name.side):
                         self._peer(name.side, payload == b"1")
-                elif name.leaf == t.SYNC and payload == nonce and publisher is None:
+                elif name.leaf == topics.SYNC and payload == nonce and publisher is None:
                     self._outbox = asyncio.Queue()  # the log is the outbox's source of truth
                     missing = [m for m in self.log.of_side(side) if m.seq not in on_broker]
                     first = not self._synced_once
@@ -546,7 +545,7 @@ class LinkSide:
                 with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
                     await publisher
 
-    def _take_move(self, name: t.TopicName, payload: bytes, on_broker: set[int]) -> None:
+    def _take_move(self, name: topics.TopicName, payload: bytes, on_broker: set[int]) -> None:
         if not payload:
             return  # a retained move cleared
         try:
@@ -594,7 +593,7 @@ class LinkSide:
             await self._send(client, await self._outbox.get())
 
     async def _send(self, client: aiomqtt.Client, move: Move) -> None:
-        topic = t.move_topic(self.channel, move.side, move.seq)
+        topic = topics.move_topic(self.channel, move.side, move.seq)
         await client.publish(topic, self.key.sign(topic, encode_move(move)), qos=1, retain=True)
 
 

@@ -1,12 +1,12 @@
-"""The link's MQTT topics, version 1: every name, QoS and retain flag, once (docs/mqtt.md,
+"""The linked games' MQTT topics, version 1: every name, QoS and retain flag, once (docs/mqtt.md,
 "Linked boards"). A topic is::
 
     cribboard/link/v1/<game>/<side>/move/<seq>   one move of a side (retained, QoS 1)
     cribboard/link/v1/<game>/<side>/online       1 while the side is connected (its Last Will: 0)
     cribboard/link/v1/<game>/<side>/sync         a side's own marker: read back only by itself
 
-The link has its own root beside the hall's (``cribboard/v1/<hall>/...``), so a game name never
-meets a hall name.
+Linked games have their own root beside the hall's (``cribboard/v1/<hall>/...``), so a game
+name never meets a hall name.
 """
 
 from __future__ import annotations
@@ -14,24 +14,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cribboard.link import LinkError
+from cribboard.link import LinkedGameError
+from cribboard.mqtt.names import NAME_RULE, is_topic_name
 from cribboard.mqtt.roots import LINK_ROOT as ROOT
 from cribboard.mqtt.roots import LINK_USER as LINK_USER
 
-# ROOT and LINK_USER, part of this scheme, are defined below the hall and the link: a hall's
-# broker lets linked games in.
+# ROOT and LINK_USER, part of this scheme, are defined below the hall and the linked games: a
+# hall's broker lets linked games in.
 VERSION = "v1"
 MOVE = "move"
 ONLINE = "online"
 SYNC = "sync"
 
-_GAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 _SIDE = re.compile(r"[a-z0-9]{1,16}\Z")
 
 
 @dataclass(frozen=True)
 class TopicName:
-    """A parsed link topic: `seq` is set for a move."""
+    """A parsed linked game's topic: `seq` is set for a move."""
 
     game: str
     side: str
@@ -40,19 +40,17 @@ class TopicName:
 
 
 def check_game(game: str) -> str:
-    """The game name, if usable in a topic (1-32 of a-z, 0-9, _ and -, starting with a letter
-    or digit); LinkError otherwise."""
-    if not _GAME.match(game):
-        raise LinkError(
-            f"bad game name {game!r}: 1 to 32 of a-z, 0-9, '_' and '-', starting with a-z or 0-9"
-        )
+    """The game name, if it can name one in a topic (:mod:`cribboard.mqtt.names`); LinkedGameError
+    otherwise."""
+    if not is_topic_name(game):
+        raise LinkedGameError(f"bad game name {game!r}: {NAME_RULE}")
     return game
 
 
 def check_side(side: str) -> str:
     """A side's id: 1-16 of a-z and 0-9."""
     if not _SIDE.match(side):
-        raise LinkError(f"bad side id {side!r}: 1 to 16 of a-z and 0-9")
+        raise LinkedGameError(f"bad side id {side!r}: 1 to 16 of a-z and 0-9")
     return side
 
 
@@ -67,7 +65,7 @@ def move_topic(game: str, side: str, seq: int) -> str:
 def side_topic(game: str, side: str, leaf: str) -> str:
     """A side's `online` or `sync` topic."""
     if leaf not in (ONLINE, SYNC):
-        raise LinkError(f"not a side topic: {leaf}")
+        raise LinkedGameError(f"not a side topic: {leaf}")
     return f"{game_prefix(game)}/{check_side(side)}/{leaf}"
 
 
@@ -81,15 +79,15 @@ def every_online(game: str) -> str:
 
 
 def parse(topic: str) -> TopicName:
-    """A link topic's parts; LinkError for anything else."""
+    """A linked game's topic, in parts; LinkedGameError for anything else."""
     parts = topic.split("/")
     if len(parts) < 6 or "/".join(parts[:3]) != f"{ROOT}/{VERSION}":
-        raise LinkError(f"not a {ROOT}/{VERSION} topic: {topic}")
+        raise LinkedGameError(f"not a {ROOT}/{VERSION} topic: {topic}")
     game, side, leaf = check_game(parts[3]), check_side(parts[4]), parts[5]
     if leaf == MOVE and len(parts) == 7:
         if not parts[6].isdigit() or parts[6] != str(int(parts[6])) or int(parts[6]) < 1:
-            raise LinkError(f"bad move number in {topic}")
+            raise LinkedGameError(f"bad move number in {topic}")
         return TopicName(game, side, leaf, int(parts[6]))
     if leaf in (ONLINE, SYNC) and len(parts) == 6:
         return TopicName(game, side, leaf)
-    raise LinkError(f"unknown link topic: {topic}")
+    raise LinkedGameError(f"unknown linked game topic: {topic}")

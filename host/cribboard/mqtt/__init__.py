@@ -2,6 +2,7 @@
 
 - :mod:`cribboard.mqtt.address`: a broker's URL and user, made into an aiomqtt client; why a
   broker refused one.
+- :mod:`cribboard.mqtt.names`: what may name a hall or a linked game in a topic.
 - :mod:`cribboard.mqtt.roots`: where the linked games' topics start on a broker, and their user,
   which a hall's private broker lets in.
 """
