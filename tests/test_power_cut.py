@@ -1,8 +1,9 @@
 """Power cuts on the virtual board: a game is played over the protocol while the interpreter is
-killed at random moments, some of them in the middle of the store's saves; after each restart the
-board must show a state it had committed to its flash, never a corrupted one and never a fresh
-game it does not admit to. The machinery and the exact rule are in tests/powercut.py (shared with
-`make soak`, which runs more cuts).
+killed at random moments and at chosen steps of the store's saves (the board stopped at a flash
+point through the side channel); after each restart the board must show the last save that
+completed on its flash, never a corrupted state, never one older than a save the host saw
+completed, and never a fresh game it does not admit to. The machinery and the exact rule are in
+tests/powercut.py (shared with `make soak`, which runs more cuts).
 """
 
 from __future__ import annotations
@@ -47,4 +48,5 @@ def test_power_cuts_never_lose_a_committed_state(
     with capsys.disabled():
         print("\n" + report)
     assert tally.cuts >= 200, report
-    assert sum(tally.cut_saves.values()) >= 20, "too few cuts landed inside a save: " + report
+    # Aimed, not timed: how many cuts tear a save depends on the seed, not the machine's speed.
+    assert tally.torn_aimed >= 20, "too few cuts tore a save: " + report
