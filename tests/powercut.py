@@ -57,7 +57,7 @@ from cribfw.gamerecord import apply, decode, encode
 
 BLOCK = 4096  # the flash image's block size
 SEED = int(os.environ.get("CRIBBOARD_POWER_CUT_SEED", "20240521"))
-MODES = (("now", 0.2), ("window", 0.22), ("save", 0.38), ("late", 0.1), ("inflight", 0.1))
+MODES = (("now", 0.17), ("window", 0.18), ("save", 0.45), ("late", 0.1), ("inflight", 0.1))
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ class Tally:
             f"{SEED}); by moment: {fmt(self.by_mode)}; restored from: {fmt(self.sources)}; "
             f"cuts that interrupted a save (cut short on the flash): "
             f"{sum(self.cut_saves.values())} ({fmt(self.cut_saves)}); aimed cuts stopped at: "
-            f"{fmt(self.aimed)}; restored the newest "
+            f"{fmt(self.aimed)} (tearing {self.torn_aimed}); restored the newest "
             f"state {self.newest}, an earlier committed one {self.older}; oldest acknowledged "
             f"change lost: {self.lost_changes} changes back, {self.lost_seconds:.2f} s before "
             f"the cut; corrupted or unexplained: 0"
@@ -440,7 +440,12 @@ def run_cuts(
         got = state_key(st.fields, cfg.fields)
         models = check_restored(history, source, got, flash, tally, cut_at)
         history.append(
-            Entry(got, {m.record() for m in models}, on_flash=source != "fresh", acked=time.monotonic())
+            Entry(
+                got,
+                {m.record() for m in models},
+                on_flash=source != "fresh",
+                acked=time.monotonic(),
+            )
         )
 
 
