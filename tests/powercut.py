@@ -147,7 +147,7 @@ class Tally:
     cuts: int = 0
     by_mode: dict[str, int] = field(default_factory=dict)
     sources: dict[str, int] = field(default_factory=dict)
-    cut_saves: dict[str, int] = field(default_factory=dict)  # boot found a save cut short
+    cut_saves: dict[str, int] = field(default_factory=dict)  # cuts that tore a save, by mode
     aimed: dict[str, int] = field(default_factory=dict)  # where the aimed cuts stopped the board
     torn_aimed: int = 0  # aimed cuts strictly inside an erase or a program
     newest: int = 0  # restored the newest state the host had seen
