@@ -13,8 +13,9 @@ undo count and rows, brightness, budget; not the pending previews, not `r`). Aft
 reads the flash image the killed interpreter left, parsing the ring itself (the entry format of
 cribfw/ring.py, the record decoded by cribfw/gamerecord.py), and then:
   - the restored state is that of the newest record that reads back intact, with `store=saved`,
-    or `store=backup` when a newer entry is torn; `store=fresh` and a new game when no record is
-    intact; its undo rows are those the board had with these fields;
+    or `store=backup` when a newer entry is torn; a new game when no record is intact, with
+    `store=fresh` (no entry at all) or `store=fresh-corrupt` (only torn ones); its undo rows
+    are those the board had with these fields;
   - it is a state of the history no older than the last committed one: a state restored at
     boot, or seen intact on the flash while the board was stopped at a flash point (below).
 So what counts as committed is what the host saw on the flash, never how long the board was left
@@ -443,7 +444,7 @@ def run_cuts(
             Entry(
                 got,
                 {m.record() for m in models},
-                on_flash=source != "fresh",
+                on_flash=flash.newest is not None,
                 acked=time.monotonic(),
             )
         )
@@ -587,7 +588,8 @@ def check_restored(
         f"{history[certain[-1]].key if certain else None}"
     )
     if flash.newest is None:
-        assert source == "fresh", "no intact save on the flash, yet: " + context
+        expected = "fresh-corrupt" if flash.torn_newer else "fresh"  # saves, none readable
+        assert source == expected, f"no intact save on the flash: {expected}: " + context
         assert not certain, "a committed state lost: " + context
         assert got == Model(GameState(), Settings()).key(), context
         tally.newest += got == history[-1].key
