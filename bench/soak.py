@@ -205,6 +205,7 @@ def virtual_cuts(cuts: int, timing: powercut.Timing, seed: int) -> Stage:
         f"{tally.moves} moves",
         f"by moment: {powercut.fmt(tally.by_mode)}",
         f"cut a save short on the flash (erase or program torn): {sum(tally.cut_saves.values())}",
+        f"aimed at a save's steps (the board stopped there): {powercut.fmt(tally.aimed)}",
         f"restored from: {powercut.fmt(tally.sources)} (saved: the newest save)",
         f"restored the newest acknowledged state {tally.newest}, an older one {tally.older}",
         f"oldest acknowledged change lost: {tally.lost_changes} changes back, "

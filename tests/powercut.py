@@ -1,33 +1,42 @@
 """Power cuts on the virtual board, the machinery tests/test_power_cut.py and bench/soak.py share:
-a game is played over the protocol while the interpreter is killed (SIGKILL, as VirtualBoard.reset() does: that is a power cut) at random moments, some of them
-in the middle of the store's saves; after each restart the board must show a state it had
-committed to its flash (the ring of records in the image's raw region: cribfw/ring.py), never a
-corrupted one and never a fresh game it does not admit to.
+a game is played over the protocol while the interpreter is killed (SIGKILL, as
+VirtualBoard.reset() does: that is a power cut) at random moments and at chosen steps of the
+store's saves; after each restart the board must show the last save that completed on its flash
+(the ring of records in the image's raw region: cribfw/ring.py), never a corrupted state, never
+one older than a save the host saw completed, and never a fresh game it does not admit to.
 
-What the test accepts, precisely. The host mirrors the board with the same core (cribcore.state
-Board models, fed the same commands; every `! st` event is checked against them) and keeps the
-history of saved-field states P0, P1, ... (pegs, dealer, target, players, winner, games, x2, undo
-count and rows, brightness, budget; not the pending previews, not `r`). The store saves the
-current state once the board has been quiet for quiet_ms (polling every poll_ms: Timing), so a
-state the board held without any request for certain_s is certainly committed. Let c be the newest certainly
-committed state (a state restored at boot counts: it is on the flash), c2 the one before it:
-  - `store=saved`: the restored state is some P_j with j >= c: the last committed state or a newer
-    one that the store also managed to save (never older than the last certain commit);
-  - `store=backup`: some P_j with j >= c2 (the one before);
-  - `store=fresh`: only while nothing was ever certainly committed, and the state is a new game;
-  - anything else (`fresh-corrupt`, `fresh-version`, a state not in the history) fails.
+What the test accepts, precisely (what docs/protocol.md promises: "after a power cut the board
+shows the last save that completed"). The host mirrors the board with the same core
+(cribcore.state Board models, fed the same commands; every `! st` event is checked against them)
+and keeps the history of saved-field states (pegs, dealer, target, players, winner, games, x2,
+undo count and rows, brightness, budget; not the pending previews, not `r`). After each cut it
+reads the flash image the killed interpreter left, parsing the ring itself (the entry format of
+cribfw/ring.py, the record decoded by cribfw/gamerecord.py), and then:
+  - the restored state is that of the newest record that reads back intact, with `store=saved`,
+    or `store=backup` when a newer entry is torn; a new game when no record is intact, with
+    `store=fresh` (no entry at all) or `store=fresh-corrupt` (only torn ones); its undo rows
+    are those the board had with these fields;
+  - it is a state of the history no older than the last committed one: a state restored at
+    boot, or seen intact on the flash while the board was stopped at a flash point (below).
+So what counts as committed is what the host saw on the flash, never how long the board was left
+alone: a loaded machine can starve the board of the CPU for longer than the store's delays, and
+the save then comes later (the store promises a save quiet_ms after the last change of the
+board's own running, not of the host's clock).
 The store's delays are shortened for the test (CRIBBOARD_SIM_STORE_MS, the virtual board's only
 knob; same code: Timing) so that many cuts fit in a minute; the soak runs some at the board's own.
 Each restore also counts what the host had seen acknowledged after the restored state (Tally.lose):
 the oldest acknowledged change lost, in changes and seconds, worst case.
 
 Cuts: right after a reply ("now"), at a random time inside the debounce window ("window"), while a
-request is in flight ("inflight"), after the state is certainly saved ("late"), and during a save
-("save"): the test watches the flash image file, which the interpreter writes straight through,
-and cuts 0-1.5 ms after the save's first block write. Whether a cut really interrupted a save is
-measured, not assumed: the image the killed interpreter left is read, and a save was cut short
-when the ring's newest entry does not read back intact or a block is left half erased (the
-entry format of cribfw/ring.py, parsed here independently).
+request is in flight ("inflight"), at the end of a save ("late"), and inside a save ("save"). The
+last two are aimed, not timed: the side channel stops the board at a flash point
+(SimControl.break_on_flash: before each 256-byte step of an erase or a program, and at its end);
+for "save" a move is sent after the break is set, one that certainly makes a save, and the board
+is run on, stopped, to a point chosen at random in that save's erase or program, then cut. Now and
+then after a move the board is also run to the end of its save ("let it be saved"): a commitment
+the rule holds to at every later cut. Whether a cut really interrupted a save is measured from the
+image too (a torn newest entry, a block half erased), and an aimed cut inside a program must have
+torn it.
 """
 
 from __future__ import annotations
@@ -42,15 +51,14 @@ from pathlib import Path
 import serial
 
 from cribboard import wire
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import FlashStop, SimControl, VirtualBoard
 from cribboot import STATE_BLOCKS
 from cribcore.state import GameError, GameState
 from cribfw.gamerecord import apply, decode, encode
 
 BLOCK = 4096  # the flash image's block size
 SEED = int(os.environ.get("CRIBBOARD_POWER_CUT_SEED", "20240521"))
-MODES = (("now", 0.2), ("window", 0.22), ("save", 0.38), ("late", 0.1), ("inflight", 0.1))
-FRESH_SOURCES = ("fresh",)
+MODES = (("now", 0.17), ("window", 0.18), ("save", 0.45), ("late", 0.1), ("inflight", 0.1))
 
 
 @dataclass(frozen=True)
@@ -65,11 +73,6 @@ class Timing:
     @property
     def poll_ms(self) -> int:
         return max(5, min(50, self.quiet_ms // 4))  # as cribfw.store.Store picks it
-
-    @property
-    def certain_s(self) -> float:
-        """Quiet this long: the state is on the flash."""
-        return (self.quiet_ms + self.poll_ms + 110) / 1000
 
     def env(self) -> dict[str, str]:
         return {"CRIBBOARD_SIM_STORE_MS": f"{self.quiet_ms},{self.max_ms}"}
@@ -136,8 +139,7 @@ class Entry:
 
     key: tuple[object, ...]
     records: set[bytes]
-    on_flash: bool = False  # restored from the flash at boot
-    quiet: float = 0.0  # longest time the board held it with no request arriving
+    on_flash: bool = False  # committed: restored at boot or seen intact on the flash
     acked: float | None = None  # when the host saw it acknowledged (None: a request in flight)
 
 
@@ -146,7 +148,9 @@ class Tally:
     cuts: int = 0
     by_mode: dict[str, int] = field(default_factory=dict)
     sources: dict[str, int] = field(default_factory=dict)
-    cut_saves: dict[str, int] = field(default_factory=dict)  # boot found a save cut short
+    cut_saves: dict[str, int] = field(default_factory=dict)  # cuts that tore a save, by mode
+    aimed: dict[str, int] = field(default_factory=dict)  # where the aimed cuts stopped the board
+    torn_aimed: int = 0  # aimed cuts strictly inside an erase or a program
     newest: int = 0  # restored the newest state the host had seen
     older: int = 0  # restored a state older than the newest (a change inside the debounce)
     moves: int = 0
@@ -166,7 +170,8 @@ class Tally:
             f"power cuts: {self.cuts} in {self.seconds:.1f} s ({self.moves} moves, seed "
             f"{SEED}); by moment: {fmt(self.by_mode)}; restored from: {fmt(self.sources)}; "
             f"cuts that interrupted a save (cut short on the flash): "
-            f"{sum(self.cut_saves.values())} ({fmt(self.cut_saves)}); restored the newest "
+            f"{sum(self.cut_saves.values())} ({fmt(self.cut_saves)}); aimed cuts stopped at: "
+            f"{fmt(self.aimed)} (tearing {self.torn_aimed}); restored the newest "
             f"state {self.newest}, an earlier committed one {self.older}; oldest acknowledged "
             f"change lost: {self.lost_changes} changes back, {self.lost_seconds:.2f} s before "
             f"the cut; corrupted or unexplained: 0"
@@ -323,17 +328,13 @@ def run_cuts(
     assert reply.fields.get("store") == "fresh", reply.fields  # a new flash image
     models = [Model(GameState(), Settings())]
     history = [Entry(models[0].key(), {models[0].record()})]
-    last_reply = time.monotonic()
     pid = int(sim.info()["pid"])
-
-    def quiet_until(now: float) -> None:
-        history[-1].quiet = max(history[-1].quiet, now - last_reply)
+    last = b""  # the flash as the last cut left it
+    wait_s = timing.max_ms / 1000 + 10  # a save is due by max_ms; the rest is a loaded machine
 
     def play(line: bytes, effect: object) -> None:
-        nonlocal models, last_reply
-        quiet_until(time.monotonic())
+        nonlocal models
         reply, events = link.exchange(line)
-        last_reply = time.monotonic()
         assert reply.kind == "ok", (line, reply)
         for m in models:
             effect(m)  # type: ignore[operator]
@@ -341,38 +342,72 @@ def run_cuts(
             if ev.name == "st":  # the board's state must be a model's (or the models' we keep)
                 models = [m for m in models if m.shown() == shown_state(ev.fields)]
                 assert models, f"the board left the model after {line!r}: {ev.fields}"
-        key = models[0].key()
-        if key != history[-1].key:
-            history.append(Entry(key, {m.record() for m in models}, acked=last_reply))
+        records = {m.record() for m in models}
+        if records != history[-1].records:  # (undo rows may change alone: `set` at 64 steps)
+            history.append(Entry(models[0].key(), records, acked=time.monotonic()))
         tally.moves += 1
+
+    def seen_on_flash() -> None:
+        """The board is stopped at a flash point: its newest intact record is committed."""
+        newest = ring_view(image.read_bytes()).newest
+        if newest is not None:
+            mark_committed(history, newest)
+
+    def to_the_end(stop: FlashStop) -> FlashStop:
+        """Run the stopped board on to the end of this save (its program's end point)."""
+        while not (stop.kind == "program" and stop.index == stop.total):
+            stop = run_to(sim, stop, stop.total + (stop.index == stop.total), wait_s)
+            check_ring_block(stop, image)
+        return stop
 
     while tally.cuts < cuts:
         for _ in range(rng.randint(1, 4)):
             line, effect = choose(rng, models[0])
             play(line, effect)
-            if rng.random() < 0.08:
-                time.sleep(timing.certain_s + 0.01)  # let this one be saved for sure
+            if rng.random() < 0.08:  # let this one be saved: a commitment the rule holds to
+                sim.break_on_flash(0)
+                if saved_body(image) != body(models[0].record()):
+                    to_the_end(sim.wait_flash_stop(wait_s))
+                    seen_on_flash()
+                sim.break_on_flash(-1)
         mode = rng.choices([m for m, _ in MODES], [w for _, w in MODES])[0]
         inflight = None
+        aimed = ""  # where an aimed cut stopped the board
+        stop: FlashStop | None = None  # the same, exactly
+        last_stop = b""  # the flash at the aimed cut's first stop
         if mode == "now":
             pass
         elif mode == "window":
-            time.sleep(rng.uniform(0, timing.quiet_ms / 1000))
-        elif mode == "late":
-            time.sleep(timing.certain_s + rng.uniform(0.01, 0.05))
-        elif mode == "save":
-            watch_for_a_save(image, rng, timing)
+            time.sleep(rng.uniform(0, timing.quiet_ms / 1000))  # a random moment, not a wait
+        elif mode in ("save", "late"):
+            sim.break_on_flash(0)
+            if mode == "save":  # a move after the arm, so that a save certainly follows
+                inflight = move_to_save(rng, models[0], saved_body(image))
+                link.send(inflight[0] + b"\n")
+            if mode == "save" or saved_body(image) != body(models[0].record()):
+                stop = sim.wait_flash_stop(wait_s)
+                check_ring_block(stop, image)
+                last_stop = image.read_bytes()
+                seen_on_flash()
+                if mode == "late":
+                    stop = to_the_end(stop)
+                else:
+                    stop = aim_inside(rng, sim, stop, image, wait_s)
+                aimed = f"{stop.kind} {'end' if stop.index == stop.total else 'inside'}"
+                if stop.index == 0:
+                    aimed = f"{stop.kind} start"
+            else:
+                aimed = "on the flash already"
         else:  # a request on its way: it may or may not have been applied
-            line, effect = choose(rng, models[0])
-            quiet_until(time.monotonic())
-            link.send(line + b"\n")
-            time.sleep(rng.uniform(0, 0.002))
-            inflight = (line, effect)
+            inflight = choose(rng, models[0])
+            link.send(inflight[0] + b"\n")
+            time.sleep(rng.uniform(0, 0.002))  # a random moment, not a wait
         cut_at = time.monotonic()
-        quiet_until(cut_at)
         vboard.reset()
         tally.cuts += 1
         tally.add(tally.by_mode, mode)
+        if aimed:
+            tally.add(tally.aimed, aimed)
         if inflight is not None:  # the state it would make is a candidate too, never certain
             after = [m.clone() for m in models]
             try:
@@ -380,11 +415,23 @@ def run_cuts(
                     inflight[1](m)  # type: ignore[operator]
             except GameError:
                 after = []
-            if after and after[0].key() != history[-1].key:
+            if after and {m.record() for m in after} != history[-1].records:
                 history.append(Entry(after[0].key(), {m.record() for m in after}))
 
-        if save_cut_short(power_off_image(pid, image)):
+        off = power_off_image(pid, image)
+        flash = ring_view(off)
+        # Damage in a block that changed since the last cut is this cut's (a block with a torn
+        # entry or half erased is written again only after an erase).
+        torn = {block for _, block in flash.damage if block_of(off, block) != block_of(last, block)}
+        last = off
+        if torn:
             tally.add(tally.cut_saves, mode)
+        if stop is not None and 0 < stop.index < stop.total:
+            # Stopped inside a program, or inside an erase with data still to erase: torn there.
+            left = block_of(last_stop, stop.block)[stop.index * 256 :]
+            if stop.kind == "program" or left != b"\xff" * len(left):
+                assert stop.block in torn, f"a cut inside a save left no damage: {stop}"
+                tally.torn_aimed += 1
         hello = link.wait_hello()
         pid = int(sim.info()["pid"])
         source = hello.fields.get("store", "?")
@@ -392,34 +439,97 @@ def run_cuts(
         st, _ = link.exchange(b"st")
         cfg, _ = link.exchange(b"bright")
         got = state_key(st.fields, cfg.fields)
-        models = check_restored(history, source, got, tally, timing, cut_at)
+        models = check_restored(history, source, got, flash, tally, cut_at)
         history.append(
             Entry(
                 got,
                 {m.record() for m in models},
-                on_flash=source != "fresh",
+                on_flash=flash.newest is not None,
                 acked=time.monotonic(),
             )
         )
-        last_reply = time.monotonic()
 
 
-def watch_for_a_save(image: Path, rng: random.Random, timing: Timing) -> None:
-    """Return 0-1.5 ms after the flash image is next written (the store's save starting), or when
-    no save comes (the last change left the saved fields as they were)."""
-    start = os.stat(image).st_mtime_ns
-    deadline = time.monotonic() + (timing.max_ms + 200) / 1000
-    while os.stat(image).st_mtime_ns == start:
-        if time.monotonic() > deadline:
+def aim_inside(
+    rng: random.Random, sim: SimControl, stop: FlashStop, image: Path, wait_s: float
+) -> FlashStop:
+    """The board is stopped at the first flash point of a save: run it on to a point chosen at
+    random in the save and leave it stopped there. Mostly strictly inside its erase or its
+    program (a block half erased, an entry torn), sometimes at a start or an end."""
+    if stop.kind == "erase" and rng.random() < 0.5:  # somewhere in the erase
+        return run_to(sim, stop, pick(rng, stop), wait_s)
+    if stop.kind == "erase":  # on to the program that follows it in the same save
+        stop = run_to(sim, stop, stop.total + 1, wait_s)
+        check_ring_block(stop, image)
+    return run_to(sim, stop, pick(rng, stop), wait_s)
+
+
+def pick(rng: random.Random, stop: FlashStop) -> int:
+    """A point of the operation the board is stopped in, from where it is to its end."""
+    if stop.total - stop.index >= 2 and rng.random() < 0.75:
+        return rng.randint(max(1, stop.index), stop.total - 1)
+    return rng.randint(stop.index, stop.total)
+
+
+def run_to(sim: SimControl, stop: FlashStop, index: int, wait_s: float) -> FlashStop:
+    """Run the stopped board on to point `index` of its operation (one past its end: the next
+    operation's first point)."""
+    if index == stop.index:
+        return stop
+    sim.break_on_flash(index - stop.index)
+    return sim.wait_flash_stop(wait_s)
+
+
+def move_to_save(rng: random.Random, m: Model, saved: bytes | None) -> tuple[bytes, object]:
+    """A random move after which the board certainly saves: its saved fields are neither the
+    board's now nor those on the flash (cribfw.store writes nothing for a state equal to its
+    last save)."""
+    now = body(m.record())
+    while True:
+        line, effect = choose(rng, m)
+        after = m.clone()
+        try:
+            effect(after)  # type: ignore[operator]
+        except GameError:
+            continue
+        if body(after.record()) not in (now, saved):
+            return line, effect
+
+
+def body(record: bytes) -> bytes:
+    """A game record's saved fields (cribfw/gamerecord.py): without its seq and crc32."""
+    return record[6:8] + record[12:-4]
+
+
+def saved_body(image: Path) -> bytes | None:
+    """The saved fields of the newest intact record in the flash image now."""
+    newest = ring_view(image.read_bytes()).newest
+    return None if newest is None else body(newest)
+
+
+def block_of(image: bytes, block: int) -> bytes:
+    return image[block * BLOCK : (block + 1) * BLOCK]
+
+
+def check_ring_block(stop: FlashStop, image: Path) -> None:
+    blocks = image.stat().st_size // BLOCK
+    assert blocks - STATE_BLOCKS <= stop.block < blocks, f"a flash write outside the ring: {stop}"
+
+
+def mark_committed(history: list[Entry], record: bytes) -> None:
+    """`record` was seen intact on the flash: its state (the newest one the host had with that
+    record) is committed."""
+    mine = model_from(record).record()  # as the host's records are: seq 0
+    for entry in reversed(history):
+        if mine in entry.records:
+            entry.on_flash = True
             return
-    until = time.perf_counter() + rng.uniform(0, 0.0015)
-    while time.perf_counter() < until:
-        pass
+    raise AssertionError(f"the flash holds a state the board never had: {decode(record)}")
 
 
 def power_off_image(pid: int, image: Path) -> bytes:
-    """The flash image as the killed interpreter left it: read once the process is gone and
-    before the next one (which takes tens of ms to start) reaches the store."""
+    """The flash image as the killed interpreter left it: read once the process is gone (the
+    next one writes to the ring only after a change, which the host makes later)."""
     deadline = time.monotonic() + 5
     while os.path.exists(f"/proc/{pid}"):
         assert time.monotonic() < deadline, "the interpreter was not killed"
@@ -427,12 +537,20 @@ def power_off_image(pid: int, image: Path) -> bytes:
     return image.read_bytes()
 
 
-def save_cut_short(image: bytes) -> bool:
-    """Whether the ring in the game's region of `image` shows a save cut short: its newest entry
-    (by seq) does not hold an intact record, or a block is neither erased nor starts with an
-    entry (an erase stopped part way)."""
+@dataclass(frozen=True)
+class RingView:
+    """The game's ring in a flash image, read here independently of cribfw/ring.py."""
+
+    newest: bytes | None  # the newest record (by seq) that reads back intact
+    torn_newer: bool  # an entry newer than it whose record does not read back
+    damage: frozenset[tuple[str, int]]  # (what, block): entries torn, blocks half erased
+
+
+def ring_view(image: bytes) -> RingView:
+    """Parse the ring in the game's region of `image` (the entry format of cribfw/ring.py)."""
     blocks = len(image) // BLOCK
-    newest: tuple[int, bytes] | None = None
+    entries: list[tuple[int, int, bytes]] = []  # seq, block, record
+    damage: set[tuple[str, int]] = set()
     for block in range(blocks - STATE_BLOCKS, blocks):
         data = image[block * BLOCK : (block + 1) * BLOCK]
         offset = 0
@@ -440,49 +558,55 @@ def save_cut_short(image: bytes) -> bool:
             seq, length, check = struct.unpack_from("<IHH", data, offset)
             if seq == 0xFFFFFFFF or length ^ check != 0xFFFF or offset + 8 + length > BLOCK:
                 break
-            if newest is None or seq > newest[0]:
-                newest = (seq, data[offset + 8 : offset + 8 + length])
+            entries.append((seq, block, data[offset + 8 : offset + 8 + length]))
             offset += (8 + length + 255) // 256 * 256
         if offset == 0 and data != b"\xff" * BLOCK:
-            return True  # a half-erased block
+            damage.add(("erase", block))  # an erase stopped part way
         if offset and data[offset:] != b"\xff" * (BLOCK - offset):
-            return True  # a header that was not written whole after the last entry
-    return newest is not None and not isinstance(decode(newest[1]), tuple)
+            damage.add(("header", block))  # a header not written whole after the last entry
+    entries.sort()
+    intact = [i for i, (_, _, rec) in enumerate(entries) if isinstance(decode(rec), tuple)]
+    damage.update(("entry", block) for _, block, rec in entries if isinstance(decode(rec), int))
+    newest = entries[intact[-1]][2] if intact else None
+    torn_newer = bool(entries) and (not intact or intact[-1] < len(entries) - 1)
+    return RingView(newest, torn_newer, frozenset(damage))
 
 
 def check_restored(
     history: list[Entry],
     source: str,
     got: tuple[object, ...],
+    flash: RingView,
     tally: Tally,
-    timing: Timing = SHORT,
     cut_at: float = 0.0,
 ) -> list[Model]:
-    """Check the restored state against the history (see the module docstring); return the
-    models it can be (several when entries with these fields had different undo rows)."""
-    certain = [i for i, e in enumerate(history) if e.on_flash or e.quiet >= timing.certain_s]
+    """Check the restored state against the flash at the cut and the history (see the module
+    docstring); return the model of the board it restored."""
+    certain = [i for i, e in enumerate(history) if e.on_flash]
     context = (
-        f"restored {got} from {source!r}; newest seen {history[-1].key}; last certain "
+        f"restored {got} from {source!r}; newest seen {history[-1].key}; last committed "
         f"{history[certain[-1]].key if certain else None}"
     )
-    if source in FRESH_SOURCES:
-        assert not certain, "a fresh game although a state was committed: " + context
+    if flash.newest is None:
+        expected = "fresh-corrupt" if flash.torn_newer else "fresh"  # saves, none readable
+        assert source == expected, f"no intact save on the flash: {expected}: " + context
+        assert not certain, "a committed state lost: " + context
         assert got == Model(GameState(), Settings()).key(), context
         tally.newest += got == history[-1].key
         tally.older += got != history[-1].key
         tally.lose(history, 0, cut_at)
         return [Model(GameState(), Settings())]
-    assert source in ("saved", "backup"), "unexpected store source: " + context
-    if source == "saved":
-        lower = certain[-1] if certain else 1
-    else:
-        lower = certain[-2] if len(certain) >= 2 else 0
-    matches = [i for i in range(lower, len(history)) if history[i].key == got]
-    assert matches, "not the last committed state nor the one before: " + context
+    expected = "backup" if flash.torn_newer else "saved"
+    assert source == expected, f"the flash says {expected}: " + context
+    last = model_from(flash.newest)
+    assert got == last.key(), f"not the last save that completed ({last.key()}): " + context
+    lower = certain[-1] if certain else 1
+    mine = last.record()
+    matches = [i for i in range(lower, len(history)) if mine in history[i].records]
+    assert matches, "not a state the board had since the last committed one: " + context
     if got == history[-1].key:
         tally.newest += 1
     else:
         tally.older += 1
     tally.lose(history, matches[-1], cut_at)
-    records = set().union(*(history[i].records for i in matches))
-    return [model_from(r) for r in sorted(records)]
+    return [last]

@@ -363,3 +363,24 @@ def test_cli_prints_port_then_control_and_stops_on_sigterm(tmp_path: Path) -> No
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_bad_flash_break_is_refused_and_a_good_one_stops_a_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The side channel's flash break: malformed requests get one error each and arm nothing;
+    an armed board stops at the first step of its next save and says where."""
+    monkeypatch.setenv("CRIBBOARD_SIM_STORE_MS", "60,240")  # a save soon after a change
+    with VirtualBoard(flash=tmp_path / "flash.img") as vboard, SimControl(vboard.control) as sim:
+        for bad in ("flash-break", "flash-break 1", "flash-break x 0", "flash-break 1 -2"):
+            assert sim._request(bad).startswith("error bad-request "), bad
+        sim.break_on_flash(0)
+        with serial.Serial(vboard.port, timeout=5) as link:
+            link.write(b"#1 peg 0 5\n")
+            assert read_until(link, b"#1 ok").endswith(b"#1 ok"), "the board did not take the peg"
+            stop = sim.wait_flash_stop(10)
+            assert (stop.kind, stop.index, stop.total) == ("erase", 0, 16), stop
+            sim.break_on_flash(-1)  # runs on: the save completes
+            link.write(b"#2 st\n")
+            read_until(link, b"#2 ok")
+            assert b" f=5,0 " in read_until(link, b"\n"), "the board did not run on"

@@ -9,6 +9,7 @@ import os
 import time
 
 import vfs
+from simlink import link
 
 BLOCK_SIZE = 4096
 _ERASE = 6
@@ -48,7 +49,9 @@ class FlashImage:
         at = (self._first + block_num) * self._block_size + offset
         done = 0
         n = len(buf)
+        steps = (n + _CHUNK - 1) // _CHUNK
         while done < n:
+            link.flash_point(b"program", self._first + block_num, done // _CHUNK, steps)
             size = min(_CHUNK, n - done)
             view = _views[size // _STEP] if size % _STEP == 0 else memoryview(_scratch)[:size]
             self._image.seek(at + done)
@@ -59,6 +62,7 @@ class FlashImage:
             self._image.write(view)
             time.sleep_us(_PAGE_US)
             done += size
+        link.flash_point(b"program", self._first + block_num, steps, steps)
 
     def ioctl(self, op, arg):
         if op == 3:  # sync
@@ -70,9 +74,12 @@ class FlashImage:
             return self._block_size
         if op == _ERASE:
             self._image.seek((self._first + arg) * self._block_size)
-            for _ in range(self._block_size // _CHUNK):
+            steps = self._block_size // _CHUNK
+            for step in range(steps):
+                link.flash_point(b"erase", self._first + arg, step, steps)
                 self._image.write(_erased)
                 time.sleep_us(_ERASE_STEP_US)
+            link.flash_point(b"erase", self._first + arg, steps, steps)
             return 0
         return 0  # init, deinit
 

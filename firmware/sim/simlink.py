@@ -9,8 +9,14 @@
 #                     b"R" hard reset request     b"S" soft reset request
 #                     b"X <value>" the scratch register is set (it survives a watchdog reset)
 #                     b"W <ms>" the watchdog is armed for ms (0: stopped)
+#                     b"k <gen> <kind> <block> <index> <total>" stopped at a flash point (below)
 # launcher -> board:  b"D <pin> <ms>" press pin for ms (-1: hold until released)
 #                     b"U <pin>" release pin
+#                     b"K <gen> <n>" stop at the n-th flash point from now (-1: run on)
+# Flash points (for power-cut tests): simflash.py calls flash_point() before each 256-byte step
+# of an erase or a program and once at its end (index == total). Armed, the board stops there,
+# says where (k) and waits, doing nothing else, for the next K (or the kill that is the cut):
+# the test can cut the power at an exact step of a save, however busy the machine is.
 # Bluetooth LE (the simulated radio): messages starting with b"b", both ways; see bluetooth.py.
 import os
 import select
@@ -48,6 +54,8 @@ class Link:
         self._unsent_frame = None
         self._last_poll = time.ticks_ms() - 1
         self._irq_pins = []
+        self._break = None  # flash points to pass before stopping (None: not armed)
+        self._break_gen = 0
         if not launcher_path or not board_path:
             return
         try:
@@ -123,6 +131,22 @@ class Link:
             return True
         return False
 
+    def flash_point(self, kind, block, index, total):
+        """Before step `index` of the `total` steps of a flash operation (`kind` b"erase" or
+        b"program" of absolute `block`), and at its end (index == total): stop here if armed."""
+        if self._sock is None:
+            return
+        while self._waiting():  # an arm sent just before this point counts (no rate limit)
+            self._handle(self._sock.recv(_MAX_MESSAGE))
+        while self._break == 0:
+            self.send(b"k %d %s %d %d %d" % (self._break_gen, kind, block, index, total))
+            self._break = -2  # stopped: only the next K goes on
+            while self._break == -2:
+                self._poller.poll(-1)
+                self._handle(self._sock.recv(_MAX_MESSAGE))
+        if self._break is not None:
+            self._break -= 1
+
     def _handle(self, message):
         if message[:1] == b"b":
             if self.ble is not None:
@@ -142,6 +166,10 @@ class Link:
                 self._queued_ms.setdefault(name, []).append(ms)
             else:
                 self._pending_ms[name] = ms
+        elif len(parts) == 3 and parts[0] == "K":
+            self._break_gen = int(parts[1])
+            n = int(parts[2])
+            self._break = n if n >= 0 else None
         elif len(parts) == 2 and parts[0] == "U":
             self._down_until.pop(parts[1], None)
             self._pending_ms.pop(parts[1], None)

@@ -5,7 +5,7 @@ the cribboard host package open like a USB board; :class:`SimControl` presses it
 reads its LEDs through a side channel. See docs/virtual-board.md.
 """
 
-from .control import SimControl
+from .control import FlashStop, SimControl
 from .errors import MicroPythonNotFoundError, NoFrameError, SimControlError, VirtualBoardError
 from .interpreter import ENV_MICROPYTHON, find_micropython
 from .launcher import DEFAULT_FLASH_SIZE, DEFAULT_HEAP, VirtualBoard
@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_FLASH_SIZE",
     "DEFAULT_HEAP",
     "ENV_MICROPYTHON",
+    "FlashStop",
     "FrameCallback",
     "MicroPythonNotFoundError",
     "NoFrameError",

@@ -15,6 +15,9 @@ request                     reply
                             new one
 ``info``                    ``info boots=N booted=yes|no mode=friendly|raw pid=PID port=PATH``
 ``reset``                   ``ok`` (hard reset)
+``flash-break GEN N``       ``ok``; the board stops at its N-th flash point from now (N -1:
+                            runs on) and this client gets ``flash-stop GEN KIND BLOCK INDEX
+                            TOTAL`` (see :meth:`SimControl.break_on_flash`)
 ``ble-*``                   the board's Bluetooth radio: see :mod:`cribboard.virtual.radio`
 ==========================  =========================================================
 
@@ -27,11 +30,24 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 
 from .errors import NoFrameError, SimControlError
 
 FramePredicate = Callable[[bytes], bool]
+
+
+@dataclass(frozen=True)
+class FlashStop:
+    """Where the board stopped: before step `index` of the `total` 256-byte steps of an
+    ``erase`` or ``program`` of flash block `block` (of the whole image), or at its end
+    (index == total)."""
+
+    kind: str
+    block: int
+    index: int
+    total: int
 
 
 class SimControl:
@@ -47,6 +63,8 @@ class SimControl:
         self._timeout = timeout
         self._sock = self._connect()
         self._buffer = bytearray()
+        self._break_gen = 0
+        self._stops: list[FlashStop] = []  # flash-stop lines of the current break, unread
 
     def _connect(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -108,6 +126,24 @@ class SimControl:
             raise _error_from(reply)
         return dict(word.partition("=")[::2] for word in words[1:])
 
+    def break_on_flash(self, points: int = 0) -> None:
+        """Stop the board at its `points`-th flash point from now: the points are before each
+        256-byte step of an erase or a program of its flash, and the end of each (so a save's
+        erase and program have 17 and steps + 1). Stopped, the board does nothing until the
+        next call (which counts from the point it is at) or a reset: a power cut at that exact
+        step. -1 lets it run on. Wait for the stop with :meth:`wait_flash_stop`."""
+        self._break_gen += 1
+        self._stops.clear()
+        self._expect_ok(f"flash-break {self._break_gen} {int(points)}")
+
+    def wait_flash_stop(self, timeout: float | None = None) -> FlashStop:
+        """Where the board stopped after :meth:`break_on_flash` (TimeoutError after `timeout`
+        seconds, default this client's)."""
+        deadline = time.monotonic() + (self._timeout if timeout is None else timeout)
+        while not self._stops:
+            self._note_stop(self._read_line(deadline - time.monotonic()))
+        return self._stops.pop(0)
+
     def frame(self) -> bytes:
         """The latest LED frame, RGB, 3 bytes per LED.
 
@@ -151,7 +187,20 @@ class SimControl:
             self._sock.sendall(line.encode("ascii") + b"\n")
         except OSError as err:
             raise SimControlError(f"virtual board side channel closed: {err}")
-        return self._read_line(self._timeout)
+        deadline = time.monotonic() + self._timeout
+        while True:
+            reply = self._read_line(deadline - time.monotonic())
+            if not self._note_stop(reply):
+                return reply
+
+    def _note_stop(self, line: str) -> bool:
+        """Keep a flash-stop line of the current break (drop an older one); False for others."""
+        words = line.split()
+        if len(words) != 6 or words[0] != "flash-stop":
+            return False
+        if words[1] == str(self._break_gen):
+            self._stops.append(FlashStop(words[2], int(words[3]), int(words[4]), int(words[5])))
+        return True
 
     def _read_line(self, timeout: float) -> str:
         deadline = time.monotonic() + timeout

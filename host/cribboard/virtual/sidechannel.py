@@ -35,6 +35,8 @@ ENV_BLE_ADDR = "CRIBBOARD_SIM_BLE_ADDR"
 PIN_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,32}")
 DEFAULT_PRESS_MS = 80
 MAX_PRESS_MS = 600_000
+# The board stopped at a flash point (simlink.py): k GEN KIND BLOCK INDEX TOTAL.
+FLASH_STOP = re.compile(rb"k \d{1,10} (erase|program) \d{1,10} \d{1,10} \d{1,10}")
 
 _MAX_LINE = 1024
 _MAX_CLIENT_BACKLOG = 4 << 20  # a subscriber this far behind is cut off
@@ -58,6 +60,7 @@ class _Client:
     outbox: bytearray = field(default_factory=bytearray)
     subscribed: bool = False
     ble_subscribed: bool = False
+    flash_watch: bool = False  # sent flash-break: gets the board's flash-stop lines
 
 
 class SideChannel:
@@ -209,6 +212,11 @@ class SideChannel:
             else:
                 self.watchdog_ms = value
                 self.watchdog_armed_at = time.monotonic()
+        elif kind == b"k" and FLASH_STOP.fullmatch(message):
+            line = b"flash-stop " + message[2:] + b"\n"
+            for client in list(self._clients.values()):
+                if client.flash_watch:
+                    self._queue(client, line)
         elif kind == b"b":
             self.radio.from_board(message[1:])
         else:
@@ -305,10 +313,24 @@ class SideChannel:
             return b"ok\n"
         if command.startswith("ble-"):
             return self.radio.answer(command, args)
+        if command == "flash-break":
+            return self._answer_flash_break(client, args)
         if command == "reset" and not args:
             self._on_reset_request(True)
             return b"ok\n"
         return f"error bad-request unknown request: {line[:60]}\n".encode()
+
+    def _answer_flash_break(self, client: _Client, args: list[str]) -> bytes:
+        try:
+            gen, steps = (int(arg) for arg in args)
+        except ValueError:
+            return b"error bad-request usage: flash-break GEN STEPS\n"
+        if not (0 <= gen < 1 << 30 and -1 <= steps < 1 << 30):
+            return b"error bad-request GEN 0.., STEPS -1..\n"
+        if not self.linked or not self._send_board(f"K {gen} {steps}".encode()):
+            return b"error not-linked the board is not running\n"
+        client.flash_watch = True
+        return b"ok\n"
 
     def _answer_pin(self, command: str, args: list[str]) -> bytes:
         if not args or not PIN_NAME.fullmatch(args[0]):
