@@ -160,9 +160,10 @@ class Link:
                 self._down_until[name] = _HELD
                 self._pending_ms.pop(name, None)
                 self._queued_ms.pop(name, None)
-            elif name in self._pending_ms or name in self._down_until:
+            elif name in self._pending_ms or name in self._down_until or self._just_up(name):
                 # A finger presses again only once the button is up: a press sent before the
-                # firmware saw the last one end (a busy board) waits for it, never merges.
+                # firmware saw the last one end, or before it saw the button up long enough to
+                # debounce (a busy board), waits for it, never merges with it.
                 self._queued_ms.setdefault(name, []).append(ms)
             else:
                 self._pending_ms[name] = ms
@@ -174,6 +175,10 @@ class Link:
             self._down_until.pop(parts[1], None)
             self._pending_ms.pop(parts[1], None)
             self._queued_ms.pop(parts[1], None)
+
+    def _just_up(self, name):
+        up_since = self._up_since.get(name)
+        return up_since is not None and time.ticks_diff(time.ticks_ms(), up_since) < _UP_MS
 
     def is_down(self, name):
         """True while the simulated button on pin `name` is pressed."""
