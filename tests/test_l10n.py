@@ -2,7 +2,8 @@
 the English placeholders (names and types); the template holds every message the host's Python
 and the page's JavaScript mark; the compiled .mo and the page's JSON say what the .po says; the
 language is chosen by --lang (before or after the command) or the environment; `count` in
-Dutch; a whole game at the scorekeeper in Swedish, with no English sentence left."""
+Dutch; `hall` and `link` in the language chosen; a whole game at the scorekeeper in Swedish,
+with no English sentence left."""
 
 from __future__ import annotations
 
@@ -257,6 +258,31 @@ def test_lang_goes_before_or_after_the_command_and_the_environment_is_read(
         main(["--help"])
     assert usage.value.code == 0
     assert "språket som skal brukes: en, sv, nb, nl" in capsys.readouterr().out
+
+
+def test_the_hall_and_the_linked_game_speak_the_language_chosen(
+    english_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `hall` prints and its errors, and a broker address refused, in the language chosen
+    (issue 25); the standings' columns are as wide as their translated headings."""
+    hall = str(tmp_path / "hall")
+    assert main(["--lang", "sv", "hall", "players", "add", "--dir", hall, "Ann", "Bob"]) == 0
+    assert capsys.readouterr().out == "anmälde Ann, Bob (2 spelare)\n"
+    assert main(["hall", "standings", "--dir", hall, "--lang", "nb"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "ingen runde spilt ennå"
+    heading, row = out[1], out[2]
+    assert heading.split() == ["#", "spiller", "poeng", "spilt", "vant", "skunker", "differanse"]
+    assert len(row) == len(heading)  # each number ends under its heading
+    assert main(["--lang", "nl", "hall", "round", "next", "--dir", hall]) == 1
+    assert capsys.readouterr().err == (
+        f"cribboard: er draait geen wedstrijdleider in {hall}: start hem met "
+        f"`cribboard hall start --dir {hall}`\n"
+    )
+    assert main(["--lang", "nl", "link", "--broker", "ftp://x", "--game", "g"]) == 2
+    assert capsys.readouterr().err == (
+        "cribboard: ongeldige broker-URL 'ftp://x': gebruik mqtt://HOST:PORT of mqtts://HOST:PORT\n"
+    )
 
 
 # --- the drawing --------------------------------------------------------------------------------

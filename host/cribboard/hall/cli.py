@@ -36,7 +36,7 @@ from typing import Any
 
 from cribboard.cmdline.table import Arg, Command, OneOf, UsageError, arg, int_in
 from cribboard.errors import HallError
-from cribboard.i18n import L_, N_
+from cribboard.i18n import L_, N_, _, n_
 from cribcore.hall import MAX_TABLES
 
 DIR_ENV = "CRIBBOARD_HALL_DIR"
@@ -72,9 +72,15 @@ def _ask(hall_dir: Path, method: str, route: str, body: object = None) -> dict[s
     try:
         return asyncio.run(call(hall_dir, method, route, body))
     except DirectorNotRunning:
+        start = "cribboard hall start" + (
+            "" if hall_dir == Path(DEFAULT_DIR) else f" --dir {hall_dir}"
+        )
         raise HallError(
-            f"no director is running on {hall_dir}: start it with `cribboard hall start"
-            f"{'' if hall_dir == Path(DEFAULT_DIR) else f' --dir {hall_dir}'}`"
+            _(
+                "no director is running on %(dir)s: start it with `%(command)s`",
+                dir=hall_dir,
+                command=start,
+            )
         )
 
 
@@ -93,7 +99,9 @@ def _open_store(hall_dir: Path, *, create: bool = False) -> Any:
 
     path = hall_dir / STORE
     if not path.exists() and not create:
-        raise HallError(f"{hall_dir} holds no hall yet: `cribboard hall players add` or `start`")
+        raise HallError(
+            _("%(dir)s holds no hall yet: `cribboard hall players add` or `start`", dir=hall_dir)
+        )
     from cribboard.hall.broker import private_dir
 
     private_dir(hall_dir)  # the store, the broker's passwords and keys: the director's alone
@@ -121,7 +129,14 @@ def _players_add(hall_dir: Path, names: list[str]) -> int:
         with _open_store(hall_dir, create=True) as store:
             added = [p.name for p in register_players(store, names)]
             count = len(store.tournament.players)
-    print(f"registered {', '.join(added)} ({count} players)")
+    print(
+        n_(
+            "registered %(names)s (%(count)d player)",
+            "registered %(names)s (%(count)d players)",
+            count,
+            names=", ".join(added),
+        )
+    )
     return 0
 
 
@@ -134,12 +149,22 @@ def _players_list(hall_dir: Path) -> int:
 
 def format_standings(standings: Sequence[Any]) -> str:
     """The standings as a table for the terminal."""
-    width = max([len("player")] + [len(s.player.name) for s in standings])
-    lines = [f"{'#':>3}  {'player':<{width}}  points  played  won  skunks  spread"]
+    # Translators: the standings table's column headings (a column is as wide as its heading).
+    player = _("player")
+    # Translators: the standings' columns: points, games played, games won, skunks given, and
+    # the spread (points scored minus points conceded).
+    headings = (_("points"), _("played"), _("won"), _("skunks"), _("spread"))
+    width = max([len(player)] + [len(s.player.name) for s in standings])
+    widths = [max(len(h), w) for h, w in zip(headings, (6, 6, 3, 6, 6), strict=True)]
+    lines = [
+        f"{'#':>3}  {player:<{width}}  "
+        + "  ".join(f"{h:>{w}}" for h, w in zip(headings, widths, strict=True))
+    ]
     for s in standings:
+        cells = (s.points, s.played, s.won, s.skunks, f"{s.spread:+}" if s.spread else "0")
         lines.append(
-            f"{s.rank:>3}  {s.player.name:<{width}}  {s.points:>6}  {s.played:>6}  {s.won:>3}"
-            f"  {s.skunks:>6}  {f'{s.spread:+}' if s.spread else '0':>6}"
+            f"{s.rank:>3}  {s.player.name:<{width}}  "
+            + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
         )
     return "\n".join(lines)
 
@@ -158,7 +183,7 @@ def _standings(hall_dir: Path, as_json: bool) -> int:
         print(standings_heading(store.tournament))
         print(format_standings(standings))
         if held:
-            print("held for the director, not counted (`cribboard hall held`):")
+            print(_("held for the director, not counted (`cribboard hall held`):"))
             print(format_held(held))
     return 0
 
@@ -167,21 +192,31 @@ def standings_heading(tournament: Any) -> str:
     """What the standings count: ``standings after round 2``, or, while a round is being
     played, ``standings during round 3: 2 of 5 games finished``."""
     if not tournament.rounds:
-        return "no round played yet"
+        return _("no round played yet")
     current = tournament.rounds[-1]
     finished = sum(1 for t in current.tables if (current.number, t.number) in tournament.results)
     if finished == len(current.tables):
-        return f"standings after round {current.number}"
-    return (
-        f"standings during round {current.number}: {finished} of {len(current.tables)} "
-        f"game{'s' if len(current.tables) != 1 else ''} finished"
+        return _("standings after round %(round)d", round=current.number)
+    return n_(
+        "standings during round %(round)d: %(finished)d of %(count)d game finished",
+        "standings during round %(round)d: %(finished)d of %(count)d games finished",
+        len(current.tables),
+        round=current.number,
+        finished=finished,
     )
 
 
 def format_held(held: Sequence[dict[str, Any]]) -> str:
     """The results held for the director, one a line, with the reason."""
     return "\n".join(
-        f"  round {h['round']} table {h['table']}: {h['result']} ({h['reason']})" for h in held
+        _(
+            "  round %(round)s table %(table)s: %(result)s (%(reason)s)",
+            round=h["round"],
+            table=h["table"],
+            result=h["result"],
+            reason=h["reason"],
+        )
+        for h in held
     )
 
 
@@ -197,12 +232,14 @@ def _held(hall_dir: Path, verdict: str | None, args: argparse.Namespace) -> int:
             with _open_store(hall_dir) as store:
                 held = held_json(store)
         if not held:
-            print("no result is held")
+            print(_("no result is held"))
             return 0
         print(format_held(held))
         print(
-            "`cribboard hall held accept ROUND TABLE --why ...` counts one, "
-            "`reject` drops it (both kept in the audit trail)"
+            _(
+                "`cribboard hall held accept ROUND TABLE --why ...` counts one, "
+                "`reject` drops it (both kept in the audit trail)"
+            )
         )
         return 0
     body = {"round": args.round, "table": args.table, "who": args.who, "why": args.why}
@@ -216,18 +253,29 @@ def _held(hall_dir: Path, verdict: str | None, args: argparse.Namespace) -> int:
         with _open_store(hall_dir) as store:
             correction = decide(store, args.round, args.table, who=args.who, why=args.why)
             answer = correction_json(store, correction)
+    said = (
+        N_("round %(round)s table %(table)s: %(result)s (accepted); by %(who)s: %(why)s")
+        if verdict == "accept"
+        else N_("round %(round)s table %(table)s: %(result)s (rejected); by %(who)s: %(why)s")
+    )
     print(
-        f"round {answer['round']} table {answer['table']}: {answer['new'] or 'no result'} "
-        f"({verdict}ed); by {answer['who']}: {answer['why']}"
+        _(
+            said,
+            round=answer["round"],
+            table=answer["table"],
+            result=answer["new"] or _("no result"),
+            who=answer["who"],
+            why=answer["why"],
+        )
     )
     return 0
 
 
 def _correct(hall_dir: Path, args: argparse.Namespace) -> int:
     if args.winner is not None and args.loser_score is None:
-        raise UsageError("--winner needs --loser-score")
+        raise UsageError(_("--winner needs --loser-score"))
     if args.strike and args.loser_score is not None:
-        raise UsageError("--strike takes no --loser-score")
+        raise UsageError(_("--strike takes no --loser-score"))
     body = {
         "round": args.round,
         "table": args.table,
@@ -256,15 +304,22 @@ def _correct(hall_dir: Path, args: argparse.Namespace) -> int:
             )
             answer = correction_json(store, correction)
     print(
-        f"round {answer['round']} table {answer['table']}: {answer['new'] or 'no result'} "
-        f"(was: {answer['old'] or 'no result'}); by {answer['who']}: {answer['why']}"
+        _(
+            "round %(round)s table %(table)s: %(result)s (was: %(old)s); by %(who)s: %(why)s",
+            round=answer["round"],
+            table=answer["table"],
+            result=answer["new"] or _("no result"),
+            old=answer["old"] or _("no result"),
+            who=answer["who"],
+            why=answer["why"],
+        )
     )
     return 0
 
 
 def _export(hall_dir: Path, standings: Path | None, games: Path | None) -> int:
     if standings is None and games is None:
-        raise UsageError("export needs --standings FILE and/or --games FILE")
+        raise UsageError(_("export needs --standings FILE and/or --games FILE"))
     with _open_store(hall_dir) as store:
         for path, write in (
             (standings, store.export_standings_csv),
@@ -279,8 +334,10 @@ def _export(hall_dir: Path, standings: Path | None, games: Path | None) -> int:
                 with path.open("w", newline="") as out:
                     write(out)
             except OSError as err:
-                raise HallError(f"cannot write {path}: {err.strerror}")
-            print(f"wrote {path}", file=sys.stderr)
+                raise HallError(
+                    _("cannot write %(path)s: %(error)s", path=path, error=err.strerror)
+                )
+            print(_("wrote %(path)s", path=path), file=sys.stderr)
     return 0
 
 
@@ -289,22 +346,32 @@ def format_report(report: dict[str, Any]) -> str:
     lines = []
     if report.get("movement_note"):
         lines.append(report["movement_note"])
-    lines.append(f"round {report['round']}:")
+    lines.append(_("round %(round)s:", round=report["round"]))
     for row in report["tables"]:
         blue, orange = row["players"]
         if row["ok"]:
-            status = "new game started"
+            status = _("new game started")
         elif row["ok"] is None:
-            status = "no answer yet (the table is away: it starts when it comes back)"
+            status = _("no answer yet (the table is away: it starts when it comes back)")
         else:
-            status = (
-                f"refused: {row['error']}"
-                + (f" ({row['message']})" if row.get("message") else "")
-                + f"; `cribboard hall round resend {row['table']}` when it is free"
+            error = row["error"] + (f" ({row['message']})" if row.get("message") else "")
+            status = _(
+                "refused: %(error)s; `cribboard hall round resend %(table)s` when it is free",
+                error=error,
+                table=row["table"],
             )
-        lines.append(f"  table {row['table']:>3}: {blue} (blue) v {orange} (orange): {status}")
+        lines.append(
+            _(
+                "  table %(table)3s: %(blue)s (blue) v %(orange)s (orange): %(status)s",
+                table=row["table"],
+                blue=blue,
+                orange=orange,
+                status=status,
+            )
+        )
     if report.get("bye"):
-        lines.append(f"  bye: {report['bye']}")
+        # Translators: the player who sits out this round.
+        lines.append(_("  bye: %(player)s", player=report["bye"]))
     return "\n".join(lines)
 
 
@@ -317,15 +384,18 @@ def _password(args: argparse.Namespace, user: str) -> str | None:
     from cribboard.mqtt.address import ask_password
 
     variable = args.password_env or (PASSWORD_ENV if os.environ.get(PASSWORD_ENV) else None)
-    return ask_password(variable, f"broker password for {user}: ")
+    return ask_password(variable, _("broker password for %(user)s: ", user=user))
 
 
 def _no_password_on_the_line(args: argparse.Namespace) -> None:
     if args.password is not None:
         raise UsageError(
-            "--password would show the password to every user of this computer (ps): put it "
-            f"in an environment variable and name it with --password-env VAR (or set "
-            f"${PASSWORD_ENV})"
+            _(
+                "--password would show the password to every user of this computer (ps): put "
+                "it in an environment variable and name it with --password-env VAR (or set "
+                "$%(env)s)",
+                env=PASSWORD_ENV,
+            )
         )
 
 
@@ -356,7 +426,14 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
     saved = _settings(hall_dir)
     hall = topics.check_hall(args.hall or saved.get("hall") or "club")
     if saved and args.hall and args.hall != saved.get("hall"):
-        raise UsageError(f"{hall_dir} is the hall {saved.get('hall')!r}, not {args.hall!r}")
+        raise UsageError(
+            _(
+                "%(dir)s is the hall %(hall)r, not %(given)r",
+                dir=hall_dir,
+                hall=saved.get("hall"),
+                given=args.hall,
+            )
+        )
     settings: dict[str, Any] = {
         "hall": hall,
         "target": args.target or saved.get("target") or 121,
@@ -367,14 +444,14 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
     if cafile:
         settings["cafile"] = cafile  # kept: the next start verifies the broker the same way
     if args.broker and saved.get("broker", PRIVATE) == PRIVATE and (hall_dir / BROKER_DIR).exists():
-        raise UsageError(f"{hall_dir} runs its own broker: leave out --broker")
+        raise UsageError(_("%(dir)s runs its own broker: leave out --broker", dir=hall_dir))
     store = _open_store(hall_dir, create=True)
     broker: Broker | None = None
     adopted: int | None = None
     try:
         if settings["broker"] == PRIVATE:
             if args.username or args.password_env or args.cafile:
-                raise UsageError("--username, --password-env and --cafile go with --broker")
+                raise UsageError(_("--username, --password-env and --cafile go with --broker"))
             broker_dir = hall_dir / BROKER_DIR
             if (broker_dir / "hall.json").exists():
                 broker = Broker.open(broker_dir)
@@ -392,15 +469,20 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
                     tls=not args.plain,
                 )
             if args.plain and broker.tls:
-                raise UsageError(f"{broker_dir} was made with TLS: it keeps it (leave out --plain)")
+                raise UsageError(
+                    _("%(dir)s was made with TLS: it keeps it (leave out --plain)", dir=broker_dir)
+                )
             if not broker.tls:
-                print(_PLAIN_WARNING, file=sys.stderr, flush=True)
+                print(_(_PLAIN_WARNING), file=sys.stderr, flush=True)
             director_address = _local_address(broker, topics.DIRECTOR_USER)
             if asyncio.run(_answers(director_address)):
                 # A director that was killed leaves its broker running (its own session): it
                 # is this hall's (the director's password works), so take it up as it is.
                 print(
-                    f"broker: this hall's broker is still running on port {broker.port}: using it",
+                    _(
+                        "broker: this hall's broker is still running on port %(port)s: using it",
+                        port=broker.port,
+                    ),
                     flush=True,
                 )
                 adopted = _recorded_pid(broker_dir)
@@ -409,7 +491,7 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
                 (broker_dir / PID_FILE).write_text(f"{broker.pid}\n")
         else:
             if args.plain:
-                raise UsageError("--plain is for the private broker: leave out --broker")
+                raise UsageError(_("--plain is for the private broker: leave out --broker"))
             director_address = BrokerAddress.parse(
                 settings["broker"],
                 args.username or topics.DIRECTOR_USER,
@@ -445,7 +527,7 @@ class _Running:
     settings: dict[str, Any]
 
 
-_PLAIN_WARNING = (
+_PLAIN_WARNING = N_(
     "broker: WARNING: plain MQTT (--plain): the tables' passwords cross the network in the "
     "clear; anyone on the club's network can read them and pose as a table"
 )
@@ -454,7 +536,7 @@ _PLAIN_WARNING = (
 def _cafile(cafile: str | None) -> str | None:
     """--cafile, checked: a readable file."""
     if cafile is not None and not Path(cafile).is_file():
-        raise UsageError(f"--cafile {cafile}: no such file")
+        raise UsageError(_("--cafile %(file)s: no such file", file=cafile))
     return cafile
 
 
@@ -484,14 +566,14 @@ async def _answers(address: Any) -> bool:
     its certificate)."""
     import aiomqtt
 
-    from cribboard.mqtt.address import refusal
+    from cribboard.mqtt.address import certificate_refused, refusal
 
     try:
         async with asyncio.timeout(2.0), address.client():
             return True
     except aiomqtt.MqttError as err:
         refused = refusal(err, address)
-        if refused is not None and "certificate" in refused:
+        if refused is not None and certificate_refused(err):
             raise HallError(refused) from None
         return False
     except (TimeoutError, OSError):
@@ -510,13 +592,24 @@ def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
         topics.table_user(n): broker.credentials(topics.table_user(n)).password
         for n in range(1, broker.tables + 1)
     }
-    print(f"broker: {url} (a private mosquitto; its state in {broker.state_dir})", flush=True)
+    print(
+        _(
+            "broker: %(url)s (a private mosquitto; its state in %(dir)s)",
+            url=url,
+            dir=broker.state_dir,
+        ),
+        flush=True,
+    )
     ca = broker.ca_file
     if ca is not None:
-        print(f"broker: TLS; the tables verify it with the hall's CA: {ca}", flush=True)
+        print(_("broker: TLS; the tables verify it with the hall's CA: %(ca)s", ca=ca), flush=True)
         print(
-            f"a Wi-Fi board: cribboard deploy --broker {url} --cafile {ca} --table N "
-            "(its password from $CRIBBOARD_MQTT_PASSWORD)",
+            _(
+                "a Wi-Fi board: cribboard deploy --broker %(url)s --cafile %(ca)s --table N "
+                "(its password from $CRIBBOARD_MQTT_PASSWORD)",
+                url=url,
+                ca=ca,
+            ),
             flush=True,
         )
     if credentials is not None:
@@ -527,9 +620,19 @@ def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
         fd = os.open(credentials, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
             out.write(text)
-        print(f"how the tables connect (URL, users, passwords): {credentials}", flush=True)
+        print(
+            _("how the tables connect (URL, users, passwords): %(file)s", file=credentials),
+            flush=True,
+        )
         return
-    print(f"tables connect to {url}, hall {hall}, as these users (client id = user):", flush=True)
+    print(
+        _(
+            "tables connect to %(url)s, hall %(hall)s, as these users (client id = user):",
+            url=url,
+            hall=hall,
+        ),
+        flush=True,
+    )
     for user, password in users.items():
         print(f"  {user}  {password}", flush=True)
 
@@ -567,9 +670,9 @@ async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) ->
                 page = await stack.enter_async_context(
                     Page(director.view, args.http_host, _http_port(args))
                 )
-                print(f"page: {_page_url(page)}", flush=True)
+                print(_("page: %(url)s", url=_page_url(page)), flush=True)
             connecting = asyncio.create_task(director.connected.wait())
-            done, _ = await asyncio.wait(
+            done, _pending = await asyncio.wait(
                 watched | {connecting}, return_when=asyncio.FIRST_COMPLETED
             )
             connecting.cancel()
@@ -578,14 +681,27 @@ async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) ->
             tournament = store.tournament
             if connecting in done:
                 print(
-                    f"director: connected to {address.url}; {len(tournament.players)} players, "
-                    f"round {len(tournament.rounds)} of {settings['rounds']} "
-                    f"(`cribboard hall round next` pairs the next one; Ctrl-C stops)",
+                    n_(
+                        "director: connected to %(url)s; %(count)d player, round %(round)d of "
+                        "%(rounds)d (`cribboard hall round next` pairs the next one; Ctrl-C "
+                        "stops)",
+                        "director: connected to %(url)s; %(count)d players, round %(round)d of "
+                        "%(rounds)d (`cribboard hall round next` pairs the next one; Ctrl-C "
+                        "stops)",
+                        len(tournament.players),
+                        url=address.url,
+                        round=len(tournament.rounds),
+                        rounds=settings["rounds"],
+                    ),
                     flush=True,
                 )
-                done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+                done, _pending = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
             if supervisor is not None and supervisor in done:
-                print(f"director: stopping: {supervisor.result()}", file=sys.stderr, flush=True)
+                print(
+                    _("director: stopping: %(reason)s", reason=supervisor.result()),
+                    file=sys.stderr,
+                    flush=True,
+                )
                 status = 1
     finally:
         for task in watched:
@@ -593,7 +709,7 @@ async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) ->
         for task in watched:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-    print("director: stopped", file=sys.stderr, flush=True)
+    print(_("director: stopped"), file=sys.stderr, flush=True)
     return status
 
 
@@ -630,7 +746,12 @@ def _page_url(page: Any) -> str:
     if page.host in ("0.0.0.0", "::"):
         lan = lan_address()
         if lan:
-            return f"{page.url} (on the club's network: http://{lan}:{page.bound_port}/)"
+            return _(
+                "%(url)s (on the club's network: http://%(lan)s:%(port)s/)",
+                url=page.url,
+                lan=lan,
+                port=page.bound_port,
+            )
     return str(page.url)
 
 
@@ -662,7 +783,7 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
         )
         hall = settings["hall"]
     else:
-        raise UsageError(f"{hall_dir} holds no hall: name its broker with --broker")
+        raise UsageError(_("%(dir)s holds no hall: name its broker with --broker", dir=hall_dir))
     return asyncio.run(_serve_page(address, hall, args))
 
 
@@ -678,7 +799,14 @@ async def _serve_page(address: Any, hall: str, args: argparse.Namespace) -> int:
     connected = asyncio.Event()
     following = asyncio.create_task(follow(view, address, connected))
     async with Page(view, args.http_host, _http_port(args)) as page:
-        print(f"page: {_page_url(page)}; following {address.url} (Ctrl-C stops)", flush=True)
+        print(
+            _(
+                "page: %(url)s; following %(broker)s (Ctrl-C stops)",
+                url=_page_url(page),
+                broker=address.url,
+            ),
+            flush=True,
+        )
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({following, stopping}, return_when=asyncio.FIRST_COMPLETED)
         stopping.cancel()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cribboard.errors import HallError
+from cribboard.i18n import _
 from cribboard.mqtt.names import NAME_RULE, is_topic_name
 from cribcore import hall as core
 from cribcore.hall import ACK as ACK
@@ -77,14 +78,20 @@ def check_hall(hall: str) -> str:
     """The hall name, if it can name one in a topic (:mod:`cribboard.mqtt.names`); raises
     HallError otherwise."""
     if not is_topic_name(hall):
-        raise HallError(f"bad hall name {hall!r}: {NAME_RULE}")
+        raise HallError(_("bad hall name %(name)r: %(rule)s", name=hall, rule=_(NAME_RULE)))
     return hall
 
 
 def check_table(table: int) -> int:
     """The table number, if in 1..MAX_TABLES; raises HallError otherwise."""
     if not 1 <= table <= MAX_TABLES:
-        raise HallError(f"bad table number {table}: tables are 1..{MAX_TABLES}")
+        raise HallError(
+            _(
+                "bad table number %(table)s: tables are 1..%(most)d",
+                table=table,
+                most=MAX_TABLES,
+            )
+        )
     return table
 
 

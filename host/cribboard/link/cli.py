@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cribboard.cmdline.table import Command, UsageError, arg
-from cribboard.i18n import N_
+from cribboard.i18n import N_, _
 
 if TYPE_CHECKING:
     from cribboard.api import Board
@@ -123,14 +123,17 @@ def _run(args: argparse.Namespace) -> int:
     port = args.link_port or args.port
     ble = args.link_ble if args.link_ble is not None else args.ble
     if sum((bool(port), ble is not None, bool(args.link_virtual))) > 1:
-        raise UsageError("name the board with one of --port, --ble or --virtual")
+        raise UsageError(_("name the board with one of --port, --ble or --virtual"))
     try:
         check_game(args.game)
         state = args.state or default_state_file(args.game)
         address = BrokerAddress.parse(args.broker, username=args.user, cafile=args.cafile)
         address.tls_context()  # a CA file that cannot be read: said now, in one line
         password = (
-            ask_password(args.password_env, f"password for {args.user} at {address.url}: ")
+            ask_password(
+                args.password_env,
+                _("password for %(user)s at %(url)s: ", user=args.user, url=address.url),
+            )
             if args.user or args.password_env
             else None
         )
@@ -149,14 +152,18 @@ def _run(args: argparse.Namespace) -> int:
             async def open_board() -> Board:
                 return await Board.open_ble(name, timeout=args.timeout)
 
-            where = f"Bluetooth {ble or '(the only board advertising)'}"
+            where = (
+                _("Bluetooth %(name)s", name=ble)
+                if ble
+                else _("Bluetooth (the only board advertising)")
+            )
         elif virtual is not None:
 
             async def open_board() -> Board:
                 assert virtual is not None
                 return await Board.open(virtual.port, timeout=args.timeout)
 
-            where = f"virtual {virtual.port}"
+            where = _("virtual %(port)s", port=virtual.port)
         else:
             chosen = (await resolve_port(port)).port
 
@@ -165,7 +172,15 @@ def _run(args: argparse.Namespace) -> int:
 
             where = chosen
         side = LinkedGameSide(address, args.game, open_board, state, secret=secret, say=say)
-        say(f"link {args.game}: this end is side {side.side}, board {where}, broker {address.url}")
+        say(
+            _(
+                "link %(game)s: this end is side %(side)s, board %(board)s, broker %(url)s",
+                game=args.game,
+                side=side.side,
+                board=where,
+                url=address.url,
+            )
+        )
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
@@ -173,7 +188,7 @@ def _run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, task.cancel)
         with contextlib.suppress(asyncio.CancelledError):
             await side.run()
-        print("cribboard link: stopped", file=sys.stderr, flush=True)
+        print(_("cribboard link: stopped"), file=sys.stderr, flush=True)
 
     virtual = None
     with contextlib.ExitStack() as stack:

@@ -25,6 +25,7 @@ import hmac
 import os
 import sys
 
+from cribboard.i18n import _
 from cribboard.link import LinkedGameError
 
 MIN_SECRET = 8  # characters
@@ -39,8 +40,13 @@ def check_secret(secret: str) -> str:
     """The secret, if long enough to be worth something; LinkedGameError otherwise."""
     if not MIN_SECRET <= len(secret) <= MAX_SECRET:
         raise LinkedGameError(
-            f"a linked game's secret is {MIN_SECRET} to {MAX_SECRET} characters, the same at "
-            f"both ends (not {len(secret)})"
+            _(
+                "a linked game's secret is %(least)d to %(most)d characters, the same at both "
+                "ends (not %(length)d)",
+                least=MIN_SECRET,
+                most=MAX_SECRET,
+                length=len(secret),
+            )
         )
     return secret
 
@@ -51,12 +57,16 @@ def game_secret(variable: str | None, game: str) -> str:
     if variable:
         secret = os.environ.get(variable)
         if secret is None:
-            raise LinkedGameError(f"--secret-env {variable}: that environment variable is not set")
+            raise LinkedGameError(
+                _("--secret-env %(var)s: that environment variable is not set", var=variable)
+            )
     elif sys.stdin.isatty():
-        secret = getpass.getpass(f"the secret of game {game} (the same at both ends): ")
+        secret = getpass.getpass(
+            _("the secret of game %(game)s (the same at both ends): ", game=game)
+        )
     else:
         raise LinkedGameError(
-            "a linked game needs its secret: --secret-env VAR (the same at both ends)"
+            _("a linked game needs its secret: --secret-env VAR (the same at both ends)")
         )
     return check_secret(secret)
 

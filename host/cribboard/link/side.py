@@ -44,7 +44,7 @@ import aiomqtt
 from cribboard.api import Board, BoardState
 from cribboard.client import Event
 from cribboard.errors import CribboardError
-from cribboard.i18n import n_
+from cribboard.i18n import _, n_
 from cribboard.link import LinkedGameError, topics
 from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
 from cribboard.link.moves import (
@@ -123,7 +123,9 @@ class SideFile:
                 )
             )
         except (OSError, ValueError, KeyError, TypeError, MoveError) as err:
-            raise LinkedGameError(f"{self.path}: not a linked game's state file: {err}") from None
+            raise LinkedGameError(
+                _("%(path)s: not a linked game's state file: %(error)s", path=self.path, error=err)
+            ) from None
 
     def save(self) -> None:
         saved: dict[str, Any] = {
@@ -203,7 +205,7 @@ class LinkedGameSide:
         mqtt = asyncio.create_task(self._mqtt_loop(), name=f"link-{self.game}-mqtt")
         board = asyncio.create_task(self._board_loop(), name=f"link-{self.game}-board")
         try:
-            done, _ = await asyncio.wait({mqtt, board}, return_when=asyncio.FIRST_COMPLETED)
+            done, _pending = await asyncio.wait({mqtt, board}, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 task.result()
         finally:
@@ -243,14 +245,14 @@ class LinkedGameSide:
             except (CribboardError, OSError) as err:
                 if str(err) != problem:
                     problem = str(err)
-                    self.say(f"board: {err} (trying again)")
+                    self.say(_("board: %(error)s (trying again)", error=err))
                 await asyncio.sleep(BOARD_RETRY_S)
                 continue
             problem = ""
             try:
                 await self._with_board(board)
             except CribboardError as err:
-                self.say(f"board: {err} (opening it again)")
+                self.say(_("board: %(error)s (opening it again)", error=err))
             finally:
                 self.board = None
                 with contextlib.suppress(Exception):
@@ -356,7 +358,7 @@ class LinkedGameSide:
         """Whether a deal to `dealer` is this side's own request coming back."""
         now = time.monotonic()
         self._own_deals = [(d, at) for d, at in self._own_deals if now - at < DEAL_ECHO_S]
-        for i, (d, _) in enumerate(self._own_deals):
+        for i, (d, _at) in enumerate(self._own_deals):
             if d == dealer:
                 del self._own_deals[i]
                 return True
@@ -398,7 +400,10 @@ class LinkedGameSide:
         self._outbox.put_nowait(move)
         self._show(self.log.merged())
         self.say(
-            f"started the game from this board ({describe(Position.of_state(self.board_state))})"
+            _(
+                "started the game from this board (%(position)s)",
+                position=describe(Position.of_state(self.board_state)),
+            )
         )
 
     async def _apply(self, board: Board) -> None:
@@ -427,7 +432,7 @@ class LinkedGameSide:
             self.converged.set()
             if target != self._told:
                 self._told = target
-                self.say(f"board: {describe(target)}")
+                self.say(_("board: %(position)s", position=describe(target)))
             return
         self.converged.clear()
         attempt = (Position.of_state(self.board_state), target)
@@ -481,7 +486,7 @@ class LinkedGameSide:
                 if refused is not None:
                     raise LinkedGameError(refused) from None
                 if self.synced.is_set():
-                    self.say(f"lost the broker ({err}): reconnecting")
+                    self.say(_("lost the broker (%(error)s): reconnecting", error=err))
             finally:
                 self._client = None
                 self.synced.clear()
@@ -513,8 +518,11 @@ class LinkedGameSide:
                     if body is None:
                         self._stranger(
                             name.side,
-                            f"a message as side {name.side} that is not signed with the game's "
-                            "secret (someone on the broker without it)",
+                            _(
+                                "a message as side %(side)s that is not signed with the game's "
+                                "secret (someone on the broker without it)",
+                                side=name.side,
+                            ),
                         )
                         await self._notify()
                         continue
@@ -571,7 +579,13 @@ class LinkedGameSide:
         if side == self.partner:
             return True
         self._stranger(
-            side, f"a third side {side} (the game's two are {self.side} and {self.partner})"
+            side,
+            _(
+                "a third side %(side)s (the game's two are %(this)s and %(partner)s)",
+                side=side,
+                this=self.side,
+                partner=self.partner,
+            ),
         )
         return False
 
@@ -579,12 +593,16 @@ class LinkedGameSide:
         """Tell, once per side, that someone not in the game wrote on its topics."""
         if side not in self.strangers:
             self.strangers.add(side)
-            self.say(f"WARNING: game {self.game}: {what}: ignored")
+            self.say(_("WARNING: game %(game)s: %(what)s: ignored", game=self.game, what=what))
 
     def _peer(self, side: str, online: bool) -> None:
         if self.peers.get(side) != online:
             self.peers[side] = online
-            self.say(f"side {side} {'online' if online else 'offline'}")
+            self.say(
+                _("side %(side)s online", side=side)
+                if online
+                else _("side %(side)s offline", side=side)
+            )
 
     async def _publish(self, client: aiomqtt.Client, missing: list[Move]) -> None:
         for move in missing:
@@ -599,11 +617,25 @@ class LinkedGameSide:
 
 def describe(position: Position) -> str:
     """A position in words: ``121 up, blue 12 (8), orange 7 (0), orange deals``."""
-    colours = ("blue", "orange", "purple")
+    colours = (_("blue"), _("orange"), _("purple"))
     pegs = ", ".join(
-        f"{colours[p]} {position.front[p]} ({position.back[p]})" for p in range(position.players)
+        # Translators: a colour's front peg (its back peg), such as "blue 12 (8)".
+        _(
+            "%(colour)s %(front)d (%(back)d)",
+            colour=colours[p],
+            front=position.front[p],
+            back=position.back[p],
+        )
+        for p in range(position.players)
     )
-    return f"{position.target} up, {pegs}, {colours[position.dealer]} deals"
+    # Translators: "121 up" is the game's length (a game to 121); then each colour's pegs,
+    # front (back), and the colour that deals.
+    return _(
+        "%(target)d up, %(pegs)s, %(dealer)s deals",
+        target=position.target,
+        pegs=pegs,
+        dealer=colours[position.dealer],
+    )
 
 
 def synced_line(moves: int, others: int) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cribboard.i18n import _
 from cribboard.link import LinkedGameError
 from cribboard.mqtt.names import NAME_RULE, is_topic_name
 from cribboard.mqtt.roots import LINK_ROOT as ROOT
@@ -43,14 +44,14 @@ def check_game(game: str) -> str:
     """The game name, if it can name one in a topic (:mod:`cribboard.mqtt.names`); LinkedGameError
     otherwise."""
     if not is_topic_name(game):
-        raise LinkedGameError(f"bad game name {game!r}: {NAME_RULE}")
+        raise LinkedGameError(_("bad game name %(name)r: %(rule)s", name=game, rule=_(NAME_RULE)))
     return game
 
 
 def check_side(side: str) -> str:
     """A side's id: 1-16 of a-z and 0-9."""
     if not _SIDE.match(side):
-        raise LinkedGameError(f"bad side id {side!r}: 1 to 16 of a-z and 0-9")
+        raise LinkedGameError(_("bad side id %(side)r: 1 to 16 of a-z and 0-9", side=side))
     return side
 
 

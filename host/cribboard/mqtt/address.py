@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import aiomqtt
 
+from cribboard.i18n import N_, _
 from cribboard.mqtt import AddressError
 from cribboard.waiting import within
 
@@ -57,7 +58,9 @@ def ask_password(variable: str | None, prompt: str) -> str | None:
     if variable:
         password = os.environ.get(variable)
         if password is None:
-            raise AddressError(f"--password-env {variable}: that environment variable is not set")
+            raise AddressError(
+                _("--password-env %(var)s: that environment variable is not set", var=variable)
+            )
         return password
     if sys.stdin.isatty():
         return getpass.getpass(prompt)
@@ -89,7 +92,13 @@ class BrokerAddress:
         try:
             return ssl.create_default_context(cafile=self.cafile)
         except (OSError, ssl.SSLError) as err:
-            raise AddressError(f"--cafile {self.cafile}: not a readable PEM CA file ({err})")
+            raise AddressError(
+                _(
+                    "--cafile %(file)s: not a readable PEM CA file (%(error)s)",
+                    file=self.cafile,
+                    error=err,
+                )
+            )
 
     @classmethod
     def parse(
@@ -105,11 +114,13 @@ class BrokerAddress:
             parts = urlsplit(url)
             port = parts.port
         except ValueError as err:
-            raise AddressError(f"bad broker URL {url!r}: {err}")
+            raise AddressError(_("bad broker URL %(url)r: %(error)s", url=url, error=err))
         if parts.scheme not in SCHEMES or not parts.hostname or parts.path not in ("", "/"):
-            raise AddressError(f"bad broker URL {url!r}: use mqtt://HOST:PORT or mqtts://HOST:PORT")
+            raise AddressError(
+                _("bad broker URL %(url)r: use mqtt://HOST:PORT or mqtts://HOST:PORT", url=url)
+            )
         if cafile is not None and parts.scheme != "mqtts":
-            raise AddressError(f"--cafile goes with an mqtts:// broker, not {url}")
+            raise AddressError(_("--cafile goes with an mqtts:// broker, not %(url)s", url=url))
         return cls(
             parts.hostname,
             port or SCHEMES[parts.scheme],
@@ -152,19 +163,23 @@ class BrokerAddress:
 
 
 # What OpenSSL says when it refuses a certificate, and the reason in words.
+_UNKNOWN_CA = N_("it is signed by an unknown CA (give the hall's ca.pem: --cafile)")
 _REFUSALS = (
-    ("certificate has expired", "it has expired"),
-    ("not yet valid", "it is not valid yet (is this computer's clock right?)"),
-    ("hostname mismatch", "it is not for this host name"),
-    ("ip address mismatch", "it is not for this address"),
-    (
-        "unable to get local issuer",
-        "it is signed by an unknown CA (give the hall's ca.pem: --cafile)",
-    ),
-    ("self-signed certificate", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
-    ("self signed certificate", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
-    ("unknown ca", "it is signed by an unknown CA (give the hall's ca.pem: --cafile)"),
+    ("certificate has expired", N_("it has expired")),
+    ("not yet valid", N_("it is not valid yet (is this computer's clock right?)")),
+    ("hostname mismatch", N_("it is not for this host name")),
+    ("ip address mismatch", N_("it is not for this address")),
+    ("unable to get local issuer", _UNKNOWN_CA),
+    ("self-signed certificate", _UNKNOWN_CA),
+    ("self signed certificate", _UNKNOWN_CA),
+    ("unknown ca", _UNKNOWN_CA),
 )
+
+
+def certificate_refused(err: BaseException) -> bool:
+    """Whether `err` says this client refused the broker's certificate."""
+    low = str(err).lower()
+    return "certificate verify failed" in low or "certificate_verify_failed" in low
 
 
 def refusal(err: BaseException, address: BrokerAddress) -> str | None:
@@ -173,14 +188,23 @@ def refusal(err: BaseException, address: BrokerAddress) -> str | None:
     listener); None for anything else (a broker that is away: try again)."""
     text = str(err)
     low = text.lower()
-    if "certificate verify failed" in low or "certificate_verify_failed" in low:
-        for clue, reason in _REFUSALS:
-            if clue in low:
-                return f"{address.url}: refused the broker's certificate: {reason}"
-        detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip()
-        return f"{address.url}: refused the broker's certificate: {detail or text}"
+    if certificate_refused(err):
+        reason = next((_(said) for clue, said in _REFUSALS if clue in low), None)
+        if reason is None:
+            detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip()
+            reason = detail or text
+        return _(
+            "%(url)s: refused the broker's certificate: %(reason)s",
+            url=address.url,
+            reason=reason,
+        )
     if "wrong version number" in low or "record layer failure" in low:
-        return f"{address.url}: the broker does not speak TLS there (mqtt:// instead?)"
+        return _("%(url)s: the broker does not speak TLS there (mqtt:// instead?)", url=address.url)
     if "authori" in low or "bad user name or password" in low:
-        return f"{address.url}: the broker refused the login of {address.username}: {text}"
+        return _(
+            "%(url)s: the broker refused the login of %(user)s: %(error)s",
+            url=address.url,
+            user=address.username,
+            error=text,
+        )
     return None

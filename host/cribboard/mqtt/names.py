@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 
+from cribboard.i18n import N_
+
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
-NAME_RULE = "1 to 32 of a-z, 0-9, '_' and '-', starting with a-z or 0-9"  # what an error says
+# What an error says (marked: translated where it is shown).
+NAME_RULE = N_("1 to 32 of a-z, 0-9, '_' and '-', starting with a-z or 0-9")
 
 
 def is_topic_name(text: str) -> bool:

@@ -89,7 +89,9 @@ def _register(board: VirtualBoard | RP2Board) -> Path | None:
     try:
         return register(board.port, "rp2" if isinstance(board, RP2Board) else "unix")
     except (CribboardError, OSError) as err:
-        print(f"cribboard sim: not listed by cribboard list: {err}", file=sys.stderr)
+        print(
+            _("cribboard sim: not listed by cribboard list: %(error)s", error=err), file=sys.stderr
+        )
         return None
 
 
