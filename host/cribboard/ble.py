@@ -92,6 +92,11 @@ async def _bluetooth_errors(what: str) -> AsyncIterator[None]:
         raise BluetoothUnavailable(f"no D-Bus system bus: {err.strerror or err}") from err
     except OSError as err:
         raise LinkError(f"{what}: {err}") from err
+    except EOFError as err:
+        # bleak closes a client's own D-Bus connection when the device disconnects: a call
+        # still waiting on it (a write the link lost) ends here, and is resent after the
+        # reconnect like any write the link lost.
+        raise LinkError(f"{what}: the device disconnected") from err
     except Exception as err:
         if type(err).__module__.startswith("dbus_fast"):  # AuthError, DBusError...
             raise BluetoothUnavailable(f"D-Bus: {err}") from err
