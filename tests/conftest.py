@@ -32,6 +32,26 @@ os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="crt")
 atexit.register(shutil.rmtree, os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
 
 
+# The files that take longest, started first: `make test` runs two workers, a file each at a
+# time (pytest-xdist --dist loadfile), and a long file started last keeps one worker busy while
+# the other has nothing left to do.
+LONG_FILES = (
+    "test_rp2_power_cut.py",
+    "test_rp2_stock.py",
+    "test_hall_firmware.py",
+    "test_rp2_leds.py",
+    "test_power_cut.py",
+    "test_rp2_buttons.py",
+    "test_wheel.py",
+    "test_rp2_protocol.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))  # stable: files whole
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Here, not in tests/hil/: pytest reads options only from the conftests it loads at start.
     parser.getgroup("cribboard").addoption(
