@@ -30,12 +30,13 @@ __all__ = ["rp2_boards"]  # fixtures from rp2support
 
 pytestmark = needs_emulator
 
-CUTS = int(os.environ.get("CRIBBOARD_RP2_POWER_CUTS", "50"))
+CUTS = int(os.environ.get("CRIBBOARD_RP2_POWER_CUTS", "20"))
 SEED = int(os.environ.get("CRIBBOARD_POWER_CUT_SEED", "20240521"))
 
 
-# 50 cuts take about 200 s on the emulated RP2040 since the LED frames go out through PIO on the
-# emulated clock (issue 23): past pytest's 120 s guard for a hang, so this test has its own.
+# 20 cuts (every kind of cut and both outcomes, at this seed) take about 70 s on the emulated
+# RP2040, more beside the other tests: past pytest's 120 s hang guard, so this test has its own.
+# `make soak` runs 1,000.
 @pytest.mark.timeout(400)
 def test_power_cuts_during_saves_restore_an_acknowledged_state(rp2_boards: BoardFactory) -> None:
     rng = random.Random(SEED)
@@ -49,7 +50,7 @@ def test_power_cuts_during_saves_restore_an_acknowledged_state(rp2_boards: Board
     finally:
         link.close()
     print(f"\nrp2 power cuts (ring store, seed {SEED}): {tally.text()}")
-    assert tally.cuts == CUTS >= 50 or "CRIBBOARD_RP2_POWER_CUTS" in os.environ
+    assert tally.cuts == CUTS >= 20 or "CRIBBOARD_RP2_POWER_CUTS" in os.environ
     # The cuts hit the save's erase, its program and the time after it, and both outcomes came.
     assert {"erase", "program", "after"} <= set(tally.where)
     assert {"the move", "before it"} <= set(tally.restored)
