@@ -38,6 +38,10 @@ def leave_in_raw_repl(port: str) -> None:
     """What an mpremote killed halfway leaves: the board in the raw REPL. Each step waits for
     the board's prompt (a Ctrl-A sent while the app is still stopping would be lost)."""
     with serial.Serial(port, timeout=0.2) as board:
+        # The app first: a Ctrl-C while it is still starting (its Bluetooth being set up) makes
+        # MicroPython reboot into the app again, never to the REPL.
+        board.write(b"#up ping\n")
+        read_until(board, b"#up ok\n")
         board.write(b"\r\x03\x03")  # Ctrl-C: the app stops at the friendly REPL
         read_until(board, b">>> ")
         board.write(b"\r\x01")  # Ctrl-A: the raw REPL
