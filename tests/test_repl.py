@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from cribboard.errors import LinkError
 from cribboard.repl import AtPrompt
 from cribboard.transport import SerialTransport
 from cribboard.virtual import VirtualBoard
-from support import WAIT_S
+from rp2support import read_until
 
 MPREMOTE = Path(sys.executable).with_name("mpremote")
 CLI = [sys.executable, "-m", "cribboard.cli"]
@@ -46,14 +45,6 @@ def leave_in_raw_repl(port: str) -> None:
         read_until(board, b">>> ")
         board.write(b"\r\x01")  # Ctrl-A: the raw REPL
         read_until(board, b"raw REPL; CTRL-B to exit\r\n>")
-
-
-def read_until(board: serial.Serial, marker: bytes) -> None:
-    deadline = time.monotonic() + WAIT_S
-    seen = b""
-    while marker not in seen:
-        assert time.monotonic() < deadline, f"no {marker!r} from the board; it said {seen!r}"
-        seen += board.read(256)
 
 
 def status(port: str) -> subprocess.CompletedProcess[str]:
