@@ -13,7 +13,21 @@ import pytest
 from cribboard.api import Board
 from cribboard.bridge.server import Bridge
 from cribboard.virtual import VirtualBoard
-from support import running_bridge
+
+# The helper modules' asserts say what they got, as the tests' own do.
+pytest.register_assert_rewrite(
+    "blereal",
+    "blesupport",
+    "browsersupport",
+    "fuzzlines",
+    "hallsupport",
+    "modelcheck",
+    "powercut",
+    "protocol_model",
+    "rp2support",
+    "support",
+)
+from support import running_bridge  # noqa: E402  (after the line above)
 
 ROOT = Path(__file__).resolve().parents[1]
 # The core tests import cribcore straight from firmware/ (the one source) and their helpers.

@@ -107,3 +107,33 @@ async def test_a_board_without_the_app_says_what_to_do(tmp_path: Path) -> None:
     with VirtualBoard(firmware=str(tmp_path)) as bare:
         with pytest.raises(LinkError, match=r"no cribboard app answered .*cribboard deploy"):
             await Board.open(bare.port, timeout=1.0)
+
+
+def test_an_app_stopped_with_ctrl_c_leaves_no_task_behind(vboard: VirtualBoard) -> None:
+    """asyncio's queues outlive the app in the interpreter: after a Ctrl-C none of the stopped
+    app's tasks is left in them, and `main()` run again from the REPL is the only app reading
+    the link (each request answered once, in order)."""
+    with serial.Serial(vboard.port, timeout=0.2) as board:
+        board.write(b"#up ping\n")
+        read_until(board, b"#up ok\n")
+        board.write(b"\r\x03\x03")
+        read_until(board, b">>> ")
+        left = b"from asyncio import core; print('left' ':', core._task_queue.peek(), core._io_queue.map)"
+        board.write(left + b"\r")
+        read_until(board, b"left:")  # (the echo has 'left' ':')
+        assert read_until(board, b"\n").strip() == b"None {}"
+        board.write(b"import cribfw.app; cribfw.app.main()\r")
+        board.write(b"#a ping\n")
+        read_until(board, b"#a ok\n")
+        for ident, request, reply in (
+            (b"b", b"peg 0 5", b"ok r=1"),
+            (b"c", b"peg 1 3", b"ok r=2"),
+            (b"d", b"undo", b"ok r=3"),
+            (b"e", b"undo", b"ok r=4"),
+            (b"f", b"undo", b"err nothing_to_undo"),
+        ):
+            board.write(b"#%s %s\n" % (ident, request))
+            answer = read_until(board, b"\n")
+            while answer.startswith(b"! "):  # the change's event comes first
+                answer = read_until(board, b"\n")
+            assert answer.startswith(b"#%s %s" % (ident, reply)), answer

@@ -205,9 +205,14 @@ def main():
     if profile.status_led is not None:
         status = machine.Pin(profile.status_led, machine.Pin.OUT)
         status.value(1)  # lit while the app runs
+    # asyncio's queues are the interpreter's: a Ctrl-C leaves the stopped app's tasks in them
+    # (its USB reader still waiting on stdin), and a main() run again from the REPL would serve
+    # each line from one app or the other. A fresh loop before and after drops them.
+    asyncio.new_event_loop()
     try:
         asyncio.run(app.run())
     finally:
+        asyncio.new_event_loop()
         _boot_up()  # ended in Python (an error, a Ctrl-C): not a crash; the REPL follows
         _save_now(app.ctx)
         if status is not None:
