@@ -21,6 +21,7 @@ import serial
 from protocol_model import CAPS, FIRMWARE, NotModelled, Out, ProtocolModel, Step
 
 TIMEOUT = 10.0  # seconds a line may take (a save to the flash holds the board up a while)
+APP_START_S = 60.0  # a bound for a board whose app never starts (not a pause: the reply ends it)
 HELLO = re.compile(
     rb"(?:#(\w+) ok|! hello) (proto=1\.2 fw=\S+ board=(?:sim|pico|picow|pico2w|esp32s3) "
     rb"layout=crib121 holes=121 max=64 caps=[a-z,]+)"
@@ -187,7 +188,9 @@ class Checker:
         wire.write(b"#zzh hello\n")
         hello = b""
         while not hello:
-            line = wire.readline(self.timeout)
+            # The request waits for the app: on a busy machine the virtual board's firmware
+            # takes a while to compile and start after the interpreter's boot.
+            line = wire.readline(max(self.timeout, APP_START_S))
             if line is None:
                 raise Violation("no reply to hello")
             if line.startswith(b"#zzh ok "):
