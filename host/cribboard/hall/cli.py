@@ -1031,6 +1031,7 @@ _HELD = Command(
 HALL = Command(
     "hall",
     N_("a club night: the tournament director, its broker and projector page"),
+    boardless=True,  # the tables' boards reach the hall through its broker
     description=L_(
         "A club night from the command line. Everything of a hall lives in one directory "
         "(--dir, default $%(env)s, else ./%(dir)s): its store, its settings, its private "
