@@ -59,6 +59,10 @@ def test_every_help_string_is_said_in_the_language_in_use(
         (["hall", "standings", "--jsn"], "unrecognized arguments: --jsn", "cribboard hall standings"),
         (["sim", "--image", "x"], "--image needs --rp2", None),
         (["sim", "--rp2", "--heap", "1M"], "--heap is for the unix-port board, not --rp2", None),
+        # A command that reaches no board takes no board option, before or after it.
+        (["--port", "/dev/ttyACM0", "hall", "standings"], "cribboard hall standings reaches no board: leave out --port", None),
+        (["--ble", "--timeout=5", "count", "5H", "5C", "5S", "JD", "5D"], "cribboard count reaches no board: leave out --ble --timeout", None),
+        (["sim", "--timeout", "5"], "unrecognized arguments: --timeout 5", "cribboard sim"),
     ],
 )  # fmt: skip
 def test_a_bad_argument_in_a_group_is_one_line_and_exit_2(
@@ -86,3 +90,14 @@ def test_a_group_with_a_runner_runs_when_no_sub_command_is_named(
     assert capsys.readouterr().out == "registered Ann, Bob (2 players)\n"
     assert main(["hall", "held", "--dir", str(tmp_path / "h")]) == 0
     assert capsys.readouterr().out == "no result is held\n"
+
+
+def test_a_boardless_command_lists_no_board_option(capsys: pytest.CaptureFixture[str]) -> None:
+    """`hall start --help` lists the hall's options and the common ones, not how to reach a
+    board; a board command still lists them."""
+    for words, board in ((["hall", "start"], False), (["count"], False), (["status"], True)):
+        with pytest.raises(SystemExit):
+            main([*words, "--help"])
+        listed = capsys.readouterr().out
+        assert "--verbose" in listed and "--lang" in listed
+        assert all((option in listed) == board for option in ("--port", "--ble", "--timeout"))

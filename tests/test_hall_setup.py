@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cribboard.hall.certs import make_ca, pem_to_der
+from cribboard.hall.director import choose_movement
 from cribboard.hall.tablesetup import (
     MQTT_PASSWORD_ENV,
     WIFI_PASSWORD_ENV,
@@ -22,6 +23,7 @@ from cribboard.hall.tablesetup import (
     ask_secret,
     make_setup,
 )
+from cribboard.i18n import language
 from cribcore.hall import MAX_TABLES
 from cribfw import hallconfig
 
@@ -130,6 +132,24 @@ def test_bad_options_are_refused_before_a_password_is_asked(
     with pytest.raises(HallSetupError, match=says):
         make_setup(broker, table, environ={}, ask=ask, **options)
     assert prompts == []
+
+
+def test_the_hall_speaks_the_language_in_use() -> None:
+    """The organiser's and the maker's sentences are in the catalogs (here Norwegian, Dutch,
+    Swedish), the names and numbers in them as given."""
+    with language("nb"), pytest.raises(HallSetupError, match="et Wi-Fi-navn er 1 til 32 byte"):
+        make_setup("mqtt://h", 3, ssid="x" * 33, environ={}, ask=asked({})[1])
+    with language("nl"):
+        setup = make_setup("mqtt://h", 3, environ={MQTT_PASSWORD_ENV: SECRET})
+        assert setup.describe() == (
+            "tafel 3 van zaal 'club' op mqtt://h:1883 als table-3 (onversleutelde MQTT: het "
+            "wachtwoord gaat onversleuteld over het netwerk)"
+        )
+    with language("sv"):
+        assert choose_movement(8, 3)[1] == (
+            "lottning med klubbarnas rotation: den lottar 8 spelare i 3 omgångar utan "
+            "returmöte (upp till 4)"
+        )
 
 
 def test_without_a_terminal_nothing_is_read_from_an_echoing_input() -> None:

@@ -53,6 +53,7 @@ GLOBAL_ARGS = (
     ),
     arg(
         "--port",
+        board=True,
         help=L_(
             "the board's serial port or pyserial URL (default: $%(env)s, else the only board "
             "found)",
@@ -61,6 +62,7 @@ GLOBAL_ARGS = (
     ),
     arg(
         "--ble",
+        board=True,
         nargs="?",
         const="",
         default=None,
@@ -70,7 +72,7 @@ GLOBAL_ARGS = (
             "for the only board advertising"
         ),
     ),
-    arg("--timeout", type=float, default=2.0, help=N_("seconds to wait for a reply")),
+    arg("--timeout", type=float, default=2.0, board=True, help=N_("seconds to wait for a reply")),
     arg(
         "-v",
         "--verbose",
@@ -147,6 +149,16 @@ def _run(words: list[str]) -> int:
         )
         return 2
     try:
+        if any(one.boardless for one in commands):
+            given = _board_options_given(words)
+            if given:
+                raise UsageError(
+                    _(
+                        "%(command)s reaches no board: leave out %(options)s",
+                        command=command_line(commands),
+                        options=" ".join(given),
+                    )
+                )
         if args.ble is not None and any(one.usb_only for one in commands):
             raise UsageError(
                 _("%(command)s needs a USB link: leave out --ble", command=command.name)
@@ -161,6 +173,19 @@ def _run(words: list[str]) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _board_options_given(words: Sequence[str]) -> list[str]:
+    """The global board options (`--port`, `--ble`, `--timeout`) on the line, as typed."""
+    names = [name for option in GLOBAL_ARGS if option.board for name in option.names]
+    given = []
+    for word in words:
+        if word == "--":
+            break
+        name = word.split("=", 1)[0]
+        if name in names and name not in given:
+            given.append(name)
+    return given
 
 
 def _ble_before_command(words: list[str]) -> list[str]:

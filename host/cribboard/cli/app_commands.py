@@ -292,6 +292,7 @@ APP_COMMANDS: tuple[Command, ...] = (
                 ),
             ),
         ),
+        boardless=True,
         description=N_(
             "Count a hand or crib: the cards, the starter last (5H JD 10S or TS AC; suits C D H S)."
         ),

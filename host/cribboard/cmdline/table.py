@@ -30,11 +30,14 @@ class Arg:
 
     names: tuple[str, ...]
     options: dict[str, Any]
+    board: bool = False
+    """A global option that says how to reach the board (`--port`): not for a boardless
+    command."""
 
 
-def arg(*names: str, **options: Any) -> Arg:
+def arg(*names: str, board: bool = False, **options: Any) -> Arg:
     """An argument: `arg("--json", action="store_true", help="...")`."""
-    return Arg(names, options)
+    return Arg(names, options, board)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,9 @@ class Command:
     description: str | Later | None = None
     usb_only: bool = False
     """It needs a serial link: refused with --ble (a group: each of its commands)."""
+    boardless: bool = False
+    """It reaches no board (a group: each of its commands): the global board options are not
+    in its help, and given they are refused."""
     commands: tuple[Command, ...] = ()
     """Its sub-commands, rows of the same kind."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -147,7 +153,10 @@ def _add_command(
     path = (*outer, command)
     if command.run is not None:
         sub_parser.set_defaults(**{CHOSEN: path})
-        _add_global_args(sub_parser, command, global_args)
+        boardless = any(one.boardless for one in path)
+        _add_global_args(
+            sub_parser, command, [a for a in global_args if not (boardless and a.board)]
+        )
     if command.commands:
         inner = sub_parser.add_subparsers(metavar="COMMAND", parser_class=_SubParser)
         inner.required = command.run is None

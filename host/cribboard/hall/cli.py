@@ -29,6 +29,7 @@ import math
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -405,7 +406,11 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
 
     # SIGTERM as Ctrl-C from the first moment: whatever was started is stopped on the way out
     # (the event loop takes both signals over while it runs).
-    previous = signal.signal(signal.SIGTERM, _interrupt), signal.getsignal(signal.SIGINT)
+    _stop_asked.clear()
+    previous = (
+        signal.signal(signal.SIGTERM, _interrupt),
+        signal.signal(signal.SIGINT, _interrupt),
+    )
     try:
         with HallLock(hall_dir):
             return _start_locked(hall_dir, args)
@@ -414,7 +419,14 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous[1])
 
 
+_stop_asked = threading.Event()
+"""A stop was asked for before the event loop took the signals over. Python drops the
+KeyboardInterrupt that the handler raises when it lands in a finalizer (an earlier event
+loop's __del__, say): the loop, once it runs, stops at once if this is set."""
+
+
 def _interrupt(signum: int, frame: object) -> None:
+    _stop_asked.set()
     raise KeyboardInterrupt
 
 
@@ -656,6 +668,8 @@ async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) ->
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if _stop_asked.is_set():
+        stop.set()  # asked before the handlers above: its KeyboardInterrupt may have been lost
     running = asyncio.create_task(director.run())
     stopping = asyncio.create_task(stop.wait())
     watched: set[asyncio.Task[Any]] = {running, stopping}
@@ -1031,6 +1045,7 @@ _HELD = Command(
 HALL = Command(
     "hall",
     N_("a club night: the tournament director, its broker and projector page"),
+    boardless=True,  # the tables' boards reach the hall through its broker
     description=L_(
         "A club night from the command line. Everything of a hall lives in one directory "
         "(--dir, default $%(env)s, else ./%(dir)s): its store, its settings, its private "

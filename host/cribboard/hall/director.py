@@ -51,6 +51,7 @@ from cribboard.hall.store import ResultConflict, Store, TableCommand
 from cribboard.hall.view import HallView, view_filters
 from cribboard.hall.wins import FinishedGame, finished_game
 from cribboard.hallwire import messages, topics
+from cribboard.i18n import N_, _, n_
 from cribboard.mqtt.address import BrokerAddress, refusal
 from cribboard.tournament import (
     CIRCLE,
@@ -77,19 +78,29 @@ def choose_movement(players: int, rounds: int) -> tuple[str, str]:
     rotation when it pairs that many rounds without a rematch, else the circle method."""
     rotation, circle = max_rounds(players, ROTATION), max_rounds(players, CIRCLE)
     if rotation >= rounds:
-        return ROTATION, (
-            f"pairing by the clubs' rotation: it pairs {players} players for {rounds} rounds "
-            f"without a rematch (up to {rotation})"
+        return ROTATION, _(
+            "pairing by the clubs' rotation: it pairs %(players)d players for %(rounds)d rounds "
+            "without a rematch (up to %(rotation)d)",
+            players=players,
+            rounds=rounds,
+            rotation=rotation,
         )
     if circle >= rounds:
-        return CIRCLE, (
-            f"pairing by the circle method: the clubs' rotation pairs {players} players for "
-            f"only {rotation} rounds without a rematch, the circle method for {circle}"
+        return CIRCLE, _(
+            "pairing by the circle method: the clubs' rotation pairs %(players)d players for "
+            "only %(rotation)d rounds without a rematch, the circle method for %(circle)d",
+            players=players,
+            rotation=rotation,
+            circle=circle,
         )
-    return CIRCLE, (
-        f"pairing by the circle method: {players} players have only {circle} rounds without a "
-        f"rematch, not the {rounds} planned (the clubs' rotation: {rotation}): the evening "
-        f"ends after round {circle}"
+    return CIRCLE, _(
+        "pairing by the circle method: %(players)d players have only %(circle)d rounds without "
+        "a rematch, not the %(rounds)d planned (the clubs' rotation: %(rotation)d): the evening "
+        "ends after round %(circle)d",
+        players=players,
+        circle=circle,
+        rounds=rounds,
+        rotation=rotation,
     )
 
 
@@ -133,17 +144,26 @@ def doubt_about_step(was: BoardState, now: BoardState, target: int) -> str | Non
     peg or a correction is one revision; a revision lower than before is a board that restarted
     and counts again from 0)."""
     if (now.target, now.players) != (target, 2):
-        return (
-            f"the board plays a {now.target}-point game for {now.players}, not the round's "
-            f"{target}-point game for 2"
+        return _(
+            "the board plays a %(target)d-point game for %(players)d, not the round's "
+            "%(round_target)d-point game for 2",
+            target=now.target,
+            players=now.players,
+            round_target=target,
         )
     moves = now.rev - was.rev if now.rev > was.rev else now.rev + 1
     gained = sum(max(0, a - b) for a, b in zip(now.front, was.front, strict=False))
     if gained > moves * MAX_POINTS:
-        return (
-            f"the board went from {_score(was)} at revision {was.rev} to {_score(now)} at "
-            f"revision {now.rev}: more points than {moves} move{'s' if moves != 1 else ''} "
-            "can score"
+        return n_(
+            "the board went from %(was)s at revision %(was_rev)d to %(now)s at revision "
+            "%(now_rev)d: more points than %(count)d move can score",
+            "the board went from %(was)s at revision %(was_rev)d to %(now)s at revision "
+            "%(now_rev)d: more points than %(count)d moves can score",
+            moves,
+            was=_score(was),
+            was_rev=was.rev,
+            now=_score(now),
+            now_rev=now.rev,
         )
     return None
 
@@ -153,14 +173,22 @@ def doubt_about_win(state: BoardState, command: TableCommand, target: int) -> st
     games-won tally up from the fresh game's by this win alone (a board's tally carries over
     from game to game)."""
     if state.target != target:
-        return f"a {state.target}-point game in a {target}-point hall"
+        return _(
+            "a %(target)d-point game in a %(hall_target)d-point hall",
+            target=state.target,
+            hall_target=target,
+        )
     base = command.fresh_games
     if base is None:
         return None  # a game started by an earlier cribboard: its tally was not kept
     for seat, games in enumerate(state.games):
         allowed = base[seat] + (MAX_AWARD if seat == state.winner else 0) if seat < len(base) else 0
         if games > allowed:
-            return f"the board's games won went from {list(base)} to {state.games} in one game"
+            return _(
+                "the board's games won went from %(was)s to %(now)s in one game",
+                was=list(base),
+                now=state.games,
+            )
     return None
 
 
@@ -234,10 +262,10 @@ class Director:
             except aiomqtt.MqttError as err:
                 refused = refusal(err, self.address)
                 if refused is not None:
-                    raise HallError(f"director: {refused}") from None
+                    raise HallError(_("director: %(refused)s", refused=refused)) from None
                 if self.connected.is_set():
                     attempt = 0  # it was up: try again at once
-                self.say(f"lost the broker ({err}): reconnecting")
+                self.say(_("lost the broker (%(error)s): reconnecting", error=err))
             finally:
                 self._client = None
                 self.connected.clear()
@@ -378,31 +406,43 @@ class Director:
             # Held like any result not counted: accepting it replaces the one counted.
             self.conflicts[(round_no, table)] = err
             counted = self.describe(err.stored)
-            self._hold(
-                round_no, table, game, f"the table's result was {counted}; its board now differs"
-            )
+            why = _("the table's result was %(counted)s; its board now differs", counted=counted)
+            self._hold(round_no, table, game, why)
             return
         except TournamentError as err:
-            self.say(f"table {table}: result refused: {err}")
+            self.say(_("table %(table)d: result refused: %(error)s", table=table, error=err))
             return
         if stored:
             self.results_recorded += 1
             result = tournament.results[(round_no, table)]
-            self.say(f"round {round_no} table {table}: {self.describe(result)}")
+            self.say(
+                _(
+                    "round %(round)d table %(table)d: %(result)s",
+                    round=round_no,
+                    table=table,
+                    result=self.describe(result),
+                )
+            )
             self._standings_due.set()
 
     def _hold(self, round_no: int, table: int, game: FinishedGame, reason: str) -> None:
         if not self.store.hold(round_no, table, game, reason):
             return
         try:
-            _, result = self.store.held_result(round_no, table)
+            result = self.store.held_result(round_no, table)[1]
             what = self.describe(result)
         except TournamentError as err:
             what = str(err)
         self.say(
-            f"round {round_no} table {table}: held, not counted: {what} ({reason}); "
-            f"`cribboard hall held accept {round_no} {table}` counts it, "
-            f"`cribboard hall held reject {round_no} {table}` drops it"
+            _(
+                "round %(round)d table %(table)d: held, not counted: %(result)s (%(reason)s); "
+                "`cribboard hall held accept %(round)d %(table)d` counts it, "
+                "`cribboard hall held reject %(round)d %(table)d` drops it",
+                round=round_no,
+                table=table,
+                result=what,
+                reason=reason,
+            )
         )
         self._standings_due.set()
 
@@ -492,7 +532,9 @@ class Director:
     def _connected_client(self) -> aiomqtt.Client:
         client = self._client
         if client is None or not self.connected.is_set():
-            raise HallError(f"the director is not connected to the broker at {self.address.url}")
+            raise HallError(
+                _("the director is not connected to the broker at %(url)s", url=self.address.url)
+            )
         return client
 
     async def _await_acks(
@@ -529,37 +571,53 @@ class Director:
             ]
             if missing:
                 held = [str(table) for _, table in store.held() if str(table) in missing]
-                raise TournamentError(
-                    f"round {current.number} is not over: table{'s' if len(missing) > 1 else ''} "
-                    f"{', '.join(missing)} {'have' if len(missing) > 1 else 'has'} no result yet "
-                    + (
-                        f"(held for the director: table {', '.join(held)}; `cribboard hall held`) "
-                        if held
-                        else ""
-                    )
-                    + "(`cribboard hall correct` enters one by hand)"
+                words = n_(
+                    "round %(round)d is not over: table %(tables)s has no result yet",
+                    "round %(round)d is not over: tables %(tables)s have no result yet",
+                    len(missing),
+                    round=current.number,
+                    tables=", ".join(missing),
                 )
+                if held:
+                    words += " " + n_(
+                        "(held for the director: table %(tables)s; `cribboard hall held`)",
+                        "(held for the director: tables %(tables)s; `cribboard hall held`)",
+                        len(held),
+                        tables=", ".join(held),
+                    )
+                words += " " + _("(`cribboard hall correct` enters one by hand)")
+                raise TournamentError(words)
         planned = min(self.rounds, max_rounds(len(tournament.players), tournament.rules.movement))
         if tournament.rounds and len(tournament.rounds) >= planned:
-            why = (
-                ""
-                if planned == self.rounds
-                else f": {len(tournament.players)} players have no round {planned + 1} "
-                "without a rematch"
+            played = len(tournament.rounds)
+            if planned == self.rounds:
+                raise TournamentError(_("all %(count)d rounds are played", count=played))
+            raise TournamentError(
+                _(
+                    "all %(count)d rounds are played: %(players)d players have no round "
+                    "%(next)d without a rematch",
+                    count=played,
+                    players=len(tournament.players),
+                    next=planned + 1,
+                )
             )
-            raise TournamentError(f"all {len(tournament.rounds)} rounds are played{why}")
         note = None
         if not tournament.rounds:
             if len(tournament.players) < 2:
-                raise TournamentError("register at least two players first")
+                raise TournamentError(_("register at least two players first"))
             movement, note = choose_movement(len(tournament.players), self.rounds)
             store.choose_movement(movement)  # once, before round 1: never switched after
             self.say(note)
         pairing = tournament.next_round_pairing()
         if self.max_tables is not None and len(pairing.tables) > self.max_tables:
             raise TournamentError(
-                f"round {pairing.number} needs {len(pairing.tables)} tables; the hall's broker "
-                f"has users for {self.max_tables}"
+                _(
+                    "round %(round)d needs %(tables)d tables; the hall's broker has users for "
+                    "%(users)d",
+                    round=pairing.number,
+                    tables=len(pairing.tables),
+                    users=self.max_tables,
+                )
             )
         round_ = store.next_round()
         await self._publish_round(client)
@@ -575,7 +633,7 @@ class Director:
         client = self._connected_client()
         tournament = self.store.tournament
         if not tournament.rounds:
-            raise TournamentError("no round is paired yet: `cribboard hall round next`")
+            raise TournamentError(_("no round is paired yet: `cribboard hall round next`"))
         round_ = tournament.rounds[-1]
         chosen = list(tables) or [
             tb.number
@@ -658,7 +716,7 @@ def register_players(store: Store, names: Iterable[str]) -> list[Player]:
     for name in names:
         clean = store.tournament.check_new_player(name)
         if clean.casefold() in seen:
-            raise TournamentError(f"{clean} is named twice")
+            raise TournamentError(_("%(name)s is named twice", name=clean))
         seen.add(clean.casefold())
     return [store.register(name) for name in names]
 
@@ -684,13 +742,20 @@ def correct_result(
         names = {tournament.player(p).name.casefold(): seat for seat, p in enumerate(seats)}
         seat = names.get(" ".join(winner.split()).casefold())
         if seat is None:
+            first, second = (tournament.player(p).name for p in seats)
             raise TournamentError(
-                f"round {round_no} table {table} is "
-                + " against ".join(tournament.player(p).name for p in seats)
-                + f", not {winner}"
+                _(
+                    "round %(round)d table %(table)d is %(first)s against %(second)s, not "
+                    "%(winner)s",
+                    round=round_no,
+                    table=table,
+                    first=first,
+                    second=second,
+                    winner=winner,
+                )
             )
         if loser_score is None:
-            raise TournamentError("a corrected result needs the loser's score")
+            raise TournamentError(_("a corrected result needs the loser's score"))
         new = tournament.make_result(round_no, table, seat, loser_score, target)
     return store.correct(round_no, table, new, who=who, why=why)
 
@@ -700,17 +765,25 @@ def accept_held(store: Store, round_no: int, table: int, *, who: str, why: str) 
     who accepted it, why, and why it was held."""
     held, result = store.held_result(round_no, table)
     return store.correct(
-        round_no, table, result, who=who, why=f"{why} (accepted; it was held: {held.reason})"
+        round_no,
+        table,
+        result,
+        who=who,
+        why=_("%(why)s (accepted; it was held: %(reason)s)", why=why, reason=held.reason),
     )
 
 
 def reject_held(store: Store, round_no: int, table: int, *, who: str, why: str) -> Correction:
     """Drop the result held for a table: the table keeps the result it had (none, usually);
     the audit trail says who rejected it and why."""
-    held, _ = store.held_result(round_no, table)
+    held = store.held_result(round_no, table)[0]
     current = store.tournament.results.get((round_no, table))
     return store.correct(
-        round_no, table, current, who=who, why=f"{why} (rejected; it was held: {held.reason})"
+        round_no,
+        table,
+        current,
+        who=who,
+        why=_("%(why)s (rejected; it was held: %(reason)s)", why=why, reason=held.reason),
     )
 
 
@@ -720,7 +793,7 @@ def held_json(store: Store) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for held in store.held().values():
         try:
-            _, result = store.held_result(held.round, held.table)
+            result = store.held_result(held.round, held.table)[1]
             what = describe(store, result)
         except TournamentError as err:
             what = str(err)
@@ -734,8 +807,15 @@ def describe(store: Store, result: Result) -> str:
     """A result in words: ``Ann beat Bob 121-88, a skunk``."""
     tournament = store.tournament
     outcome = tournament.rules.outcome(result.loser_score, result.target)
-    kind = {"win": "", "skunk": ", a skunk", "double_skunk": ", a double skunk"}[outcome]
-    return (
-        f"{tournament.player(result.winner).name} beat {tournament.player(result.loser).name} "
-        f"{result.target}-{result.loser_score}{kind}"
+    words = {
+        "win": N_("%(winner)s beat %(loser)s %(target)d-%(score)d"),
+        "skunk": N_("%(winner)s beat %(loser)s %(target)d-%(score)d, a skunk"),
+        "double_skunk": N_("%(winner)s beat %(loser)s %(target)d-%(score)d, a double skunk"),
+    }[outcome]
+    return _(
+        words,
+        winner=tournament.player(result.winner).name,
+        loser=tournament.player(result.loser).name,
+        target=result.target,
+        score=result.loser_score,
     )

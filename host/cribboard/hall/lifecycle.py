@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cribboard.errors import HallError
+from cribboard.i18n import _
 
 LOCK_NAME = "director.lock"
 # Restarts of a broker that keeps dying: this many within RESTART_WINDOW_S, and the hall stops.
@@ -46,8 +47,12 @@ class HallLock:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
             raise HallError(
-                f"a director is already running on {self.path.parent} (pid {holder}): "
-                "one director a hall; stop it first (Ctrl-C in its terminal)"
+                _(
+                    "a director is already running on %(hall)s (pid %(pid)s): one director a "
+                    "hall; stop it first (Ctrl-C in its terminal)",
+                    hall=self.path.parent,
+                    pid=holder,
+                )
             ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())

@@ -26,6 +26,7 @@ from pathlib import Path
 from cribboard.deploy import DeployError, _mpremote
 from cribboard.errors import CribboardError, HallError
 from cribboard.hallwire.topics import check_hall, check_table, table_user
+from cribboard.i18n import _
 from cribboard.mqtt import AddressError
 from cribboard.mqtt.address import BrokerAddress
 from cribcore.files import HALL_CONFIG
@@ -78,28 +79,35 @@ class HallSetup:
 
     def describe(self) -> str:
         """One line for people, without the passwords."""
-        wifi = f" over Wi-Fi {self.ssid!r}" if self.ssid is not None else ""
         scheme = "mqtt" if self.ca is None else "mqtts"
-        return (
-            f"table {self.table} of hall {self.hall!r} at {scheme}://{self.host}:{self.port} "
-            f"as {self.user}{wifi}"
-            + (
-                " (plain MQTT: its password crosses the network in the clear)"
-                if not self.ca
-                else ""
-            )
+        where = dict(
+            table=self.table,
+            hall=repr(self.hall),
+            url=f"{scheme}://{self.host}:{self.port}",
+            user=self.user,
+            ssid=repr(self.ssid),
         )
+        if self.ssid is None:
+            line = _("table %(table)d of hall %(hall)s at %(url)s as %(user)s", **where)
+        else:
+            line = _(
+                "table %(table)d of hall %(hall)s at %(url)s as %(user)s over Wi-Fi %(ssid)s",
+                **where,
+            )
+        if not self.ca:
+            line += " " + _("(plain MQTT: its password crosses the network in the clear)")
+        return line
 
 
 def ask_secret(prompt: str) -> str:
     """A password typed at the terminal, not echoed; HallSetupError when there is none to ask
     (getpass would fall back to an echoing read)."""
     if not sys.stdin.isatty():
-        raise HallSetupError(f"no terminal to ask: {prompt.rstrip(': ')}")
+        raise HallSetupError(_("no terminal to ask: %(prompt)s", prompt=prompt.rstrip(": ")))
     try:
         return getpass.getpass(prompt)
     except (EOFError, KeyboardInterrupt):
-        raise HallSetupError("no password given") from None
+        raise HallSetupError(_("no password given")) from None
 
 
 def make_setup(
@@ -125,25 +133,35 @@ def make_setup(
     if address.tls:
         if cafile is None:
             raise HallSetupError(
-                "an mqtts:// broker needs --cafile: the hall's CA (ca.pem in its broker "
-                "directory), which the board verifies the broker with"
+                _(
+                    "an mqtts:// broker needs --cafile: the hall's CA (ca.pem in its broker "
+                    "directory), which the board verifies the broker with"
+                )
             )
         ca = read_ca(cafile)
     elif cafile is not None:
-        raise HallSetupError(f"--cafile goes with an mqtts:// broker, not {broker}")
+        raise HallSetupError(
+            _("--cafile goes with an mqtts:// broker, not %(broker)s", broker=broker)
+        )
     if ssid is not None and not 1 <= len(ssid.encode()) <= MAX_SSID_BYTES:
-        raise HallSetupError(f"a Wi-Fi name is 1 to {MAX_SSID_BYTES} bytes")
+        raise HallSetupError(_("a Wi-Fi name is 1 to %(most)d bytes", most=MAX_SSID_BYTES))
     user = user or table_user(table)
-    password = environ.get(MQTT_PASSWORD_ENV) or ask(f"MQTT password for {user}: ")
+    password = environ.get(MQTT_PASSWORD_ENV) or ask(_("MQTT password for %(user)s: ", user=user))
     if not password:
-        raise HallSetupError(f"no MQTT password for {user} (set ${MQTT_PASSWORD_ENV})")
+        raise HallSetupError(
+            _("no MQTT password for %(user)s (set $%(env)s)", user=user, env=MQTT_PASSWORD_ENV)
+        )
     wifi_password = None
     if ssid is not None:
         wifi_password = environ.get(WIFI_PASSWORD_ENV)
         if wifi_password is None:
-            wifi_password = ask(f"Wi-Fi password for {ssid} (empty for an open network): ")
+            wifi_password = ask(
+                _("Wi-Fi password for %(ssid)s (empty for an open network): ", ssid=ssid)
+            )
         if len(wifi_password.encode()) > MAX_WIFI_PASSWORD_BYTES:
-            raise HallSetupError(f"a Wi-Fi password is at most {MAX_WIFI_PASSWORD_BYTES} bytes")
+            raise HallSetupError(
+                _("a Wi-Fi password is at most %(most)d bytes", most=MAX_WIFI_PASSWORD_BYTES)
+            )
     return HallSetup(
         address.host, address.port, hall, table, user, password, ssid, wifi_password, ca
     )
@@ -159,11 +177,15 @@ def read_ca(cafile: str) -> bytes:
     try:
         der = pem_to_der(Path(cafile).read_bytes())
     except OSError as err:
-        raise HallSetupError(f"--cafile {cafile}: {err.strerror or err}") from None
+        raise HallSetupError(
+            f"--cafile {cafile}: {err.strerror or err}"
+        ) from None  # (the system's words)
     except ValueError:
-        raise HallSetupError(f"--cafile {cafile}: not a PEM certificate") from None
+        raise HallSetupError(_("--cafile %(file)s: not a PEM certificate", file=cafile)) from None
     if len(der) > MAX_CA_BYTES:
-        raise HallSetupError(f"--cafile {cafile}: a CA of at most {MAX_CA_BYTES} bytes")
+        raise HallSetupError(
+            _("--cafile %(file)s: a CA of at most %(most)d bytes", file=cafile, most=MAX_CA_BYTES)
+        )
     return der
 
 
@@ -187,5 +209,7 @@ def write_config(
             if reset:
                 _mpremote(port, ["reset"], timeout)
         except DeployError as err:
-            raise HallSetupError(f"the hall configuration did not reach the board: {err}")
-    progress(f"hall: the board reports as {setup.describe()}")
+            raise HallSetupError(
+                _("the hall configuration did not reach the board: %(error)s", error=err)
+            )
+    progress(_("hall: the board reports as %(setup)s", setup=setup.describe()))

@@ -30,6 +30,7 @@ import aiomqtt
 from cribboard.api import BoardState
 from cribboard.errors import HallError
 from cribboard.hallwire import messages, topics
+from cribboard.i18n import _
 from cribboard.mqtt import AddressError
 from cribboard.mqtt.address import BrokerAddress, refusal
 
@@ -57,7 +58,9 @@ class CommandMemory:
             try:
                 self.last = messages.decode_ack(path.read_bytes())
             except (OSError, messages.MessageError) as err:
-                raise HallError(f"{path}: not a table's command memory: {err}") from None
+                raise HallError(
+                    _("%(path)s: not a table's command memory: %(error)s", path=path, error=err)
+                ) from None
 
     def remember(self, ack: messages.Ack) -> None:
         self.last = ack
@@ -165,7 +168,13 @@ class TableClient:
                         await self._publish(client, state)
                     self.online.set()
                     attempt = 0
-                    self._tell(f"table {self.table}: online at {self.address.url}")
+                    self._tell(
+                        _(
+                            "table %(table)d: online at %(url)s",
+                            table=self.table,
+                            url=self.address.url,
+                        )
+                    )
                     async for message in client.messages:
                         await self._command(client, bytes(message.payload))
             except aiomqtt.MqttError as err:
@@ -173,7 +182,13 @@ class TableClient:
                 if refused is not None:
                     raise HallError(f"table {self.table}: {refused}") from None
                 if self.online.is_set():
-                    self._tell(f"table {self.table}: lost the broker ({err}): reconnecting")
+                    self._tell(
+                        _(
+                            "table %(table)d: lost the broker (%(error)s): reconnecting",
+                            table=self.table,
+                            error=err,
+                        )
+                    )
             finally:
                 self._client = None
                 self.online.clear()

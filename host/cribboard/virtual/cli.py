@@ -217,6 +217,7 @@ SIM = Command(
         ),
         arg("--show", action="store_true", help=N_("show the LEDs in the terminal")),
     ),
+    boardless=True,  # it is the board
     description=N_(
         "Run the firmware on a virtual board (MicroPython's unix port; with --rp2 an emulated "
         "RP2040 running an rp2 image) behind a pseudo-terminal that mpremote and the cribboard "

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from ..i18n import _
 from .errors import VirtualBoardError
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "rp2"
@@ -82,13 +83,15 @@ def install_emulator(say: Callable[[str], None] = print) -> Path:
     is there); returns the folder. EmulatorInstallError without npm or when npm ci fails."""
     target = cache_dir()
     if _installed(target):
-        say(f"the RP2040 emulator is installed in {target}")
+        say(_("the RP2040 emulator is installed in %(folder)s", folder=target))
         return target
     npm = shutil.which("npm")
     if npm is None:
         raise EmulatorInstallError(
-            "npm is not installed: install Node.js 18 or later and npm "
-            "(e.g. sudo apt-get install nodejs npm), then run this again"
+            _(
+                "npm is not installed: install Node.js 18 or later and npm "
+                "(e.g. sudo apt-get install nodejs npm), then run this again"
+            )
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
@@ -97,7 +100,12 @@ def install_emulator(say: Callable[[str], None] = print) -> Path:
             copy = staging / path.relative_to(PACKAGE_DIR)
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
-        say(f"installing the RP2040 emulator (npm ci, from its lock file) into {target}")
+        say(
+            _(
+                "installing the RP2040 emulator (npm ci, from its lock file) into %(folder)s",
+                folder=target,
+            )
+        )
         try:
             result = subprocess.run(
                 [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
@@ -107,11 +115,18 @@ def install_emulator(say: Callable[[str], None] = print) -> Path:
                 timeout=_NPM_TIMEOUT,
             )
         except subprocess.TimeoutExpired:
-            raise EmulatorInstallError(f"npm ci did not finish within {_NPM_TIMEOUT:g} s")
+            raise EmulatorInstallError(
+                _("npm ci did not finish within %(seconds)g s", seconds=_NPM_TIMEOUT)
+            ) from None
         if result.returncode != 0:
             lines = (result.stderr or result.stdout).strip().splitlines()
             raise EmulatorInstallError(
-                "npm ci failed: " + (lines[-1] if lines else f"exit status {result.returncode}")
+                _(
+                    "npm ci failed: %(why)s",
+                    why=lines[-1]
+                    if lines
+                    else _("exit status %(status)d", status=result.returncode),
+                )
             )
         try:
             staging.rename(target)  # atomic; another install of the same files may have won
