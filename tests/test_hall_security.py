@@ -142,6 +142,9 @@ def test_plain_only_when_asked_for_and_then_with_a_warning(tmp_path: Path) -> No
     finally:
         process.terminate()
         process.wait(WAIT_S)
+    # Stopped while it was starting (its event loop being made, say): no traceback.
+    rest = process.stderr.read()
+    assert "Traceback" not in rest and "Exception ignored" not in rest, rest
     # Made plain, it stays plain; a TLS hall refuses --plain rather than drop its TLS.
     tls_dir = tmp_path / "tls"
     Broker.create(tls_dir / "broker", HALL, tables=1, viewer=True)

@@ -404,8 +404,9 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
     _no_password_on_the_line(args)
     from cribboard.hall.lifecycle import HallLock
 
-    # SIGTERM as Ctrl-C from the first moment: whatever was started is stopped on the way out
-    # (the event loop takes both signals over while it runs).
+    # SIGTERM as Ctrl-C from the first moment: whatever was started is stopped on the way out.
+    # While the event loop is made, only noted (an interrupt inside asyncio's set-up would leave
+    # a half-made loop behind); the loop then takes both signals over.
     _stop_asked.clear()
     previous = (
         signal.signal(signal.SIGTERM, _interrupt),
@@ -420,14 +421,18 @@ def _start(hall_dir: Path, args: argparse.Namespace) -> int:
 
 
 _stop_asked = threading.Event()
-"""A stop was asked for before the event loop took the signals over. Python drops the
-KeyboardInterrupt that the handler raises when it lands in a finalizer (an earlier event
-loop's __del__, say): the loop, once it runs, stops at once if this is set."""
+"""A stop was asked for before the event loop took the signals over: the loop, once it runs,
+stops at once. (Python also drops a KeyboardInterrupt that lands in a finalizer, such as an
+earlier event loop's __del__.)"""
 
 
 def _interrupt(signum: int, frame: object) -> None:
     _stop_asked.set()
     raise KeyboardInterrupt
+
+
+def _note_stop(signum: int, frame: object) -> None:
+    _stop_asked.set()
 
 
 def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
@@ -514,6 +519,8 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
         if broker is not None:
             _tell_tables(broker, hall, args.credentials)
         running = _Running(store, director_address, broker, adopted, settings)
+        signal.signal(signal.SIGTERM, _note_stop)
+        signal.signal(signal.SIGINT, _note_stop)
         return asyncio.run(_run_hall(hall_dir, running, args))
     finally:
         # Stopping: a second signal must not cut it short and leave the broker running.
