@@ -3,10 +3,12 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +29,7 @@ pytest.register_assert_rewrite(
     "rp2support",
     "support",
 )
-from support import running_bridge  # noqa: E402  (after the line above)
+from support import Spawn, running_bridge  # noqa: E402  (after the line above)
 
 ROOT = Path(__file__).resolve().parents[1]
 # The core tests import cribcore straight from firmware/ (the one source) and their helpers.
@@ -75,6 +77,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="serial port of a real board for the hardware-in-the-loop tests "
         "(or CRIBBOARD_HIL_PORT)",
     )
+
+
+@pytest.fixture
+def spawn() -> Iterator[Spawn]:
+    """Start a process as subprocess.Popen does; one still running after the test is killed.
+    A test that failed before stopping its `cribboard watch` must not leave it behind: the
+    client reconnects, and the next board given the same pty path would have two readers."""
+    started: list[subprocess.Popen[Any]] = []
+
+    def start(*args: Any, **options: Any) -> subprocess.Popen[Any]:
+        process = subprocess.Popen(*args, **options)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
 
 
 @pytest.fixture

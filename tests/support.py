@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -26,6 +27,10 @@ WAIT_S = 20.0
 """How long a test waits for an event before it fails: only a bound for a test that is broken.
 A passing test never waits it out (it goes on at the event), so a busy machine's slowness
 must not reach it: generous, like hallsupport's."""
+
+Spawn = Callable[..., "subprocess.Popen[Any]"]
+"""The `spawn` fixture (tests/conftest.py): subprocess.Popen's arguments, a process killed
+after the test if it still runs."""
 
 
 class EventLog:

@@ -18,6 +18,7 @@ from cribboard.api import SyncBoard
 from cribboard.cli import main
 from cribboard.virtual import VirtualBoard
 from cribdev.fakebluez import FakeBluetooth
+from support import Spawn
 
 __all__ = ["bluetooth", "vboard"]  # fixtures from blesupport
 pytestmark = needs_dbus
@@ -97,9 +98,9 @@ class Lines:
         return line.decode()
 
 
-def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
+def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth, spawn: Spawn) -> None:
     env = dict(os.environ, **bluetooth.environ)
-    watcher = subprocess.Popen(
+    watcher = spawn(
         [sys.executable, "-m", "cribboard.cli", "--ble", board_name(vboard), "watch", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -127,13 +128,13 @@ def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
 
 
 def test_peg_over_ble_rides_on_the_watchers_connection(
-    vboard: VirtualBoard, bluetooth: FakeBluetooth
+    vboard: VirtualBoard, bluetooth: FakeBluetooth, spawn: Spawn
 ) -> None:
     """A board takes one central: a second command rides on the first one's connection
     (cribboard.portshare), whether it names the board, its address, or neither."""
     env = dict(os.environ, **bluetooth.environ)
     assert main(["--port", vboard.port, "admit", "--open"]) == 0
-    watcher = subprocess.Popen(
+    watcher = spawn(
         [sys.executable, "-m", "cribboard.cli", "--ble", board_name(vboard), "watch", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

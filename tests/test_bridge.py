@@ -27,7 +27,7 @@ from cribboard.web import meta
 from cribboard.web.addresses import is_loopback
 from cribcore import layout, protocol
 from cribcore.profiles import PROFILES
-from support import next_message, running_bridge
+from support import Spawn, next_message, running_bridge
 
 ROOT = Path(__file__).resolve().parents[1]
 A_PLUS = PROFILES["sim"].buttons["A+"]  # the sim profile's pin of player A's "+" button
@@ -422,12 +422,12 @@ async def test_cross_origin(vboard: VirtualBoard, http: aiohttp.ClientSession) -
 # --- the command line --------------------------------------------------------------------------
 
 
-def test_serve_command(tmp_path: Path) -> None:
+def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
     """`cribboard serve --virtual` on all addresses with $CRIBBOARD_TOKEN: prints its address,
     serves, and stops on SIGINT."""
     env = dict(os.environ, CRIBBOARD_TOKEN="from-env")
     env.pop("CRIBBOARD_PORT", None)
-    process = subprocess.Popen(
+    process = spawn(
         [
             sys.executable,
             "-m",

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from cribboard.bridge.qr import QUIET_ZONE, modules
+from support import Spawn
 
 ROOT = Path(__file__).resolve().parents[1]
 BROWSE = ROOT / "tests" / "tools" / "mdns_browse.py"
@@ -90,11 +91,13 @@ def test_qr_modules_round_trip() -> None:
     assert _decode(rows) == [url]
 
 
-def test_serve_off_localhost_is_announced_and_prints_a_qr_code(netns: str, tmp_path: Path) -> None:
+def test_serve_off_localhost_is_announced_and_prints_a_qr_code(
+    netns: str, tmp_path: Path, spawn: Spawn
+) -> None:
     env = dict(os.environ)
     env.pop("CRIBBOARD_PORT", None)
     env.pop("CRIBBOARD_TOKEN", None)
-    serve = subprocess.Popen(
+    serve = spawn(
         ["ip", "netns", "exec", netns, sys.executable, "-m", "cribboard.cli", "serve"]
         + ["--virtual", "--host", ADDRESS, "--http-port", "0", "--token", "tok"],
         stdout=subprocess.PIPE,

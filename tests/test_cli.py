@@ -15,6 +15,7 @@ import pytest
 
 from cribboard.cli import main
 from cribboard.virtual import SimControl, VirtualBoard
+from support import Spawn
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
 
@@ -145,8 +146,8 @@ def next_event(lines: IO[str], name: str) -> dict[str, Any]:
             return event
 
 
-def test_watch_prints_events_as_they_come(vboard: VirtualBoard) -> None:
-    watcher = subprocess.Popen(
+def test_watch_prints_events_as_they_come(vboard: VirtualBoard, spawn: Spawn) -> None:
+    watcher = spawn(
         [*CLI, "--port", vboard.port, "watch", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -170,8 +171,8 @@ def test_watch_prints_events_as_they_come(vboard: VirtualBoard) -> None:
     assert watcher.returncode in (0, 130)
 
 
-def test_sim_prints_its_port_first_and_runs_until_interrupted() -> None:
-    sim = subprocess.Popen([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def test_sim_prints_its_port_first_and_runs_until_interrupted(spawn: Spawn) -> None:
+    sim = spawn([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()
@@ -186,11 +187,9 @@ def test_sim_prints_its_port_first_and_runs_until_interrupted() -> None:
     assert sim.returncode == 0
 
 
-def test_sim_stock_is_stock_micropython_until_deploy_puts_the_firmware_on() -> None:
+def test_sim_stock_is_stock_micropython_until_deploy_puts_the_firmware_on(spawn: Spawn) -> None:
     assert run("sim", "--stock", "--firmware", "x").returncode == 2
-    sim = subprocess.Popen(
-        [*CLI, "sim", "--stock"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    sim = spawn([*CLI, "sim", "--stock"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()
@@ -236,10 +235,8 @@ def test_demo_scores_stop_at_the_target() -> None:
     assert "orange wins with 121; blue 110" in result.stdout
 
 
-def test_sim_show_draws_the_board_as_it_changes() -> None:
-    sim = subprocess.Popen(
-        [*CLI, "sim", "--show"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+def test_sim_show_draws_the_board_as_it_changes(spawn: Spawn) -> None:
+    sim = spawn([*CLI, "sim", "--show"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()
@@ -265,9 +262,9 @@ def test_an_unknown_option_points_to_the_commands_own_help(
     )
 
 
-def test_list_shows_a_running_sim_marked_virtual() -> None:
+def test_list_shows_a_running_sim_marked_virtual(spawn: Spawn) -> None:
     env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/cribboard-bus"}
-    sim = subprocess.Popen([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sim = spawn([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from cribboard.virtual import VirtualBoard
+from support import Spawn
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
 
@@ -108,12 +109,12 @@ def test_budget_shows_and_sets_the_led_current_budget(vboard: VirtualBoard) -> N
     assert run("--port", vboard.port, "budget").stdout == "380\n"  # nothing changed
 
 
-def test_list_json() -> None:
+def test_list_json(spawn: Spawn) -> None:
     """`list --json`: every board found, a running sim among them, for programs."""
     import signal
 
     env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/cribboard-bus"}
-    sim = subprocess.Popen([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sim = spawn([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()

@@ -17,6 +17,7 @@ import pytest
 from cribboard.hall.broker import Broker, BrokerError, MosquittoNotFound, find_executable
 from cribboard.hallwire import messages
 from cribboard.hallwire import topics as t
+from support import Spawn
 
 HALL = "club"
 WAIT_S = 10.0
@@ -159,14 +160,14 @@ asyncio.run(main())
 """
 
 
-async def test_the_last_will_marks_a_dead_table_offline(broker: Broker) -> None:
+async def test_the_last_will_marks_a_dead_table_offline(broker: Broker, spawn: Spawn) -> None:
     online = t.table_topic(HALL, 1, t.ONLINE)
     password = broker.credentials("table-1").password
     ca = broker.ca_file
     assert ca is not None
     async with connect(broker, "director") as director:
         await director.subscribe(online, qos=1)
-        table = subprocess.Popen(
+        table = spawn(
             [sys.executable, "-c", TABLE_CLIENT, str(broker.port), password, online, str(ca)],
             stdout=subprocess.PIPE,
             text=True,

@@ -30,6 +30,7 @@ from cribboard.hall.view import HallView
 from cribboard.hallwire.tableclient import TableClient
 from cribboard.mqtt.address import BrokerAddress, refusal
 from hallsupport import HALL, WAIT_S, address, need_mosquitto, running_broker
+from support import Spawn
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
 UNKNOWN_CA = "signed by an unknown CA"
@@ -98,10 +99,10 @@ def _started(process: subprocess.Popen[str], prefix: str) -> list[str]:
     return lines
 
 
-def test_hall_start_is_tls_and_says_how_the_tables_verify_it(tmp_path: Path) -> None:
+def test_hall_start_is_tls_and_says_how_the_tables_verify_it(tmp_path: Path, spawn: Spawn) -> None:
     need_mosquitto()
     hall_dir = tmp_path / "hall"
-    process = subprocess.Popen(
+    process = spawn(
         [*CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--no-page"]
         + ["--tables", "1"],
         stdout=subprocess.PIPE,
@@ -121,10 +122,10 @@ def test_hall_start_is_tls_and_says_how_the_tables_verify_it(tmp_path: Path) -> 
     assert _mode(hall_dir) == 0o700 and _mode(hall_dir / "hall.sqlite") == 0o600
 
 
-def test_plain_only_when_asked_for_and_then_with_a_warning(tmp_path: Path) -> None:
+def test_plain_only_when_asked_for_and_then_with_a_warning(tmp_path: Path, spawn: Spawn) -> None:
     need_mosquitto()
     hall_dir = tmp_path / "hall"
-    process = subprocess.Popen(
+    process = spawn(
         [*CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--plain"]
         + ["--no-page", "--tables", "1"],
         stdout=subprocess.PIPE,

@@ -23,6 +23,7 @@ from cribboard.hall.store import (
 )
 from cribboard.hall.wins import FinishedGame, result_key
 from cribboard.tournament import Result, Rules, TournamentError
+from support import Spawn
 
 NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve")
 
@@ -76,11 +77,9 @@ while True:
 """
 
 
-def test_a_writer_killed_right_after_an_ack_loses_nothing(tmp_path: Path) -> None:
+def test_a_writer_killed_right_after_an_ack_loses_nothing(tmp_path: Path, spawn: Spawn) -> None:
     path = tmp_path / "hall.sqlite"
-    writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True
-    )
+    writer = spawn([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
     acked: list[list[str]] = []
     try:
         assert writer.stdout is not None

@@ -35,6 +35,7 @@ from cribboard.rules import (
     parse_cards,
 )
 from cribboard.virtual import VirtualBoard
+from support import Spawn
 
 
 @pytest.fixture
@@ -306,7 +307,9 @@ def test_a_person_asks_for_help_and_leaves_with_q() -> None:
     assert all("?" in prompt for prompt in script.prompts)  # every prompt offers help
 
 
-def test_play_on_the_command_line_q_leaves_and_ctrl_c_is_130(vboard: VirtualBoard) -> None:
+def test_play_on_the_command_line_q_leaves_and_ctrl_c_is_130(
+    vboard: VirtualBoard, spawn: Spawn
+) -> None:
     cli = [sys.executable, "-m", "cribboard.cli", "--port", vboard.port, "play", "--seed", "3"]
     env = {**os.environ, "COLUMNS": "80"}
     result = subprocess.run(
@@ -319,7 +322,7 @@ def test_play_on_the_command_line_q_leaves_and_ctrl_c_is_130(vboard: VirtualBoar
     shown = result.stdout.replace("(? for help): ", "(? for help):\n").splitlines()
     assert all(len(line) <= 80 for line in shown)
     # Ctrl-C while the game waits for the person: the conventional 130, not success
-    player = subprocess.Popen(
+    player = spawn(
         cli, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:

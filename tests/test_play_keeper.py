@@ -18,6 +18,7 @@ from cribboard.play.scorekeeper import Scorekeeper
 from cribboard.rules import count_hand, parse_card, parse_cards
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, THREE_PLAYER
 from cribboard.virtual import VirtualBoard
+from support import Spawn
 
 
 @pytest.fixture
@@ -299,8 +300,8 @@ async def test_four_players_at_80_columns_no_line_wraps(
     assert "orange 1's crib" in " ".join(words) and "blue 2's hand" in " ".join(words)
 
 
-def test_ctrl_c_leaves_the_scorekeeper_with_130(vboard: VirtualBoard) -> None:
-    keeper = subprocess.Popen(
+def test_ctrl_c_leaves_the_scorekeeper_with_130(vboard: VirtualBoard, spawn: Spawn) -> None:
+    keeper = spawn(
         [sys.executable, "-m", "cribboard.cli", "--port", vboard.port, "keep"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -343,10 +344,12 @@ async def test_the_keys_fit_with_the_board_on_an_80x24_terminal(
         assert max(len(line) for line in lines) <= 80, (lang, lines)
 
 
-def test_a_peg_while_the_scorekeeper_runs_rides_on_its_connection(vboard: VirtualBoard) -> None:
+def test_a_peg_while_the_scorekeeper_runs_rides_on_its_connection(
+    vboard: VirtualBoard, spawn: Spawn
+) -> None:
     """The scorekeeper owns the board's port; a command typed in another terminal meanwhile
     is answered, and the scorekeeper sees the change (cribboard.portshare)."""
-    keeper = subprocess.Popen(
+    keeper = spawn(
         [sys.executable, "-m", "cribboard.cli", "--port", vboard.port, "keep", "--new"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

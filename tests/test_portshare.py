@@ -22,7 +22,7 @@ from cribboard.api import Board
 from cribboard.errors import CribboardError
 from cribboard.transport import SerialTransport
 from cribboard.virtual import VirtualBoard
-from support import EventLog, running_bridge, state_event
+from support import EventLog, Spawn, running_bridge, state_event
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
 
@@ -31,8 +31,8 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=30)
 
 
-def test_peg_while_watch_runs_rides_on_its_connection(vboard: VirtualBoard) -> None:
-    watcher = subprocess.Popen(
+def test_peg_while_watch_runs_rides_on_its_connection(vboard: VirtualBoard, spawn: Spawn) -> None:
+    watcher = spawn(
         [*CLI, "--port", vboard.port, "watch", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -135,11 +135,11 @@ async def test_a_runtime_dir_others_can_enter_is_refused(
         await Board.open(vboard.port)
 
 
-def test_a_stranger_cannot_ride(vboard: VirtualBoard) -> None:
+def test_a_stranger_cannot_ride(vboard: VirtualBoard, spawn: Spawn) -> None:
     """The owner checks who connects: a process of another user is closed on at once."""
     if os.getuid() != 0:
         pytest.skip("needs root to connect as another user")
-    owner = subprocess.Popen(
+    owner = spawn(
         [*CLI, "--port", vboard.port, "watch"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

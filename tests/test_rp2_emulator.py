@@ -30,6 +30,7 @@ from rp2support import (
     rp2_boards,
     rp2_image,
 )
+from support import Spawn
 
 __all__ = ["rp2_board", "rp2_boards"]  # fixtures from rp2support
 
@@ -221,12 +222,12 @@ def test_a_power_cut_in_a_flash_program_leaves_the_bytes_programmed_so_far(
 
 
 def test_cribboard_sim_rp2_prints_its_port_first_and_runs_until_interrupted(
-    tmp_path: Path,
+    tmp_path: Path, spawn: Spawn
 ) -> None:
     image = rp2_image()
     flash = tmp_path / "pico.flash"
     command = [sys.executable, "-m", "cribboard.cli", "sim", "--rp2", "--image", str(image)]
-    sim = subprocess.Popen(
+    sim = spawn(
         [*command, "--flash", str(flash)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:

@@ -26,6 +26,7 @@ from cribboard.virtual import (
     VirtualBoard,
 )
 from cribboard.virtual.interpreter import ENV_MICROPYTHON, find_micropython
+from support import Spawn
 
 RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n>"
 
@@ -344,9 +345,9 @@ def test_missing_interpreter_gives_clear_error(
         find_micropython()
 
 
-def test_cli_prints_port_then_control_and_stops_on_sigterm(tmp_path: Path) -> None:
+def test_cli_prints_port_then_control_and_stops_on_sigterm(tmp_path: Path, spawn: Spawn) -> None:
     firmware = make_firmware(tmp_path / "firmware", {})
-    process = subprocess.Popen(
+    process = spawn(
         [sys.executable, "-m", "cribboard.virtual.cli", "--firmware", str(firmware)],
         stdout=subprocess.PIPE,
         text=True,

@@ -13,6 +13,7 @@ from cribboard.api import BoardState
 from cribboard.client import Event
 from cribboard.virtual import VirtualBoard
 from cribboard.watchwords import ChangeTeller, changes
+from support import Spawn
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
 START = BoardState(
@@ -51,12 +52,12 @@ def test_events_other_than_the_state() -> None:
     assert teller.tell(admit) == ["Bluetooth: 1 device admitted may change the board"]
 
 
-def test_watch_says_a_peg_and_raw_gives_the_protocol(vboard: VirtualBoard) -> None:
+def test_watch_says_a_peg_and_raw_gives_the_protocol(vboard: VirtualBoard, spawn: Spawn) -> None:
     for option, expected in (
         ((), "blue pegs 3: 3"),
         (("--raw",), "st r=2 t=121 n=2 d=0 w=-1 x=0 f=6,0 b=3,0 g=0,0 q=0,0 u=2 x2=0"),
     ):
-        watcher = subprocess.Popen(
+        watcher = spawn(
             [*CLI, "--port", vboard.port, "watch", *option],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

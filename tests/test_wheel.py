@@ -31,6 +31,7 @@ from cribboard.firmware_build import source_files
 from cribboard.frozen import frozen_sources
 from cribfw.version import FIRMWARE_VERSION
 from rp2support import ProtocolLink
+from support import Spawn
 
 # Most of the time goes to pip (the fixture installs the wheel's dependencies once).
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(900)]
@@ -279,11 +280,11 @@ def test_sim_rp2_says_how_to_get_the_emulator(installed: Installed, tmp_path: Pa
     not (shutil.which("node") and shutil.which("npm")), reason="needs Node.js and npm"
 )
 def test_sim_rp2_installs_the_emulator_from_its_lock_file(
-    installed: Installed, tmp_path: Path
+    installed: Installed, tmp_path: Path, spawn: Spawn
 ) -> None:
     cache = tmp_path / "cache"
     env = {**clean_env(), "XDG_CACHE_HOME": str(cache)}
-    sim = subprocess.Popen(
+    sim = spawn(
         [installed.cribboard, "sim", "--rp2", "--install-emulator"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
