@@ -26,7 +26,7 @@ from cribboard.virtual import SimControl
 from cribcore.profiles import PROFILES
 from cribcore.protocol import NUS_SERVICE
 from cribdev.bumbleradio import RadioBoard, VirtualRadio
-from cribfw.blelink import HELD_MAX
+from cribfw.blelink import HELD_MAX, STALL_MS
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -336,6 +336,30 @@ async def test_100_pegs_pipelined_on_a_paced_link_none_lost_none_twice(paced: Ri
         finally:
             await nus.close()
             await usb.set_open(False)
+
+
+@pytest.mark.parametrize("paced", ["btstack"], indirect=True)
+async def test_btstack_holds_at_most_its_bound_of_a_link_that_takes_nothing(paced: Rig) -> None:
+    """The link stops taking packets with a frame on the way: btstack holds at most HELD_MAX
+    notifications on the board's heap, and once the last of them is held too the board lets the
+    central go; a central then finds and uses the board again. (btstack only: NimBLE refuses
+    what it cannot queue and holds nothing; its refusals are retried on the paced link above.)"""
+    controller = paced.board.controller
+    nus = await paced.open()
+    try:
+        controller.stall(True)
+        await nus.write(b"#f1 frame\n")  # 38 notifications at MTU 23
+        await asyncio.wait_for(asyncio.shield(nus.gone), WAIT + STALL_MS / 1000)
+    finally:
+        controller.stall(False)
+        await nus.close()
+    again = await paced.open()
+    try:
+        health = fields(await again.request(b"#h1 health\n"))
+        assert health["bheld"] == str(HELD_MAX)
+        assert int(health["bheap"]) == HELD_MAX * (HELD_COPY + 20)
+    finally:
+        await again.close()
 
 
 async def test_frames_pipelined_on_a_paced_link_arrive_whole(paced: Rig) -> None:
