@@ -386,6 +386,8 @@ class RadioBoard:
     flash: Path
     heap: str | None
     virtual: VirtualBoard = field(init=False)
+    # A power cut and a stop, one after the other: a stop during a power cut's boot waits for it.
+    _power: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
 
     @property
     def name(self) -> str:
@@ -412,15 +414,17 @@ class RadioBoard:
         """Cut the board's power and give it back: the interpreter is killed (nothing saved
         that the firmware had not written), the controller loses its links (centrals see a
         supervision timeout), and the board boots again from its flash."""
-        await asyncio.to_thread(self.virtual.stop)
-        self.controller.drop_links()
-        _flush_tty(self.uart)
-        await asyncio.to_thread(self._launch)
+        async with self._power:
+            await asyncio.to_thread(self.virtual.stop)
+            self.controller.drop_links()
+            _flush_tty(self.uart)
+            await asyncio.to_thread(self._launch)
 
     async def stop(self) -> None:
-        await asyncio.to_thread(self.virtual.stop)
-        self.controller.drop_links()
-        await self.transport.close()
+        async with self._power:
+            await asyncio.to_thread(self.virtual.stop)
+            self.controller.drop_links()
+            await self.transport.close()
 
 
 def _flush_tty(path: str) -> None:
