@@ -35,8 +35,9 @@
 # and then btstack held no copy; one that cost heap is held (`held` counts them, `held_bytes` what
 # they cost). The cost is measured exactly: the free heap is read just before and just after
 # gatts_notify with no branch between, and MicroPython runs the stack's scheduled work (which
-# frees sent copies) only at branches; the app collects garbage only when the heap runs out, and a
-# collection in between shows as heap gained, counted as held. The rule (docs/protocol.md 10):
+# frees sent copies) only at branches (and in waits: on a Pico W, to be checked, the CYW43 driver
+# may wait inside a write while its Bluetooth core wakes); the app collects garbage only when the
+# heap runs out, and a collection in between shows as heap gained, counted as held. The rule (docs/protocol.md 10):
 # after a held notification the next waits 1 ms, then twice as long after each further one, up to
 # 64 ms; the last one allowed (HELD_MAX) waits STALL_MS; if it is held too, the link has taken
 # almost nothing for seconds and the board disconnects the central. So btstack never holds more
