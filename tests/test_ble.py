@@ -59,15 +59,28 @@ async def test_a_scan_by_service_uuid_finds_the_board(vboard: VirtualBoard) -> N
     ]
 
 
-async def test_the_simulated_radio_reports_what_the_board_advertises(vboard: VirtualBoard) -> None:
-    """Stand-in only: `ble-info` is the simulated radio's own report (a real stack's advertising
-    data is checked where it goes on the air, tests/test_ble_real.py)."""
+async def test_the_simulated_radio_itself(vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
+    """Stand-in only: the virtual board's own radio (docs/virtual-board.md), which developers use
+    without a real stack, and which the real tier cannot test: its report of what it advertises
+    and sends (`ble-info`), and an MTU exchange through its peripheral bridge (a real stack's
+    advertising data is checked where it goes on the air, tests/test_ble_real.py)."""
     with SimControl(vboard.control) as sim:
         info = sim.ble_info()
     adv, resp = bytes.fromhex(info["adv"]), bytes.fromhex(info["resp"])
     assert len(adv) <= 31 and len(resp) <= 31  # the 128-bit UUID and the name: split in two
     assert bytes.fromhex("9ecadc240ee5a9e093f3a3b50100406e") in adv
     assert board_name(vboard).encode() in resp
+    bluetooth.bluez.mtu = 185
+    nus = await Nus.connect(board_name(vboard))
+    try:
+        await nus.write(b"#1 frame\n")
+        (frame,) = await nus.lines(1)
+        assert len(frame) > 750 and max(len(p) for p in nus.packets) == 182
+        with SimControl(vboard.control) as sim:
+            info = sim.ble_info()
+        assert info["conns"] == "1" and info["longest"] == "182"
+    finally:
+        await nus.close()
 
 
 @on_stacks
