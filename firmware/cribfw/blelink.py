@@ -445,6 +445,8 @@ class BleLink:
             if central.left and central.live:
                 central.left = False  # gone: freed before any newcomer is taken up
                 self._leave(central)
+        if self._advertise_due and not self._advertise_now():
+            done = False
         for central in self.centrals:
             if central.joined:
                 central.joined = False
@@ -452,6 +454,7 @@ class BleLink:
             if central.left:
                 central.left = False
                 self._leave(central)
+                self._advertise_due = True  # (it came and went: its slot is free again)
                 continue
             if central.live:
                 self._receive(central)
@@ -459,11 +462,16 @@ class BleLink:
                     done = False
                 elif central.rx_head != central.rx_tail:
                     self.wake()  # input waited for room in the queue: there is room now
-        if self._advertise_due:
-            self._advertise_due = False
-            if not self._advertise():
-                done = False  # tried again after a moment
+        if self._advertise_due and not self._advertise_now():
+            done = False
         return done
+
+    def _advertise_now(self):
+        # Before any request is read (health's badv says what the stack does now) and again
+        # after: a connect can come while the stack starts advertising (NimBLE runs its events
+        # while it waits for the controller), and its IRQ asks again.
+        self._advertise_due = False
+        return self._advertise()  # False: tried again after a moment
 
     def _join(self, central):
         central.reset()
