@@ -410,8 +410,10 @@ class BleLink:
         self.wake()
 
     def _central(self, conn):
+        # Not one that left: the stack may give a new connection the same handle before the
+        # task has freed the old one's slot (NimBLE, advertising while a central is connected).
         for central in self.centrals:
-            if central.busy and central.conn == conn:
+            if central.busy and not central.left and central.conn == conn:
                 return central
         return None
 
