@@ -314,6 +314,22 @@ def test_a_central_that_comes_back_gets_its_remembered_replies():
         rig.close()
 
 
+def test_a_central_back_on_the_same_handle_before_the_task_ran_loses_nothing():
+    # The stack reuses the handle of a link it just lost (Bumble's controller gives the lowest
+    # free one), and NimBLE still advertises, so the central is back before the task ran.
+    rig = Rig()
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        rig.ble.drop(1, PHONE)
+        rig.ble.connect(1, PHONE)
+        rig.ble.write(1, b"#r1 ping\n")
+        assert rig.link.service()
+        assert rig.ble.take(1)[1] == [b"#r1 ok\n"]
+    finally:
+        rig.close()
+
+
 def test_notifications_follow_the_exchanged_mtu():
     rig = Rig()
     try:
