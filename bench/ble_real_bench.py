@@ -9,6 +9,9 @@ virtual radio (cribdev.bumbleradio). Prints figures only, per stack:
    `! p` with `brief 1`) at MTU 23 and 247.
 3. Heap: the firmware's `health` heap (gc.mem_free, no collection forced) with one central
    connected, at start and after 100 pegs.
+4. A paced link (one packet per 5 ms from 8 buffers): 100 pegs pipelined ten at a time, with
+   their events, and what the stack held on the board's heap meanwhile (`health` bheld, bheap:
+   btstack's copies; NimBLE refuses instead).
 (The virtual link has no connection interval: a radio adds 7.5-50 ms per exchange.)
 
     .venv/bin/python bench/ble_real_bench.py
@@ -101,7 +104,33 @@ async def bench_stack(stack: str) -> list[tuple[str, str]]:
             )
             await nus.close()
             await usb.set_open(False)
+        rows += await _paced(radio, stack)
     return rows
+
+
+async def _paced(radio: VirtualRadio, stack: str) -> list[tuple[str, str]]:
+    board = await radio.start_board(stack, pace_ms=5, acl_buffers=8)
+    async with await Board.open(board.virtual.port, timeout=5.0) as usb:
+        await usb.set_open(True)
+        nus = await Nus.open(await radio.add_central(), board)
+        await nus.request(b"#n0 new 121 2\n")
+        started = time.perf_counter()
+        for batch in range(PEGS // 10):
+            ids = [b"#p%d" % (batch * 10 + i) for i in range(10)]
+            await nus.write(b"".join(ident + b" peg 0 1\n" for ident in ids))
+            for ident in ids:
+                await nus.expect(lambda line, ident=ident: line.startswith(ident + b" "))
+        elapsed = time.perf_counter() - started
+        health = _fields(await nus.request(b"#h2 health\n"))
+        await nus.close()
+        await usb.set_open(False)
+    return [
+        (f"paced link: {PEGS} pegs pipelined, per peg", f"{elapsed / PEGS * 1000:.1f} ms"),
+        (
+            "  held by the stack at most (bheld / bheap)",
+            f"{health['bheld']} notifications / {health['bheap']} bytes",
+        ),
+    ]
 
 
 def main() -> None:

@@ -3,10 +3,11 @@
 radio), the boards on that radio, and a bare NUS client on bleak for what a phone app sends (plain
 lines, Bluefruit control pad packets).
 
-`vboard` is a virtual board whose simulated radio is a Bumble peripheral on the link ("sim");
-a test parametrised with ``@on_stacks`` runs once on it and once on each real stack: the
-unchanged firmware on MicroPython's own `bluetooth` module over btstack and over NimBLE
-(cribdev.bumbleradio), behind the same front."""
+A test parametrised with ``@on_stacks`` runs once on each real stack: the unchanged firmware on
+MicroPython's own `bluetooth` module over btstack and over NimBLE (cribdev.bumbleradio), behind
+the same front. Without it, `vboard` is a virtual board whose simulated radio (the stand-in,
+firmware/sim/bluetooth.py) is a Bumble peripheral on the link: kept for what the real tier
+cannot do, each such test saying why."""
 
 from __future__ import annotations
 
@@ -49,9 +50,9 @@ def bluetooth() -> Iterator[FakeBluetooth]:
         yield bt
 
 
-STACKS = ("sim", "btstack", "nimble")
+STACKS = ("btstack", "nimble")
 on_stacks = pytest.mark.parametrize("vboard", STACKS, indirect=True)
-"""Run a test on the simulated radio and on both real stacks (one test body, three radios)."""
+"""Run a test on both real stacks (one test body, two radios)."""
 
 
 class StackBoard:
@@ -84,8 +85,8 @@ class StackBoard:
 def vboard(
     bluetooth: FakeBluetooth, request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Any]:
-    """A board on the radio: by default a virtual board (the simulated radio as a Bumble
-    peripheral); with ``@on_stacks``, also the firmware on btstack and on NimBLE."""
+    """A board on the radio: with ``@on_stacks`` the firmware on btstack and on NimBLE;
+    otherwise a virtual board (the simulated radio as a Bumble peripheral)."""
     stack = getattr(request, "param", "sim")
     try:
         if stack == "sim":

@@ -1,10 +1,9 @@
 """Bluetooth LE end to end, without radios: unmodified bleak talks to the BlueZ front on a private
 D-Bus, whose Bumble central reaches the board over a virtual radio. Tests marked @on_stacks run
-on the firmware over MicroPython's real `bluetooth` on btstack and on NimBLE, and on the virtual
-board's simulated radio; the rest on the simulated radio only, because they read its own counters
-(`ble-info`: advertising data, notifications sent) or need a stock interpreter with a small heap.
-The library, phone-app traffic (plain lines, Bluefruit control pad packets), admission by a press
-of the board's deal button, a USB host alongside, a power cut during a request."""
+on the firmware over MicroPython's real `bluetooth` on btstack and on NimBLE; the few others on
+the virtual board's simulated radio (the stand-in) only, each saying why the real tier cannot do
+it. The library, phone-app traffic (plain lines, Bluefruit control pad packets), admission by a
+press of the board's deal button, a USB host alongside, a power cut during a request."""
 
 from __future__ import annotations
 
@@ -52,17 +51,36 @@ async def ble(vboard: VirtualBoard, usb: Board) -> AsyncIterator[Board]:
 # --- finding and connecting ------------------------------------------------------------------
 
 
-async def test_a_scan_by_service_uuid_finds_the_virtual_board(vboard: VirtualBoard) -> None:
+@on_stacks
+async def test_a_scan_by_service_uuid_finds_the_board(vboard: VirtualBoard) -> None:
     boards = await scan(3.0, settle=0.2)
     assert [(b.address, b.name, b.rssi) for b in boards] == [
         (vboard.ble_address, board_name(vboard), -50)
     ]
+
+
+async def test_the_simulated_radio_itself(vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
+    """Stand-in only: the virtual board's own radio (docs/virtual-board.md), which developers use
+    without a real stack, and which the real tier cannot test: its report of what it advertises
+    and sends (`ble-info`), and an MTU exchange through its peripheral bridge (a real stack's
+    advertising data is checked where it goes on the air, tests/test_ble_real.py)."""
     with SimControl(vboard.control) as sim:
         info = sim.ble_info()
     adv, resp = bytes.fromhex(info["adv"]), bytes.fromhex(info["resp"])
     assert len(adv) <= 31 and len(resp) <= 31  # the 128-bit UUID and the name: split in two
     assert bytes.fromhex("9ecadc240ee5a9e093f3a3b50100406e") in adv
     assert board_name(vboard).encode() in resp
+    bluetooth.bluez.mtu = 185
+    nus = await Nus.connect(board_name(vboard))
+    try:
+        await nus.write(b"#1 frame\n")
+        (frame,) = await nus.lines(1)
+        assert len(frame) > 750 and max(len(p) for p in nus.packets) == 182
+        with SimControl(vboard.control) as sim:
+            info = sim.ble_info()
+        assert info["conns"] == "1" and info["longest"] == "182"
+    finally:
+        await nus.close()
 
 
 @on_stacks
@@ -116,9 +134,6 @@ async def test_a_reply_longer_than_20_bytes_is_split_to_the_mtu(
     (frame,) = await nus.lines(1)
     assert frame.startswith(b"#2 ok scale=") and len(frame) > 750
     assert max(len(p) for p in nus.packets) == 20
-    if isinstance(vboard, VirtualBoard):  # the simulated radio counts what it sent
-        with SimControl(vboard.control) as sim:
-            assert sim.ble_info()["longest"] == "20"
     # a central that exchanges a larger MTU gets fewer, longer notifications
     await nus.close()
     bluetooth.bluez.mtu = 185
@@ -278,7 +293,11 @@ async def test_bluefruit_control_pad(nus: Nus, usb: Board) -> None:
 def test_a_board_with_bluetooth_serves_a_game_in_an_88k_heap(
     bluetooth: FakeBluetooth, tmp_path: Path
 ) -> None:
-    """With Bluetooth (the link, the centrals' bounded send queues, and the simulated radio's own module,
+    """Stand-in only: it needs the stock interpreter (the firmware deployed as bytecode, as a
+    board holds it) in a small heap; the real stacks run in the project's own 64-bit unix builds,
+    whose heap says nothing of a 32-bit board's (tests/test_rp2_memory.py measures a Pico's).
+
+    With Bluetooth (the link, the centrals' bounded send queues, and the simulated radio's own module,
     about 4 KB of a 32-bit board's heap that a board's built-in `bluetooth` does not take)
     the firmware deployed as bytecode on stock MicroPython (frozen in a cribboard image, its
     modules take no heap) serves a game over USB and Bluetooth in an 88 KB heap (84 KB before the
@@ -311,8 +330,9 @@ def test_a_board_with_bluetooth_serves_a_game_in_an_88k_heap(
 
 
 async def test_side_channel_requests_survive_a_cancelled_one(vboard: VirtualBoard) -> None:
-    """An advertising mirror cancelled mid-request leaves its reply in the stream: the next request
-    must get its own reply, not the cancelled ble-info's."""
+    """Stand-in only: the side channel is the simulated radio's own. An advertising mirror
+    cancelled mid-request leaves its reply in the stream: the next request must get its own
+    reply, not the cancelled ble-info's."""
     from cribdev.simperipheral import _Radio
 
     radio = _Radio(vboard.control, lambda _radio, _words: None)
@@ -331,9 +351,10 @@ async def test_side_channel_requests_survive_a_cancelled_one(vboard: VirtualBoar
 
 
 async def test_a_write_cut_by_the_device_disconnecting_is_a_lost_link() -> None:
-    # bleak closes a client's own D-Bus connection when its device disconnects; a write still
-    # waiting on it ends in EOFError (dbus_fast). The client resends what a lost link cut off
-    # (LinkError), so that is what it must become: seen once in 15 runs of the test below.
+    """No radio: the host's own error mapping. bleak closes a client's own D-Bus connection when
+    its device disconnects; a write still waiting on it ends in EOFError (dbus_fast). The client
+    resends what a lost link cut off (LinkError), so that is what it must become: seen once in
+    15 runs of the test below."""
     with pytest.raises(LinkError, match="disconnected"):
         async with _bluetooth_errors("write to the board failed"):
             raise EOFError
@@ -359,14 +380,13 @@ async def test_a_power_cut_during_a_peg_is_a_real_disconnect_and_the_resend_does
     assert (await ble.state()).front[0] == state.front[0] + 1
 
 
+@on_stacks
 async def test_a_board_that_loses_power_is_reported_as_bluez_reports_it(
     nus: Nus, vboard: VirtualBoard, bluetooth: FakeBluetooth
 ) -> None:
     """The board's power cut ends the link from its side: over D-Bus the connection's GATT
     objects go (InterfacesRemoved, the CCCD descriptor too), then ServicesResolved and Connected
-    turn false on the device, which stays (BlueZ keeps a device it has seen); bleak hears it.
-    On the simulated radio: a real stack's power cut (bumbleradio) ends the link only once the
-    interpreter has stopped, seconds later on a loaded machine; the reconnect test covers it."""
+    turn false on the device, which stays (BlueZ keeps a device it has seen); bleak hears it."""
     from bleak import BleakClient
     from dbus_fast import Message, MessageType
     from dbus_fast.aio import MessageBus
@@ -403,7 +423,7 @@ async def test_a_board_that_loses_power_is_reported_as_bluez_reports_it(
     assert match is not None and match.message_type == MessageType.METHOD_RETURN, match
     try:
         vboard.reset()  # the power cut
-        await asyncio.wait_for(done.wait(), 10)  # (a bound, not a pause: it ends on the signal)
+        await asyncio.wait_for(done.wait(), WAIT_S)  # (a bound, not a pause: ends on the signal)
         removed = [what for kind, what in seen if kind == "removed"]
         assert any("/desc" in p for p in removed) and any(p.count("/") == 1 for p in removed)
         assert seen[-2:] == [("ServicesResolved", False), ("Connected", False)], seen

@@ -1,6 +1,6 @@
 """The cribboard command line over Bluetooth LE: `--ble` with status, peg, watch and admit, and
-boards over Bluetooth in `list`, through bleak and the BlueZ front (Bumble's central), against the virtual board and (@on_stacks)
-the firmware on btstack and NimBLE."""
+boards over Bluetooth in `list`, through bleak and the BlueZ front (Bumble's central), against
+the firmware on btstack and NimBLE (@on_stacks); the tests without a board need no radio."""
 
 from __future__ import annotations
 
@@ -98,6 +98,7 @@ class Lines:
         return line.decode()
 
 
+@on_stacks
 def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth, spawn: Spawn) -> None:
     env = dict(os.environ, **bluetooth.environ)
     watcher = spawn(
@@ -127,6 +128,7 @@ def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth, spawn: S
                 stream.close()
 
 
+@on_stacks
 def test_peg_over_ble_rides_on_the_watchers_connection(
     vboard: VirtualBoard, bluetooth: FakeBluetooth, spawn: Spawn
 ) -> None:

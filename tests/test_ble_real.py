@@ -26,6 +26,7 @@ from cribboard.virtual import SimControl
 from cribcore.profiles import PROFILES
 from cribcore.protocol import NUS_SERVICE
 from cribdev.bumbleradio import RadioBoard, VirtualRadio
+from cribfw.blelink import HELD_MAX, STALL_MS
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -38,6 +39,10 @@ pytestmark = [
 MOST = {"btstack": 1, "nimble": 4}
 PINS = PROFILES["sim"].buttons
 CONNECTION_TIMEOUT = 0x08  # the reason a central hears when the board lost power
+# The heap btstack's held copy of a notification costs on the unix port (64-bit) besides its
+# bytes: MicroPython's tracked-allocation header and its pending-notification record, in 16-byte
+# blocks (extmod/btstack/modbluetooth_btstack.c, py/malloc.c).
+HELD_COPY = 76  # (a 20-byte notification held: 96 bytes, measured)
 
 
 class Rig:
@@ -278,21 +283,28 @@ async def paced(
 
 
 async def test_100_pegs_pipelined_on_a_paced_link_none_lost_none_twice(paced: Rig) -> None:
+    """100 pegs written at once, each answered and followed by its `! st` event, on a link that
+    takes a packet every 5 ms: none lost, none applied twice, and what btstack holds on the
+    board's heap stays within the firmware's bound (cribfw/blelink.py HELD_MAX; NimBLE refuses
+    instead and holds none)."""
     async with await paced.usb() as usb:
         await usb.set_open(True)
         nus = await paced.open()
         try:
-            await nus.request(b"#p0 new 121 2\n")
+            first = int(fields(await nus.request(b"#p0 new 121 2\n"))["r"])
             ids = [b"#p%d" % i for i in range(1, 101)]
             replies: dict[bytes, list[bytes]] = {ident: [] for ident in ids}
+            events: list[int] = []
             await nus.write(b"".join(ident + b" peg 0 1\n" for ident in ids))
             syncs = 0
             sync: bytes | None = None  # the ping awaited before resending
-            while any(not got for got in replies.values()):
+            while any(not got for got in replies.values()) or len(events) < 100:
                 line = await nus.next_line()
                 ident = line.split(b" ", 1)[0]
                 if ident in replies:
                     replies[ident].append(line)
+                elif line.startswith(b"! st ") and int(fields(line)["r"]) > first:
+                    events.append(int(fields(line)["r"]))
                 elif line.startswith(b"err busy"):
                     # Input was lost; the board skips to the next newline. Once every reply
                     # sent before this is in (a ping's reply comes after them), resend what got
@@ -307,14 +319,48 @@ async def test_100_pegs_pipelined_on_a_paced_link_none_lost_none_twice(paced: Ri
             assert all(
                 len(got) == 1 and got[0].startswith(i + b" ok r=") for i, got in replies.items()
             )
-            revisions = {fields(got[0])["r"] for got in replies.values()}
-            assert len(revisions) == 100  # each applied once
+            revisions = sorted(int(fields(got[0])["r"]) for got in replies.values())
+            assert len(set(revisions)) == 100  # each applied once
+            assert events == revisions  # each one's event, once, in order
             assert (await usb.state()).front[0] == 100
             health = fields(await nus.request(b"#h health\n"))
             assert int(health["lost"]) == syncs  # each input overflow, told and counted once
+            held = int(health["bheld"])
+            if paced.board.stack == "btstack":
+                # The link was full (btstack held copies) and the board never let it hold more
+                # than its bound: HELD_MAX 20-byte notifications at most.
+                assert 1 <= held <= HELD_MAX
+                assert int(health["bheap"]) <= HELD_MAX * (HELD_COPY + 20)
+            else:
+                assert held == 0 and health["bheap"] == "0"
         finally:
             await nus.close()
             await usb.set_open(False)
+
+
+@pytest.mark.parametrize("paced", ["btstack"], indirect=True)
+async def test_btstack_holds_at_most_its_bound_of_a_link_that_takes_nothing(paced: Rig) -> None:
+    """The link stops taking packets with a frame on the way: btstack holds at most HELD_MAX
+    notifications on the board's heap, and once the last of them is held too the board lets the
+    central go; a central then finds and uses the board again. (btstack only: NimBLE refuses
+    what it cannot queue and holds nothing; its refusals are retried on the paced link above.)"""
+    controller = paced.board.controller
+    nus = await paced.open()
+    try:
+        controller.stall(True)
+        await nus.write(b"#f1 frame\n")  # 38 notifications at MTU 23
+        await asyncio.wait_for(asyncio.shield(nus.gone), WAIT + STALL_MS / 1000)
+    finally:
+        controller.stall(False)
+        await nus.close()
+    again = await paced.open()
+    try:
+        health = fields(await again.request(b"#h1 health\n"))
+        assert health["bheld"] == str(HELD_MAX)
+        # (A held copy whose allocation made the heap collect counts without its bytes.)
+        assert 0 < int(health["bheap"]) <= HELD_MAX * (HELD_COPY + 20)
+    finally:
+        await again.close()
 
 
 async def test_frames_pipelined_on_a_paced_link_arrive_whole(paced: Rig) -> None:

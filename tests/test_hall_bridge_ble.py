@@ -1,12 +1,12 @@
 """A Bluetooth LE board at a club hall's table (`cribboard serve --ble NAME --mqtt ...`): the
-BlueZ front on a private D-Bus reaches the virtual board through Bumble's central, the real mosquitto carries the
-table's topics, the director runs in this process."""
+BlueZ front on a private D-Bus reaches the firmware on btstack and on NimBLE through Bumble's
+central, the real mosquitto carries the table's topics, the director runs in this process."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from blesupport import bluetooth, board_name, needs_dbus, vboard
+from blesupport import bluetooth, board_name, needs_dbus, on_stacks, vboard
 from cribboard.api import Board
 from cribboard.bridge.halltable import TableSettings
 from cribboard.hall.store import Store
@@ -18,6 +18,7 @@ __all__ = ["bluetooth", "vboard"]  # fixtures from blesupport
 pytestmark = needs_dbus
 
 
+@on_stacks
 async def test_a_bluetooth_board_sits_at_a_table(vboard: VirtualBoard, tmp_path: Path) -> None:
     async with await Board.open(vboard.port) as usb:
         await usb.set_open(True)  # the owner lets every device change the board

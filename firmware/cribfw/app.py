@@ -53,13 +53,14 @@ class App:
             )
             self.tasks.append(buttons_task)
 
-    def add_ble(self, ble, pad=None, uuid=None, stack=None):
+    def add_ble(self, ble, pad=None, uuid=None, stack=None, heap=None):
         """Serve the protocol over Bluetooth LE too: `ble` is a bluetooth.BLE(); `pad` the Pad
         whose virtual pins the buttons read (a phone's control pad); `uuid` the UUID class
-        (default bluetooth.UUID); `stack` the Bluetooth stack's name (cribfw/stacklimits.py)."""
+        (default bluetooth.UUID); `stack` the Bluetooth stack's name (cribfw/stacklimits.py);
+        `heap` the free heap on btstack (default gc.mem_free; cribfw/blelink.py)."""
         from cribfw.blelink import BleLink
 
-        link = BleLink(ble, self.dispatcher, self.ctx.admission, pad, uuid, stack)
+        link = BleLink(ble, self.dispatcher, self.ctx.admission, pad, uuid, stack, heap)
         self.ctx.attach_ble(link, link.start().encode())
         self.tasks.append(link.run)
         return link

@@ -28,9 +28,21 @@
 # exchanges a larger MTU (_IRQ_MTU_EXCHANGED); the board never starts an exchange itself. The
 # stacks differ when notifications outpace the link: NimBLE refuses one it cannot queue
 # (OSError 12), which stays first in the queue and is tried again 1 ms later, so nothing is lost
-# or reordered; btstack never refuses but copies each one it cannot send now onto the heap, so
-# the board watches the heap: a notification that cost heap was queued by the stack, and the next
-# one waits, 1 ms and then twice as long each time (up to 64 ms) until one goes straight out.
+# or reordered. btstack never refuses: when the controller has no free buffer, MicroPython copies
+# the notification onto the heap (m_tracked_calloc) and btstack sends the copies in order as
+# buffers free up, before any new one (att_server's notification requests; MicroPython v1.28.0,
+# extmod/btstack/modbluetooth_btstack.c). So a notification that cost no heap went straight out,
+# and then btstack held no copy; one that cost heap is held (`held` counts them, `held_bytes` what
+# they cost). The cost is measured exactly: the free heap is read just before and just after
+# gatts_notify with no branch between, and MicroPython runs the stack's scheduled work (which
+# frees sent copies) only at branches (and in waits: on a Pico W, to be checked, the CYW43 driver
+# may wait inside a write while its Bluetooth core wakes); the app collects garbage only when the
+# heap runs out, and a collection in between shows as heap gained, counted as held. The rule
+# (docs/protocol.md 10): after a held notification the next waits 1 ms, then twice as long after
+# each further one, up to 64 ms; the last one allowed (HELD_MAX) waits STALL_MS; if it is held
+# too, the link has taken almost nothing for seconds and the board disconnects the central. So
+# btstack never holds more than HELD_MAX notifications of a central. (`held` counts what was
+# handed since one last went straight out: at least what btstack still holds.)
 # A central's input is read only while its queue has room for the longest reply (the frame), so a
 # central's own replies are never dropped: what it sends meanwhile waits in its input ring, and
 # when that overflows the lost lines are answered `err busy input overflow`. An event that does not
@@ -89,12 +101,18 @@ HANDLE_ROOM = const(800)  # a central's input is read while this much is free (t
 ADV_INTERVAL_US = const(100000)
 RETRY_MS = const(1)  # after the stack refused a notification
 MAX_STALLS = const(3000)  # refused this many times in a row (3 s): the central's queue is dropped
-MAX_HOLD_MS = const(64)  # btstack: the longest wait after a notification it had to queue
+MAX_HOLD_MS = const(64)  # btstack: the longest wait after a held notification, below HELD_MAX
+HELD_MAX = const(12)  # btstack: the most notifications of a central it may hold on the heap
+STALL_MS = const(3000)  # btstack: the wait before the HELD_MAX-th (the link took nothing since)
 
 _PACKET_MAX = const(19)
 _NO_QUEUE = bytearray(0)
 _NO_REPLIES = RecentReplies()  # stands in for a slot's memory until a central takes the slot
 _BANG = const(33)
+
+
+def _no_heap():
+    return 0
 
 
 def advertising_payloads(name):
@@ -160,8 +178,10 @@ class Central:
         self.dropped = 0  # lines that did not fit in the queue (or were dropped, stalled)
         self.owe_busy = False  # lines were dropped: `err busy` once the queue has drained
         self.stalls = 0  # notifications refused in a row
-        self.hold_ms = 0  # btstack: the wait after a notification it had to queue (0: none)
-        self.hold_from = 0
+        self.held = 0  # btstack: notifications it holds on the heap (since one went straight out)
+        self.held_bytes = 0  # the heap they cost
+        self.held_from = 0  # when the last of them was handed
+        self.cut = False  # disconnected by the board (its link stalled): nothing more is sent
 
     def reset(self):
         if not len(self.out):
@@ -187,7 +207,8 @@ class Central:
         self.packet_len = 0
         self.out_start = self.out_end = 0
         self.owe_busy = False
-        self.stalls = self.hold_ms = 0
+        self.stalls = self.held = self.held_bytes = 0
+        self.cut = False
         self.pressed = False  # (the IRQ emptied the input ring when the central connected)
 
     # --- the dispatcher's side ---------------------------------------------------------------
@@ -262,9 +283,11 @@ class BleLink:
     ble: a `bluetooth.BLE()` (or anything with its methods); dispatcher: the board's Dispatcher;
     admission: who may change the board (cribfw.admission); pad: the Pad whose virtual pins the
     panel reads (None: pad packets do nothing); uuid: the UUID class (default `bluetooth.UUID`);
-    stack: the Bluetooth stack's name (default: cribfw.stacklimits.stack_name())."""
+    stack: the Bluetooth stack's name (default: cribfw.stacklimits.stack_name()); heap: on
+    btstack, a function giving the free heap in bytes (default gc.mem_free), which tells what the
+    stack kept of a notification."""
 
-    def __init__(self, ble, dispatcher, admission, pad=None, uuid=None, stack=None):
+    def __init__(self, ble, dispatcher, admission, pad=None, uuid=None, stack=None, heap=None):
         self.ble = ble
         self.dispatcher = dispatcher
         self.admission = admission
@@ -272,7 +295,13 @@ class BleLink:
         self._uuid = uuid
         self.stack = stack or stack_name()
         self.max_centrals = min(max_centrals(self.stack), MAX_CENTRALS)
-        self._watch_heap = self.stack == BTSTACK and hasattr(gc, "mem_free")
+        if self.stack != BTSTACK:
+            heap = _no_heap  # NimBLE keeps nothing on the heap: it refuses instead
+        elif heap is None:
+            heap = gc.mem_free if hasattr(gc, "mem_free") else _no_heap
+        self._heap = heap
+        self.held_most = 0  # the most notifications btstack held for one central at once
+        self.held_most_bytes = 0  # the most heap they cost at once
         self.centrals = [Central(self) for _ in range(self.max_centrals)]
         self.name = b""
         self._tx = -1
@@ -381,8 +410,10 @@ class BleLink:
         self.wake()
 
     def _central(self, conn):
+        # Not one that left: the stack may give a new connection the same handle before the
+        # task has freed the old one's slot (NimBLE, advertising while a central is connected).
         for central in self.centrals:
-            if central.busy and central.conn == conn:
+            if central.busy and not central.left and central.conn == conn:
                 return central
         return None
 
@@ -416,6 +447,8 @@ class BleLink:
             if central.left and central.live:
                 central.left = False  # gone: freed before any newcomer is taken up
                 self._leave(central)
+        if self._advertise_due and not self._advertise_now():
+            done = False
         for central in self.centrals:
             if central.joined:
                 central.joined = False
@@ -423,6 +456,7 @@ class BleLink:
             if central.left:
                 central.left = False
                 self._leave(central)
+                self._advertise_due = True  # (it came and went: its slot is free again)
                 continue
             if central.live:
                 self._receive(central)
@@ -430,11 +464,16 @@ class BleLink:
                     done = False
                 elif central.rx_head != central.rx_tail:
                     self.wake()  # input waited for room in the queue: there is room now
-        if self._advertise_due:
-            self._advertise_due = False
-            if not self._advertise():
-                done = False  # tried again after a moment
+        if self._advertise_due and not self._advertise_now():
+            done = False
         return done
+
+    def _advertise_now(self):
+        # Before any request is read (health's badv says what the stack does now) and again
+        # after: a connect can come while the stack starts advertising (NimBLE runs its events
+        # while it waits for the controller), and its IRQ asks again.
+        self._advertise_due = False
+        return self._advertise()  # False: tried again after a moment
 
     def _join(self, central):
         central.reset()
@@ -474,19 +513,32 @@ class BleLink:
 
     def _flush(self, central):
         size = central.mtu - 3
-        watch = self._watch_heap
+        heap = self._heap
         while central.out_start < central.out_end:
-            if central.hold_ms:
-                if ticks_diff(ticks_ms(), central.hold_from) < central.hold_ms:
+            if central.cut:
+                central.out_start = central.out_end  # disconnected: nothing more is sent
+                break
+            held = central.held
+            if held:
+                # btstack holds some: wait for the link to send them (module comment).
+                if held >= HELD_MAX - 1:
+                    wait = STALL_MS
+                else:
+                    wait = 1 << (held - 1)
+                    if wait > MAX_HOLD_MS:
+                        wait = MAX_HOLD_MS
+                if ticks_diff(ticks_ms(), central.held_from) < wait:
                     return False
             start = central.out_start
             n = central.out_end - start
             if n > size:
                 n = size
             piece = central.out_view[start : start + n]
-            before = gc.mem_free() if watch else 0
             try:
+                # (No branch between the two readings: the stack's scheduled work cannot run.)
+                free = heap()
                 self.ble.gatts_notify(central.conn, self._tx, piece)
+                spent = free - heap()
             except OSError:
                 central.stalls += 1
                 if central.stalls < MAX_STALLS:
@@ -496,22 +548,37 @@ class BleLink:
                 break
             central.stalls = 0
             central.out_start = start + n
-            if watch:
-                if before - gc.mem_free() >= n:
-                    # btstack copied it onto the heap: its buffers are full. Wait, longer
-                    # each time, until one goes straight out.
-                    hold = central.hold_ms * 2 if central.hold_ms else RETRY_MS
-                    central.hold_ms = hold if hold < MAX_HOLD_MS else MAX_HOLD_MS
-                    central.hold_from = ticks_ms()
-                else:
-                    central.hold_ms = 0
+            if spent:
+                self._held(central, spent)
+            else:
+                central.held = central.held_bytes = 0  # it went straight out: none held
         central.out_start = central.out_end = 0
         central.stalls = 0
-        if central.owe_busy:
+        if central.owe_busy and not central.cut:
             central.owe_busy = False
             self.dispatcher.send_error(central, b"busy", b"output full: lines lost")
             return self._flush(central)
         return True
+
+    def _held(self, central, spent):
+        """btstack copied a notification onto the heap (spent: the heap it cost; below 0 when a
+        collection ran meanwhile, still counted as held)."""
+        central.held += 1
+        if spent > 0:
+            central.held_bytes += spent
+        central.held_from = ticks_ms()
+        if central.held > self.held_most:
+            self.held_most = central.held
+        if central.held_bytes > self.held_most_bytes:
+            self.held_most_bytes = central.held_bytes
+        if central.held >= HELD_MAX:
+            # Its link took almost nothing for seconds: let it go (it reconnects and resends).
+            central.cut = True
+            central.dropped += 1
+            try:
+                self.ble.gap_disconnect(central.conn)
+            except OSError:
+                pass
 
     def lost(self):
         """Lines lost on Bluetooth since the board started (the health report): replies and

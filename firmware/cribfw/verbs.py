@@ -86,6 +86,10 @@ def health(ctx, link, req, out):
         out.number(ctx.ble.connected())
         out.key(b"badv")
         out.number(1 if ctx.ble.advertising else 0)
+        out.key(b"bheld")
+        out.number(ctx.ble.held_most)
+        out.key(b"bheap")
+        out.number(ctx.ble.held_most_bytes)
     out.key(b"bad")
     out.number(ctx.bad_lines)
 

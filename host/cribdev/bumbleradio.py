@@ -26,7 +26,8 @@ advertises it), ``stack``, ``virtual`` (the VirtualBoard: ``port`` is its USB co
 its side channel for :class:`~cribboard.virtual.SimControl`, the buttons), ``controller``,
 ``power_cut()`` and ``stop()``. ``pace_ms`` paces the board's controller: it takes ACL packets
 from the board into ``acl_buffers`` buffers and sends one on every ``pace_ms`` milliseconds, as a
-radio's connection events do; without it Bumble sends each at once.
+radio's connection events do; without it Bumble sends each at once. ``controller.stall(True)``
+makes a paced link take nothing more until ``stall(False)``.
 
 The corrections, each following the Bluetooth Core specification and a real controller's
 behaviour. Tested: 1, 2 and 3 in tests/test_bumble_radio.py (1 and 2 with the correction off too:
@@ -173,6 +174,7 @@ class CorrectedController(Controller):
             self.total_num_le_acl_data_packets = acl_buffers
         self._paced: collections.deque[hci.HCI_AclDataPacket] = collections.deque()
         self._pacer: asyncio.TimerHandle | None = None
+        self._stalled = False
         self._advertising_waiters: list[asyncio.Future[None]] = []
 
     # --- what the host made of its advertising, for tests to wait on ---------------------------
@@ -345,16 +347,25 @@ class CorrectedController(Controller):
             super().on_hci_acl_data_packet(packet)
             return
         self._paced.append(packet)
-        if self._pacer is None:
+        self._schedule()
+
+    def stall(self, on: bool) -> None:
+        """A paced link that takes nothing more from the host (its buffers fill and stay full),
+        as a link whose peer stopped answering does until the supervision timeout; or that
+        carries on."""
+        self._stalled = on
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._pacer is None and self._paced and not self._stalled:
+            assert self.pace_ms is not None
             self._pacer = asyncio.get_running_loop().call_later(self.pace_ms / 1000, self._pace)
 
     def _pace(self) -> None:
         self._pacer = None
-        if self._paced:
+        if self._paced and not self._stalled:
             super().on_hci_acl_data_packet(self._paced.popleft())
-        if self._paced:
-            assert self.pace_ms is not None
-            self._pacer = asyncio.get_running_loop().call_later(self.pace_ms / 1000, self._pace)
+        self._schedule()
 
 
 def board_address(rng: random.Random) -> hci.Address:
@@ -375,6 +386,8 @@ class RadioBoard:
     flash: Path
     heap: str | None
     virtual: VirtualBoard = field(init=False)
+    # A power cut and a stop, one after the other: a stop during a power cut's boot waits for it.
+    _power: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
 
     @property
     def name(self) -> str:
@@ -401,15 +414,17 @@ class RadioBoard:
         """Cut the board's power and give it back: the interpreter is killed (nothing saved
         that the firmware had not written), the controller loses its links (centrals see a
         supervision timeout), and the board boots again from its flash."""
-        await asyncio.to_thread(self.virtual.stop)
-        self.controller.drop_links()
-        _flush_tty(self.uart)
-        await asyncio.to_thread(self._launch)
+        async with self._power:
+            await asyncio.to_thread(self.virtual.stop)
+            self.controller.drop_links()
+            _flush_tty(self.uart)
+            await asyncio.to_thread(self._launch)
 
     async def stop(self) -> None:
-        await asyncio.to_thread(self.virtual.stop)
-        self.controller.drop_links()
-        await self.transport.close()
+        async with self._power:
+            await asyncio.to_thread(self.virtual.stop)
+            self.controller.drop_links()
+            await self.transport.close()
 
 
 def _flush_tty(path: str) -> None:
