@@ -676,7 +676,7 @@ async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) ->
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     if _stop_asked.is_set():
-        stop.set()  # asked before the handlers above: its KeyboardInterrupt may have been lost
+        stop.set()  # asked before the handlers above (while the loop was made, or lost in a finalizer)
     running = asyncio.create_task(director.run())
     stopping = asyncio.create_task(stop.wait())
     watched: set[asyncio.Task[Any]] = {running, stopping}
