@@ -63,6 +63,7 @@ def test_every_help_string_is_said_in_the_language_in_use(
         (["--port", "/dev/ttyACM0", "hall", "standings"], "cribboard hall standings reaches no board: leave out --port", None),
         (["--ble", "--timeout=5", "count", "5H", "5C", "5S", "JD", "5D"], "cribboard count reaches no board: leave out --ble --timeout", None),
         (["sim", "--timeout", "5"], "unrecognized arguments: --timeout 5", "cribboard sim"),
+        (["--po", "/dev/ttyACM0", "hall", "standings"], "leave out --port", None),  # abbreviated
     ],
 )  # fmt: skip
 def test_a_bad_argument_in_a_group_is_one_line_and_exit_2(

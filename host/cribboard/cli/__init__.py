@@ -150,7 +150,7 @@ def _run(words: list[str]) -> int:
         return 2
     try:
         if any(one.boardless for one in commands):
-            given = _board_options_given(words)
+            given = _board_options_given(args)
             if given:
                 raise UsageError(
                     _(
@@ -175,17 +175,15 @@ def _run(words: list[str]) -> int:
         return 130
 
 
-def _board_options_given(words: Sequence[str]) -> list[str]:
-    """The global board options (`--port`, `--ble`, `--timeout`) on the line, as typed."""
-    names = [name for option in GLOBAL_ARGS if option.board for name in option.names]
-    given = []
-    for word in words:
-        if word == "--":
-            break
-        name = word.split("=", 1)[0]
-        if name in names and name not in given:
-            given.append(name)
-    return given
+def _board_options_given(args: argparse.Namespace) -> list[str]:
+    """The global board options (`--port`, `--ble`, `--timeout`) given, as the parser read
+    them (abbreviated too): those whose value is not their default."""
+    return [
+        option.names[-1]
+        for option in GLOBAL_ARGS
+        if option.board
+        and getattr(args, option.names[-1].lstrip("-")) != option.options.get("default")
+    ]
 
 
 def _ble_before_command(words: list[str]) -> list[str]:
