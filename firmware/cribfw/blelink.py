@@ -310,7 +310,7 @@ class BleLink:
         self._resp = b""
         self._reject = -1  # IRQ: a connection beyond the stack's limit, to be closed
         self._advertise_due = False
-        self._flag = None  # asyncio.ThreadSafeFlag once run() started
+        self._flag = None  # what wakes the task, once run() started
         self.advertising = False
 
     def start(self):
@@ -427,13 +427,25 @@ class BleLink:
         """The BLE task (for App.tasks)."""
         import asyncio
 
-        self._flag = asyncio.ThreadSafeFlag()
-        self._flag.set()
+        # The IRQ handler wakes the task. A stack calls it from the scheduler (rp2, the unix
+        # builds) or from its own thread (NimBLE on an ESP32), where only a ThreadSafeFlag may
+        # be set. On MicroPython's unix port that flag, having no file descriptor, makes each
+        # wait of the event loop, even the zero-length one before every task it runs, a
+        # poll(2) in 1 ms steps that only a ready descriptor cuts short (extmod/modselect.c,
+        # v1.28.0). The virtual board's radio calls the handler from the firmware's own calls,
+        # inside a task (`irq_in_task`, firmware/sim/bluetooth.py): there an Event serves,
+        # cleared before each service() so a wake during it is kept, and no wait is lengthened.
+        in_task = getattr(self.ble, "irq_in_task", False)
+        flag = asyncio.Event() if in_task else asyncio.ThreadSafeFlag()
+        self._flag = flag
+        flag.set()
         while True:
-            await self._flag.wait()
+            await flag.wait()
+            if in_task:
+                flag.clear()  # (a ThreadSafeFlag clears itself)
             if not self.service():
                 await asyncio.sleep_ms(RETRY_MS)  # the stack's queue was full
-                self._flag.set()
+                flag.set()
 
     def service(self):
         """Everything the IRQs and the dispatcher left to do; False if a notification has to

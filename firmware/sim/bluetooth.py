@@ -120,6 +120,11 @@ class BLE:
     """The singleton radio: every BLE() is the same object."""
 
     _one = None
+    # The IRQ handler runs inside the firmware's own calls (a pin read, an LED write, a flash
+    # step: simlink.py), never from an interrupt or another thread: cribfw/blelink.py then
+    # wakes its task with an asyncio.Event rather than a ThreadSafeFlag, which would keep the
+    # unix port's poll from blocking.
+    irq_in_task = True
 
     def __new__(cls):
         if BLE._one is None:
