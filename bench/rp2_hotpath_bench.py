@@ -22,6 +22,7 @@ ratio; nothing here asserts speed.
 from __future__ import annotations
 
 import argparse
+import bisect
 import hashlib
 import json
 import random
@@ -398,6 +399,86 @@ def print_peg_trace(image: Path, scratch: Path, probes: dict[str, int]) -> None:
     )
 
 
+PROFILED_PEGS = 30
+
+
+def function_table(elf: Path) -> tuple[list[int], list[tuple[int, int, str]]]:
+    """The ELF's functions sorted by address: (starts, [(start, size, name)])."""
+    output = subprocess.run(
+        ["arm-none-eabi-nm", "-n", "-S", str(elf)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    functions = []
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tTwW":
+            functions.append((int(parts[0], 16) & ~1, int(parts[1], 16), parts[3]))
+    return [start for start, _, _ in functions], functions
+
+
+def by_function(elf: Path, cycles: dict[int, int]) -> dict[str, int]:
+    """Cycles by instruction address summed by the function they are in."""
+    starts, functions = function_table(elf)
+    totals: dict[str, int] = {}
+    for address, count in cycles.items():
+        i = bisect.bisect_right(starts, address) - 1
+        inside = i >= 0 and address < functions[i][0] + max(functions[i][1], 2)
+        name = functions[i][2] if inside else "(outside any function)"
+        totals[name] = totals.get(name, 0) + count
+    return totals
+
+
+def print_peg_profile(image: Path, scratch: Path, elf: Path, top: int = 25) -> None:
+    """Where a peg's cycles go, by C function: the core's cycles while pegs come at the usual
+    gaps (reply, event and frame awaited), less those of as long a time with no request (the
+    render and button tasks' share)."""
+    with RP2Board(image, flash=scratch / "profile.flash") as pico:
+        session = Session(pico)
+        link = session.link
+        link.write(b"#up ping\n")
+        while not link.readline().startswith(b"#up ok"):
+            link.write(b"#up ping\n")
+        for run in range(3):  # warm up
+            session.gap()
+            session.request(b"#w%d peg 0 1\n" % run, event=True, frame=True)
+        started = pico.clock().nanos
+        pico.profile(True)
+        for run in range(PROFILED_PEGS):
+            session.gap()
+            session.request(b"#f%d peg %d 1\n" % (run, run % 2), event=True, frame=True)
+        busy = pico.profile_log()
+        ended = pico.clock().nanos
+        pico.profile(True)
+        while pico.clock().nanos < ended + (ended - started):
+            time.sleep(0.01)
+        idle = pico.profile_log()
+        idle_ns = pico.clock().nanos - ended
+        pico.profile(False)
+        session.close()
+    share = (ended - started) / idle_ns
+    busy_by, idle_by = by_function(elf, busy), by_function(elf, idle)
+    net = {
+        name: (busy_by.get(name, 0) - idle_by.get(name, 0) * share) / PROFILED_PEGS
+        for name in set(busy_by) | set(idle_by)
+    }
+    total = sum(net.values())
+    print(
+        f"\n   where a peg's cycles go, by C function ({PROFILED_PEGS} pegs; the idle tasks' "
+        f"share of the same time taken out): {total:,.0f} cycles a peg"
+    )
+    for name, cycles in sorted(net.items(), key=lambda item: -item[1])[:top]:
+        print(f"   {cycles:>9,.0f}  {100 * cycles / total:5.1f}%  {name}")
+    idle_ms = idle_ns / 1e6
+    print(
+        f"   with no request, the tasks (render tick, buttons) take "
+        f"{sum(idle.values()) / idle_ms:,.0f} cycles a ms "
+        f"({100 * sum(idle.values()) / idle_ms / (1e6 / NANOS_PER_CYCLE):.1f}% of the core)"
+    )
+
+
 # --- the unix-port virtual board ------------------------------------------------------------
 
 
@@ -540,8 +621,9 @@ def main(argv: list[str] | None = None) -> None:
         figures = firmware_figures(image, scratch, args.pegs, probes)
         figures.echo = echo
         report(figures)
-        if probes:
+        if probes and elf is not None:
             print_peg_trace(image, scratch, probes)
+            print_peg_profile(image, scratch, elf)
         else:
             print("   (the peg's trace needs the image's firmware.elf: make rp2-images)")
     if not args.no_virtual:

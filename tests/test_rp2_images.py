@@ -22,7 +22,14 @@ from hypothesis import strategies as st
 
 from cribboard import uf2
 from cribboard.firmware_build import source_files
-from cribboard.frozen import BOOT_SCRIPT, frozen_digest, frozen_name, frozen_sources
+from cribboard.frozen import (
+    BOOT_SCRIPT,
+    board_digest,
+    board_files,
+    frozen_digest,
+    frozen_name,
+    frozen_sources,
+)
 from cribboard.uf2 import UF2Error
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -335,6 +342,10 @@ def test_the_frozen_firmware_is_the_current_one(name: str) -> None:
     frozen = _section(_provenance(name), "frozen")
     assert frozen["files"] == list(frozen_sources()), STALE
     assert frozen["digest"] == frozen_digest(), STALE
+    board = _provenance(name)["board"]
+    assert isinstance(board, str)
+    assert frozen["board_files"] == list(board_files(board)), STALE
+    assert frozen["board_digest"] == board_digest(board), STALE
 
 
 @pytest.mark.parametrize("name", FROZEN)

@@ -202,7 +202,10 @@ def parse_id(req, n):
     if i < n and line[i] == _HASH:
         start = i + 1
         i = start
-        while i < n and is_id_char(line[i]):
+        while i < n:
+            c = line[i]  # (is_id_char's test, without a call per character)
+            if not (_ZERO <= c <= _NINE or 65 <= c <= 90 or 97 <= c <= 122):
+                break
             i += 1
         if i == start or i - start > MAX_ID or (i < n and line[i] != _SPACE):
             return -1
@@ -308,6 +311,14 @@ class LineWriter:
             self.copy(data, 0, len(data))
 
     def copy(self, source, start, end):
+        n = self.n
+        buf = self.buf
+        if n + end - start <= len(buf):  # (a call per byte costs a board more than the copy)
+            for i in range(start, end):
+                buf[n] = source[i]
+                n += 1
+            self.n = n
+            return
         for i in range(start, end):
             self.byte(source[i])
 
@@ -380,8 +391,9 @@ class LineWriter:
 
     def end(self):
         """Close the line; a line that overflowed is cut, but always ends in a newline."""
-        if self.n >= len(self.buf):
+        if self.n >= len(self.buf):  # (no room left for the newline: it takes the last byte)
             self.n = len(self.buf) - 1
+            self.overflow = True
         self.byte(10)
 
 
@@ -391,10 +403,18 @@ _HEX = b"0123456789abcdef"
 def begin_reply(out, req, ok):
     """Start a reply to `req`: '#ID ok' or '#ID err'."""
     out.reset()
-    if req.has_id():
-        out.byte(_HASH)
-        out.copy(req.line, req.id_start, req.id_end)
-        out.byte(_SPACE)
+    start = req.id_start
+    end = req.id_end
+    if end > start:  # (an id is at most MAX_ID: it always fits a writer)
+        buf = out.buf
+        buf[0] = _HASH
+        n = 1
+        line = req.line
+        for i in range(start, end):
+            buf[n] = line[i]
+            n += 1
+        buf[n] = _SPACE
+        out.n = n + 1
     out.text(b"ok" if ok else b"err")
 
 
@@ -409,31 +429,82 @@ def write_error(out, req, code, text):
 
 def write_state_fields(out, board):
     """The board state as KEY=VALUE fields (see STATE_KEYS)."""
-    n = board.players
-    out.key(b"r")
-    out.number(board.rev)
-    out.key(b"t")
-    out.number(board.target)
-    out.key(b"n")
-    out.number(n)
-    out.key(b"d")
-    out.number(board.dealer)
-    out.key(b"w")
-    out.number(board.winner)
-    out.key(b"x")
-    out.number(board.result())
-    out.key(b"f")
-    out.numbers(board.front, n)
-    out.key(b"b")
-    out.numbers(board.back, n)
-    out.key(b"g")
-    out.numbers(board.games, n)
-    out.key(b"q")
-    out.numbers(board.pending, n)
-    out.key(b"u")
-    out.number(board.undo_count)
-    out.key(b"x2")
-    out.number(1 if board.skunk_double else 0)
+    n = out.n
+    if n + STATE_ROOM <= len(out.buf):
+        out.n = _state_into(out.buf, n, board)
+    else:  # a writer too short for the longest state: written aside, then cut as any line is
+        out.copy(_STATE_ASIDE, 0, _state_into(_STATE_ASIDE, 0, board))
+
+
+# The state's fields are written straight into the buffer, without a call per key or number:
+# a call costs a Cortex-M0+ more than the digits do (a peg's event is sent to every link).
+_DIGITS = const(11)  # the most characters of a field's number: a 32-bit one with its sign
+STATE_ROOM = const(37 + 8 + 20 * _DIGITS)  # the keys, the commas, 20 numbers
+_STATE_ASIDE = bytearray(STATE_ROOM)
+
+
+def _state_into(buf, n, board):
+    """Write the state's fields at buf[n:] (room for STATE_ROOM bytes); returns the end."""
+    players = board.players
+    buf[n : n + 3] = b" r="
+    n = _number_into(buf, n + 3, board.rev)
+    buf[n : n + 3] = b" t="
+    n = _number_into(buf, n + 3, board.target)
+    buf[n : n + 3] = b" n="
+    buf[n + 3] = _ZERO + players
+    buf[n + 4 : n + 7] = b" d="
+    n = _number_into(buf, n + 7, board.dealer)
+    buf[n : n + 3] = b" w="
+    n = _number_into(buf, n + 3, board.winner)
+    buf[n : n + 3] = b" x="
+    n = _number_into(buf, n + 3, board.result())
+    buf[n : n + 3] = b" f="
+    n = _numbers_into(buf, n + 3, board.front, players)
+    buf[n : n + 3] = b" b="
+    n = _numbers_into(buf, n + 3, board.back, players)
+    buf[n : n + 3] = b" g="
+    n = _numbers_into(buf, n + 3, board.games, players)
+    buf[n : n + 3] = b" q="
+    n = _numbers_into(buf, n + 3, board.pending, players)
+    buf[n : n + 3] = b" u="
+    n = _number_into(buf, n + 3, board.undo_count)
+    buf[n : n + 4] = b" x2="
+    buf[n + 4] = 49 if board.skunk_double else _ZERO
+    return n + 5
+
+
+def _number_into(buf, n, value):
+    """Write `value` in decimal at buf[n:] (room for _DIGITS bytes); returns the end."""
+    if 0 <= value < 10:
+        buf[n] = _ZERO + value
+        return n + 1
+    if value < 0:
+        buf[n] = _MINUS
+        n += 1
+        value = -value
+    div = 1
+    while value >= div * 10:
+        div *= 10
+    while div:
+        buf[n] = _ZERO + value // div % 10
+        n += 1
+        div //= 10
+    return n
+
+
+def _numbers_into(buf, n, values, count):
+    """Comma-separated values[0:count] at buf[n:]; returns the end."""
+    for i in range(count):
+        if i:
+            buf[n] = 44
+            n += 1
+        value = values[i]
+        if 0 <= value < 10:
+            buf[n] = _ZERO + value
+            n += 1
+        else:
+            n = _number_into(buf, n, value)
+    return n
 
 
 def write_state_event(out, board):

@@ -250,7 +250,11 @@ class Renderer:
         self._set(HOLE_OF_LED[led], 255, 255, 255)
 
     def _put(self, hole, colours, offset):
-        self._set(hole, colours[offset], colours[offset + 1], colours[offset + 2])
+        d = LED_OF_HOLE[hole] * self._bpp  # (as _set, without a second call per hole)
+        chain = self._chain
+        chain[d + self._order_r] = colours[offset]
+        chain[d + self._order_g] = colours[offset + 1]
+        chain[d + self._order_b] = colours[offset + 2]
 
     def _put_scaled(self, hole, colours, offset, level):
         self._set(

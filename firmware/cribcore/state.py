@@ -277,10 +277,13 @@ class GameState:
         snap[base + _S_DEALER] = self.dealer
         snap[base + _S_WINNER] = self.winner
         snap[base + _S_AWARD] = self.award
+        front = self.front
+        back = self.back
+        games = self.games
         for p in range(MAX_PLAYERS):
-            snap[base + _S_FRONT + p] = self.front[p]
-            snap[base + _S_BACK + p] = self.back[p]
-            snap[base + _S_GAMES + p] = self.games[p]
+            snap[base + _S_FRONT + p] = front[p]
+            snap[base + _S_BACK + p] = back[p]
+            snap[base + _S_GAMES + p] = games[p]
         self._undo_top = (self._undo_top + 1) % UNDO_DEPTH
         if self.undo_count < UNDO_DEPTH:
             self.undo_count += 1
@@ -290,8 +293,10 @@ class GameState:
         # that takes a peg back out of the win hole also takes the win back: exactly the games
         # the win added and still in the tally (`award`; 0 once the tally was cleared).
         winner = NO_WINNER
+        front = self.front
+        target = self.target
         for p in range(self.players):
-            if self.front[p] >= self.target:
+            if front[p] >= target:
                 winner = p
         if self.winner != NO_WINNER:
             self.games[self.winner] -= self.award

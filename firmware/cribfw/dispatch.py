@@ -25,7 +25,9 @@ from cribfw.verbs import HANDLERS, admission_fields, settings_fields, write_hell
 RECENT = const(8)  # replies remembered per link for resent requests
 RECENT_REPLY = const(96)  # longest reply remembered (state-changing replies are short)
 OUT_SIZE = 6 * HOLES + 64  # room for the frame reply in hex
-EVENT_SIZE = const(256)  # the longest event: `! hello` with every field (about 230 bytes)
+# The longest event: `! hello` with every field (about 230 bytes); `! st` is written in place
+# when the writer has room for the longest state (protocol.STATE_ROOM after its 4 bytes).
+EVENT_SIZE = 4 + protocol.STATE_ROOM + 1
 DENIED = b"tap the deal button on the board to admit this device"
 
 
@@ -47,9 +49,12 @@ class RecentReplies:
     def find(self, line, start, end):
         """The slot remembering the id line[start:end], or -1."""
         n = end - start
+        if n == 0:
+            return -1
         ids = self.ids
+        id_len = self.id_len
         for slot in range(RECENT):
-            if self.id_len[slot] != n or n == 0:
+            if id_len[slot] != n:
                 continue
             base = slot * protocol.MAX_ID
             same = True
@@ -67,15 +72,17 @@ class RecentReplies:
             return
         slot = self.next
         self.next = (slot + 1) % RECENT
-        base = slot * protocol.MAX_ID
-        j = 0
+        ids = self.ids
+        j = slot * protocol.MAX_ID
         for i in range(start, end):
-            self.ids[base + j] = line[i]
+            ids[j] = line[i]
             j += 1
-        self.id_len[slot] = j
+        self.id_len[slot] = end - start
+        replies = self.replies
+        buf = out.buf
         base = slot * RECENT_REPLY
         for i in range(out.n):
-            self.replies[base + i] = out.buf[i]
+            replies[base + i] = buf[i]
         self.reply_len[slot] = out.n
 
     def replay(self, slot, out):

@@ -47,19 +47,30 @@ class Panel:
 
     def update(self, now):
         """Read every button at time `now` (ms) and act on what happened."""
+        # (Runs every few milliseconds: a button with nothing to report costs no further call.)
         board = self.board
         for p in range(3):
             plus = self._plus[p]
             minus = self._minus[p]
             if plus is not None:
-                self._on_plus(p, plus, plus.update(now), now)
+                event = plus.update(now)
+                if event != NONE:
+                    self._on_plus(p, plus, event, now)
             if minus is not None:
-                self._on_minus(p, minus, minus.update(now), now)
-        if self._deal is not None:
-            self._on_deal(self._deal, self._deal.update(now), now)
+                event = minus.update(now)
+                if event != NONE:
+                    self._on_minus(p, minus, event, now)
+        deal = self._deal
+        if deal is not None:
+            event = deal.update(now)
+            if event != NONE:
+                self._on_deal(deal, event, now)
+        pending = board.pending
+        entered = self._entered
         for p in range(board.players):
             if (
-                self._mine(p)
+                pending[p] != 0
+                and pending[p] == entered[p]  # (as _mine)
                 and ticks_diff(now, self._last_touch[p]) >= self.COMMIT_MS
                 and not self._held(p)
             ):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from cribboard.paths import firmware_sources
+from cribboard.paths import firmware_dir, firmware_sources
 
 FROZEN_PACKAGES = ("cribcore", "cribfw")  # frozen whole: every .py file under them
 # main.py runs at boot, frozen: the board starts straight into the app; cribboot.py is the boot
@@ -44,6 +44,30 @@ def frozen_digest(root: Path | None = None) -> str:
     """
     digest = hashlib.sha256()
     for relative, path in frozen_sources(root).items():
+        content = path.read_bytes()
+        digest.update(b"%s\0%d\0" % (relative.encode(), len(content)) + content)
+    return digest.hexdigest()
+
+
+BOARDS = "ports/rp2/boards"  # the cribboard board definitions (relative to the firmware tree)
+
+
+def board_files(board: str, root: Path | None = None) -> dict[str, Path]:
+    """The files that define the cribboard build of `board` (e.g. `RPI_PICO`): its folder's
+    and those every board shares (the configuration header, the manifest), by their path
+    relative to `root` (the firmware tree), sorted."""
+    tree = root if root is not None else firmware_dir()
+    shared = tree / BOARDS
+    paths = [path for path in shared.iterdir() if path.is_file()]
+    paths += [path for path in (shared / board).iterdir() if path.is_file()]
+    return {path.relative_to(tree).as_posix(): path for path in sorted(paths)}
+
+
+def board_digest(board: str, root: Path | None = None) -> str:
+    """SHA-256 (hex) over `board`'s definition files, as frozen_digest over the frozen files: a
+    change in the build's configuration makes the image stale as a change in the firmware does."""
+    digest = hashlib.sha256()
+    for relative, path in board_files(board, root).items():
         content = path.read_bytes()
         digest.update(b"%s\0%d\0" % (relative.encode(), len(content)) + content)
     return digest.hexdigest()

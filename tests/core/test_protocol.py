@@ -613,6 +613,31 @@ def test_a_line_too_long_for_its_writer_is_cut_and_still_ends():
     assert bytes(out.buf[: out.n]) == b"0 0ff0" and not out.overflow
 
 
+def test_the_state_is_the_same_written_in_place_or_aside_and_cut():
+    # A writer with room for the longest state gets the fields in place; a shorter one gets
+    # them written aside and cut as any line is: the same bytes up to its end.
+    from cribcore.state import GameState
+
+    game = GameState(players=3)
+    game.peg(0, 12)
+    game.peg(1, 5)
+    game.set_pending(2, 29)
+    game.set_dealer(2)
+    roomy = P.LineWriter(P.STATE_ROOM + 8)
+    P.write_state_event(roomy, game)
+    line = bytes(roomy.buf[: roomy.n])
+    assert line.startswith(b"! st r=") and line.endswith(b" u=3 x2=0\n") and not roomy.overflow
+    assert b" f=12,5,0 b=0,0,0 g=0,0,0 q=0,0,29 " in line and b" d=2 w=-1 " in line
+    for size in (12, 40, len(line) - 1, len(line), len(line) + 1):
+        short = P.LineWriter(size)
+        P.write_state_event(short, game)
+        cut = bytes(short.buf[: short.n])
+        if size >= len(line):
+            assert cut == line and not short.overflow
+        else:
+            assert cut == line[: size - 1] + b"\n" and short.overflow
+
+
 def test_frame_reads_what_the_leds_show_without_writing_them():
     s = Session()
     pixels = s.renderer.pixels

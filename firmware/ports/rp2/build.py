@@ -40,7 +40,13 @@ ROOT = FIRMWARE.parent
 sys.path[:0] = [str(ROOT / "host"), str(FIRMWARE)]
 
 from cribboard import uf2  # noqa: E402
-from cribboard.frozen import frozen_digest, frozen_name, frozen_sources  # noqa: E402
+from cribboard.frozen import (  # noqa: E402
+    board_digest,
+    board_files,
+    frozen_digest,
+    frozen_name,
+    frozen_sources,
+)
 
 MICROPYTHON_TAG = "v1.28.0"
 MICROPYTHON_COMMIT = "e0e9fbb17ed6fd06bb76e266ae554784c9c80804"
@@ -639,6 +645,8 @@ def build_image(
             "files": list(frozen_sources(FIRMWARE)),
             "names": names,
             "manifest": f"firmware/ports/rp2/boards/{image.board}/manifest.py",
+            "board_digest": board_digest(image.board, FIRMWARE),
+            "board_files": list(board_files(image.board, FIRMWARE)),
         }
 
     data = uf2.encode(binary, uf2.FLASH_BASE, image.family_id)

@@ -370,6 +370,16 @@ class RP2Board:
         ]
         return entries, int(reply["next"])
 
+    def profile(self, on: bool = True) -> None:
+        """Start a fresh profile (on) or stop it: the cycles the core spends executing at each
+        instruction address (asleep: not counted), read by :meth:`profile_log`."""
+        self._running().request("profile", on=on)
+
+    def profile_log(self) -> dict[int, int]:
+        """The profile so far: cycles by instruction address (Thumb bit clear)."""
+        reply = self._running().request("profile_log")
+        return {int(address): int(cycles) for address, cycles in reply["cycles"]}
+
     def run_until(self, cycle: int, timeout: float = 30.0) -> Clock:
         """Run on to emulated `cycle` and halt there (:meth:`resume` goes on)."""
         reply = self._running().request("run_until", timeout=timeout, cycle=cycle)

@@ -276,6 +276,11 @@ function makeHandlers(board, waiters) {
       return {};
     },
     trace_log: (request) => board.traceOf(request.since ?? 0),
+    profile: (request) => {
+      board.setProfile(!!request.on);
+      return {};
+    },
+    profile_log: () => ({ cycles: board.profileOf() }),
   };
 }
 

@@ -1,2 +1,4 @@
-// The port's RPI_PICO_W as it is (the cribboard build only adds frozen modules).
+// The port's RPI_PICO_W, with what every cribboard image changes (../cribboard.h); the build adds
+// the frozen firmware.
 #include "boards/RPI_PICO_W/mpconfigboard.h"
+#include "../cribboard.h"

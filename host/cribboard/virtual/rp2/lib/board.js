@@ -91,6 +91,7 @@ export class EmulatedBoard {
     // with the emulated time; null when off.
     this.trace = null;
     this.probes = null; // address (Thumb bit clear) -> name
+    this.profile = null; // setProfile: address (Thumb bit clear) -> cycles spent there
     this.pios = null; // the chip's two PIO blocks
     this.stampNanos = null; // the time of the PIO step being run, for the edges it makes
   }
@@ -373,6 +374,19 @@ export class EmulatedBoard {
     }
   }
 
+  /**
+   * Starts (a fresh) profile or stops it: the cycles the core spends at each instruction
+   * address (time asleep is not counted), for a profile by function with the image's ELF.
+   */
+  setProfile(on) {
+    this.profile = on ? new Map() : null;
+  }
+
+  /** The profile so far: [[address, cycles], ...]. */
+  profileOf() {
+    return this.profile === null ? [] : [...this.profile.entries()];
+  }
+
   traced(what, bytes = null) {
     const trace = this.trace;
     if (trace === null || trace.length >= TRACE_LIMIT) return;
@@ -619,6 +633,7 @@ export class EmulatedBoard {
         }
         const cycles = core.executeInstruction();
         clock.tick(cycles * NANOS_PER_CYCLE);
+        if (this.profile !== null) this.profile.set(pc, (this.profile.get(pc) ?? 0) + cycles);
         if (this.pioRunning) this.advancePio(cycles);
       }
       if (performance.now() - wallStart > SLICE_MILLIS) return;
