@@ -97,6 +97,18 @@ class Session:
         self.pico.trace(False)
         self.link.close()
 
+    def wait_up(self) -> None:
+        """Wait until the app answers (it starts after the boot)."""
+        self.link.write(b"#up ping\n")
+        while not self.link.readline().startswith(b"#up ok"):
+            self.link.write(b"#up ping\n")
+
+    def warm_up(self, pegs: int) -> None:
+        """A few pegs at the usual gaps, each awaited to its LED frame."""
+        for run in range(pegs):
+            self.gap()
+            self.request(b"#w%d peg 0 1\n" % run, event=True, frame=True)
+
     def _read_lines(self, needs: list[bytes]) -> list[bytes]:
         """Lines read until one starting with each of `needs` has come, in that order."""
         lines: list[bytes] = []
@@ -220,10 +232,7 @@ def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, in
     figures = Figures([], [], [], {}, [], [], 0)
     with RP2Board(image, flash=scratch / "fw.flash") as pico:
         session = Session(pico, probes)
-        link = session.link
-        link.write(b"#up ping\n")
-        while not link.readline().startswith(b"#up ok"):
-            link.write(b"#up ping\n")
+        session.wait_up()
         session.exchange(b"#n new 121 2\n", [b"#n ", b"! st "])
         for n, (verb, key) in enumerate(
             (
@@ -353,13 +362,8 @@ def print_peg_trace(image: Path, scratch: Path, probes: dict[str, int]) -> None:
     """One peg, cycle-stamped: each run of the same probe collapsed into first time and count."""
     with RP2Board(image, flash=scratch / "trace.flash") as pico:
         session = Session(pico, probes)
-        link = session.link
-        link.write(b"#up ping\n")
-        while not link.readline().startswith(b"#up ok"):
-            link.write(b"#up ping\n")
-        for run in range(5):  # warm up
-            session.gap()
-            session.request(b"#w%d peg 0 1\n" % run, event=True, frame=True)
+        session.wait_up()
+        session.warm_up(5)
         session.gap()
         since = pico.edges(16, since=LATEST).next
         timed = session.request(b"#t1 peg 1 2\n", event=True, frame=True)
@@ -437,13 +441,8 @@ def print_peg_profile(image: Path, scratch: Path, elf: Path, top: int = 25) -> N
     render and button tasks' share)."""
     with RP2Board(image, flash=scratch / "profile.flash") as pico:
         session = Session(pico)
-        link = session.link
-        link.write(b"#up ping\n")
-        while not link.readline().startswith(b"#up ok"):
-            link.write(b"#up ping\n")
-        for run in range(3):  # warm up
-            session.gap()
-            session.request(b"#w%d peg 0 1\n" % run, event=True, frame=True)
+        session.wait_up()
+        session.warm_up(3)
         started = pico.clock().nanos
         pico.profile(True)
         for run in range(PROFILED_PEGS):
