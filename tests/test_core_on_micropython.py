@@ -22,6 +22,7 @@ CORE_TESTS = [
     "test_old_records",
     "test_flashrecord",
     "test_ring",
+    "test_linebuffer",
     "test_blelink",
     "test_hallpayload",
 ]

@@ -1,8 +1,9 @@
 # Reassembles protocol lines from bytes arriving in pieces of any size (a USB read, a BLE write).
 # A line longer than the protocol allows is discarded up to its newline and reported once with
-# the request's id. The id is read as the bytes pass, whatever the line's length and however many
-# spaces come before it, so a too-long line is answered with its whole id or with none: never
-# with an id cut short, which a client could take for another request's.
+# the request's id. That id is read from the line's kept start, then from the bytes that pass,
+# whatever the line's length and however many spaces come before it, so a too-long line is
+# answered with its whole id or with none: never with an id cut short, which a client could take
+# for another request's. (A line that fits is parsed whole, id included, by the dispatcher.)
 
 try:
     from micropython import const
@@ -67,12 +68,21 @@ class LineAssembler:
                 if n:
                     self._on_line(self.line, n)
             return
-        if self._id_state < _READ:
-            self._read_id(c)
         if self.discarding:
+            if self._id_state < _READ:  # (an id after a long run of spaces)
+                self._read_id(c)
             return
         if self.n >= MAX_LINE - 1:  # no room left for a line that still has to end
             self.discarding = True
+            # Only a line too long needs its id read as the bytes pass (the parser reads a
+            # whole line's): read it now from the bytes kept, then from this one on.
+            line = self.line
+            for i in range(self.n):
+                if self._id_state >= _READ:
+                    break
+                self._read_id(line[i])
+            if self._id_state < _READ:
+                self._read_id(c)
             return
         self.line[self.n] = c
         self.n += 1
@@ -102,7 +112,7 @@ class LineAssembler:
     def read_ready(self, ready, readinto, one):
         """Take bytes one at a time from a stream while `ready(0)` (a poll's ipoll) says it has
         one, read with `readinto(one)` (`one` a bytearray(1)); returns the count. The middle of a
-        line goes straight into it; its start, its end and a line too long go by feed_byte."""
+        line goes straight into it; its end and a line too long go by feed_byte."""
         count = 0
         line = self.line
         more = True
@@ -114,9 +124,35 @@ class LineAssembler:
                     count += 1
                     c = one[0]
                     n = self.n
-                    if c == 10 or self._id_state < _READ or self.discarding or n >= MAX_LINE - 1:
+                    if c == 10 or self.discarding or self.skipping or n >= MAX_LINE - 1:
                         self.feed_byte(c)
                     else:
                         line[n] = c
                         self.n = n + 1
         return count
+
+    def read_lines(self, read, spare):
+        """Take every byte ready with `read(buf, start)`, which copies what is ready into
+        buf[start:] without waiting, stopping after a newline, and returns the count (the cribio
+        module's read_ready); returns the count taken. A line is read straight into place; the
+        rest of a line too long, or of one being skipped, goes through `spare` (a bytearray)."""
+        count = 0
+        line = self.line
+        while True:
+            if self.discarding or self.skipping:
+                got = read(spare, 0)
+                for i in range(got):
+                    self.feed_byte(spare[i])
+            else:
+                n = self.n
+                got = read(line, n)
+                end = n + got
+                if got and (line[end - 1] == 10 or end == MAX_LINE):
+                    # The line's end (fed as any byte), or its 64th byte: too long.
+                    self.n = end - 1
+                    self.feed_byte(line[end - 1])
+                else:
+                    self.n = end
+            if not got:
+                return count
+            count += got

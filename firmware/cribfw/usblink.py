@@ -1,16 +1,19 @@
 # The USB serial link: protocol lines on the board's stdin/stdout (USB CDC on a board, the pty on
-# the virtual board). stdin is polled with select and read one ready byte at a time, so the loop
-# never blocks and Ctrl-C (0x03) still reaches MicroPython's interrupt handling: mpremote keeps
-# working on a board running the app.
+# the virtual board). Reading never blocks the app, and Ctrl-C (0x03) still reaches MicroPython's
+# interrupt handling: mpremote keeps working on a board running the app. A cribboard image reads
+# each ready line in one call (its C module cribio, passed in as `read_ready`); elsewhere stdin is
+# polled with select and read one ready byte at a time (MicroPython's stdin has no read that
+# returns what is there without waiting for the rest).
 
 import select
 
+from cribcore.protocol import MAX_LINE
 from cribfw.dispatch import RecentReplies
 from cribfw.linebuffer import LineAssembler
 
 
 class UsbLink:
-    def __init__(self, stdin, stdout, dispatcher):
+    def __init__(self, stdin, stdout, dispatcher, read_ready=None):
         self._stdin = stdin
         self._stdout = stdout
         self._dispatcher = dispatcher
@@ -25,6 +28,8 @@ class UsbLink:
         self._ready = getattr(self._poll, "ipoll", self._poll.poll)
         self._lines = LineAssembler(self._line, self._too_long)
         self._readinto = stdin.readinto  # (bound once: drain runs for every burst of bytes)
+        self._read_ready = read_ready  # cribio.read_ready(buf, start), or None
+        self._spare = bytearray(MAX_LINE)
 
     def _line(self, line, n):
         self._dispatcher.handle_line(self, line, n)
@@ -37,6 +42,8 @@ class UsbLink:
 
     def drain(self):
         """Read and handle every byte that is ready now; returns the count read."""
+        if self._read_ready is not None:
+            return self._lines.read_lines(self._read_ready, self._spare)
         return self._lines.read_ready(self._ready, self._readinto, self._one)
 
     async def run(self):

@@ -50,16 +50,18 @@ def frozen_digest(root: Path | None = None) -> str:
 
 
 BOARDS = "ports/rp2/boards"  # the cribboard board definitions (relative to the firmware tree)
+C_MODULES = "ports/rp2/cmodules"  # the C modules every cribboard image builds in
 
 
 def board_files(board: str, root: Path | None = None) -> dict[str, Path]:
     """The files that define the cribboard build of `board` (e.g. `RPI_PICO`): its folder's
-    and those every board shares (the configuration header, the manifest), by their path
-    relative to `root` (the firmware tree), sorted."""
+    and those every board shares (the configuration header and cmake, the manifest, the C
+    modules), by their path relative to `root` (the firmware tree), sorted."""
     tree = root if root is not None else firmware_dir()
     shared = tree / BOARDS
     paths = [path for path in shared.iterdir() if path.is_file()]
     paths += [path for path in (shared / board).iterdir() if path.is_file()]
+    paths += [path for path in (tree / C_MODULES).rglob("*") if path.is_file()]
     return {path.relative_to(tree).as_posix(): path for path in sorted(paths)}
 
 

@@ -4,5 +4,6 @@
 include(${MICROPY_PORT_DIR}/boards/RPI_PICO2_W/mpconfigboard.cmake)
 set(MICROPY_BOARD_PINS ${MICROPY_PORT_DIR}/boards/RPI_PICO2_W/pins.csv)
 set(MICROPY_FROZEN_MANIFEST ${MICROPY_BOARD_DIR}/manifest.py)
+include(${MICROPY_BOARD_DIR}/../cribboard.cmake)
 # The port's default variant (Arm cores), which this board folder does not have of its own.
 include(${MICROPY_PORT_DIR}/boards/RPI_PICO2_W/mpconfigvariant.cmake)
