@@ -16,11 +16,11 @@
 # decoding replies and events) is host/cribboard/wire.py: the board never loads it.
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 
 from array import array
@@ -171,120 +171,147 @@ def arity_ok(req):
     return spec[1] <= req.argc <= spec[2]
 
 
-def _match(line, start, end, word):
-    if end - start != len(word):
-        return False
-    for i in range(len(word)):
-        if line[start + i] != word[i]:
-            return False
-    return True
+# The verbs' and the words' names, each followed by a space, for _find_name.
+_VERB_NAMES = b" ".join(VERBS) + b" "
+_WORD_NAMES = b" ".join(WORDS) + b" "
 
 
-def _find(table, line, start, end):
-    n = end - start
-    first = line[start]
-    for i in range(len(table)):
-        word = table[i]
-        # (the length and the first letter first: most words end there, without a call)
-        if len(word) == n and word[0] == first and _match(line, start, end, word):
-            return i
+def ptr8(buf):
+    """Viper's view of a buffer as bytes, for the plain twin of a viper function (CPython, or a
+    MicroPython without a native emitter: the build leaves the decorator out there); inside
+    viper code the name is the compiler's own cast."""
+    return buf
+
+
+def ptr32(buf):
+    """As ptr8, for an array of 32-bit numbers."""
+    return buf
+
+
+# The parser and the state's writer are native code (viper) on a board: they run for every
+# request and every event. Each function's source is also its plain twin: under CPython, and on a
+# MicroPython without a native emitter, ptr8 and ptr32 are the buffer itself (above); the tests
+# run the same vectors through both.
+
+
+@micropython.viper
+def _find_name(names, line, start: int, end: int) -> int:
+    """The index of line[start:end] among the space-separated names in `names`, or -1."""
+    t = ptr8(names)
+    s = ptr8(line)
+    size = int(len(names))
+    index = 0
+    i = 0
+    while i < size:
+        j = start
+        while j < end and t[i] == s[j]:
+            i += 1
+            j += 1
+        if j == end and t[i] == 32:
+            return index
+        while t[i] != 32:
+            i += 1
+        i += 1
+        index += 1
     return -1
 
 
-def parse_id(req, n):
+@micropython.viper
+def parse_id(req, n: int) -> int:
     """Read the '#ID ' prefix of req.line[:n] into req.id_*; returns the index after it, or -1
     when the prefix is malformed."""
-    line = req.line
-    req.id_start = req.id_end = 0
+    p = ptr8(req.line)
+    req.id_start = 0
+    req.id_end = 0
     i = 0
-    while i < n and line[i] == _SPACE:
+    while i < n and p[i] == 32:
         i += 1
-    if i < n and line[i] == _HASH:
+    if i < n and p[i] == 35:  # '#'
         start = i + 1
         i = start
         while i < n:
-            c = line[i]  # (is_id_char's test, without a call per character)
-            if not (_ZERO <= c <= _NINE or 65 <= c <= 90 or 97 <= c <= 122):
+            c = p[i]
+            if not ((c >= 48 and c <= 57) or (c >= 65 and c <= 90) or (c >= 97 and c <= 122)):
                 break
             i += 1
-        if i == start or i - start > MAX_ID or (i < n and line[i] != _SPACE):
+        if i == start or i - start > MAX_ID or (i < n and p[i] != 32):
             return -1
         req.id_start = start
         req.id_end = i
     return i
 
 
-def parse_request(req, n):
+@micropython.viper
+def parse_request(req, n: int) -> int:
     """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK or an E_ code.
     On failure req.id_* still names the id when one could be read, for the error reply.
     A blank line is E_EMPTY: not a request, so it gets no reply."""
     line = req.line
+    p = ptr8(line)
+    args = ptr32(req.args)
+    kinds = ptr8(req.kinds)
     req.verb = -1
     req.argc = 0
-    if n > 0 and line[n - 1] == 13:  # tolerate "\r\n"
+    if n > 0 and p[n - 1] == 13:  # tolerate "\r\n"
         n -= 1
-    i = parse_id(req, n)
+    i = int(parse_id(req, n))
     if i < 0:
         return E_BAD_LINE
     for j in range(n):
-        if line[j] < _SPACE or line[j] > 126:
+        if p[j] < 32 or p[j] > 126:
             return E_BAD_LINE
-    token = 0
+    verb = -1
+    argc = 0
     while True:
-        while i < n and line[i] == _SPACE:
+        while i < n and p[i] == 32:
             i += 1
         if i >= n:
             break
         start = i
-        while i < n and line[i] != _SPACE:
+        while i < n and p[i] != 32:
             i += 1
-        if token == 0:
-            req.verb = _find(VERBS, line, start, i)
-            if req.verb < 0:
+        if verb < 0:
+            verb = int(_find_name(_VERB_NAMES, line, start, i))
+            req.verb = verb
+            if verb < 0:
                 return E_UNKNOWN
+            continue
+        if argc >= MAX_ARGS:
+            return E_BAD_ARG
+        c = p[start]
+        if (c >= 48 and c <= 57) or (c == 45 and i - start > 1):
+            first = start + 1 if c == 45 else start
+            if i - first > MAX_DIGITS:  # leading zeros count: no small ints hidden in long ones
+                return E_BAD_ARG
+            value = 0
+            for k in range(first, i):
+                d = p[k] - 48
+                if d < 0 or d > 9:
+                    return E_BAD_ARG
+                value = value * 10 + d
+            args[argc] = 0 - value if c == 45 else value
+            kinds[argc] = ARG_INT
         else:
-            if req.argc >= MAX_ARGS:
+            word = int(_find_name(_WORD_NAMES, line, start, i))
+            if word < 0:
                 return E_BAD_ARG
-            if not _parse_arg(req, line, start, i):
-                return E_BAD_ARG
-        token += 1
-    if req.verb < 0:
-        return E_BAD_LINE if req.has_id() else E_EMPTY
+            args[argc] = word
+            kinds[argc] = ARG_WORD
+        argc += 1
+        req.argc = argc
+    if verb < 0:
+        return E_BAD_LINE if int(req.id_end) > int(req.id_start) else E_EMPTY
     return E_OK
 
 
-def _parse_arg(req, line, start, end):
-    k = req.argc
-    c = line[start]
-    if _ZERO <= c <= _NINE or (c == _MINUS and end - start > 1):
-        negative = c == _MINUS
-        first = start + 1 if negative else start
-        if end - first > MAX_DIGITS:  # leading zeros count: no small ints hidden in long ones
-            return False
-        value = 0
-        for i in range(first, end):
-            d = line[i] - _ZERO
-            if d < 0 or d > 9:
-                return False
-            value = value * 10 + d
-        req.args[k] = -value if negative else value
-        req.kinds[k] = ARG_INT
-    else:
-        word = _find(WORDS, line, start, end)
-        if word < 0:
-            return False
-        req.args[k] = word
-        req.kinds[k] = ARG_WORD
-    req.argc = k + 1
-    return True
-
-
 class LineWriter:
-    """Builds one outgoing line in a preallocated buffer (no allocation). Whole words go in with
-    one slice assignment (a copy in C) rather than byte by byte: a reply is mostly words."""
+    """Builds one outgoing line in a preallocated buffer (no allocation). Native code (viper) on
+    a board, as the parser: every reply and event is written here; the same source is the plain
+    twin (see ptr8 above)."""
 
     def __init__(self, size):
         self.buf = bytearray(size)
+        self.size = size
         self.n = 0
         self.overflow = False
 
@@ -292,130 +319,138 @@ class LineWriter:
         self.n = 0
         self.overflow = False
 
-    def byte(self, c):
-        if self.n < len(self.buf):
-            self.buf[self.n] = c
-            self.n += 1
+    @micropython.viper
+    def byte(self, c: int):
+        n = int(self.n)
+        if n < int(self.size):
+            p = ptr8(self.buf)
+            p[n] = c
+            self.n = n + 1
         else:
             self.overflow = True
 
+    @micropython.viper
     def text(self, data):
         if isinstance(data, str):
             data = data.encode()
-        n = self.n
-        end = n + len(data)
-        if end <= len(self.buf):
-            self.buf[n:end] = data  # (slices of a bytearray cost no allocation in MicroPython)
-            self.n = end
-        else:
-            self.copy(data, 0, len(data))
+        self.copy(data, 0, int(len(data)))
 
-    def copy(self, source, start, end):
-        n = self.n
-        buf = self.buf
-        if n + end - start <= len(buf):  # (a call per byte costs a board more than the copy)
-            for i in range(start, end):
-                buf[n] = source[i]
-                n += 1
-            self.n = n
-            return
+    @micropython.viper
+    def copy(self, source, start: int, end: int):
+        """Append source[start:end] (as much as fits: then overflow)."""
+        p = ptr8(self.buf)
+        s = ptr8(source)
+        n = int(self.n)
+        size = int(self.size)
         for i in range(start, end):
-            self.byte(source[i])
-
-    def number(self, value):
-        n = self.n
-        if 0 <= value < 10 and n < len(self.buf):  # (most fields: one digit)
-            self.buf[n] = _ZERO + value
-            self.n = n + 1
-            return
-        if value < 0:
-            self.byte(_MINUS)
-            value = -value
-        digits = 1
-        div = 1
-        while value >= div * 10:
-            div *= 10
-            digits += 1
-        n = self.n
-        if n + digits > len(self.buf):
-            while div:  # (cut short: as many digits as fit, then overflow)
-                self.byte(_ZERO + value // div % 10)
-                div //= 10
-            return
-        buf = self.buf
-        while div:
-            buf[n] = _ZERO + value // div % 10
+            if n >= size:
+                self.overflow = True
+                break
+            p[n] = s[i]
             n += 1
-            div //= 10
         self.n = n
 
+    @micropython.viper
+    def number(self, value: int):
+        p = ptr8(self.buf)
+        n = int(self.n)
+        size = int(self.size)
+        if value < 0:
+            if n >= size:
+                self.overflow = True
+                return
+            p[n] = 45  # '-'
+            n += 1
+            value = 0 - value
+        div = 1
+        while div < 1000000000 and value >= div * 10:  # (10**10 is past a 32-bit int)
+            div = div * 10
+        while div > 0:  # (cut short: as many digits as fit, then overflow)
+            if n >= size:
+                self.overflow = True
+                break
+            p[n] = 48 + (value // div) % 10
+            n += 1
+            div = div // 10
+        self.n = n
+
+    @micropython.viper
     def key(self, name):
         """Start ' name=' ."""
-        n = self.n
-        end = n + len(name) + 2
-        buf = self.buf
-        if end <= len(buf):
-            buf[n] = _SPACE
-            buf[n + 1 : end - 1] = name
-            buf[end - 1] = 61  # '='
-            self.n = end
-            return
-        self.byte(_SPACE)
-        self.text(name)
-        self.byte(61)
+        self.byte(32)
+        self.copy(name, 0, int(len(name)))
+        self.byte(61)  # '='
 
     def numbers(self, values, count):
         """Comma-separated values[0:count]."""
         for i in range(count):
             if i:
-                if self.n < len(self.buf):
-                    self.buf[self.n] = 44
-                    self.n += 1
-                else:
-                    self.overflow = True
+                self.byte(44)
             self.number(values[i])
 
+    @micropython.viper
     def hex_bytes(self, data):
-        n = self.n
-        if n + 2 * len(data) > len(self.buf):
-            for i in range(len(data)):
-                self.byte(_HEX[data[i] >> 4])
-                self.byte(_HEX[data[i] & 15])
-            return
-        buf = self.buf
-        for c in data:
-            buf[n] = _HEX[c >> 4]
-            buf[n + 1] = _HEX[c & 15]
+        p = ptr8(self.buf)
+        s = ptr8(data)
+        h = ptr8(_HEX)
+        n = int(self.n)
+        size = int(self.size)
+        for i in range(int(len(data))):
+            if n + 2 > size:
+                if n < size:
+                    p[n] = h[s[i] >> 4]  # (cut short: as many digits as fit)
+                    n += 1
+                self.overflow = True
+                break
+            p[n] = h[s[i] >> 4]
+            p[n + 1] = h[s[i] & 15]
             n += 2
         self.n = n
 
+    @micropython.viper
     def end(self):
         """Close the line; a line that overflowed is cut, but always ends in a newline."""
-        if self.n >= len(self.buf):  # (no room left for the newline: it takes the last byte)
-            self.n = len(self.buf) - 1
+        n = int(self.n)
+        size = int(self.size)
+        if n >= size:  # (no room left for the newline: it takes the last byte)
+            n = size - 1
             self.overflow = True
-        self.byte(10)
+        p = ptr8(self.buf)
+        p[n] = 10
+        self.n = n + 1
 
 
 _HEX = b"0123456789abcdef"
 
 
+@micropython.viper
 def begin_reply(out, req, ok):
-    """Start a reply to `req`: '#ID ok' or '#ID err'."""
-    out.reset()
-    start = req.id_start
-    end = req.id_end
-    if end > start:  # (an id is at most MAX_ID: it always fits a writer)
-        buf = out.buf
-        buf[0] = _HASH
+    """Start a reply to `req`: '#ID ok' or '#ID err' (any writer of a reply has room for it: an
+    id is at most MAX_ID)."""
+    p = ptr8(out.buf)
+    start = int(req.id_start)
+    end = int(req.id_end)
+    n = 0
+    if end > start:
+        line = ptr8(req.line)
+        p[0] = 35  # '#'
         n = 1
-        line = req.line
         for i in range(start, end):
-            buf[n] = line[i]
+            p[n] = line[i]
             n += 1
-        buf[n] = _SPACE
-        out.n = n + 1
-    out.text(b"ok" if ok else b"err")
+        p[n] = 32
+        n += 1
+    if ok:
+        p[n] = 111  # 'o'
+        p[n + 1] = 107  # 'k'
+        n += 2
+    else:
+        p[n] = 101  # 'e'
+        p[n + 1] = 114  # 'r'
+        p[n + 2] = 114
+        n += 3
+    out.n = n
+    out.overflow = False
 
 
 def write_error(out, req, code, text):
@@ -443,67 +478,67 @@ STATE_ROOM = const(37 + 8 + 20 * _DIGITS)  # the keys, the commas, 20 numbers
 _STATE_ASIDE = bytearray(STATE_ROOM)
 
 
-def _state_into(buf, n, board):
+_STATE_KEYS = b" r= t= n= d= w= x= f= b= g= q= u= x2="  # (in STATE_KEYS' order)
+
+
+@micropython.viper
+def _state_into(buf, n: int, board) -> int:
     """Write the state's fields at buf[n:] (room for STATE_ROOM bytes); returns the end."""
-    players = board.players
-    buf[n : n + 3] = b" r="
-    n = _number_into(buf, n + 3, board.rev)
-    buf[n : n + 3] = b" t="
-    n = _number_into(buf, n + 3, board.target)
-    buf[n : n + 3] = b" n="
-    buf[n + 3] = _ZERO + players
-    buf[n + 4 : n + 7] = b" d="
-    n = _number_into(buf, n + 7, board.dealer)
-    buf[n : n + 3] = b" w="
-    n = _number_into(buf, n + 3, board.winner)
-    buf[n : n + 3] = b" x="
-    n = _number_into(buf, n + 3, board.result())
-    buf[n : n + 3] = b" f="
-    n = _numbers_into(buf, n + 3, board.front, players)
-    buf[n : n + 3] = b" b="
-    n = _numbers_into(buf, n + 3, board.back, players)
-    buf[n : n + 3] = b" g="
-    n = _numbers_into(buf, n + 3, board.games, players)
-    buf[n : n + 3] = b" q="
-    n = _numbers_into(buf, n + 3, board.pending, players)
-    buf[n : n + 3] = b" u="
-    n = _number_into(buf, n + 3, board.undo_count)
-    buf[n : n + 4] = b" x2="
-    buf[n + 4] = 49 if board.skunk_double else _ZERO
-    return n + 5
-
-
-def _number_into(buf, n, value):
-    """Write `value` in decimal at buf[n:] (room for _DIGITS bytes); returns the end."""
-    if 0 <= value < 10:
-        buf[n] = _ZERO + value
-        return n + 1
-    if value < 0:
-        buf[n] = _MINUS
+    p = ptr8(buf)
+    keys = ptr8(_STATE_KEYS)
+    players = int(board.players)
+    k = 0
+    for field in range(12):
+        p[n] = keys[k]  # ' ', then the key up to its '='
         n += 1
-        value = -value
-    div = 1
-    while value >= div * 10:
-        div *= 10
-    while div:
-        buf[n] = _ZERO + value // div % 10
-        n += 1
-        div //= 10
-    return n
-
-
-def _numbers_into(buf, n, values, count):
-    """Comma-separated values[0:count] at buf[n:]; returns the end."""
-    for i in range(count):
-        if i:
-            buf[n] = 44
+        k += 1
+        while keys[k - 1] != 61:
+            p[n] = keys[k]
             n += 1
-        value = values[i]
-        if 0 <= value < 10:
-            buf[n] = _ZERO + value
-            n += 1
-        else:
-            n = _number_into(buf, n, value)
+            k += 1
+        count = 1
+        seq = board.front
+        if field >= 6 and field <= 9:
+            count = players
+            if field == 7:
+                seq = board.back
+            elif field == 8:
+                seq = board.games
+            elif field == 9:
+                seq = board.pending
+        for i in range(count):
+            if i > 0:
+                p[n] = 44  # ','
+                n += 1
+            if field == 0:
+                value = int(board.rev)
+            elif field == 1:
+                value = int(board.target)
+            elif field == 2:
+                value = players
+            elif field == 3:
+                value = int(board.dealer)
+            elif field == 4:
+                value = int(board.winner)
+            elif field == 5:
+                value = int(board.result())
+            elif field == 10:
+                value = int(board.undo_count)
+            elif field == 11:
+                value = 1 if board.skunk_double else 0
+            else:
+                value = int(seq[i])
+            if value < 0:
+                p[n] = 45  # '-'
+                n += 1
+                value = 0 - value
+            div = 1
+            while div < 1000000000 and value >= div * 10:  # (10**10 is past a 32-bit int)
+                div = div * 10
+            while div > 0:
+                p[n] = 48 + (value // div) % 10
+                n += 1
+                div = div // 10
     return n
 
 

@@ -10,14 +10,15 @@
 # and `brief` (it asked for brief events: `brief 1`).
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 
 from cribcore import protocol
+from cribcore.protocol import ptr8
 from cribcore.layout import HOLES
 from cribcore.state import GameError
 from cribfw.verbs import HANDLERS, admission_fields, settings_fields, write_hello_fields
@@ -46,44 +47,52 @@ class RecentReplies:
         self.reply_len = bytearray(RECENT)
         self.next = 0
 
-    def find(self, line, start, end):
+    @micropython.viper
+    def find(self, line, start: int, end: int) -> int:
         """The slot remembering the id line[start:end], or -1."""
         n = end - start
         if n == 0:
             return -1
-        ids = self.ids
-        id_len = self.id_len
+        ids = ptr8(self.ids)
+        id_len = ptr8(self.id_len)
+        s = ptr8(line)
+        id_size = int(protocol.MAX_ID)
         for slot in range(RECENT):
             if id_len[slot] != n:
                 continue
-            base = slot * protocol.MAX_ID
+            base = slot * id_size
             same = True
             for i in range(n):
-                if ids[base + i] != line[start + i]:
+                if ids[base + i] != s[start + i]:
                     same = False
                     break
             if same:
                 return slot
         return -1
 
-    def remember(self, line, start, end, out):
+    @micropython.viper
+    def remember(self, line, start: int, end: int, out):
         """Remember `out` as the reply to the id line[start:end]."""
-        if out.n > RECENT_REPLY:
+        size = int(out.n)
+        if size > RECENT_REPLY:
             return
-        slot = self.next
+        slot = int(self.next)
         self.next = (slot + 1) % RECENT
-        ids = self.ids
-        j = slot * protocol.MAX_ID
+        ids = ptr8(self.ids)
+        s = ptr8(line)
+        j = slot * int(protocol.MAX_ID)
         for i in range(start, end):
-            ids[j] = line[i]
+            ids[j] = s[i]
             j += 1
-        self.id_len[slot] = end - start
-        replies = self.replies
-        buf = out.buf
+        id_len = ptr8(self.id_len)
+        id_len[slot] = end - start
+        replies = ptr8(self.replies)
+        buf = ptr8(out.buf)
         base = slot * RECENT_REPLY
-        for i in range(out.n):
+        for i in range(size):
             replies[base + i] = buf[i]
-        self.reply_len[slot] = out.n
+        reply_len = ptr8(self.reply_len)
+        reply_len[slot] = size
 
     def replay(self, slot, out):
         out.reset()

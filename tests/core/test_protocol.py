@@ -649,3 +649,71 @@ def test_frame_reads_what_the_leds_show_without_writing_them():
     assert pixels.writes == writes  # reading it again writes nothing
     rgb = W.decode_frame(W.decode_line(first[0]).fields["rgb"])
     assert rgb == bytes(s.renderer.frame) and rgb != bytes(3 * HOLES)
+
+
+class _Board:
+    """Any state's fields, as numbers a board may hold (the writer reads only these)."""
+
+    def __init__(self, seed):
+        rng = seed * 7919 + 13
+        values = []
+        for _ in range(20):
+            rng = (rng * 1103515245 + 12345) % 2147483648
+            values.append(rng)
+        players = 2 + values[0] % 2
+        big = (0, 1, 9, 10, 99, 100, 121, 999999, 1000000000, 2147483647)
+        self.players = players
+        self.rev = big[values[1] % len(big)]
+        self.target = 61 + values[2] % 61
+        self.dealer = values[3] % players - (1 if seed % 5 == 0 else 0)
+        self.winner = -1 if seed % 3 else values[4] % players
+        self.front = [values[5 + i] % 122 for i in range(3)]
+        self.back = [values[8 + i] % 122 for i in range(3)]
+        self.games = [big[values[11 + i] % len(big)] for i in range(3)]
+        self.pending = [-(values[14 + i] % 30) if seed % 7 == 0 else values[14 + i] % 30 for i in range(3)]
+        self.undo_count = values[17] % 64
+        self.skunk_double = seed % 2 == 0
+        self._result = values[18] % 4
+
+    def result(self):
+        return self._result
+
+    def expected(self):
+        """The fields as plain formatting writes them."""
+        n = self.players
+
+        def join(values):
+            return ",".join(str(v) for v in values[:n])
+
+        return (
+            " r=%d t=%d n=%d d=%d w=%d x=%d f=%s b=%s g=%s q=%s u=%d x2=%d"
+            % (
+                self.rev,
+                self.target,
+                n,
+                self.dealer,
+                self.winner,
+                self._result,
+                join(self.front),
+                join(self.back),
+                join(self.games),
+                join(self.pending),
+                self.undo_count,
+                1 if self.skunk_double else 0,
+            )
+        ).encode()
+
+
+def test_the_state_writer_equals_plain_formatting_on_every_interpreter():
+    # On a board the state's fields are written by native code (viper); its plain twin is the
+    # same source run as Python (CPython here). Both must write what plain formatting writes,
+    # for every number a field may hold, negative and 10-digit ones included.
+    buf = bytearray(P.STATE_ROOM + 4)
+    for seed in range(300):
+        board = _Board(seed)
+        buf[:] = b"\xff" * len(buf)
+        end = P._state_into(buf, 2, board)
+        expected = board.expected()
+        assert bytes(buf[2:end]) == expected, (seed, bytes(buf[2:end]), expected)
+        assert buf[0] == 0xFF and buf[1] == 0xFF and buf[end] == 0xFF  # nothing else touched
+        assert end - 2 <= P.STATE_ROOM
