@@ -304,6 +304,10 @@ def parse_request(req, n: int) -> int:
     return E_OK
 
 
+# The powers of ten a 32-bit number's digits are counted out with (LineWriter.number).
+_POWERS = array("i", (1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1))
+
+
 class LineWriter:
     """Builds one outgoing line in a preallocated buffer (no allocation). Native code (viper) on
     a board, as the parser: every reply and event is written here; the same source is the plain
@@ -331,9 +335,20 @@ class LineWriter:
 
     @micropython.viper
     def text(self, data):
+        """Append bytes (or a str's UTF-8), as much as fits: then overflow."""
         if isinstance(data, str):
             data = data.encode()
-        self.copy(data, 0, int(len(data)))
+        p = ptr8(self.buf)
+        s = ptr8(data)
+        n = int(self.n)
+        size = int(self.size)
+        for i in range(int(len(data))):  # (as copy: without a call, for every event)
+            if n >= size:
+                self.overflow = True
+                break
+            p[n] = s[i]
+            n += 1
+        self.n = n
 
     @micropython.viper
     def copy(self, source, start: int, end: int):
@@ -362,16 +377,23 @@ class LineWriter:
             p[n] = 45  # '-'
             n += 1
             value = 0 - value
-        div = 1
-        while div < 1000000000 and value >= div * 10:  # (10**10 is past a 32-bit int)
-            div = div * 10
-        while div > 0:  # (cut short: as many digits as fit, then overflow)
+        # The digits by subtraction: a Cortex-M0+ has no divide instruction.
+        powers = ptr32(_POWERS)
+        k = 0
+        while k < 9 and powers[k] > value:
+            k += 1
+        while k < 10:  # (cut short: as many digits as fit, then overflow)
             if n >= size:
                 self.overflow = True
                 break
-            p[n] = 48 + (value // div) % 10
+            digit = 48
+            power = powers[k]
+            while value >= power:
+                value -= power
+                digit += 1
+            p[n] = digit
             n += 1
-            div = div // 10
+            k += 1
         self.n = n
 
     @micropython.viper
@@ -486,6 +508,7 @@ def _state_into(buf, n: int, board) -> int:
     """Write the state's fields at buf[n:] (room for STATE_ROOM bytes); returns the end."""
     p = ptr8(buf)
     keys = ptr8(_STATE_KEYS)
+    powers = ptr32(_POWERS)
     players = int(board.players)
     k = 0
     for field in range(12):
@@ -532,20 +555,34 @@ def _state_into(buf, n: int, board) -> int:
                 p[n] = 45  # '-'
                 n += 1
                 value = 0 - value
-            div = 1
-            while div < 1000000000 and value >= div * 10:  # (10**10 is past a 32-bit int)
-                div = div * 10
-            while div > 0:
-                p[n] = 48 + (value // div) % 10
+            if value < 10:  # (most fields)
+                p[n] = 48 + value
                 n += 1
-                div = div // 10
+                continue
+            j = 0  # (the digits by subtraction, as in LineWriter.number)
+            while powers[j] > value:
+                j += 1
+            while j < 10:
+                digit = 48
+                power = powers[j]
+                while value >= power:
+                    value -= power
+                    digit += 1
+                p[n] = digit
+                n += 1
+                j += 1
     return n
 
 
 def write_state_event(out, board):
     out.reset()
-    out.text(b"! st")
-    write_state_fields(out, board)
+    if out.size >= 4 + STATE_ROOM + 1:  # (every event writer: without a call for the words)
+        buf = out.buf
+        buf[0:4] = b"! st"
+        out.n = _state_into(buf, 4, board)
+    else:
+        out.text(b"! st")
+        write_state_fields(out, board)
     out.end()
 
 

@@ -18,24 +18,18 @@
 # deficiencies; front and back pegs also differ by brightness, which every eye sees.
 #
 # The frame is drawn in the strip's own layout (chain order by the layout's LED_OF_HOLE, the
-# strip's byte order, before brightness), so output only applies brightness and the current
-# limiter: one table lookup per byte, done by the framebuf module's palette blit in C where the
-# port has it (on an RP2040 a frame then costs less than its 3.6 ms on the wire). `frame` gives
+# strip's byte order, before brightness), so output only adds up the channels (for the current
+# limiter) and applies brightness: one table lookup per byte, both loops native code (viper) on a
+# board, whose source is also their plain twin (see cribcore/protocol.py's ptr8). `frame` gives
 # it in hole order, RGB, 3 bytes per hole (what hosts and tests read), worked out when asked.
 # Rendering allocates nothing on the MicroPython heap.
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
-
-
-try:
-    import framebuf
-except ImportError:  # CPython, a port without it: a Python loop does the same
-    framebuf = None
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 from cribcore.layout import (
     COLS,
@@ -51,6 +45,7 @@ from cribcore.layout import (
     lap_length,
     skunk_lines,
 )
+from cribcore.protocol import ptr8
 from cribcore.state import NO_WINNER
 
 FRONT_RGB = ((0, 90, 255), (255, 100, 0), (220, 0, 190))  # blue, orange, reddish purple
@@ -129,14 +124,8 @@ class Renderer:
         self._table = bytearray(256)
         self._table_scale = -1
         self._glow = tuple(self._glow_rows(p, bpp, order) for p in range(2))
-        self._blit = None
-        if framebuf is not None and buf is not None and len(buf) == len(self._chain):
-            gs8 = framebuf.GS8
-            self._blit = framebuf.FrameBuffer(buf, len(buf), 1, gs8).blit
-            self._blit_args = (
-                framebuf.FrameBuffer(self._chain, len(buf), 1, gs8),
-                framebuf.FrameBuffer(self._table, 256, 1, gs8),
-            )
+        if buf is not None and len(buf) != len(self._chain):
+            self._buf = None  # (not a strip of HOLES pixels of bpp bytes: set pixel by pixel)
 
     def _glow_rows(self, p, bpp, order):
         """(chain start, bytes) of each row of player p's two-player track, in the strip's
@@ -301,7 +290,7 @@ class Renderer:
     def show(self):
         """Write the frame to the pixels in chain order, with brightness and limiter applied."""
         chain = self._chain
-        total = sum(chain)
+        total = _channel_sum(chain)
         scale = self.limit_scale(total)
         self.scale = scale
         self.estimated_ma = (total * scale >> 8) * self.ma_per_led // 765 + self.idle_ma * HOLES
@@ -311,11 +300,8 @@ class Renderer:
             for v in range(256):
                 table[v] = v * scale >> 8
         buf = self._buf
-        if self._blit is not None:
-            self._blit(self._blit_args[0], 0, 0, -1, self._blit_args[1])  # buf = table[chain]
-        elif buf is not None:
-            for i in range(len(chain)):
-                buf[i] = table[chain[i]]
+        if buf is not None:
+            _scaled_into(buf, chain, table)
         else:
             frame = self.frame  # (no buffer to write: slow, and not allocation-free)
             for hole in range(HOLES):
@@ -326,3 +312,23 @@ class Renderer:
                     table[frame[i + 2]],
                 )
         self.pixels.write()
+
+
+@micropython.viper
+def _channel_sum(chain) -> int:
+    """The sum of the frame's channel values (for the current limiter)."""
+    c = ptr8(chain)
+    total = 0
+    for i in range(int(len(chain))):
+        total += c[i]
+    return total
+
+
+@micropython.viper
+def _scaled_into(buf, chain, table):
+    """buf[i] = table[chain[i]] for every byte: the frame with brightness applied."""
+    b = ptr8(buf)
+    c = ptr8(chain)
+    t = ptr8(table)
+    for i in range(int(len(chain))):
+        b[i] = t[c[i]]
