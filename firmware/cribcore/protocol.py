@@ -16,11 +16,11 @@
 # decoding replies and events) is host/cribboard/wire.py: the board never loads it.
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 
 from array import array
@@ -131,9 +131,11 @@ class Request:
         self.args = array("i", bytes(4 * MAX_ARGS))
         self.kinds = bytearray(MAX_ARGS)
 
+    @micropython.native
     def has_id(self):
         return self.id_end > self.id_start
 
+    @micropython.native
     def int_arg(self, i, default):
         """Argument i as a number; `default` when absent; None when it is a word."""
         if i >= self.argc:
@@ -142,6 +144,7 @@ class Request:
             return None
         return self.args[i]
 
+    @micropython.native
     def word_arg(self, i):
         """Argument i's word code, or -1."""
         if i >= self.argc or self.kinds[i] != ARG_WORD:
@@ -149,6 +152,7 @@ class Request:
         return self.args[i]
 
 
+@micropython.native
 def is_reading(req, code):
     """Whether `req`, parsed with result `code`, only reads (its reply is not remembered). A
     line whose verb could not be read is not: it gets an error, remembered under its id."""
@@ -158,6 +162,7 @@ def is_reading(req, code):
     return kind == K_READ or (kind != K_CHANGE and code == E_OK and req.argc == 0)
 
 
+@micropython.native
 def is_open(req):
     """Whether anyone may send `req` (a parsed request), a link not trusted too: it reads, or
     sets only the asking link's own view."""
@@ -165,12 +170,14 @@ def is_open(req):
     return kind == K_READ or kind == K_LINK or (kind == K_SET and req.argc == 0)
 
 
+@micropython.native
 def arity_ok(req):
     """Whether `req` (a parsed request) has as many arguments as its verb takes."""
     spec = VERB_TABLE[req.verb]
     return spec[1] <= req.argc <= spec[2]
 
 
+@micropython.native
 def _match(line, start, end, word):
     if end - start != len(word):
         return False
@@ -180,6 +187,7 @@ def _match(line, start, end, word):
     return True
 
 
+@micropython.native
 def _find(table, line, start, end):
     n = end - start
     first = line[start]
@@ -191,6 +199,7 @@ def _find(table, line, start, end):
     return -1
 
 
+@micropython.native
 def parse_id(req, n):
     """Read the '#ID ' prefix of req.line[:n] into req.id_*; returns the index after it, or -1
     when the prefix is malformed."""
@@ -214,6 +223,7 @@ def parse_id(req, n):
     return i
 
 
+@micropython.native
 def parse_request(req, n):
     """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK or an E_ code.
     On failure req.id_* still names the id when one could be read, for the error reply.
@@ -253,6 +263,7 @@ def parse_request(req, n):
     return E_OK
 
 
+@micropython.native
 def _parse_arg(req, line, start, end):
     k = req.argc
     c = line[start]
@@ -281,17 +292,21 @@ def _parse_arg(req, line, start, end):
 
 class LineWriter:
     """Builds one outgoing line in a preallocated buffer (no allocation). Whole words go in with
-    one slice assignment (a copy in C) rather than byte by byte: a reply is mostly words."""
+    one slice assignment (a copy in C) rather than byte by byte: a reply is mostly words.
+    The methods are native code (`micropython.native`) but those storing a slice (text, key):
+    the VM stores a slice without making a slice object, native code makes one on the heap."""
 
     def __init__(self, size):
         self.buf = bytearray(size)
         self.n = 0
         self.overflow = False
 
+    @micropython.native
     def reset(self):
         self.n = 0
         self.overflow = False
 
+    @micropython.native
     def byte(self, c):
         if self.n < len(self.buf):
             self.buf[self.n] = c
@@ -310,6 +325,7 @@ class LineWriter:
         else:
             self.copy(data, 0, len(data))
 
+    @micropython.native
     def copy(self, source, start, end):
         n = self.n
         buf = self.buf
@@ -322,6 +338,7 @@ class LineWriter:
         for i in range(start, end):
             self.byte(source[i])
 
+    @micropython.native
     def number(self, value):
         n = self.n
         if 0 <= value < 10 and n < len(self.buf):  # (most fields: one digit)
@@ -364,6 +381,7 @@ class LineWriter:
         self.text(name)
         self.byte(61)
 
+    @micropython.native
     def numbers(self, values, count):
         """Comma-separated values[0:count]."""
         for i in range(count):
@@ -375,6 +393,7 @@ class LineWriter:
                     self.overflow = True
             self.number(values[i])
 
+    @micropython.native
     def hex_bytes(self, data):
         n = self.n
         if n + 2 * len(data) > len(self.buf):
@@ -389,6 +408,7 @@ class LineWriter:
             n += 2
         self.n = n
 
+    @micropython.native
     def end(self):
         """Close the line; a line that overflowed is cut, but always ends in a newline."""
         if self.n >= len(self.buf):  # (no room left for the newline: it takes the last byte)
@@ -400,6 +420,7 @@ class LineWriter:
 _HEX = b"0123456789abcdef"
 
 
+@micropython.native
 def begin_reply(out, req, ok):
     """Start a reply to `req`: '#ID ok' or '#ID err'."""
     out.reset()
@@ -418,6 +439,7 @@ def begin_reply(out, req, ok):
     out.text(b"ok" if ok else b"err")
 
 
+@micropython.native
 def write_error(out, req, code, text):
     begin_reply(out, req, False)
     out.byte(_SPACE)
@@ -427,6 +449,7 @@ def write_error(out, req, code, text):
     out.end()
 
 
+@micropython.native
 def write_state_fields(out, board):
     """The board state as KEY=VALUE fields (see STATE_KEYS)."""
     n = out.n
@@ -445,6 +468,7 @@ _STATE_ASIDE = bytearray(STATE_ROOM)
 
 def _state_into(buf, n, board):
     """Write the state's fields at buf[n:] (room for STATE_ROOM bytes); returns the end."""
+    # (Bytecode: its slice stores would allocate as native code, see LineWriter.)
     players = board.players
     buf[n : n + 3] = b" r="
     n = _number_into(buf, n + 3, board.rev)
@@ -473,6 +497,7 @@ def _state_into(buf, n, board):
     return n + 5
 
 
+@micropython.native
 def _number_into(buf, n, value):
     """Write `value` in decimal at buf[n:] (room for _DIGITS bytes); returns the end."""
     if 0 <= value < 10:
@@ -492,6 +517,7 @@ def _number_into(buf, n, value):
     return n
 
 
+@micropython.native
 def _numbers_into(buf, n, values, count):
     """Comma-separated values[0:count] at buf[n:]; returns the end."""
     for i in range(count):
@@ -507,6 +533,7 @@ def _numbers_into(buf, n, values, count):
     return n
 
 
+@micropython.native
 def write_state_event(out, board):
     out.reset()
     out.text(b"! st")
@@ -514,6 +541,7 @@ def write_state_event(out, board):
     out.end()
 
 
+@micropython.native
 def write_brief_event(out, game):
     """The brief event for the game's last change, if it was a peg ('! p R P F B': player P's
     front and back pegs at revision R) or a preview ('! q R P Q'); False for any other change

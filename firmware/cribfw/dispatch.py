@@ -10,11 +10,11 @@
 # and `brief` (it asked for brief events: `brief 1`).
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 
 from cribcore import protocol
@@ -46,6 +46,7 @@ class RecentReplies:
         self.reply_len = bytearray(RECENT)
         self.next = 0
 
+    @micropython.native
     def find(self, line, start, end):
         """The slot remembering the id line[start:end], or -1."""
         n = end - start
@@ -66,6 +67,7 @@ class RecentReplies:
                 return slot
         return -1
 
+    @micropython.native
     def remember(self, line, start, end, out):
         """Remember `out` as the reply to the id line[start:end]."""
         if out.n > RECENT_REPLY:
@@ -85,6 +87,7 @@ class RecentReplies:
             replies[base + i] = buf[i]
         self.reply_len[slot] = out.n
 
+    @micropython.native
     def replay(self, slot, out):
         out.reset()
         base = slot * RECENT_REPLY
@@ -110,6 +113,7 @@ class Dispatcher:
         self.on_input_done = _nothing  # called when a link has handled all it had (the app
         # shows the changes on the LEDs then)
 
+    @micropython.native
     def input_done(self):
         """A link handled every request it had for now: time to show what they changed."""
         self.on_input_done()
@@ -123,6 +127,7 @@ class Dispatcher:
 
     # --- requests ------------------------------------------------------------------------------
 
+    @micropython.native
     def handle_line(self, link, line, n):
         """Handle one request line (line[:n], newline removed) from `link`."""
         req = self.req
@@ -158,6 +163,7 @@ class Dispatcher:
         link.send(out.buf, out.n)
         self.publish_if_changed()
 
+    @micropython.native
     def _execute(self, link, req, out):
         protocol.begin_reply(out, req, True)
         try:
@@ -201,6 +207,7 @@ class Dispatcher:
 
     # --- events ----------------------------------------------------------------------------
 
+    @micropython.native
     def publish_if_changed(self):
         """Push the state (and settings) to every link if they changed since last time, whatever
         changed them: a request, a button, a timer. A link that asked for brief events gets a
@@ -241,6 +248,7 @@ class Dispatcher:
                 ev.end()
                 link.send(ev.buf, ev.n)
 
+    @micropython.native
     def announce_button(self, name, action):
         """'! btn n=NAME a=ACTION' on every link: a button on the board was tapped or held."""
         ev = self.event
@@ -262,6 +270,7 @@ class Dispatcher:
         ev.end()
         self.broadcast(ev)
 
+    @micropython.native
     def broadcast(self, line):
         for link in self.ctx.links:
             link.send(line.buf, line.n)
