@@ -332,3 +332,37 @@ def test_the_fallback_filter_only_covers_import_fallbacks() -> None:
         or not source[n - 1].strip()
         for n in lines
     )
+
+
+# --- native code ---------------------------------------------------------------------------------
+
+
+def _native_functions(tree: ast.Module) -> list[ast.FunctionDef]:
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        and any(ast.unparse(d) == "micropython.native" for d in node.decorator_list)
+    ]
+
+
+def test_native_functions_keep_to_what_native_code_does_without_allocating() -> None:
+    """A function compiled to machine code (`@micropython.native`) subscripts no slice: the VM
+    stores or loads a slice of a built-in without making a slice object, native code makes one
+    on the heap (and the hot path allocates nothing per score command). Nor is it a generator
+    or a coroutine (the firmware keeps those as bytecode), and it raises with an argument."""
+    problems = []
+    native = 0
+    for path in BOARD_FILES:
+        for function in _native_functions(ast.parse(path.read_text(encoding="utf-8"))):
+            native += 1
+            where = f"{_rel(path)}:{function.lineno} {function.name}"
+            for node in ast.walk(function):
+                if isinstance(node, ast.Slice):
+                    problems.append(f"{where}: a slice (line {node.lineno})")
+                elif isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+                    problems.append(f"{where}: a generator or coroutine")
+                elif isinstance(node, ast.Raise) and node.exc is None:
+                    problems.append(f"{where}: a bare raise (line {node.lineno})")
+    assert native > 50, "the hot path is native code"
+    assert not problems, "\n".join(problems)
