@@ -74,6 +74,7 @@ def test_the_boards_architecture_is_read_from_its_mpy_value() -> None:
     assert native_arch(6 | (3 | 10 << 2) << 8) == 10 and MARCH[10] == "xtensawin"  # ESP32-S3
     assert native_arch(6 | (3 | 11 << 2) << 8 | 0x3 << 16) == 11  # RP2350 RISC-V (extensions)
     assert native_arch(6 | 3 << 8) == NO_NATIVE  # no native emitter (the unix port on arm64)
+    assert native_arch(6 | (3 | 12 << 2) << 8) == NO_NATIVE  # rv64imc: mpy-cross has no emitter
     assert native_arch(6 | (3 | 13 << 2) << 8) == NO_NATIVE  # one mpy-cross cannot compile for
     assert native_arch(None) == NO_NATIVE  # no _mpy: loads no .mpy at all
 
@@ -87,6 +88,12 @@ def test_the_virtual_boards_files_carry_native_code_for_its_interpreter() -> Non
         if board_path.endswith(".mpy"):
             expected = arch if board_path in NATIVE_MODULES else NO_NATIVE
             assert mpy_arch(path) == expected, board_path
+
+
+def test_the_firmware_compiles_for_every_architecture_a_board_may_report() -> None:
+    # An ESP32-S3 (xtensawin), an RP2350 (armv7emsp), a stock RP2040 (armv6m), ...
+    for arch in MARCH:
+        assert mpy_arch(built_files(arch=arch)["cribfw/dispatch.mpy"]) == arch, MARCH[arch]
 
 
 def test_a_board_without_a_native_emitter_gets_plain_bytecode_or_source() -> None:

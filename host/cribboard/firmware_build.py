@@ -27,7 +27,8 @@ SKIP_DIRS = {"sim", "ports", "__pycache__"}
 KEEP_SOURCE = {"main.py", "boot.py"}  # MicroPython runs these by name, as source
 
 NO_NATIVE = 0
-# mpy-cross's -march names by MicroPython's MP_NATIVE_ARCH_* numbers (py/persistentcode.h).
+# mpy-cross's -march names by MicroPython's MP_NATIVE_ARCH_* numbers (py/persistentcode.h), for
+# the architectures it has a native emitter for (not rv64imc, 12: it knows the name, no emitter).
 MARCH = {
     1: "x86",
     2: "x64",
@@ -40,7 +41,6 @@ MARCH = {
     9: "xtensa",
     10: "xtensawin",
     11: "rv32imc",
-    12: "rv64imc",
 }
 # A decorator line on its own, as the firmware writes them; the build blanks it (line numbers kept).
 _NATIVE_DECORATOR = re.compile(rb"^[ \t]*@micropython\.native[ \t]*$", re.M)
