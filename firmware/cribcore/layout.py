@@ -23,11 +23,11 @@
 # right, row 3 right to left, then the win hole. LED_OF_HOLE / HOLE_OF_LED translate.
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 
 ROWS = const(4)
@@ -104,15 +104,18 @@ LAP_GAUGE_ROW = const(3)
 LAP_GAUGE_LEN = const(10)
 
 
+@micropython.native
 def lap_length(players):
     return LAP_2P if players == 2 else LAP_3P
 
 
+@micropython.native
 def track(players, player):
     """The holes of a player's track in order, as bytes (position 1 first)."""
     return TRACK_2P[player] if players == 2 else TRACK_3P[player]
 
 
+@micropython.native
 def hole_for_score(players, player, score, target):
     """The hole showing `score` for `player`: OFF_BOARD for 0, WIN_HOLE at or past the target."""
     if score <= 0:
@@ -123,11 +126,13 @@ def hole_for_score(players, player, score, target):
     return track(players, player)[(score - 1) % lap]
 
 
+@micropython.native
 def lap_gauge_hole(player, lap_index):
     """Three-player board: the row-3 hole that lights for `player` having started lap `lap_index`."""
     return LAP_GAUGE_ROW * COLS + player * LAP_GAUGE_LEN + lap_index
 
 
+@micropython.native
 def skunk_lines(target):
     """Scores a trailing player must reach to escape (double skunk, skunk); 0 where none."""
     if target == 121:

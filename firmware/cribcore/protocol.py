@@ -26,6 +26,7 @@ except ImportError:  # CPython
 from array import array
 
 from cribcore.state import LAST_PEG
+from cribcore.twins import ptr8, ptr32
 
 PROTOCOL_MAJOR = const(1)  # bumped when a change breaks older hosts
 PROTOCOL_MINOR = const(2)  # bumped when something is added (1.1: admit; 1.2: brief, health)
@@ -131,9 +132,11 @@ class Request:
         self.args = array("i", bytes(4 * MAX_ARGS))
         self.kinds = bytearray(MAX_ARGS)
 
+    @micropython.native
     def has_id(self):
         return self.id_end > self.id_start
 
+    @micropython.native
     def int_arg(self, i, default):
         """Argument i as a number; `default` when absent; None when it is a word."""
         if i >= self.argc:
@@ -142,6 +145,7 @@ class Request:
             return None
         return self.args[i]
 
+    @micropython.native
     def word_arg(self, i):
         """Argument i's word code, or -1."""
         if i >= self.argc or self.kinds[i] != ARG_WORD:
@@ -149,6 +153,7 @@ class Request:
         return self.args[i]
 
 
+@micropython.native
 def is_reading(req, code):
     """Whether `req`, parsed with result `code`, only reads (its reply is not remembered). A
     line whose verb could not be read is not: it gets an error, remembered under its id."""
@@ -158,6 +163,7 @@ def is_reading(req, code):
     return kind == K_READ or (kind != K_CHANGE and code == E_OK and req.argc == 0)
 
 
+@micropython.native
 def is_open(req):
     """Whether anyone may send `req` (a parsed request), a link not trusted too: it reads, or
     sets only the asking link's own view."""
@@ -165,6 +171,7 @@ def is_open(req):
     return kind == K_READ or kind == K_LINK or (kind == K_SET and req.argc == 0)
 
 
+@micropython.native
 def arity_ok(req):
     """Whether `req` (a parsed request) has as many arguments as its verb takes."""
     spec = VERB_TABLE[req.verb]
@@ -176,22 +183,8 @@ _VERB_NAMES = b" ".join(VERBS) + b" "
 _WORD_NAMES = b" ".join(WORDS) + b" "
 
 
-def ptr8(buf):
-    """Viper's view of a buffer as bytes, for the plain twin of a viper function (CPython, or a
-    MicroPython without a native emitter: the build leaves the decorator out there); inside
-    viper code the name is the compiler's own cast."""
-    return buf
-
-
-def ptr32(buf):
-    """As ptr8, for an array of 32-bit numbers."""
-    return buf
-
-
-# The parser and the state's writer are native code (viper) on a board: they run for every
-# request and every event. Each function's source is also its plain twin: under CPython, and on a
-# MicroPython without a native emitter, ptr8 and ptr32 are the buffer itself (above); the tests
-# run the same vectors through both.
+# The parser and the state's writer are viper code on a board: they run for every request and
+# every event. Each function's source is also its plain twin (cribcore/twins.py).
 
 
 @micropython.viper
@@ -309,9 +302,8 @@ _POWERS = array("i", (1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1
 
 
 class LineWriter:
-    """Builds one outgoing line in a preallocated buffer (no allocation). Native code (viper) on
-    a board, as the parser: every reply and event is written here; the same source is the plain
-    twin (see ptr8 above)."""
+    """Builds one outgoing line in a preallocated buffer (no allocation). Viper code on a board,
+    as the parser: every reply and event is written here (plain twins: cribcore/twins.py)."""
 
     def __init__(self, size):
         self.buf = bytearray(size)
@@ -319,6 +311,7 @@ class LineWriter:
         self.n = 0
         self.overflow = False
 
+    @micropython.native
     def reset(self):
         self.n = 0
         self.overflow = False
@@ -403,6 +396,7 @@ class LineWriter:
         self.copy(name, 0, int(len(name)))
         self.byte(61)  # '='
 
+    @micropython.native
     def numbers(self, values, count):
         """Comma-separated values[0:count]."""
         for i in range(count):
@@ -475,6 +469,7 @@ def begin_reply(out, req, ok):
     out.overflow = False
 
 
+@micropython.native
 def write_error(out, req, code, text):
     begin_reply(out, req, False)
     out.byte(_SPACE)
@@ -484,6 +479,7 @@ def write_error(out, req, code, text):
     out.end()
 
 
+@micropython.native
 def write_state_fields(out, board):
     """The board state as KEY=VALUE fields (see STATE_KEYS)."""
     n = out.n
@@ -574,11 +570,15 @@ def _state_into(buf, n: int, board) -> int:
     return n
 
 
+@micropython.native
 def write_state_event(out, board):
     out.reset()
     if out.size >= 4 + STATE_ROOM + 1:  # (every event writer: without a call for the words)
         buf = out.buf
-        buf[0:4] = b"! st"
+        buf[0] = 33  # "! st", without a slice (native code would make a slice object)
+        buf[1] = 32
+        buf[2] = 115
+        buf[3] = 116
         out.n = _state_into(buf, 4, board)
     else:
         out.text(b"! st")
@@ -586,6 +586,7 @@ def write_state_event(out, board):
     out.end()
 
 
+@micropython.native
 def write_brief_event(out, game):
     """The brief event for the game's last change, if it was a peg ('! p R P F B': player P's
     front and back pegs at revision R) or a preview ('! q R P Q'); False for any other change

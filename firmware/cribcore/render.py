@@ -20,7 +20,7 @@
 # The frame is drawn in the strip's own layout (chain order by the layout's LED_OF_HOLE, the
 # strip's byte order, before brightness), so output only adds up the channels (for the current
 # limiter) and applies brightness: one table lookup per byte, both loops native code (viper) on a
-# board, whose source is also their plain twin (see cribcore/protocol.py's ptr8). `frame` gives
+# board, whose source is also their plain twin (cribcore/twins.py). `frame` gives
 # it in hole order, RGB, 3 bytes per hole (what hosts and tests read), worked out when asked.
 # Rendering allocates nothing on the MicroPython heap.
 
@@ -45,8 +45,8 @@ from cribcore.layout import (
     lap_length,
     skunk_lines,
 )
-from cribcore.protocol import ptr8
 from cribcore.state import NO_WINNER
+from cribcore.twins import ptr8
 
 FRONT_RGB = ((0, 90, 255), (255, 100, 0), (220, 0, 190))  # blue, orange, reddish purple
 BACK_LEVEL = const(64)  # of 256: a quarter of the front peg
@@ -160,6 +160,7 @@ class Renderer:
 
     # --- drawing -----------------------------------------------------------------------------
 
+    @micropython.native
     def render(self, board, t_ms=0):
         """Draw `board` at animation time `t_ms` into the frame, then write the pixels."""
         self.draw(board, t_ms)
@@ -167,6 +168,7 @@ class Renderer:
 
     def draw(self, board, t_ms=0):
         """Compute the frame (hole order, full brightness) for `board` at time `t_ms`."""
+        # (Bytecode, as _draw_glow: the slice store. The work is in the native methods.)
         self._chain[:] = self._dark_chain
         self.animating = False
         players = board.players
@@ -197,6 +199,7 @@ class Renderer:
             else:
                 self._put(WIN_HOLE, _DARK, 0)
 
+    @micropython.native
     def _draw_player(self, board, p, leader, t_ms):
         players = board.players
         target = board.target
@@ -206,8 +209,7 @@ class Renderer:
         lap = 0 if front == 0 else (front - 1) // lap_length(players)
         if players == 2:
             if lap >= 1:
-                for start, glow in self._glow[p]:
-                    self._chain[start : start + len(glow)] = glow
+                self._draw_glow(p)
         else:
             for i in range(lap + 1 if front > 0 else 0):
                 if i < LAP_GAUGE_LEN:
@@ -231,6 +233,13 @@ class Renderer:
                 if hole != OFF_BOARD:
                     self._put(hole, PREVIEW, 0)
 
+    def _draw_glow(self, p):
+        # Bytecode, not native: the VM stores a slice without making a slice object, native
+        # code makes one on the heap (and nothing may allocate while drawing).
+        chain = self._chain
+        for start, glow in self._glow[p]:
+            chain[start : start + len(glow)] = glow
+
     def draw_chain_test(self, led):
         """Self-test frame: only the `led`-th LED of the chain lit, white. Stepping `led` from 0
         shows a maker the wiring order hole by hole."""
@@ -238,6 +247,7 @@ class Renderer:
         self.animating = True
         self._set(HOLE_OF_LED[led], 255, 255, 255)
 
+    @micropython.native
     def _put(self, hole, colours, offset):
         d = LED_OF_HOLE[hole] * self._bpp  # (as _set, without a second call per hole)
         chain = self._chain
@@ -245,6 +255,7 @@ class Renderer:
         chain[d + self._order_g] = colours[offset + 1]
         chain[d + self._order_b] = colours[offset + 2]
 
+    @micropython.native
     def _put_scaled(self, hole, colours, offset, level):
         self._set(
             hole,
@@ -253,6 +264,7 @@ class Renderer:
             (colours[offset + 2] * level) >> 8,
         )
 
+    @micropython.native
     def _set(self, hole, r, g, b):
         d = LED_OF_HOLE[hole] * self._bpp
         chain = self._chain
@@ -267,6 +279,7 @@ class Renderer:
             i = 3 * hole
             self._set(hole, rgb[i], rgb[i + 1], rgb[i + 2])
 
+    @micropython.native
     def _get_sum(self, hole):
         d = LED_OF_HOLE[hole] * self._bpp
         chain = self._chain
@@ -274,6 +287,7 @@ class Renderer:
 
     # --- output ------------------------------------------------------------------------------
 
+    @micropython.native
     def limit_scale(self, channel_sum):
         """Brightness scale (of 256) for a frame whose channel values add up to `channel_sum`:
         the user's brightness, lowered when needed to keep the estimate within the budget."""
@@ -287,6 +301,7 @@ class Renderer:
             scale = allowed * 256 // channel_sum
         return scale
 
+    @micropython.native
     def show(self):
         """Write the frame to the pixels in chain order, with brightness and limiter applied."""
         chain = self._chain

@@ -10,11 +10,11 @@
 # micropython.heap_lock()); errors raise GameError, and a rejected operation changes nothing.
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 
 from array import array
@@ -83,11 +83,13 @@ class GameState:
 
     # --- queries -----------------------------------------------------------------------------
 
+    @micropython.native
     def lap(self, player):
         """0-based lap of a player's front peg (0 before the first score)."""
         front = self.front[player]
         return 0 if front == 0 else (front - 1) // lap_length(self.players)
 
+    @micropython.native
     def result(self):
         """PLAYING, WON, SKUNK or DOUBLE_SKUNK, judged on the lowest losing score."""
         if self.winner == NO_WINNER:
@@ -105,6 +107,7 @@ class GameState:
 
     # --- changes -----------------------------------------------------------------------------
 
+    @micropython.native
     def peg(self, player, points):
         """Score `points` (1..29) for `player`: the back peg leapfrogs the front peg."""
         self._check_player(player)
@@ -121,6 +124,7 @@ class GameState:
         self._settle()
         self._last(LAST_PEG, player)
 
+    @micropython.native
     def set_pegs(self, player, front, back):
         """Place a player's pegs directly (a host correcting a mistake)."""
         self._check_player(player)
@@ -140,6 +144,7 @@ class GameState:
         self.pending[player] = 0
         self._settle()
 
+    @micropython.native
     def set_dealer(self, player):
         self._check_player(player)
         if player == self.dealer:
@@ -148,10 +153,12 @@ class GameState:
         self.dealer = player
         self.rev += 1
 
+    @micropython.native
     def next_dealer(self):
         """Pass the deal to the next player."""
         self.set_dealer((self.dealer + 1) % self.players)
 
+    @micropython.native
     def set_pending(self, player, points):
         """Preview a count on the board before it is committed (0 clears it). Not undoable."""
         self._check_player(player)
@@ -217,6 +224,7 @@ class GameState:
             self.skunk_double = on
             self.rev += 1
 
+    @micropython.native
     def undo(self):
         """Reverse the last change; GameError('nothing_to_undo') when history is empty."""
         if self.undo_count == 0:
@@ -260,15 +268,18 @@ class GameState:
 
     # --- internals ---------------------------------------------------------------------------
 
+    @micropython.native
     def _last(self, kind, player):
         self.last_kind = kind
         self.last_player = player
         self.last_rev = self.rev
 
+    @micropython.native
     def _check_player(self, player):
         if not isinstance(player, int) or player < 0 or player >= self.players:
             raise GameError("bad_player", "no such player")
 
+    @micropython.native
     def _save_snapshot(self):
         snap = self._undo
         base = self._undo_top * SNAPSHOT_LEN
@@ -288,6 +299,7 @@ class GameState:
         if self.undo_count < UNDO_DEPTH:
             self.undo_count += 1
 
+    @micropython.native
     def _settle(self):
         # The winner follows from the pegs; games won stay in step with it, so a correction
         # that takes a peg back out of the win hole also takes the win back: exactly the games

@@ -1,6 +1,11 @@
 # The firmware app: main() builds the hardware objects from the board profile; App wires the
 # game, renderer, context, dispatcher and links from objects passed in, and runs the asyncio tasks.
 
+try:
+    import micropython
+except ImportError:  # CPython
+    from cribcore import nomicropython as micropython
+
 import sys
 
 from cribcore.files import HALL_CONFIG
@@ -66,6 +71,7 @@ class App:
         self.tasks.append(link.run)
         return link
 
+    @micropython.native
     def show_changes(self):
         """Draw and show the game now if it or the LED settings changed since the last frame
         (not while the self-test walks the chain)."""
@@ -75,6 +81,7 @@ class App:
         if ctx.game.rev != self.shown_rev or ctx.settings_rev != self.shown_settings:
             self.render(ticks_diff(ticks_ms(), self.started_ms))
 
+    @micropython.native
     def render(self, t_ms):
         """Draw the game at animation time `t_ms` and write it to the LEDs."""
         ctx = self.ctx

@@ -3,11 +3,11 @@
 # anything with that method. Timings are class attributes (milliseconds).
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 
 from cribfw.clock import ticks_diff
@@ -39,10 +39,12 @@ class Button:
         """The pin's level right now, undebounced (for a check at power-on)."""
         return self._pin.value() == self._active
 
+    @micropython.native
     def held_ms(self, now):
         """How long the button has been held down (0 when up)."""
         return ticks_diff(now, self._down_at) if self.down else 0
 
+    @micropython.native
     def update(self, now):
         """Read the pin at time `now` (ms); returns one event (NONE most of the time)."""
         raw = self._pin.value() == self._active

@@ -2,6 +2,11 @@
 # who may change the board, the links, and what the board knows about itself. The app builds it;
 # the verbs (cribfw/verbs.py), the dispatcher, the links and the tasks read and change it here.
 
+try:
+    import micropython
+except ImportError:  # CPython
+    from cribcore import nomicropython as micropython
+
 from cribfw.admission import Admission
 
 
@@ -45,6 +50,7 @@ class Context:
         self.ble = link
         self.ble_name = name
 
+    @micropython.native
     def tick(self, elapsed_ms):
         """Count `elapsed_ms` of uptime (the render task calls this; it never wraps)."""
         ms = self.up_ms + elapsed_ms

@@ -18,9 +18,9 @@ except ImportError:  # CPython
 
 
 from cribcore import protocol
-from cribcore.protocol import ptr8
 from cribcore.layout import HOLES
 from cribcore.state import GameError
+from cribcore.twins import ptr8
 from cribfw.verbs import HANDLERS, admission_fields, settings_fields, write_hello_fields
 
 RECENT = const(8)  # replies remembered per link for resent requests
@@ -94,6 +94,7 @@ class RecentReplies:
         reply_len = ptr8(self.reply_len)
         reply_len[slot] = size
 
+    @micropython.native
     def replay(self, slot, out):
         out.reset()
         base = slot * RECENT_REPLY
@@ -119,6 +120,7 @@ class Dispatcher:
         self.on_input_done = _nothing  # called when a link has handled all it had (the app
         # shows the changes on the LEDs then)
 
+    @micropython.native
     def input_done(self):
         """A link handled every request it had for now: time to show what they changed."""
         self.on_input_done()
@@ -132,6 +134,7 @@ class Dispatcher:
 
     # --- requests ------------------------------------------------------------------------------
 
+    @micropython.native
     def handle_line(self, link, line, n):
         """Handle one request line (line[:n], newline removed) from `link`."""
         req = self.req
@@ -167,6 +170,7 @@ class Dispatcher:
         link.send(out.buf, out.n)
         self.publish_if_changed()
 
+    @micropython.native
     def _execute(self, link, req, out):
         protocol.begin_reply(out, req, True)
         try:
@@ -210,6 +214,7 @@ class Dispatcher:
 
     # --- events ----------------------------------------------------------------------------
 
+    @micropython.native
     def publish_if_changed(self):
         """Push the state (and settings) to every link if they changed since last time, whatever
         changed them: a request, a button, a timer. A link that asked for brief events gets a
@@ -250,6 +255,7 @@ class Dispatcher:
                 ev.end()
                 link.send(ev.buf, ev.n)
 
+    @micropython.native
     def announce_button(self, name, action):
         """'! btn n=NAME a=ACTION' on every link: a button on the board was tapped or held."""
         ev = self.event
@@ -271,6 +277,7 @@ class Dispatcher:
         ev.end()
         self.broadcast(ev)
 
+    @micropython.native
     def broadcast(self, line):
         for link in self.ctx.links:
             link.send(line.buf, line.n)

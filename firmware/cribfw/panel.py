@@ -17,6 +17,11 @@
 # Admission (cribfw/admission.py): while a Bluetooth device that was refused waits, a tap of deal
 # admits it instead of doing its usual action; the panel asks `admission.take_tap(now)` first.
 
+try:
+    import micropython
+except ImportError:  # CPython
+    from cribcore import nomicropython as micropython
+
 from cribcore.state import MAX_POINTS, GameError
 from cribfw.buttons import LONG, NONE, PRESS, REPEAT, TAP
 from cribfw.clock import ticks_diff
@@ -45,6 +50,7 @@ class Panel:
         self._entered = [0, 0, 0]
         self._new_game_fired = False
 
+    @micropython.native
     def update(self, now):
         """Read every button at time `now` (ms) and act on what happened."""
         # (Runs every few milliseconds: a button with nothing to report costs no further call.)
@@ -159,6 +165,7 @@ class Panel:
                 committed = True
         return committed
 
+    @micropython.native
     def _held(self, p):
         plus = self._plus[p]
         minus = self._minus[p]

@@ -6,6 +6,11 @@
 # Adding a verb: a row in VERB_TABLE, a handler here, its place in docs/protocol.md, its test.
 # Handling a score command allocates nothing.
 
+try:
+    import micropython
+except ImportError:  # CPython
+    from cribcore import nomicropython as micropython
+
 from cribcore import protocol
 from cribcore.layout import HOLES
 from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA
@@ -15,6 +20,7 @@ from cribfw.clock import ticks_diff, ticks_ms
 HEAP_MS = 10_000  # health measures the free heap at most this often (about 9 ms on an RP2040)
 
 
+@micropython.native
 def number(req, i, default=0):
     """Argument i as a number (`default` when absent); a word there is bad_arg."""
     value = req.int_arg(i, default)
@@ -23,6 +29,7 @@ def number(req, i, default=0):
     return value
 
 
+@micropython.native
 def flag(req, i, what):
     """Argument i as 0 or 1."""
     value = number(req, i)
@@ -31,6 +38,7 @@ def flag(req, i, what):
     return value
 
 
+@micropython.native
 def revision(ctx, out):
     out.key(b"r")
     out.number(ctx.game.rev)
@@ -39,14 +47,17 @@ def revision(ctx, out):
 # --- reading ------------------------------------------------------------------------------------
 
 
+@micropython.native
 def hello(ctx, link, req, out):
     write_hello_fields(ctx, out)
 
 
+@micropython.native
 def ping(ctx, link, req, out):
     pass
 
 
+@micropython.native
 def state(ctx, link, req, out):
     protocol.write_state_fields(out, ctx.game)
 
@@ -64,6 +75,7 @@ def frame(ctx, link, req, out):
     out.hex_bytes(renderer.frame)
 
 
+@micropython.native
 def health(ctx, link, req, out):
     store = ctx.store
     out.key(b"up")
@@ -94,6 +106,7 @@ def health(ctx, link, req, out):
     out.number(ctx.bad_lines)
 
 
+@micropython.native
 def free_heap(ctx):
     """The free heap as last measured, at most HEAP_MS old: garbage not yet collected counts
     as used (docs/protocol.md). The app collects only when the heap runs out, and measuring
@@ -110,11 +123,13 @@ def free_heap(ctx):
 # --- the game -----------------------------------------------------------------------------------
 
 
+@micropython.native
 def peg(ctx, link, req, out):
     ctx.game.peg(number(req, 0), number(req, 1))
     revision(ctx, out)
 
 
+@micropython.native
 def set_pegs(ctx, link, req, out):
     game = ctx.game
     player = number(req, 0)
@@ -124,16 +139,19 @@ def set_pegs(ctx, link, req, out):
     revision(ctx, out)
 
 
+@micropython.native
 def undo(ctx, link, req, out):
     ctx.game.undo()
     revision(ctx, out)
 
 
+@micropython.native
 def new(ctx, link, req, out):
     ctx.game.new_game(number(req, 0), number(req, 1))
     revision(ctx, out)
 
 
+@micropython.native
 def deal(ctx, link, req, out):
     game = ctx.game
     if req.argc:
@@ -144,11 +162,13 @@ def deal(ctx, link, req, out):
     out.number(game.dealer)
 
 
+@micropython.native
 def pend(ctx, link, req, out):
     ctx.game.set_pending(number(req, 0), number(req, 1))
     revision(ctx, out)
 
 
+@micropython.native
 def games(ctx, link, req, out):
     game = ctx.game
     word = req.word_arg(0)
@@ -195,6 +215,7 @@ def test(ctx, link, req, out):
     ctx.selftest_requested = True  # the render task runs it; the game is untouched
 
 
+@micropython.native
 def settings_fields(ctx, out):
     out.key(b"bright")
     out.number(ctx.renderer.brightness)
@@ -226,6 +247,7 @@ def brief(ctx, link, req, out):
     out.number(1 if link.brief else 0)
 
 
+@micropython.native
 def admission_fields(ctx, out, link):
     admission = ctx.admission
     out.key(b"open")
@@ -236,6 +258,7 @@ def admission_fields(ctx, out, link):
     out.number(admission.count)
 
 
+@micropython.native
 def write_hello_fields(ctx, out):
     out.key(b"proto")
     out.number(protocol.PROTOCOL_MAJOR)

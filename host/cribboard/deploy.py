@@ -1,5 +1,6 @@
 """Deploying the firmware to a board through mpremote: only files whose content differs are
-copied, then the board is reset so the new firmware runs."""
+copied, then the board is reset so the new firmware runs. The firmware is built for the board's
+native architecture, which the board reports (`sys.implementation._mpy`) as it lists its files."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from cribboard.errors import CribboardError
-from cribboard.firmware_build import built_files
+from cribboard.firmware_build import built_files, native_arch
 
-# Lists every file on the board's flash with its SHA-256, one "path hash" line each.
+# Lists every file on the board's flash with its SHA-256, one "path hash" line each, after the
+# board's .mpy version and features (its native architecture; none: it loads no .mpy).
 _REMOTE_HASHES = """
-import os, hashlib, binascii
+import os, sys, hashlib, binascii
+print('@@mpy', getattr(sys.implementation, '_mpy', 'none'))
 def walk(d):
     for entry in os.ilistdir(d or '.'):
         name, kind = entry[0], entry[1]
@@ -54,13 +57,22 @@ def _mpremote(port: str, args: list[str], timeout: float) -> subprocess.Complete
 
 def remote_hashes(port: str, timeout: float = 30.0) -> dict[str, str]:
     """SHA-256 (hex) of every file on the board's flash."""
+    return board_files(port, timeout)[0]
+
+
+def board_files(port: str, timeout: float = 30.0) -> tuple[dict[str, str], int]:
+    """SHA-256 (hex) of every file on the board's flash, and the board's native architecture
+    (:func:`cribboard.firmware_build.native_arch`)."""
     result = _mpremote(port, ["exec", _REMOTE_HASHES], timeout)
     hashes = {}
+    mpy = None
     for line in result.stdout.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[0] == "@@":
             hashes[parts[1]] = parts[2]
-    return hashes
+        elif len(parts) == 2 and parts[0] == "@@mpy" and parts[1].isdigit():
+            mpy = int(parts[1])
+    return hashes, native_arch(mpy)
 
 
 class Plan:
@@ -73,9 +85,9 @@ class Plan:
 
 
 def plan(port: str, root: Path | None = None, compiled: bool = True) -> Plan:
-    """Compare the built firmware with the board's flash."""
-    remote = remote_hashes(port)
-    local = built_files(root, compiled)
+    """Compare the firmware, built for the board's architecture, with the board's flash."""
+    remote, arch = board_files(port)
+    local = built_files(root, compiled, arch)
     copy = []
     for board_path, path in local.items():
         if remote.get(board_path) != hashlib.sha256(path.read_bytes()).hexdigest():
@@ -100,7 +112,8 @@ def deploy(
     answer_timeout: float = 10.0,
 ) -> list[str]:
     """Copy changed firmware files to the board on `port` (compiled to .mpy unless `compiled`
-    is False), remove stale counterparts, then reset the board (unless `reset` is False) so
+    is False; the native functions as machine code for the board's architecture, or plain
+    bytecode or source where it has no native emitter), remove stale counterparts, then reset the board (unless `reset` is False) so
     the new firmware runs, and wait up to `answer_timeout` seconds for it to answer. Returns
     the board paths copied."""
     todo = plan(port, root, compiled)

@@ -107,15 +107,30 @@ STREAM = (
     + b"ping\r\n"
     + b"\n"  # blank: no line
     + b"#a2 st\n"
-    + b"#ab3 " + LONG + b"\n"  # too long: answered with its id
-    + b"   #cd4 " + LONG + b"\n"  # spaces before the id
-    + b" " * 70 + b"#late5 x\n"  # too long before its id even starts: the id is still read
-    + b"#" + b"y" * 70 + b"\n"  # an id longer than ids may be: none
-    + b"#abc\r" + LONG + b"\n"  # "\r" inside: not an id
-    + b"#q6" + b" " * 70 + b"\n"  # its id, then spaces past the limit
-    + b"#9" + b"z" * 70 + b"\n"  # the id runs into the rest: none whole
-    + b"a" * (MAX_LINE - 1) + b"\n"  # the longest line that fits
-    + b"b" * MAX_LINE + b"\n"  # one byte more: too long, no id
+    + b"#ab3 "
+    + LONG
+    + b"\n"  # too long: answered with its id
+    + b"   #cd4 "
+    + LONG
+    + b"\n"  # spaces before the id
+    + b" " * 70
+    + b"#late5 x\n"  # too long before its id even starts: the id is still read
+    + b"#"
+    + b"y" * 70
+    + b"\n"  # an id longer than ids may be: none
+    + b"#abc\r"
+    + LONG
+    + b"\n"  # "\r" inside: not an id
+    + b"#q6"
+    + b" " * 70
+    + b"\n"  # its id, then spaces past the limit
+    + b"#9"
+    + b"z" * 70
+    + b"\n"  # the id runs into the rest: none whole
+    + b"a" * (MAX_LINE - 1)
+    + b"\n"  # the longest line that fits
+    + b"b" * MAX_LINE
+    + b"\n"  # one byte more: too long, no id
     + b"#m7 new\n"
 )
 EXPECTED = [

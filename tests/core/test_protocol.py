@@ -670,7 +670,9 @@ class _Board:
         self.front = [values[5 + i] % 122 for i in range(3)]
         self.back = [values[8 + i] % 122 for i in range(3)]
         self.games = [big[values[11 + i] % len(big)] for i in range(3)]
-        self.pending = [-(values[14 + i] % 30) if seed % 7 == 0 else values[14 + i] % 30 for i in range(3)]
+        self.pending = [
+            -(values[14 + i] % 30) if seed % 7 == 0 else values[14 + i] % 30 for i in range(3)
+        ]
         self.undo_count = values[17] % 64
         self.skunk_double = seed % 2 == 0
         self._result = values[18] % 4

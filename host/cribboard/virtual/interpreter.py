@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
+from ..firmware_build import native_arch
 from .errors import MicroPythonNotFoundError
 
 ENV_MICROPYTHON = "CRIBBOARD_MICROPYTHON"
@@ -61,3 +64,28 @@ def check_heap_size(size: str) -> str:
             f"bad heap size {size!r}: expected a number with optional w and K/M, e.g. 128wK"
         )
     return size
+
+
+def interpreter_arch(executable: str) -> int:
+    """The native architecture `executable` (a MicroPython unix port) loads machine code for,
+    from its `sys.implementation._mpy` (cribboard.firmware_build.native_arch): what the virtual
+    board's firmware is compiled for. 0 when it has none, or cannot say."""
+    path = Path(executable)
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return native_arch(None)
+    return _arch_of(str(path), stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _arch_of(executable: str, stamp: int) -> int:
+    script = "import sys\nprint(getattr(sys.implementation, '_mpy', -1))"
+    try:
+        result = subprocess.run(
+            [executable, "-c", script], capture_output=True, text=True, timeout=30
+        )
+        mpy = int(result.stdout.strip())
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return native_arch(None)
+    return native_arch(mpy if result.returncode == 0 and mpy >= 0 else None)

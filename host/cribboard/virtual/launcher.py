@@ -34,11 +34,11 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from ..firmware_build import build
+from ..firmware_build import NO_NATIVE, build
 from ..paths import firmware_dir
 from .errors import VirtualBoardError
 from .flashlock import lock_flash, release
-from .interpreter import check_heap_size, find_micropython
+from .interpreter import check_heap_size, find_micropython, interpreter_arch
 from .process import die_with_parent
 from .ptyport import BUFFER_LIMIT, HostPort, make_raw
 from .sidechannel import ENV_BLE_ADDR, ENV_BOARD, ENV_LINK, FrameCallback, SideChannel
@@ -120,6 +120,9 @@ class VirtualBoard:
         environment: more environment variables for the interpreter (e.g. ``MICROPYBTUART``,
             the HCI UART of an interpreter built with a real Bluetooth stack; with ``ble=False``
             the firmware then finds MicroPython's own `bluetooth` module).
+        native: whether the image's firmware has its native functions compiled to machine code
+            for the interpreter (when it has a native emitter); False: all bytecode, as for a
+            board without one.
     """
 
     def __init__(
@@ -135,6 +138,7 @@ class VirtualBoard:
         start_timeout: float = 10.0,
         ble: bool = True,
         environment: dict[str, str] | None = None,
+        native: bool = True,
     ) -> None:
         if flash_size <= 0 or flash_size % _BLOCK_SIZE:
             raise ValueError(f"flash_size must be a positive multiple of {_BLOCK_SIZE}")
@@ -148,6 +152,7 @@ class VirtualBoard:
         self._start_timeout = start_timeout
         self._ble = ble
         self._environment = dict(environment or {})
+        self._native = native
         self._directory: Path | None = None
         self._flash_lock: int | None = None
         self._flash_path: Path | None = None
@@ -167,12 +172,13 @@ class VirtualBoard:
         try:
             self._directory = Path(tempfile.mkdtemp(prefix="cribboard-sim-"))
             self._flash_path = self._open_flash()
+            arch = interpreter_arch(executable) if self._native else NO_NATIVE
             side_env = {
                 "CRIBBOARD_SIM_FLASH": str(self._flash_path.resolve()),
                 # The firmware the image holds, as deploy would lay it out; none when stock.
                 "CRIBBOARD_SIM_FIRMWARE": ""
                 if self._stock
-                else str(build(self._firmware.resolve())),
+                else str(build(self._firmware.resolve(), arch=arch)),
                 "CRIBBOARD_SIM_BLE": "1" if self._ble else "0",
                 **self._environment,
             }
