@@ -153,29 +153,42 @@ class Request:
         return self.args[i]
 
 
-@micropython.native
-def is_reading(req, code):
+# Each verb's kind, fewest and most arguments by its number (VERB_TABLE's columns, as bytes for
+# the viper checks below: they run for every request).
+_KINDS = bytes(spec[3] for spec in VERB_TABLE)
+_FEWEST = bytes(spec[1] for spec in VERB_TABLE)
+_MOST = bytes(spec[2] for spec in VERB_TABLE)
+
+
+@micropython.viper
+def is_reading(req, code: int) -> bool:
     """Whether `req`, parsed with result `code`, only reads (its reply is not remembered). A
     line whose verb could not be read is not: it gets an error, remembered under its id."""
-    if req.verb < 0:
+    verb = int(req.verb)
+    if verb < 0:
         return False
-    kind = VERB_TABLE[req.verb][3]
-    return kind == K_READ or (kind != K_CHANGE and code == E_OK and req.argc == 0)
+    kinds = ptr8(_KINDS)
+    kind = kinds[verb]
+    return kind == K_READ or (kind != K_CHANGE and code == E_OK and int(req.argc) == 0)
 
 
-@micropython.native
-def is_open(req):
+@micropython.viper
+def is_open(req) -> bool:
     """Whether anyone may send `req` (a parsed request), a link not trusted too: it reads, or
     sets only the asking link's own view."""
-    kind = VERB_TABLE[req.verb][3]
-    return kind == K_READ or kind == K_LINK or (kind == K_SET and req.argc == 0)
+    kinds = ptr8(_KINDS)
+    kind = kinds[int(req.verb)]
+    return kind == K_READ or kind == K_LINK or (kind == K_SET and int(req.argc) == 0)
 
 
-@micropython.native
-def arity_ok(req):
+@micropython.viper
+def arity_ok(req) -> bool:
     """Whether `req` (a parsed request) has as many arguments as its verb takes."""
-    spec = VERB_TABLE[req.verb]
-    return spec[1] <= req.argc <= spec[2]
+    verb = int(req.verb)
+    argc = int(req.argc)
+    fewest = ptr8(_FEWEST)
+    most = ptr8(_MOST)
+    return fewest[verb] <= argc and argc <= most[verb]
 
 
 # The verbs' and the words' names, each followed by a space, for _find_name.
@@ -392,9 +405,20 @@ class LineWriter:
     @micropython.viper
     def key(self, name):
         """Start ' name=' ."""
+        p = ptr8(self.buf)
+        s = ptr8(name)
+        n = int(self.n)
+        count = int(len(name))
+        if n + count + 2 <= int(self.size):  # (every field of a reply: without a further call)
+            p[n] = 32
+            for i in range(count):
+                p[n + 1 + i] = s[i]
+            p[n + count + 1] = 61  # '='
+            self.n = n + count + 2
+            return
         self.byte(32)
-        self.copy(name, 0, int(len(name)))
-        self.byte(61)  # '='
+        self.text(name)
+        self.byte(61)
 
     @micropython.native
     def numbers(self, values, count):

@@ -305,19 +305,21 @@ class Renderer:
     def show(self):
         """Write the frame to the pixels in chain order, with brightness and limiter applied."""
         chain = self._chain
-        total = _channel_sum(chain)
+        table = self._table
+        buf = self._buf
+        # One pass adds the channels up and applies the last frame's scale; a second one only
+        # when the scale moved (the brightness, or the limiter).
+        total = _channel_sum(chain) if buf is None else _scaled_sum_into(buf, chain, table)
         scale = self.limit_scale(total)
         self.scale = scale
         self.estimated_ma = (total * scale >> 8) * self.ma_per_led // 765 + self.idle_ma * HOLES
-        table = self._table
-        if scale != self._table_scale:  # (rarely: the brightness or the limiter moved)
+        if scale != self._table_scale:
             self._table_scale = scale
             for v in range(256):
                 table[v] = v * scale >> 8
-        buf = self._buf
-        if buf is not None:
-            _scaled_into(buf, chain, table)
-        else:
+            if buf is not None:
+                _scaled_sum_into(buf, chain, table)
+        if buf is None:
             frame = self.frame  # (no buffer to write: slow, and not allocation-free)
             for hole in range(HOLES):
                 i = 3 * hole
@@ -340,10 +342,15 @@ def _channel_sum(chain) -> int:
 
 
 @micropython.viper
-def _scaled_into(buf, chain, table):
-    """buf[i] = table[chain[i]] for every byte: the frame with brightness applied."""
+def _scaled_sum_into(buf, chain, table) -> int:
+    """buf[i] = table[chain[i]] for every byte (the frame with brightness applied); returns the
+    sum of the frame's channel values."""
     b = ptr8(buf)
     c = ptr8(chain)
     t = ptr8(table)
+    total = 0
     for i in range(int(len(chain))):
-        b[i] = t[c[i]]
+        v = c[i]
+        total += v
+        b[i] = t[v]
+    return total
