@@ -338,11 +338,11 @@ m.main()
 
 HEAP_FLOOR = 100_000
 """Free heap (bytes) the RPI_PICO must keep with the app running, after boot and after a whole
-game: measured 205 KB with the frozen image (211 KB before its 6 KB pystack), 135 KB with the
+game: measured 205 KB with the frozen image (211 KB before its 6 KB pystack), 134 KB with the
 .mpy files deployed on stock MicroPython (166 KB before the hot path was native code, which stock
 MicroPython loads into its heap; bench/rp2_bench.py prints them; before the app dropped
 its tasks at a Ctrl-C the probe counted a stopped app's heap too: 205 and 163 KB). The floor keeps
-room for an MQTT client and its buffers (about 40 KB) twice over, and 35 KB of margin below the
+room for an MQTT client and its buffers (about 40 KB) twice over, and 34 KB of margin below the
 smaller figure."""
 
 
