@@ -3,6 +3,7 @@ seeing the new code run after a reset."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -56,12 +57,12 @@ def mpy_arch(path: Path) -> int:
     return (header[2] >> 2) & 0x2F
 
 
-# The modules with native functions (`@micropython.native`), as a board's flash holds them.
+# The modules with native functions (`@micropython.native` or `.viper`), as a board's flash
+# holds them.
 NATIVE_MODULES = {
     board_path[: -len(".py")] + ".mpy"
     for board_path, path in source_files().items()
-    if b"\n    @micropython.native\n" in path.read_bytes()
-    or b"\n@micropython.native\n" in path.read_bytes()
+    if re.search(rb"\n[ ]*@micropython\.(native|viper)\n", path.read_bytes())
 }
 
 

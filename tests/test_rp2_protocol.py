@@ -134,6 +134,10 @@ def test_an_mpremote_session_in_the_middle_of_a_game_leaves_it_answering(
     link.close()
     code = "import sys; print(sys.platform)"
     assert mpremote(wire_board.port, "exec", code).strip() in ("rp2", "linux")
+    if wire_board.kind == "rp2":
+        # The image's own reader of request lines (its C module) is the one the app takes.
+        code = "import cribio, cribfw.app; print(cribfw.app._read_ready() is cribio.read_ready)"
+        assert mpremote(wire_board.port, "exec", code).strip() == "True"
     again = ProtocolLink(wire_board.port)
     try:
         # mpremote leaves the board at the REPL; a soft reset there runs the app again.

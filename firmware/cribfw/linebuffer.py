@@ -6,11 +6,11 @@
 # for another request's. (A line that fits is parsed whole, id included, by the dispatcher.)
 
 try:
+    import micropython
     from micropython import const
 except ImportError:  # CPython
-
-    def const(value):  # type: ignore[no-redef]
-        return value
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
 
 
 from cribcore.protocol import MAX_ID, MAX_LINE, is_id_char
@@ -49,6 +49,7 @@ class LineAssembler:
         self.reset()
         self.skipping = True
 
+    @micropython.native
     def feed_byte(self, c):
         if self.skipping:
             if c == 10:
@@ -87,6 +88,7 @@ class LineAssembler:
         self.line[self.n] = c
         self.n += 1
 
+    @micropython.native
     def _read_id(self, c):
         if self._id_state == _LEAD:
             if c == 35:  # '#'
@@ -109,6 +111,7 @@ class LineAssembler:
         for i in range(n):
             self.feed_byte(data[i])
 
+    @micropython.native
     def read_ready(self, ready, readinto, one):
         """Take bytes one at a time from a stream while `ready(0)` (a poll's ipoll) says it has
         one, read with `readinto(one)` (`one` a bytearray(1)); returns the count. The middle of a
@@ -131,6 +134,7 @@ class LineAssembler:
                         self.n = n + 1
         return count
 
+    @micropython.native
     def read_lines(self, read, spare):
         """Take every byte ready with `read(buf, start)`, which copies what is ready into
         buf[start:] without waiting, stopping after a newline, and returns the count (the cribio

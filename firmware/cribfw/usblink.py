@@ -7,6 +7,11 @@
 
 import select
 
+try:
+    import micropython
+except ImportError:  # CPython
+    from cribcore import nomicropython as micropython
+
 from cribcore.protocol import MAX_LINE
 from cribfw.dispatch import RecentReplies
 from cribfw.linebuffer import LineAssembler
@@ -31,15 +36,18 @@ class UsbLink:
         self._read_ready = read_ready  # cribio.read_ready(buf, start), or None
         self._spare = bytearray(MAX_LINE)
 
+    @micropython.native
     def _line(self, line, n):
         self._dispatcher.handle_line(self, line, n)
 
     def _too_long(self, line, n):
         self._dispatcher.line_too_long(self, line, n)
 
+    @micropython.native
     def send(self, buf, n):
         self._stdout.write(buf, 0, n)
 
+    @micropython.native
     def drain(self):
         """Read and handle every byte that is ready now; returns the count read."""
         if self._read_ready is not None:
