@@ -25,6 +25,7 @@ class Context:
         # Kept as bytes so writing the hello allocates nothing.
         self.profile_name = profile_name.encode()
         self.firmware_version = firmware_version.encode()
+        self.hello_head = None  # the hello's fields that never change, written once (verbs.py)
         self.ble_name = b""  # the name the board advertises over Bluetooth
         self.stored = b""  # where the game came from at boot (the hello's store=)
         self.boot_fs = b""  # what the boot did with the file system (cribboot.py), if known

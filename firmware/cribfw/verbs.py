@@ -260,25 +260,10 @@ def admission_fields(ctx, out, link):
 
 @micropython.native
 def write_hello_fields(ctx, out):
-    out.key(b"proto")
-    out.number(protocol.PROTOCOL_MAJOR)
-    out.byte(46)  # '.'
-    out.number(protocol.PROTOCOL_MINOR)
-    out.key(b"fw")
-    out.text(ctx.firmware_version)
-    out.key(b"board")
-    out.text(ctx.profile_name)
-    out.key(b"layout")
-    out.text(b"crib121")
-    out.key(b"holes")
-    out.number(HOLES)
-    out.key(b"max")
-    out.number(protocol.MAX_LINE)
-    out.key(b"caps")
-    for i in range(len(protocol.VERBS)):
-        if i:
-            out.byte(44)
-        out.text(protocol.VERBS[i])
+    head = ctx.hello_head
+    if head is None:  # (the first hello, at power-on: its fixed fields, once)
+        head = ctx.hello_head = _hello_head(ctx)
+    out.text(head)
     if ctx.stored:
         out.key(b"store")
         out.text(ctx.stored)
@@ -294,6 +279,29 @@ def write_hello_fields(ctx, out):
         if ctx.ble is not None:
             out.key(b"bmax")
             out.number(ctx.ble.max_centrals)
+
+
+def _hello_head(ctx):
+    """The hello's fields that stay as they are while the board runs (the protocol, firmware,
+    board, layout and the verbs it takes), as bytes."""
+    out = protocol.LineWriter(256)
+    out.key(b"proto")
+    out.number(protocol.PROTOCOL_MAJOR)
+    out.byte(46)  # '.'
+    out.number(protocol.PROTOCOL_MINOR)
+    out.key(b"fw")
+    out.text(ctx.firmware_version)
+    out.key(b"board")
+    out.text(ctx.profile_name)
+    out.key(b"layout")
+    out.text(b"crib121")
+    out.key(b"holes")
+    out.number(HOLES)
+    out.key(b"max")
+    out.number(protocol.MAX_LINE)
+    out.key(b"caps")
+    out.text(b",".join(protocol.VERBS))
+    return bytes(out.buf[: out.n])
 
 
 # In cribcore.protocol.VERB_TABLE's order.
