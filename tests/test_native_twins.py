@@ -100,8 +100,10 @@ def ops(out, case):
     out.numbers(NUMBERS, 1 + case % len(NUMBERS))
     out.byte(32)
     out.copy(b"0123456789", case % 4, 10 - case % 3)
+    out.field(b"heap", NUMBERS[(case + 3) % len(NUMBERS)])
     out.key(b"rgb")
     out.hex_bytes(bytes(range(case % 17, case % 17 + 9)))
+    out.field(b"x" * (case % 5), NUMBERS[case % len(NUMBERS)])
     out.end()
 
 for size in range(1, 140, 3):

@@ -420,6 +420,23 @@ class LineWriter:
         self.text(name)
         self.byte(61)
 
+    @micropython.viper
+    def field(self, name, value: int):
+        """' name=value': a key and its number (most of a reply's fields), in one call."""
+        p = ptr8(self.buf)
+        s = ptr8(name)
+        n = int(self.n)
+        count = int(len(name))
+        if n + count + 2 <= int(self.size):  # (as key, without the call)
+            p[n] = 32
+            for i in range(count):
+                p[n + 1 + i] = s[i]
+            p[n + count + 1] = 61  # '='
+            self.n = n + count + 2
+        else:
+            self.key(name)
+        self.number(value)
+
     @micropython.native
     def numbers(self, values, count):
         """Comma-separated values[0:count]."""

@@ -40,8 +40,7 @@ def flag(req, i, what):
 
 @micropython.native
 def revision(ctx, out):
-    out.key(b"r")
-    out.number(ctx.game.rev)
+    out.field(b"r", ctx.game.rev)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -67,10 +66,8 @@ def frame(ctx, link, req, out):
     # from this burst of requests, is shown first, as it would be once the burst is handled).
     ctx.refresh()
     renderer = ctx.renderer
-    out.key(b"scale")
-    out.number(renderer.scale)
-    out.key(b"ma")
-    out.number(renderer.estimated_ma)
+    out.field(b"scale", renderer.scale)
+    out.field(b"ma", renderer.estimated_ma)
     out.key(b"rgb")
     out.hex_bytes(renderer.frame)
 
@@ -78,32 +75,21 @@ def frame(ctx, link, req, out):
 @micropython.native
 def health(ctx, link, req, out):
     store = ctx.store
-    out.key(b"up")
-    out.number(ctx.up_s)
-    out.key(b"heap")
-    out.number(free_heap(ctx))
-    out.key(b"saves")
-    out.number(store.saves if store is not None else 0)
-    out.key(b"serr")
-    out.number(store.errors if store is not None else 0)
+    out.field(b"up", ctx.up_s)
+    out.field(b"heap", free_heap(ctx))
+    out.field(b"saves", store.saves if store is not None else 0)
+    out.field(b"serr", store.errors if store is not None else 0)
     if store is not None and store.last_error:
         out.key(b"slast")
         out.text(store.last_error)
-    out.key(b"aerr")
-    out.number(ctx.admission.errors)
-    out.key(b"lost")
-    out.number(ctx.ble.lost() if ctx.ble is not None else 0)
+    out.field(b"aerr", ctx.admission.errors)
+    out.field(b"lost", ctx.ble.lost() if ctx.ble is not None else 0)
     if ctx.ble is not None:
-        out.key(b"bconn")
-        out.number(ctx.ble.connected())
-        out.key(b"badv")
-        out.number(1 if ctx.ble.advertising else 0)
-        out.key(b"bheld")
-        out.number(ctx.ble.held_most)
-        out.key(b"bheap")
-        out.number(ctx.ble.held_most_bytes)
-    out.key(b"bad")
-    out.number(ctx.bad_lines)
+        out.field(b"bconn", ctx.ble.connected())
+        out.field(b"badv", 1 if ctx.ble.advertising else 0)
+        out.field(b"bheld", ctx.ble.held_most)
+        out.field(b"bheap", ctx.ble.held_most_bytes)
+    out.field(b"bad", ctx.bad_lines)
 
 
 @micropython.native
@@ -158,8 +144,7 @@ def deal(ctx, link, req, out):
         game.set_dealer(number(req, 0))
     else:
         game.next_dealer()
-    out.key(b"d")
-    out.number(game.dealer)
+    out.field(b"d", game.dealer)
 
 
 @micropython.native
@@ -182,8 +167,7 @@ def games(ctx, link, req, out):
         raise GameError("bad_arg", "games [clear | x2 0|1]")
     out.key(b"g")
     out.numbers(game.games, game.players)
-    out.key(b"x2")
-    out.number(1 if game.skunk_double else 0)
+    out.field(b"x2", 1 if game.skunk_double else 0)
 
 
 # --- the LEDs -----------------------------------------------------------------------------------
@@ -217,10 +201,8 @@ def test(ctx, link, req, out):
 
 @micropython.native
 def settings_fields(ctx, out):
-    out.key(b"bright")
-    out.number(ctx.renderer.brightness)
-    out.key(b"budget")
-    out.number(ctx.renderer.budget_ma)
+    out.field(b"bright", ctx.renderer.brightness)
+    out.field(b"budget", ctx.renderer.budget_ma)
 
 
 # --- links --------------------------------------------------------------------------------------
@@ -243,19 +225,15 @@ def admit(ctx, link, req, out):
 def brief(ctx, link, req, out):
     if req.argc:
         link.brief = flag(req, 0, "brief takes 0 or 1") == 1
-    out.key(b"brief")
-    out.number(1 if link.brief else 0)
+    out.field(b"brief", 1 if link.brief else 0)
 
 
 @micropython.native
 def admission_fields(ctx, out, link):
     admission = ctx.admission
-    out.key(b"open")
-    out.number(1 if admission.open else 0)
-    out.key(b"you")
-    out.number(1 if link is not None and link.trusted else 0)
-    out.key(b"admitted")
-    out.number(admission.count)
+    out.field(b"open", 1 if admission.open else 0)
+    out.field(b"you", 1 if link is not None and link.trusted else 0)
+    out.field(b"admitted", admission.count)
 
 
 @micropython.native
@@ -271,22 +249,19 @@ def write_hello_fields(ctx, out):
         out.key(b"fs")
         out.text(ctx.boot_fs)
     if ctx.boot_failed:
-        out.key(b"boots")
-        out.number(ctx.boot_failed)
+        out.field(b"boots", ctx.boot_failed)
     if ctx.ble_name:
         out.key(b"ble")
         out.text(ctx.ble_name)
         if ctx.ble is not None:
-            out.key(b"bmax")
-            out.number(ctx.ble.max_centrals)
+            out.field(b"bmax", ctx.ble.max_centrals)
 
 
 def _hello_head(ctx):
     """The hello's fields that stay as they are while the board runs (the protocol, firmware,
     board, layout and the verbs it takes), as bytes."""
     out = protocol.LineWriter(256)
-    out.key(b"proto")
-    out.number(protocol.PROTOCOL_MAJOR)
+    out.field(b"proto", protocol.PROTOCOL_MAJOR)
     out.byte(46)  # '.'
     out.number(protocol.PROTOCOL_MINOR)
     out.key(b"fw")
@@ -295,10 +270,8 @@ def _hello_head(ctx):
     out.text(ctx.profile_name)
     out.key(b"layout")
     out.text(b"crib121")
-    out.key(b"holes")
-    out.number(HOLES)
-    out.key(b"max")
-    out.number(protocol.MAX_LINE)
+    out.field(b"holes", HOLES)
+    out.field(b"max", protocol.MAX_LINE)
     out.key(b"caps")
     out.text(b",".join(protocol.VERBS))
     return bytes(out.buf[: out.n])
