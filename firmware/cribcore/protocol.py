@@ -580,8 +580,8 @@ def _state_into(buf, n: int, board) -> int:
                 value = int(board.dealer)
             elif field == 4:
                 value = int(board.winner)
-            elif field == 5:
-                value = int(board.result())
+            elif field == 5:  # (no winner yet: playing, 0, without the call)
+                value = 0 if int(board.winner) < 0 else int(board.result())
             elif field == 10:
                 value = int(board.undo_count)
             elif field == 11:

@@ -675,7 +675,8 @@ class _Board:
         ]
         self.undo_count = values[17] % 64
         self.skunk_double = seed % 2 == 0
-        self._result = values[18] % 4
+        # As GameState.result(): playing (0) until there is a winner.
+        self._result = values[18] % 4 if self.winner >= 0 else 0
 
     def result(self):
         return self._result
@@ -710,6 +711,9 @@ def test_the_state_writer_equals_plain_formatting_on_every_interpreter():
     # On a board the state's fields are written by native code (viper); its plain twin is the
     # same source run as Python (CPython here). Both must write what plain formatting writes,
     # for every number a field may hold, negative and 10-digit ones included.
+    from cribcore.state import NO_WINNER, PLAYING
+
+    assert PLAYING == 0 and NO_WINNER < 0  # (the writer's shortcut for a game without a winner)
     buf = bytearray(P.STATE_ROOM + 4)
     for seed in range(300):
         board = _Board(seed)
