@@ -97,13 +97,17 @@ def free_heap(ctx):
     """The free heap as last measured, at most HEAP_MS old: garbage not yet collected counts
     as used (docs/protocol.md). The app collects only when the heap runs out, and measuring
     walks the whole heap: a host polling health does not pay it every time."""
-    import gc
-
     now = ticks_ms()
     if ctx.heap_free < 0 or ticks_diff(now, ctx.heap_at) >= HEAP_MS:
-        ctx.heap_free = gc.mem_free() if hasattr(gc, "mem_free") else 0  # (CPython, tests: 0)
+        ctx.heap_free = _mem_free()
         ctx.heap_at = now
     return ctx.heap_free
+
+
+def _mem_free():
+    import gc  # (only when the figure is stale: at most once every HEAP_MS)
+
+    return gc.mem_free() if hasattr(gc, "mem_free") else 0  # (CPython, tests: 0)
 
 
 # --- the game -----------------------------------------------------------------------------------
