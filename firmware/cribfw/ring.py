@@ -19,6 +19,17 @@
 # a restart (or a failed write) the ring always starts a fresh block, so it never programs over
 # bytes a cut may have left half written.
 #
+# Writing in steps: begin() lays the entry out in RAM (and erases, inline, only if it needs a new
+# block that was not erased ahead), step() programs one page of it, so a caller can let others
+# run between pages (cribfw/store.py). An entry left part written (its writer stopped) is treated
+# as a failed write: the next entry goes to a fresh block.
+# Erase ahead: erase_ahead() erases, at a quiet moment the caller chooses, the block the ring will
+# go on to when the current one is full: the block after the newest good record, never that
+# record's own block, and only while the ring writes on after that record, in this boot (after a
+# restart or a failed write the next entry takes a fresh block, erased inline as before: so a
+# board restarted again and again without a save erases nothing more). That block's entries are
+# the oldest in the ring, which the ring would erase next anyway; the erase only comes earlier.
+#
 # Wear: every entry is written once; a block is erased once per pass round the ring.
 
 try:
@@ -50,6 +61,10 @@ class Ring:
         self._offset = 0
         self._good = -1  # the block holding the newest good record (-1: none)
         self._seq = 0  # of the next entry
+        self._ready = -1  # a block erased ahead and not written since (-1: none)
+        self._writing = None  # the entry being written (begin, step), whole pages
+        self._done = 0  # its bytes programmed
+        self.erases = 0  # blocks erased since boot (figures)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -96,36 +111,91 @@ class Ring:
                     last = offsets[len(offsets) - 1][1]
                     self._seq = (max(seq, last) + 1) & 0x7FFFFFFF
                     self._block = -1
+                    self._ready = -1
+                    self._writing = None
                     return found
         return None
 
     # --- writing ------------------------------------------------------------------------------
 
     def append(self, record):
-        """Write `record` (bytes) as the newest entry. Raises OSError when the flash fails; the
-        next append then starts a fresh block."""
+        """Write `record` (bytes) as the newest entry, in one call. Raises OSError when the flash
+        fails; the next append then starts a fresh block."""
+        self.begin(record)
+        while self.step():
+            pass
+
+    def begin(self, record):
+        """Start writing `record` as the newest entry: step() programs it a page at a time. Only
+        erases (inline, the whole chip stalls) when the entry does not fit in the block and the
+        next block was not erased ahead."""
         size = _pages(_HEADER + len(record))
         if size > self.block_size:
             raise ValueError("record larger than a block")
+        if self._writing is not None:
+            # An entry left part written (its task was stopped): never program next to it.
+            self._writing = None
+            self._block = -1
         if self._block < 0 or self._offset + size > self.block_size:
             # The block after the newest good record: the oldest entries, or a fresh block
             # whose write failed (it holds nothing good then).
             block = (self._good + 1) % self.count
             self._block = -1
-            self.device.ioctl(_ERASE, self.first + block)
+            if block != self._ready:
+                self._ready = -1
+                self.erases += 1
+                self.device.ioctl(_ERASE, self.first + block)
+            self._ready = -1
             self._block = block
             self._offset = 0
         entry = bytearray(b"\xff" * size)
         struct.pack_into("<IHH", entry, 0, self._seq, len(record), 0xFFFF ^ len(record))
         entry[_HEADER : _HEADER + len(record)] = record
+        self._writing = entry
+        self._done = 0
+
+    def step(self):
+        """Program the next page of the entry begin() started; True while pages are left. A cut
+        between two pages leaves an entry whose record fails its own checks: the one before it
+        wins. Raises OSError when the flash fails; the next entry then starts a fresh block."""
+        entry = self._writing
+        if entry is None:
+            return False
+        done = self._done
         try:
-            self.device.writeblocks(self.first + self._block, entry, self._offset)
+            self.device.writeblocks(
+                self.first + self._block, memoryview(entry)[done : done + PAGE], self._offset + done
+            )
         except OSError:
+            self._writing = None
             self._block = -1  # never program after a write that may be half done
             raise
+        done += PAGE
+        if done < len(entry):
+            self._done = done
+            return True
+        self._writing = None
         self._good = self._block
-        self._offset += size
+        self._offset += done
         self._seq = (self._seq + 1) & 0x7FFFFFFF
+        return False
+
+    def erase_ahead(self):
+        """Erase the block the ring goes on to when the current one is full, now (a quiet
+        moment), so that a save then only programs; True if it erased. Never the block holding
+        the newest good record; only once the ring has written an entry since it was read and
+        writes on after it (not after a restart, nor while an entry is being written, nor after a
+        write left part done or failed: the next entry takes a fresh block, erased inline)."""
+        if self._writing is not None or self._block < 0 or self._block != self._good:
+            return False
+        block = (self._good + 1) % self.count
+        if block == self._ready or block == self._good:
+            return False
+        self._ready = -1
+        self.erases += 1
+        self.device.ioctl(_ERASE, self.first + block)
+        self._ready = block
+        return True
 
 
 def _pages(n):
