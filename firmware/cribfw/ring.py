@@ -46,6 +46,7 @@ PAGE = const(256)  # flash program granularity
 _HEADER = const(8)
 _ERASE = const(6)  # ioctl: erase a block
 _NO_SEQ = const(0xFFFFFFFF)  # erased flash
+_ERASED = b"\xff" * PAGE  # a page's end after its record
 
 
 class Ring:
@@ -62,8 +63,10 @@ class Ring:
         self._good = -1  # the block holding the newest good record (-1: none)
         self._seq = 0  # of the next entry
         self._ready = -1  # a block erased ahead and not written since (-1: none)
-        self._writing = None  # the entry being written (begin, step), whole pages
-        self._done = 0  # its bytes programmed
+        self._writing = None  # the record being written (begin, step)
+        self._done = 0  # its entry's bytes programmed
+        self._size = 0  # its entry's bytes, whole pages
+        self._page = None  # one page of it, laid out for the program (made at the first)
         self.erases = 0  # blocks erased since boot (figures)
 
     # --- reading ------------------------------------------------------------------------------
@@ -148,30 +151,42 @@ class Ring:
             self._ready = -1
             self._block = block
             self._offset = 0
-        entry = bytearray(b"\xff" * size)
-        struct.pack_into("<IHH", entry, 0, self._seq, len(record), 0xFFFF ^ len(record))
-        entry[_HEADER : _HEADER + len(record)] = record
-        self._writing = entry
+        self._writing = record  # the caller's, left as it is until the last page is out
         self._done = 0
+        self._size = size
 
     def step(self):
         """Program the next page of the entry begin() started; True while pages are left. A cut
         between two pages leaves an entry whose record fails its own checks: the one before it
-        wins. Raises OSError when the flash fails; the next entry then starts a fresh block."""
-        entry = self._writing
-        if entry is None:
+        wins. Raises OSError when the flash fails; the next entry then starts a fresh block.
+        Each page is laid out in one small buffer: nothing the size of the record is allocated."""
+        record = self._writing
+        if record is None:
             return False
         done = self._done
+        page = self._page
+        if page is None:
+            page = self._page = bytearray(PAGE)
+        n = len(record)
+        if done:
+            at = 0
+            start = done - _HEADER
+        else:
+            struct.pack_into("<IHH", page, 0, self._seq, n, 0xFFFF ^ n)
+            at = _HEADER
+            start = 0
+        take = min(PAGE - at, n - start)
+        page[at : at + take] = memoryview(record)[start : start + take]
+        if at + take < PAGE:
+            page[at + take :] = memoryview(_ERASED)[at + take :]
         try:
-            self.device.writeblocks(
-                self.first + self._block, memoryview(entry)[done : done + PAGE], self._offset + done
-            )
+            self.device.writeblocks(self.first + self._block, page, self._offset + done)
         except OSError:
             self._writing = None
             self._block = -1  # never program after a write that may be half done
             raise
         done += PAGE
-        if done < len(entry):
+        if done < self._size:
             self._done = done
             return True
         self._writing = None

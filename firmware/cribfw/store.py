@@ -36,17 +36,21 @@
 # the board's RAM next to everything else (see test_board_is_usable_in_a_68k_heap).
 #
 # A save in a ring never holds the board for long (a request waits about one flash page, not a
-# save): Store.run encodes the record whole (about 1 ms on a Pico with a game's undo history),
-# then the ring programs it one 256-byte page per turn of the asyncio loop (an entry of a game is
-# 4-8 pages, about 0.4 ms each, the chip stalled while a page programs); a change made meanwhile
-# is not part of this record but the next save's. A cut between two pages leaves an entry whose
-# record fails its checks: the one before wins, as a cut inside one page always did. The 4 KB
-# erase (about 45 ms, the whole chip stalled) is done ahead, when the board has been quiet for
-# QUIET_MS with nothing left to save (cribfw/ring.py, Ring.erase_ahead); a save erases inline
-# only when the changes never paused long enough since the ring moved on to the block erased
-# ahead: with a game's entries (3 or 2 a block) that is the 3rd-4th save of a storm with no quiet
-# second, 10-15 s of nonstop changes at MAX_MS, never in play at a table. In files (stock
-# MicroPython) a save stays one call: see cribfw/storefiles.py.
+# save): Store.run encodes the record whole in one turn of the asyncio loop (about 1.5-1.8 ms on a
+# Pico with a game's undo history, its crc32s included), then the ring programs it one 256-byte
+# page per turn (an entry of a game is 4-8 pages, about 0.65 ms each, the chip stalled while a
+# page programs); a change made meanwhile is not part of this record but the next save's. A cut
+# between two pages leaves an entry whose record fails its checks: the one before wins, as a
+# cut inside one page always did. The 4 KB erase (about 45 ms, the whole chip stalled) is done
+# ahead, when nothing has changed for QUIET_MS and nothing is left to save (cribfw/ring.py,
+# Ring.erase_ahead): a read (st, ping) that comes in those 45 ms waits for it, once every 2-4
+# saves. A save erases inline only:
+#   - the first save after a boot (the ring then takes a fresh block, so it never programs
+#     beside what a cut may have left);
+#   - in changes that never pause for QUIET_MS, once the block erased ahead is full too: with a
+#     game's entries (2-4 a block) at the earliest the 3rd save, 10-15 s into nonstop changes
+#     (saves MAX_MS apart), then every 2-4 saves; at a table a pause of a second comes first.
+# In files (stock MicroPython) a save stays one call: see cribfw/storefiles.py.
 #
 # LED output goes on during a save: on rp2 the frame goes out by PIO and DMA from a buffer in
 # RAM, and a flash program or erase only stops execute-in-place (MicroPython's rp2.Flash runs the

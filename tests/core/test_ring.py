@@ -299,3 +299,22 @@ def test_a_region_of_garbage_is_a_fresh_game_that_says_so():
     game = GameState()
     assert Store(Ring(flash, 0, 2)).load(game, Settings()) == "fresh-corrupt"
     assert game.front[0] == 0
+
+
+def test_a_save_in_steps_writes_the_state_it_started_with():
+    flash = NorFlash(count=4)
+    game = GameState()
+    store = Store(Ring(flash, 0, 4))
+    store.load(GameState(), Settings())
+    for i in range(30):
+        game.peg(i % 2, 2)
+    assert store.start(game, Settings())
+    game.peg(0, 5)  # a change while the pages go out: the next save's
+    steps = 1
+    while store.step():
+        steps += 1
+    assert steps == 4 and store.saves == 1  # 8 + 892 bytes: four pages, one per step
+    again = GameState()
+    assert Store(Ring(flash, 0, 4)).load(again, Settings()) == "saved"
+    assert again.front[0] == 30 and again.undo_count == 30
+    assert store.save(game, Settings())  # the change is not the saved state: written
