@@ -23,12 +23,13 @@
 # block that was not erased ahead), step() programs one page of it, so a caller can let others
 # run between pages (cribfw/store.py). An entry left part written (its writer stopped) is treated
 # as a failed write: the next entry goes to a fresh block.
-# Erase ahead: erase_ahead() erases, at a quiet moment the caller chooses, the block the ring will
-# go on to when the current one is full: the block after the newest good record, never that
-# record's own block, and only while the ring writes on after that record, in this boot (after a
+# Erase ahead: erase_ahead() erases, at a quiet moment the caller chooses, the blocks the ring will
+# go on to when the current one is full (AHEAD of them, one a call): the blocks after the newest
+# good record, never that record's own block, and only while the ring writes on after that record, in this boot (after a
 # restart or a failed write the next entry takes a fresh block, erased inline as before: so a
 # board restarted again and again without a save erases nothing more). That block's entries are
-# the oldest in the ring, which the ring would erase next anyway; the erase only comes earlier.
+# the oldest in the ring, which the ring would erase next anyway; the erase only comes earlier
+# (the ring keeps count - AHEAD blocks of older records: 29 of 32 on the cribboard images).
 #
 # Wear: every entry is written once; a block is erased once per pass round the ring.
 
@@ -46,6 +47,7 @@ PAGE = const(256)  # flash program granularity
 _HEADER = const(8)
 _ERASE = const(6)  # ioctl: erase a block
 _NO_SEQ = const(0xFFFFFFFF)  # erased flash
+AHEAD = const(3)  # blocks erase_ahead keeps erased: 6-12 saves of a game, 30 s of nonstop changes
 _ERASED = b"\xff" * PAGE  # a page's end after its record
 
 
@@ -62,7 +64,8 @@ class Ring:
         self._offset = 0
         self._good = -1  # the block holding the newest good record (-1: none)
         self._seq = 0  # of the next entry
-        self._ready = -1  # a block erased ahead and not written since (-1: none)
+        self._ready = -1  # the first of the blocks erased ahead and not written since
+        self._ahead = 0  # how many: _ready, _ready + 1, ... (mod count)
         self._writing = None  # the record being written (begin, step)
         self._done = 0  # its entry's bytes programmed
         self._size = 0  # its entry's bytes, whole pages
@@ -114,7 +117,7 @@ class Ring:
                     last = offsets[len(offsets) - 1][1]
                     self._seq = (max(seq, last) + 1) & 0x7FFFFFFF
                     self._block = -1
-                    self._ready = -1
+                    self._ahead = 0
                     self._writing = None
                     return found
         return None
@@ -139,16 +142,19 @@ class Ring:
             # An entry left part written (its task was stopped): never program next to it.
             self._writing = None
             self._block = -1
+            self._ahead = 0
         if self._block < 0 or self._offset + size > self.block_size:
             # The block after the newest good record: the oldest entries, or a fresh block
             # whose write failed (it holds nothing good then).
             block = (self._good + 1) % self.count
             self._block = -1
-            if block != self._ready:
-                self._ready = -1
+            if self._ahead and block == self._ready:
+                self._ready = (block + 1) % self.count
+                self._ahead -= 1
+            else:
+                self._ahead = 0
                 self.erases += 1
                 self.device.ioctl(_ERASE, self.first + block)
-            self._ready = -1
             self._block = block
             self._offset = 0
         self._writing = record  # the caller's, left as it is until the last page is out
@@ -184,6 +190,7 @@ class Ring:
         except OSError:
             self._writing = None
             self._block = -1  # never program after a write that may be half done
+            self._ahead = 0  # (it may have been the first block erased ahead)
             raise
         done += PAGE
         if done < self._size:
@@ -196,20 +203,24 @@ class Ring:
         return False
 
     def erase_ahead(self):
-        """Erase the block the ring goes on to when the current one is full, now (a quiet
-        moment), so that a save then only programs; True if it erased. Never the block holding
+        """Erase the next of the AHEAD blocks the ring goes on to when the current one is full,
+        now (a quiet moment: one block, 45 ms on a Pico, per call), so that a save then only
+        programs; True if it erased, False when they are all erased already. Never the block holding
         the newest good record; only once the ring has written an entry since it was read and
         writes on after it (not after a restart, nor while an entry is being written, nor after a
         write left part done or failed: the next entry takes a fresh block, erased inline)."""
         if self._writing is not None or self._block < 0 or self._block != self._good:
             return False
-        block = (self._good + 1) % self.count
-        if block == self._ready or block == self._good:
+        nxt = (self._good + 1) % self.count
+        if not self._ahead or self._ready != nxt:
+            self._ahead = 0
+            self._ready = nxt
+        block = (nxt + self._ahead) % self.count
+        if self._ahead >= AHEAD or block == self._good:
             return False
-        self._ready = -1
+        self.device.ioctl(_ERASE, self.first + block)  # (a failure: those before it still count)
         self.erases += 1
-        self.device.ioctl(_ERASE, self.first + block)
-        self._ready = block
+        self._ahead += 1
         return True
 
 

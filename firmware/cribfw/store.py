@@ -41,14 +41,14 @@
 # page per turn (an entry of a game is 4-8 pages, about 0.65 ms each, the chip stalled while a
 # page programs); a change made meanwhile is not part of this record but the next save's. A cut
 # between two pages leaves an entry whose record fails its checks: the one before wins, as a
-# cut inside one page always did. The 4 KB erase (about 45 ms, the whole chip stalled) is done
-# ahead, when nothing has changed for QUIET_MS and nothing is left to save (cribfw/ring.py,
-# Ring.erase_ahead): a read (st, ping) that comes in those 45 ms waits for it, once every 2-4
-# saves. A save erases inline only:
+# cut inside one page always did. The 4 KB erases (about 45 ms each, the whole chip stalled) are
+# done ahead, when nothing has changed for QUIET_MS and nothing is left to save: one block per
+# poll, up to AHEAD (3) blocks (cribfw/ring.py, Ring.erase_ahead); a read (st, ping) that comes in
+# one of those 45 ms waits for it. A save erases inline only:
 #   - the first save after a boot (the ring then takes a fresh block, so it never programs
 #     beside what a cut may have left);
-#   - in changes that never pause for QUIET_MS, once the block erased ahead is full too: with a
-#     game's entries (2-4 a block) at the earliest the 3rd save, 10-15 s into nonstop changes
+#   - in changes that never pause for QUIET_MS, once the blocks erased ahead are full too: with a
+#     game's entries (2-4 a block) at the earliest the 7th save, 30-35 s into nonstop changes
 #     (saves MAX_MS apart), then every 2-4 saves; at a table a pause of a second comes first.
 # In files (stock MicroPython) a save stays one call: see cribfw/storefiles.py.
 #
@@ -167,7 +167,10 @@ class Store:
                 except (OSError, MemoryError) as err:
                     self._failed(err, now)
             elif self._first is None and ticks_diff(now, self._last) >= self.quiet_ms:
-                self.place.erase_ahead()  # quiet for a second: nobody waits on the stall
+                try:
+                    self.place.erase_ahead()  # quiet for a second: one block per turn
+                except OSError as err:
+                    self._failed(err, now)  # tried again after the next save
 
     # --- the flash ----------------------------------------------------------------------------
 
