@@ -354,11 +354,11 @@ def run_cuts(
             mark_committed(history, newest)
 
     def to_the_end(stop: FlashStop) -> FlashStop:
-        """Run the stopped board on to the end of this save (its program's end point)."""
-        while not (stop.kind == "program" and stop.index == stop.total):
+        """Run the stopped board on to the end of this save (its last page's end point)."""
+        while stop.kind != "program":
             stop = run_to(sim, stop, stop.total + (stop.index == stop.total), wait_s)
             check_ring_block(stop, image)
-        return stop
+        return to_the_entrys_end(sim, run_to(sim, stop, stop.total, wait_s), image, wait_s)
 
     while tally.cuts < cuts:
         for _ in range(rng.randint(1, 4)):
@@ -391,11 +391,10 @@ def run_cuts(
                 seen_on_flash()
                 if mode == "late":
                     stop = to_the_end(stop)
+                    where = "end"
                 else:
-                    stop = aim_inside(rng, sim, stop, image, wait_s)
-                aimed = f"{stop.kind} {'end' if stop.index == stop.total else 'inside'}"
-                if stop.index == 0:
-                    aimed = f"{stop.kind} start"
+                    stop, where = aim_inside(rng, sim, stop, image, wait_s)
+                aimed = f"{stop.kind} {where}"
             else:
                 aimed = "on the flash already"
         else:  # a request on its way: it may or may not have been applied
@@ -426,8 +425,9 @@ def run_cuts(
         last = off
         if torn:
             tally.add(tally.cut_saves, mode)
-        if stop is not None and 0 < stop.index < stop.total:
-            # Stopped inside a program, or inside an erase with data still to erase: torn there.
+        if stop is not None and aimed.endswith(" inside"):
+            # Stopped between two pages of an entry, or inside an erase with data still to
+            # erase: torn there.
             left = block_of(last_stop, stop.block)[stop.index * 256 :]
             if stop.kind == "program" or left != b"\xff" * len(left):
                 assert stop.block in torn, f"a cut inside a save left no damage: {stop}"
@@ -452,16 +452,61 @@ def run_cuts(
 
 def aim_inside(
     rng: random.Random, sim: SimControl, stop: FlashStop, image: Path, wait_s: float
-) -> FlashStop:
+) -> tuple[FlashStop, str]:
     """The board is stopped at the first flash point of a save: run it on to a point chosen at
-    random in the save and leave it stopped there. Mostly strictly inside its erase or its
-    program (a block half erased, an entry torn), sometimes at a start or an end."""
+    random in the save and leave it stopped there; with where it is in its operation ("start",
+    "inside", "end"). Mostly strictly inside its erase or its entry's program (a block half
+    erased; an entry torn: the store programs it a page per step, cribfw/ring.py), sometimes at a
+    start or an end."""
     if stop.kind == "erase" and rng.random() < 0.5:  # somewhere in the erase
-        return run_to(sim, stop, pick(rng, stop), wait_s)
-    if stop.kind == "erase":  # on to the program that follows it in the same save
+        stop = run_to(sim, stop, pick(rng, stop), wait_s)
+        return stop, "start" if stop.index == 0 else "end" if stop.index == stop.total else "inside"
+    if stop.kind == "erase":  # on to the program that follows it
         stop = run_to(sim, stop, stop.total + 1, wait_s)
         check_ring_block(stop, image)
-    return run_to(sim, stop, pick(rng, stop), wait_s)
+    if stop.index == 0 and rng.random() < 0.15:
+        return stop, "start"
+    stop = run_to(sim, stop, stop.total, wait_s)  # this page programmed: the entry's header read
+    pages, written = entry_progress(image, stop.block)
+    left = 2 * (pages - written)  # points to the entry's end: each page's start and its end
+    if left and rng.random() < 0.85:
+        sim.break_on_flash(rng.randint(1, left - 1) if left > 1 else 1)
+        stop = sim.wait_flash_stop(wait_s)
+    pages, written = entry_progress(image, stop.block)
+    return stop, "inside" if written < pages else "end"
+
+
+def to_the_entrys_end(sim: SimControl, stop: FlashStop, image: Path, wait_s: float) -> FlashStop:
+    """The board stopped at the end of one page's program: run it on to the end of the entry's
+    last page."""
+    pages, written = entry_progress(image, stop.block)
+    if written < pages:
+        sim.break_on_flash(2 * (pages - written))
+        stop = sim.wait_flash_stop(wait_s)
+    return stop
+
+
+def entry_progress(image: Path, block: int) -> tuple[int, int]:
+    """(pages, pages programmed) of the last entry whose header is in `block` of the image: the
+    entry being written (a page of a record is never all 0xFF: every one holds some of its
+    fields or its crc32)."""
+    data = block_of(image.read_bytes(), block)
+    offset = -1
+    at = 0
+    pages = 0
+    while at + 8 <= BLOCK:
+        seq, length, check = struct.unpack_from("<IHH", data, at)
+        if seq == 0xFFFFFFFF or length ^ check != 0xFFFF or at + 8 + length > BLOCK:
+            break
+        offset = at
+        pages = (8 + length + 255) // 256
+        at += pages * 256
+    written = 0
+    while written < pages and data[offset + written * 256 : offset + (written + 1) * 256] != (
+        b"\xff" * 256
+    ):
+        written += 1
+    return pages, written
 
 
 def pick(rng: random.Random, stop: FlashStop) -> int:

@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 
 from cribboard.virtual import SimControl, VirtualBoard
-from powercut import SEED, SHORT, Link, Tally, model_from, ring_view, run_cuts
+from powercut import (
+    SEED,
+    SHORT,
+    Link,
+    Tally,
+    entry_progress,
+    model_from,
+    ring_view,
+    run_cuts,
+    to_the_entrys_end,
+)
 
 CUTS = 160  # every cut aimed at a save lands in it: fewer than 210 timed ones tore
 
@@ -52,7 +62,9 @@ def test_power_cuts_never_lose_a_committed_state(
     assert tally.torn_aimed >= 20, "too few cuts tore a save: " + report
 
 
-# Where a cut stops a new game's save: (operation, point), "end" the operation's last point.
+# Where a cut stops a new game's save: (operation, point): a point of the erase (of 16), or of
+# the entry's program, a page per step: 0 before its first page, 1 after it (the header alone:
+# torn), "end" after its last page.
 NEW_GAME_CUTS = (("erase", 0), ("erase", 9), ("program", 0), ("program", 1), ("program", "end"))
 
 
@@ -60,9 +72,9 @@ def test_a_new_games_save_cut_at_each_step_keeps_the_last_save_that_completed(
     tmp_path: Path, slow_store: None
 ) -> None:
     """A game is won, then a new one started, and the power cut at exact steps of the new game's
-    save (the first after a boot: an erase, then the program of its entry): until the program's
-    end the finished game comes back, as saved (an erase torn) or as the backup (an entry torn);
-    from the end on, the new game. The finished game coming back after a cut is the store's
+    save (the first after a boot: an erase, then the program of its entry, a page per step):
+    until the last page's end the finished game comes back, as saved (an erase torn) or as the
+    backup (an entry torn); from the end on, the new game. The finished game coming back after a cut is the store's
     promise ("the last save that completed"), not a loss: the new game was never on the flash."""
     image = tmp_path / "flash.img"
     with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
@@ -78,20 +90,27 @@ def test_a_new_games_save_cut_at_each_step_keeps_the_last_save_that_completed(
                 assert link.exchange(b"new")[0].kind == "ok"
                 stop = sim.wait_flash_stop(10)
                 assert (stop.kind, stop.index) == ("erase", 0), stop  # the save's first step
-                if kind == "program":
+                torn = False
+                if kind == "erase":
+                    if point:
+                        sim.break_on_flash(int(point))
+                        stop = sim.wait_flash_stop(10)
+                else:  # the entry, a page per step: its first page's start, its end, the last's
                     sim.break_on_flash(stop.total + 1)
                     stop = sim.wait_flash_stop(10)
                     assert (stop.kind, stop.index) == ("program", 0), stop
-                    assert stop.total >= 2, stop  # an entry of several pages: one can be torn
-                target = stop.total if point == "end" else int(point)
-                if target != stop.index:
-                    sim.break_on_flash(target - stop.index)
-                    stop = sim.wait_flash_stop(10)
+                    if point != 0:
+                        sim.break_on_flash(stop.total)
+                        stop = sim.wait_flash_stop(10)  # the header's page programmed
+                        pages, written = entry_progress(image, stop.block)
+                        assert (pages, written) >= (2, 1), stop  # several pages: one can be torn
+                        torn = point == 1
+                        if point == "end":
+                            stop = to_the_entrys_end(sim, stop, image, 10)
                 vboard.reset()
                 hello = link.wait_hello()
                 st = link.exchange(b"st")[0].fields
                 completed = kind == "program" and point == "end"
-                torn = kind == "program" and 0 < target < stop.total
                 expected = (
                     ("saved", "0,0")
                     if completed
@@ -111,9 +130,13 @@ def saved_and_rebooted(vboard: VirtualBoard, sim: SimControl, link: Link, image:
     st = link.exchange(b"st")[0].fields
     if ring_view(image.read_bytes()).newest is None or not on_flash(image, st):
         stop = sim.wait_flash_stop(10)
-        while not (stop.kind == "program" and stop.index == stop.total):
+        while stop.kind != "program":
             sim.break_on_flash(stop.total - stop.index if stop.index < stop.total else 1)
             stop = sim.wait_flash_stop(10)
+        if stop.index < stop.total:
+            sim.break_on_flash(stop.total - stop.index)
+            stop = sim.wait_flash_stop(10)
+        to_the_entrys_end(sim, stop, image, 10)
     vboard.reset()
     link.wait_hello()
 

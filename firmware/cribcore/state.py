@@ -17,11 +17,14 @@ except ImportError:  # CPython
     from cribcore.nomicropython import const
 
 
+import struct
+import sys
 from array import array
 
 from cribcore.layout import lap_length, skunk_lines
 from cribcore.limits import MAX_PLAYERS, MAX_POINTS, PLAYER_COUNTS, TARGETS
 
+_LITTLE = sys.byteorder == "little"  # array("h") holds its values as the record does
 UNDO_DEPTH = const(64)  # moves kept for undo: several whole deals
 NO_WINNER = const(-1)
 
@@ -254,6 +257,27 @@ class GameState:
             row = (self._undo_top - self.undo_count + i) % UNDO_DEPTH
             rows.append(list(self._undo[row * SNAPSHOT_LEN : (row + 1) * SNAPSHOT_LEN]))
         return rows
+
+    def pack_undo(self, buf, at):
+        """Write the undo history, oldest first, into bytearray `buf` from byte `at`:
+        SNAPSHOT_LEN little-endian int16s per row, as undo_rows() gives them (the store's
+        record). On a little-endian machine (every board, CPython on x86 and ARM) the ring's
+        own bytes are copied, one stretch of it at a time: no Python per value (a save's encode
+        on a board). Returns the byte after them."""
+        first = (self._undo_top - self.undo_count) % UNDO_DEPTH
+        left = self.undo_count
+        while left:
+            rows = min(left, UNDO_DEPTH - first)
+            start = first * SNAPSHOT_LEN
+            words = rows * SNAPSHOT_LEN
+            if _LITTLE:
+                buf[at : at + 2 * words] = bytes(memoryview(self._undo)[start : start + words])
+            else:
+                struct.pack_into("<%dh" % words, buf, at, *self._undo[start : start + words])
+            at += 2 * words
+            left -= rows
+            first = 0
+        return at
 
     def load_undo_rows(self, rows):
         """Replace the undo history with rows from undo_rows() (oldest first)."""

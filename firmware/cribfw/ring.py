@@ -19,6 +19,18 @@
 # a restart (or a failed write) the ring always starts a fresh block, so it never programs over
 # bytes a cut may have left half written.
 #
+# Writing in steps: begin() lays the entry out in RAM (and erases, inline, only if it needs a new
+# block that was not erased ahead), step() programs one page of it, so a caller can let others
+# run between pages (cribfw/store.py). An entry left part written (its writer stopped) is treated
+# as a failed write: the next entry goes to a fresh block.
+# Erase ahead: erase_ahead() erases, at a quiet moment the caller chooses, the blocks the ring will
+# go on to when the current one is full (AHEAD of them, one a call): the blocks after the newest
+# good record, never that record's own block, and only while the ring writes on after that record, in this boot (after a
+# restart or a failed write the next entry takes a fresh block, erased inline as before: so a
+# board restarted again and again without a save erases nothing more). That block's entries are
+# the oldest in the ring, which the ring would erase next anyway; the erase only comes earlier
+# (the ring keeps count - AHEAD blocks of older records: 29 of 32 on the cribboard images).
+#
 # Wear: every entry is written once; a block is erased once per pass round the ring.
 
 try:
@@ -35,6 +47,8 @@ PAGE = const(256)  # flash program granularity
 _HEADER = const(8)
 _ERASE = const(6)  # ioctl: erase a block
 _NO_SEQ = const(0xFFFFFFFF)  # erased flash
+AHEAD = const(3)  # blocks erase_ahead keeps erased: 6-12 saves of a game, 30 s of nonstop changes
+_ERASED = b"\xff" * PAGE  # a page's end after its record
 
 
 class Ring:
@@ -50,6 +64,13 @@ class Ring:
         self._offset = 0
         self._good = -1  # the block holding the newest good record (-1: none)
         self._seq = 0  # of the next entry
+        self._ready = -1  # the first of the blocks erased ahead and not written since
+        self._ahead = 0  # how many: _ready, _ready + 1, ... (mod count)
+        self._writing = None  # the record being written (begin, step)
+        self._done = 0  # its entry's bytes programmed
+        self._size = 0  # its entry's bytes, whole pages
+        self._page = None  # one page of it, laid out for the program (made at the first)
+        self.erases = 0  # blocks erased since boot (figures)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -96,36 +117,111 @@ class Ring:
                     last = offsets[len(offsets) - 1][1]
                     self._seq = (max(seq, last) + 1) & 0x7FFFFFFF
                     self._block = -1
+                    self._ahead = 0
+                    self._writing = None
                     return found
         return None
 
     # --- writing ------------------------------------------------------------------------------
 
     def append(self, record):
-        """Write `record` (bytes) as the newest entry. Raises OSError when the flash fails; the
-        next append then starts a fresh block."""
+        """Write `record` (bytes) as the newest entry, in one call. Raises OSError when the flash
+        fails; the next append then starts a fresh block."""
+        self.begin(record)
+        while self.step():
+            pass
+
+    def begin(self, record):
+        """Start writing `record` as the newest entry: step() programs it a page at a time. Only
+        erases (inline, the whole chip stalls) when the entry does not fit in the block and the
+        next block was not erased ahead."""
         size = _pages(_HEADER + len(record))
         if size > self.block_size:
             raise ValueError("record larger than a block")
+        if self._writing is not None:
+            # An entry left part written (its task was stopped): never program next to it.
+            self._writing = None
+            self._block = -1
+            self._ahead = 0
         if self._block < 0 or self._offset + size > self.block_size:
             # The block after the newest good record: the oldest entries, or a fresh block
             # whose write failed (it holds nothing good then).
             block = (self._good + 1) % self.count
             self._block = -1
-            self.device.ioctl(_ERASE, self.first + block)
+            if self._ahead and block == self._ready:
+                self._ready = (block + 1) % self.count
+                self._ahead -= 1
+            else:
+                self._ahead = 0
+                self.erases += 1
+                self.device.ioctl(_ERASE, self.first + block)
             self._block = block
             self._offset = 0
-        entry = bytearray(b"\xff" * size)
-        struct.pack_into("<IHH", entry, 0, self._seq, len(record), 0xFFFF ^ len(record))
-        entry[_HEADER : _HEADER + len(record)] = record
+        self._writing = record  # the caller's, left as it is until the last page is out
+        self._done = 0
+        self._size = size
+
+    def step(self):
+        """Program the next page of the entry begin() started; True while pages are left. A cut
+        between two pages leaves an entry whose record fails its own checks: the one before it
+        wins. Raises OSError when the flash fails; the next entry then starts a fresh block.
+        Each page is laid out in one small buffer: nothing the size of the record is allocated."""
+        record = self._writing
+        if record is None:
+            return False
+        done = self._done
+        page = self._page
+        if page is None:
+            page = self._page = bytearray(PAGE)
+        n = len(record)
+        if done:
+            at = 0
+            start = done - _HEADER
+        else:
+            struct.pack_into("<IHH", page, 0, self._seq, n, 0xFFFF ^ n)
+            at = _HEADER
+            start = 0
+        take = min(PAGE - at, n - start)
+        page[at : at + take] = memoryview(record)[start : start + take]
+        if at + take < PAGE:
+            page[at + take :] = memoryview(_ERASED)[at + take :]
         try:
-            self.device.writeblocks(self.first + self._block, entry, self._offset)
+            self.device.writeblocks(self.first + self._block, page, self._offset + done)
         except OSError:
+            self._writing = None
             self._block = -1  # never program after a write that may be half done
+            self._ahead = 0  # (it may have been the first block erased ahead)
             raise
+        done += PAGE
+        if done < self._size:
+            self._done = done
+            return True
+        self._writing = None
         self._good = self._block
-        self._offset += size
+        self._offset += done
         self._seq = (self._seq + 1) & 0x7FFFFFFF
+        return False
+
+    def erase_ahead(self):
+        """Erase the next of the AHEAD blocks the ring goes on to when the current one is full,
+        now (a quiet moment: one block, 45 ms on a Pico, per call), so that a save then only
+        programs; True if it erased, False when they are all erased already. Never the block holding
+        the newest good record; only once the ring has written an entry since it was read and
+        writes on after it (not after a restart, nor while an entry is being written, nor after a
+        write left part done or failed: the next entry takes a fresh block, erased inline)."""
+        if self._writing is not None or self._block < 0 or self._block != self._good:
+            return False
+        nxt = (self._good + 1) % self.count
+        if not self._ahead or self._ready != nxt:
+            self._ahead = 0
+            self._ready = nxt
+        block = (nxt + self._ahead) % self.count
+        if self._ahead >= AHEAD or block == self._good:
+            return False
+        self.device.ioctl(_ERASE, self.first + block)  # (a failure: those before it still count)
+        self.erases += 1
+        self._ahead += 1
+        return True
 
 
 def _pages(n):

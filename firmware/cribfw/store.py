@@ -35,10 +35,28 @@
 # The module is kept small on purpose (few globals, functions and classes): its bytecode lives in
 # the board's RAM next to everything else (see test_board_is_usable_in_a_68k_heap).
 #
-# Never during LED output: the save is one synchronous call, with no await inside, in the same
-# asyncio loop as the render task, whose LED write is synchronous too (rp2's bitstream even runs
-# with interrupts off); so the two cannot overlap. A save takes a few ms to tens of ms (a 4 KB erase
-# on NOR flash): the loop pauses that long, once per move.
+# A save in a ring never holds the board for long (a request waits about one flash page, not a
+# save): Store.run encodes the record whole in one turn of the asyncio loop (about 1.5-1.8 ms on a
+# Pico with a game's undo history, its crc32s included), then the ring programs it one 256-byte
+# page per turn (an entry of a game is 4-8 pages, about 0.65 ms each, the chip stalled while a
+# page programs); a change made meanwhile is not part of this record but the next save's. A cut
+# between two pages leaves an entry whose record fails its checks: the one before wins, as a
+# cut inside one page always did. The 4 KB erases (about 45 ms each, the whole chip stalled) are
+# done ahead, when nothing has changed for QUIET_MS and nothing is left to save: one block per
+# poll, up to AHEAD (3) blocks (cribfw/ring.py, Ring.erase_ahead); a read (st, ping) that comes in
+# one of those 45 ms waits for it. A save erases inline only:
+#   - the first save after a boot (the ring then takes a fresh block, so it never programs
+#     beside what a cut may have left);
+#   - in changes that never pause for QUIET_MS, once the blocks erased ahead are full too: with a
+#     game's entries (2-4 a block) at the earliest the 7th save, 30-35 s into nonstop changes
+#     (saves MAX_MS apart), then every 2-4 saves; at a table a pause of a second comes first.
+# In files (stock MicroPython) a save stays one call: see cribfw/storefiles.py.
+#
+# LED output goes on during a save: on rp2 the frame goes out by PIO and DMA from a buffer in
+# RAM, and a flash program or erase only stops execute-in-place (MicroPython's rp2.Flash runs the
+# SDK's flash_range_program and flash_range_erase with interrupts off and the other core paused;
+# the DMA and the state machine read no flash and keep running). Elsewhere the LED write is a
+# synchronous call in the same loop, so a save's page and a frame never overlap.
 
 try:
     from micropython import const
@@ -84,6 +102,7 @@ class Store:
         self._first = None  # time of the first unsaved change; None when all is saved
         self._last = 0  # time of the last change
         self._saved = None  # crc32 of the body on the flash, when known
+        self._writing = None  # crc32 of the body being written (start, step)
 
     # --- when ---------------------------------------------------------------------------------
 
@@ -110,15 +129,20 @@ class Store:
         try:
             return self.save(board, renderer)
         except (OSError, MemoryError) as err:
-            self.errors += 1
-            # One word, for the health report: "OSError:28" (the errno), "MemoryError".
-            code = err.args[0] if err.args and isinstance(err.args[0], int) else None
-            self.last_error = type(err).__name__ + ("" if code is None else ":%d" % code)
-            self.changed(now)
+            self._failed(err, now)
             return False
 
+    def _failed(self, err, now):
+        self.errors += 1
+        # One word, for the health report: "OSError:28" (the errno), "MemoryError".
+        code = err.args[0] if err.args and isinstance(err.args[0], int) else None
+        self.last_error = type(err).__name__ + ("" if code is None else ":%d" % code)
+        self.changed(now)
+
     async def run(self, app):
-        """The store task (for App.tasks): debounced saves of the game and the LED settings."""
+        """The store task (for App.tasks): debounced saves of the game and the LED settings,
+        written a page per turn of the loop; at a quiet moment, the ring's next block erased
+        ahead."""
         import asyncio
 
         ctx = app.ctx
@@ -133,7 +157,20 @@ class Store:
                 rev = game.rev
                 settings = ctx.settings_rev
                 self.changed(now)
-            self.save_due(game, renderer, now)  # no await inside: never beside an LED write
+            if self.due(now):
+                self._first = None
+                try:
+                    # The record is made whole first: a change from here on is the next save's.
+                    if self.start(game, renderer):
+                        while self.step():
+                            await asyncio.sleep_ms(0)  # a request waits one page at most
+                except (OSError, MemoryError) as err:
+                    self._failed(err, now)
+            elif self._first is None and ticks_diff(now, self._last) >= self.quiet_ms:
+                try:
+                    self.place.erase_ahead()  # quiet for a second: one block per turn
+                except OSError as err:
+                    self._failed(err, now)  # tried again after the next save
 
     # --- the flash ----------------------------------------------------------------------------
 
@@ -150,18 +187,43 @@ class Store:
 
     def save(self, board, renderer):
         """Write the state now unless the flash already holds it; True if written. One
-        synchronous call from start to end. Raises OSError if the flash fails; what is on the
-        flash is then as a cut at that point would leave it."""
+        synchronous call from start to end (the file path, the app's end, tests). Raises OSError
+        if the flash fails; what is on the flash is then as a cut at that point would leave it."""
+        if not self.start(board, renderer):
+            return False
+        while self.step():
+            pass
+        return True
+
+    def start(self, board, renderer):
+        """Begin a save of the state unless the flash already holds it; True if begun: step()
+        writes it. The record is encoded here, whole: later changes are not part of it."""
         rec = encode(board, renderer, self.seq + 1)
         crc = body_crc(rec)
         if crc == self._saved:
             return False
         self._saved = None
-        self.place.write(rec)
-        self.seq += 1
-        self._saved = crc
-        self.saves += 1
+        self._writing = None
+        self.place.begin(rec)
+        self._writing = crc
         return True
+
+    def step(self):
+        """Write the next part of the save start() began (a flash page in a ring; a file is
+        written whole by start); True while parts are left."""
+        if self._writing is None:
+            return False
+        try:
+            if self.place.step():
+                return True
+        except OSError:
+            self._writing = None
+            raise
+        self.seq += 1
+        self._saved = self._writing
+        self._writing = None
+        self.saves += 1
+        return False
 
 
 class _RingPlace:
@@ -189,8 +251,14 @@ class _RingPlace:
         newest = not seen[0] & 1
         return rec, "saved" if newest else "backup", rec[0], newest
 
-    def write(self, rec):
-        self.ring.append(rec)
+    def begin(self, rec):
+        self.ring.begin(rec)
+
+    def step(self):
+        return self.ring.step()
+
+    def erase_ahead(self):
+        self.ring.erase_ahead()
 
 
 def attach(app, root, sim=False, ring=None):

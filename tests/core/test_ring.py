@@ -4,7 +4,7 @@
 from checks import NorFlash
 
 from cribcore.state import GameState
-from cribfw.ring import PAGE, Ring
+from cribfw.ring import AHEAD, PAGE, Ring
 from cribfw.store import Store
 
 
@@ -146,6 +146,116 @@ def test_a_ring_in_part_of_a_device():
     assert Ring(flash, 5, 3).newest(intact) == record(9, 2000)
 
 
+# --- erased ahead, written a page at a time ----------------------------------------------------
+
+
+def good_block(flash, count):
+    """The ring block holding the newest record that reads back intact (-1: none)."""
+    ring = Ring(flash, 0, count)
+    return ring._good if ring.newest(intact) is not None else -1
+
+
+def test_erase_ahead_never_erases_the_block_holding_the_newest_record():
+    for count in (1, 2, 3, 5):
+        flash = NorFlash(count=count)
+        ring, _ = newest(flash)
+        assert not ring.erase_ahead()  # nothing written since the ring was read
+        for i in range(25):
+            ring.append(record(i, 1500))  # two per block
+            before = good_block(flash, count)
+            erased = list(flash.erases)
+            ahead = 0
+            while ring.erase_ahead():  # one block a call, up to AHEAD
+                ahead += 1
+            assert ahead <= AHEAD and (i > 0 or ahead == min(AHEAD, count - 1)), (count, i, ahead)
+            after = [b for b in range(count) if flash.erases[b] != erased[b]]
+            assert before not in after, (count, i)
+            assert newest(flash)[1] == record(i, 1500), (count, i)
+            assert not ring.erase_ahead()  # all erased until the ring moves on
+
+
+def test_after_an_erase_ahead_a_save_only_programs():
+    flash = NorFlash(count=4)
+    ring, _ = newest(flash)
+    ring.append(record(0, 1500))  # the first after the ring was read: a fresh block, erased
+    for i in range(1, 40):
+        while ring.erase_ahead():  # a quiet moment after each save
+            pass
+        erases = sum(flash.erases)
+        ring.append(record(i, 1500))
+        assert sum(flash.erases) == erases, i  # never an erase inline
+        assert newest(flash)[1] == record(i, 1500)
+
+
+def test_after_a_restart_the_first_entry_takes_a_fresh_block_then_the_ring_erases_ahead():
+    flash = NorFlash(count=4)
+    ring, _ = newest(flash)
+    ring.append(record(1, 300))  # block 0 (erased first), room left in it
+    ring, _ = newest(flash)  # a restart: never programs next to what a cut may have left
+    assert not ring.erase_ahead() and flash.erases == [1, 0, 0, 0]  # restarts wear nothing
+    ring.append(record(2, 300))
+    assert flash.erases == [1, 1, 0, 0]  # the fresh block, erased inline
+    assert ring.erase_ahead() and flash.erases == [1, 1, 1, 0]
+    assert newest(flash)[1] == record(2, 300) and good_block(flash, 4) == 1
+
+
+def test_a_storm_longer_than_the_room_erased_ahead_still_saves():
+    flash = NorFlash(count=8)
+    ring, _ = newest(flash)
+    ring.append(record(0, 1500))
+    while ring.erase_ahead():
+        pass
+    erases = sum(flash.erases)
+    assert erases == 1 + AHEAD
+    for i in range(1, 16):  # no quiet moment: two entries a block, then inline erases
+        ring.append(record(i, 1500))
+        assert newest(flash)[1] == record(i, 1500)
+    # 15 entries: 1 more fits in block 0, 2 in each block erased ahead, the rest take a block
+    # each two, erased inline.
+    assert sum(flash.erases) - erases == (15 - 1 - 2 * AHEAD + 1) // 2
+
+
+def test_a_save_in_steps_cut_at_every_page_keeps_the_one_before_or_the_new_one():
+    size = 5 * PAGE - 8 - 20  # five pages with its header
+    for first in (0, 2):  # the entry at the start of a block, or after others in it
+        for pages in range(6):
+            for within in (0, 1, PAGE // 2):  # the record's last byte is past PAGE // 2
+                if pages == 5 and within:
+                    continue
+                flash = NorFlash(count=3)
+                ring, _ = newest(flash)
+                for i in range(first + 1):
+                    ring.append(record(i, size if i == first else 300))
+                ring.erase_ahead()
+                old = newest(flash)[1]
+                ring.begin(record(99, size))
+                for _ in range(pages):
+                    assert ring.step() == (_ < 4)
+                flash.cut_after = within  # the power goes part way into the next page
+                cut = False
+                try:
+                    ring.step()
+                except OSError:
+                    cut = True
+                flash.cut_after = -1
+                ring2, found = newest(flash)
+                assert found == (record(99, size) if pages == 5 else old), (first, pages, within)
+                assert cut == (pages < 5)
+                ring2.append(record(100, 300))  # the next boot writes on
+                assert newest(flash)[1] == record(100, 300)
+
+
+def test_an_entry_left_part_written_is_never_programmed_beside():
+    flash = NorFlash(count=3)
+    ring, _ = newest(flash)
+    ring.append(record(1, 300))
+    ring.begin(record(2, 1000))
+    ring.step()  # its task stopped here: the header page alone
+    ring.append(record(3, 300))  # the app's last save
+    assert flash.erases == [1, 1, 0]  # in a fresh block
+    assert newest(flash)[1] == record(3, 300)
+
+
 # --- the store in a ring ---------------------------------------------------------------------------
 
 
@@ -196,3 +306,22 @@ def test_a_region_of_garbage_is_a_fresh_game_that_says_so():
     game = GameState()
     assert Store(Ring(flash, 0, 2)).load(game, Settings()) == "fresh-corrupt"
     assert game.front[0] == 0
+
+
+def test_a_save_in_steps_writes_the_state_it_started_with():
+    flash = NorFlash(count=4)
+    game = GameState()
+    store = Store(Ring(flash, 0, 4))
+    store.load(GameState(), Settings())
+    for i in range(30):
+        game.peg(i % 2, 2)
+    assert store.start(game, Settings())
+    game.peg(0, 5)  # a change while the pages go out: the next save's
+    steps = 1
+    while store.step():
+        steps += 1
+    assert steps == 4 and store.saves == 1  # 8 + 892 bytes: four pages, one per step
+    again = GameState()
+    assert Store(Ring(flash, 0, 4)).load(again, Settings()) == "saved"
+    assert again.front[0] == 30 and again.undo_count == 30
+    assert store.save(game, Settings())  # the change is not the saved state: written

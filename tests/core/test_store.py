@@ -517,7 +517,7 @@ def test_a_failed_save_is_retried():
 
 def test_no_memory_for_a_save_is_a_failed_save_not_a_crash():
     class Starved(GameState):
-        def undo_rows(self):
+        def pack_undo(self, buf, at):
             raise MemoryError("memory allocation failed")
 
     def run(root):
@@ -529,3 +529,26 @@ def test_no_memory_for_a_save_is_a_failed_save_not_a_crash():
         assert store.errors == 1 and store.due(200) and store.saves == 0
 
     with_root(run)
+
+
+def test_the_undo_rows_go_into_the_record_as_undo_rows_gives_them():
+    from cribcore import state
+
+    for moves in (0, 1, 30, 64, 100):  # none, some, the ring full, the ring wrapped
+        b = GameState()
+        for i in range(moves):
+            if b.winner >= 0:
+                b.new_game()
+            else:
+                b.peg(i % 2, 1 + i % 5)
+        rows = b.undo_rows()
+        expect = b"".join(struct.pack("<14h", *row) for row in rows)
+        for little in (True, False):  # the ring's bytes copied, or packed value by value
+            was = state._LITTLE
+            state._LITTLE = little and was
+            try:
+                buf = bytearray(len(expect) + 6)
+                assert b.pack_undo(buf, 2) == 2 + len(expect), moves
+                assert bytes(buf[2:-4]) == expect and buf[:2] == b"\0\0", (moves, little)
+            finally:
+                state._LITTLE = was
