@@ -57,14 +57,19 @@ class UsbLink:
     async def run(self):
         import asyncio
 
-        reader = asyncio.StreamReader(self._stdin)
+        stdin = self._stdin
         while True:
             # Sleep in the scheduler until stdin is readable, then take all that is ready.
-            # (Each await allocates a little in asyncio itself; handling the lines does not.)
-            n = await reader.readinto(self._one)
-            if n:
-                self._lines.feed_byte(self._one[0])
-                self.drain()
+            # (Each wait allocates a little in asyncio itself; handling the lines does not.)
+            await _readable(asyncio, stdin)
+            if self.drain():
                 self._dispatcher.input_done()
             else:
                 await asyncio.sleep_ms(50)  # end of input (no host side at all): don't spin
+
+
+def _readable(asyncio, stream):
+    """Wait in asyncio's scheduler until `stream` is readable, as asyncio's StreamReader does
+    before each read, without its read: the link reads what is ready itself (a byte read through
+    the stream reader cost as much as a whole line from cribio)."""
+    yield asyncio.core._io_queue.queue_read(stream)
