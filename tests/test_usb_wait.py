@@ -59,16 +59,24 @@ async def echo(reader, writer):
 async def main():
     recorder = Recorder()
     link = usblink.UsbLink(sys.stdin.buffer, sys.stdout.buffer, recorder)
-    reads = [0, 0]  # drain calls, and those that found nothing (the end of input)
+    reads = [0, 0]  # reads of stdin, and those that found nothing (the end of input)
 
-    def counted_drain(drain=link.drain):
-        n = drain()
+    def count(n):
         reads[0] += 1
         if not n:
             reads[1] += 1
         return n
 
-    link.drain = counted_drain
+    if sys.argv[-2] == "task":  # the task reads a byte through asyncio's stream, then drains
+        readinto = asyncio.StreamReader.readinto
+
+        async def counted_readinto(self, buf):
+            return count(await readinto(self, buf))
+
+        asyncio.StreamReader.readinto = counted_readinto
+    else:  # the scheduler's wait drains stdin when the poll says it is readable
+        drain = link.drain
+        link.drain = lambda: count(drain())
     asyncio.create_task(link.run())
     server = await asyncio.start_server(echo, "127.0.0.1", PORT)
     reader, writer = await asyncio.open_connection("127.0.0.1", PORT)

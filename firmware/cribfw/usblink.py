@@ -1,9 +1,10 @@
 # The USB serial link: protocol lines on the board's stdin/stdout (USB CDC on a board, the pty on
 # the virtual board). Reading never blocks the app, and Ctrl-C (0x03) still reaches MicroPython's
-# interrupt handling: mpremote keeps working on a board running the app. A cribboard image reads
-# each ready line in one call (its C module cribio, passed in as `read_ready`); elsewhere stdin is
-# polled with select and read one ready byte at a time (MicroPython's stdin has no read that
-# returns what is there without waiting for the rest).
+# interrupt handling: mpremote keeps working on a board running the app. The lines are read and
+# handled inside asyncio's own wait for I/O (SchedulerWait, below), without waking a task for
+# each. A cribboard image reads each ready line in one call (its C module cribio, passed in as
+# `read_ready`); elsewhere stdin is polled with select and read one ready byte at a time
+# (MicroPython's stdin has no read that returns what is there without waiting for the rest).
 
 import select
 
@@ -35,6 +36,7 @@ class UsbLink:
         self._readinto = stdin.readinto  # (bound once: drain runs for every burst of bytes)
         self._read_ready = read_ready  # cribio.read_ready(buf, start), or None
         self._spare = bytearray(MAX_LINE)
+        self._input_ended = None  # an asyncio.Event, made by run(): stdin's input ended
 
     @micropython.native
     def _line(self, line, n):
@@ -59,6 +61,7 @@ class UsbLink:
 
         stdin = self._stdin
         wait = SchedulerWait.attach(asyncio, stdin, self._stdin_ready)
+        reader = asyncio.StreamReader(stdin) if wait is None else None
         self._input_ended = asyncio.Event()
         while True:
             if wait is not None:
@@ -67,12 +70,12 @@ class UsbLink:
                 wait.watch()
                 await self._input_ended.wait()
                 self._input_ended.clear()
-            else:
-                # Sleep in the scheduler until stdin is readable, then take all that is ready.
-                await _readable(asyncio, stdin)
-                if self.drain():
-                    self._dispatcher.input_done()
-                    continue
+            elif await reader.readinto(self._one):
+                # (asyncio as MicroPython documents it: the task sleeps until stdin is readable)
+                self._lines.feed_byte(self._one[0])
+                self.drain()
+                self._dispatcher.input_done()
+                continue
             await asyncio.sleep_ms(50)  # end of input (no host side at all): don't spin
 
     @micropython.native
@@ -82,13 +85,6 @@ class UsbLink:
         else:
             wait.unwatch()
             self._input_ended.set()
-
-
-def _readable(asyncio, stream):
-    """Wait in asyncio's scheduler until `stream` is readable, as asyncio's StreamReader does
-    before each read, without its read: the link reads what is ready itself (a byte read through
-    the stream reader cost as much as a whole line from cribio)."""
-    yield asyncio.core._io_queue.queue_read(stream)
 
 
 class SchedulerWait:
@@ -106,7 +102,10 @@ class SchedulerWait:
     def attach(asyncio, stdin, on_ready):
         core = getattr(asyncio, "core", None)
         queue = getattr(core, "_io_queue", None)
-        if queue is None or not hasattr(queue, "poller") or not hasattr(queue, "map"):
+        for name in ("poller", "map", "wait_io_event"):
+            if not hasattr(queue, name):
+                return None
+        if not hasattr(core, "_task_queue"):
             return None
         return SchedulerWait(core, queue, stdin, on_ready)
 
