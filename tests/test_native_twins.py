@@ -43,8 +43,9 @@ req = P.Request()
 for body in lines(4000):
     req.line[: len(body)] = body
     code = P.parse_request(req, len(body))
-    print("[%d,%d,%d,%d,%d,%s,%s]" % (code, req.id_start, req.id_end, req.verb, req.argc,
-          list(req.args[: req.argc]), list(req.kinds[: req.argc])))
+    print("[%d,%d,%d,%d,%d,%s,%s,%d,%d]" % (code, req.id_start, req.id_end, req.verb, req.argc,
+          list(req.args[: req.argc]), list(req.kinds[: req.argc]), P.remembered(req, code),
+          P.is_open(req) if req.verb >= 0 else -1))
 """
 
 
@@ -79,9 +80,11 @@ def test_the_viper_parser_equals_its_plain_twin() -> None:
     assert len(native) == len(plain) == 4000
     assert native == plain
     codes = {case[0] for case in plain}  # type: ignore[index]
-    # Every result the parser gives came up (too_long is the line reader's, arity the
-    # dispatcher's).
-    assert codes == {0, 1, 2, 3, 5}
+    # Every result the parser gives came up (too_long is the line reader's).
+    assert codes == {0, 1, 2, 3, 5, 6}
+    # ...and both answers of the checks on a parsed request.
+    assert {case[7] for case in plain} == {0, 1}  # type: ignore[index]
+    assert {case[8] for case in plain} == {-1, 0, 1}  # type: ignore[index]
 
 
 # Every way of writing into a LineWriter, into writers of every size from too small to roomy:

@@ -81,7 +81,7 @@ E_UNKNOWN = const(2)
 E_BAD_ARG = const(3)
 E_TOO_LONG = const(4)
 E_EMPTY = const(5)
-E_ARITY = const(6)  # (found by the dispatcher: the verb takes another number of arguments)
+E_ARITY = const(6)  # the verb takes another number of arguments
 PARSE_ERRORS = (
     (b"", b""),
     (b"bad_line", b"not a request line"),
@@ -161,15 +161,20 @@ _MOST = bytes(spec[2] for spec in VERB_TABLE)
 
 
 @micropython.viper
-def is_reading(req, code: int) -> bool:
-    """Whether `req`, parsed with result `code`, only reads (its reply is not remembered). A
-    line whose verb could not be read is not: it gets an error, remembered under its id."""
+def remembered(req, code: int) -> bool:
+    """Whether the reply to `req`, parsed with result `code`, is remembered under its id: it has
+    one and does more than read (a reading request simply runs again). A line whose verb could
+    not be read counts as not reading: its error is remembered."""
+    if int(req.id_end) <= int(req.id_start):
+        return False
     verb = int(req.verb)
     if verb < 0:
-        return False
+        return True
     kinds = ptr8(_KINDS)
     kind = kinds[verb]
-    return kind == K_READ or (kind != K_CHANGE and code == E_OK and int(req.argc) == 0)
+    if kind == K_READ or (kind != K_CHANGE and code == E_OK and int(req.argc) == 0):
+        return False  # it only reads
+    return True
 
 
 @micropython.viper
@@ -179,16 +184,6 @@ def is_open(req) -> bool:
     kinds = ptr8(_KINDS)
     kind = kinds[int(req.verb)]
     return kind == K_READ or kind == K_LINK or (kind == K_SET and int(req.argc) == 0)
-
-
-@micropython.viper
-def arity_ok(req) -> bool:
-    """Whether `req` (a parsed request) has as many arguments as its verb takes."""
-    verb = int(req.verb)
-    argc = int(req.argc)
-    fewest = ptr8(_FEWEST)
-    most = ptr8(_MOST)
-    return fewest[verb] <= argc and argc <= most[verb]
 
 
 # The verbs' and the words' names, each followed by a space, for _find_name.
@@ -307,6 +302,10 @@ def parse_request(req, n: int) -> int:
         req.argc = argc
     if verb < 0:
         return E_BAD_LINE if int(req.id_end) > int(req.id_start) else E_EMPTY
+    fewest = ptr8(_FEWEST)
+    most = ptr8(_MOST)
+    if argc < fewest[verb] or argc > most[verb]:
+        return E_ARITY
     return E_OK
 
 

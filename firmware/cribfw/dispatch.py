@@ -143,11 +143,9 @@ class Dispatcher:
         out = self.out
         if code == protocol.E_EMPTY:
             return  # a blank line is not a request
-        if code == protocol.E_OK and not protocol.arity_ok(req):
-            code = protocol.E_ARITY
         # Every reply to a line with an id is remembered, errors included, except replies to
         # reading requests (they simply run again) and `denied` (see below).
-        remembered = req.has_id() and not protocol.is_reading(req, code)
+        remembered = protocol.remembered(req, code)
         slot = link.recent.find(line, req.id_start, req.id_end) if remembered else -1
         if slot >= 0:
             link.recent.replay(slot, out)  # a resend: same reply, nothing applied again

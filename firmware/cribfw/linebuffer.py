@@ -35,6 +35,7 @@ class LineAssembler:
         self._on_line = on_line  # on_line(line, n)
         self._on_too_long = on_too_long  # on_too_long(id, id_len): id_len 0 when none
 
+    @micropython.native
     def reset(self):
         """Forget a line in progress (the link was reset)."""
         self.n = 0

@@ -103,6 +103,8 @@ class Store:
         self._last = 0  # time of the last change
         self._saved = None  # crc32 of the body on the flash, when known
         self._writing = None  # crc32 of the body being written (start, step)
+        self.loaded_rev = 0  # the game's and the settings' revisions when the store was loaded
+        self.loaded_settings = 0
 
     # --- when ---------------------------------------------------------------------------------
 
@@ -148,8 +150,10 @@ class Store:
         ctx = app.ctx
         game = ctx.game
         renderer = ctx.renderer
-        rev = game.rev
-        settings = ctx.settings_rev
+        # The revisions the store holds: a change made before this task first runs (a request
+        # handled as the app starts) is saved too.
+        rev = self.loaded_rev
+        settings = self.loaded_settings
         while True:
             await asyncio.sleep_ms(self.poll_ms)
             now = ticks_ms()
@@ -283,5 +287,7 @@ def attach(app, root, sim=False, ring=None):
     store = Store(ring if ring is not None else root, quiet_ms=quiet_ms, max_ms=max_ms)
     ctx = app.ctx
     ctx.attach_store(store, store.load(ctx.game, ctx.renderer).encode())
+    store.loaded_rev = ctx.game.rev
+    store.loaded_settings = ctx.settings_rev
     app.tasks.append(store.run)
     return root
