@@ -36,7 +36,6 @@ class UsbLink:
         self._readinto = stdin.readinto  # (bound once: drain runs for every burst of bytes)
         self._read_ready = read_ready  # cribio.read_ready(buf, start), or None
         self._spare = bytearray(MAX_LINE)
-        self._input_ended = None  # an asyncio.Event, made by run(): stdin's input ended
 
     @micropython.native
     def _line(self, line, n):
@@ -59,40 +58,46 @@ class UsbLink:
     async def run(self):
         import asyncio
 
-        stdin = self._stdin
-        wait = SchedulerWait.attach(asyncio, stdin, self._stdin_ready)
-        reader = asyncio.StreamReader(stdin) if wait is None else None
-        self._input_ended = asyncio.Event()
+        wait = SchedulerWait.attach(asyncio, self._stdin, self._stdin_ready)
+        if wait is None:
+            await self._run_as_task(asyncio)
+            return
         while True:
-            if wait is not None:
-                # Lines are handled in the scheduler's own wait (SchedulerWait): this task only
-                # steps in when the input ends.
-                wait.watch()
-                await self._input_ended.wait()
-                self._input_ended.clear()
-            elif await reader.readinto(self._one):
-                # (asyncio as MicroPython documents it: the task sleeps until stdin is readable)
+            # The lines are handled in the scheduler's own wait: this task only steps in when
+            # the input ends.
+            wait.watch()
+            await wait.ended.wait()
+            wait.ended.clear()
+            await asyncio.sleep_ms(50)  # no host side at all: look again later, don't spin
+
+    @micropython.native
+    def _stdin_ready(self):
+        """stdin read as ready: handle its lines; returns the count of bytes read."""
+        n = self.drain()
+        if n:
+            self._dispatcher.input_done()
+        return n
+
+    async def _run_as_task(self, asyncio):
+        # (asyncio as MicroPython documents it: the task sleeps until stdin is readable)
+        reader = asyncio.StreamReader(self._stdin)
+        while True:
+            if await reader.readinto(self._one):
                 self._lines.feed_byte(self._one[0])
                 self.drain()
                 self._dispatcher.input_done()
-                continue
-            await asyncio.sleep_ms(50)  # end of input (no host side at all): don't spin
-
-    @micropython.native
-    def _stdin_ready(self, wait):
-        if self.drain():
-            self._dispatcher.input_done()
-        else:
-            wait.unwatch()
-            self._input_ended.set()
+            else:
+                await asyncio.sleep_ms(50)  # end of input (no host side at all): don't spin
 
 
 class SchedulerWait:
     """Serves stdin from asyncio's own wait for I/O. Waking a task for each request line took
     MicroPython's asyncio about 40,000 cycles on an RP2040 (the poll registered and dropped, a
     second poll, the task queue, the task resumed): a third of a short request's time. Here
-    stdin stays in the scheduler's poll, and `on_ready(self)` runs inside the wait as soon as
-    it is readable; every other stream is woken as asyncio's IOQueue does.
+    stdin stays in the scheduler's poll, and `on_ready()` runs inside the wait as soon as it is
+    readable; every other stream is woken as asyncio's IOQueue does. When stdin reads as ready
+    with nothing to read (its input ended), it is no longer polled and `ended` (an
+    asyncio.Event) is set: watch() polls it again.
 
     This takes over asyncio's IOQueue.wait_io_event on the running loop's queue (its `poller`
     and `map` of stream id -> [task reading, task writing, stream]), so it is only used where
@@ -107,15 +112,16 @@ class SchedulerWait:
                 return None
         if not hasattr(core, "_task_queue"):
             return None
-        return SchedulerWait(core, queue, stdin, on_ready)
+        return SchedulerWait(core, queue, stdin, on_ready, asyncio.Event())
 
-    def __init__(self, core, queue, stdin, on_ready):
+    def __init__(self, core, queue, stdin, on_ready, ended):
         self._core = core
         self._queue = queue
         self._poller = queue.poller
         self._map = queue.map
         self._stdin = stdin
         self._on_ready = on_ready
+        self.ended = ended
         self._watching = False
         queue.wait_io_event = self.wait  # (an instance attribute: the loop's own call)
 
@@ -137,7 +143,9 @@ class SchedulerWait:
         poller = self._poller
         for stream, events in poller.ipoll(dt):
             if stream is self._stdin:
-                self._on_ready(self)
+                if not self._on_ready():
+                    self.unwatch()
+                    self.ended.set()
                 continue
             waiting = self._map[id(stream)]
             reader = waiting[0]
