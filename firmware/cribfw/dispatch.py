@@ -162,21 +162,16 @@ class Dispatcher:
             self.ctx.admission.request(link)
             remembered = False
         else:
-            self._execute(link, req, out)
+            protocol.begin_reply(out, req, True)
+            try:
+                HANDLERS[req.verb](self.ctx, link, req, out)
+                out.end()
+            except GameError as err:
+                protocol.write_error(out, req, err.code.encode(), err.text.encode())
         if remembered:
             link.recent.remember(line, req.id_start, req.id_end, out)
         link.send(out.buf, out.n)
         self.publish_if_changed()
-
-    @micropython.native
-    def _execute(self, link, req, out):
-        protocol.begin_reply(out, req, True)
-        try:
-            HANDLERS[req.verb](self.ctx, link, req, out)
-        except GameError as err:
-            protocol.write_error(out, req, err.code.encode(), err.text.encode())
-            return
-        out.end()
 
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):

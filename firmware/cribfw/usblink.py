@@ -21,7 +21,9 @@ from cribfw.linebuffer import LineAssembler
 class UsbLink:
     def __init__(self, stdin, stdout, dispatcher, read_ready=None):
         self._stdin = stdin
-        self._stdout = stdout
+        # A link's send(buf, n) writes buf[:n]: a MicroPython stream's write(buf, max_len) does
+        # just that, with no call of ours around it (one for every reply and event).
+        self.send = stdout.write
         self._dispatcher = dispatcher
         self.recent = RecentReplies()
         self.trusted = True  # physical access: a USB host may always change the board
@@ -43,10 +45,6 @@ class UsbLink:
 
     def _too_long(self, line, n):
         self._dispatcher.line_too_long(self, line, n)
-
-    @micropython.native
-    def send(self, buf, n):
-        self._stdout.write(buf, 0, n)
 
     @micropython.native
     def drain(self):

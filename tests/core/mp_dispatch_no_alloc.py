@@ -19,7 +19,7 @@ class NullOut:
     def __init__(self):
         self.writes = 0
 
-    def write(self, buf, off, n):
+    def write(self, buf, n):  # (a MicroPython stream's write(buf, max_len))
         self.writes += 1
 
 

@@ -157,8 +157,8 @@ class Out:
     def __init__(self):
         self.lines = []
 
-    def write(self, buf, off, n):
-        self.lines.append(bytes(buf[off : off + n]))
+    def write(self, buf, n):  # (a MicroPython stream's write(buf, max_len))
+        self.lines.append(bytes(buf[:n]))
 
 
 class Rig:
