@@ -218,31 +218,6 @@ def _find_name(names, line, start: int, end: int) -> int:
 
 
 @micropython.viper
-def parse_id(req, n: int) -> int:
-    """Read the '#ID ' prefix of req.line[:n] into req.id_*; returns the index after it, or -1
-    when the prefix is malformed."""
-    p = ptr8(req.line)
-    req.id_start = 0
-    req.id_end = 0
-    i = 0
-    while i < n and p[i] == 32:
-        i += 1
-    if i < n and p[i] == 35:  # '#'
-        start = i + 1
-        i = start
-        while i < n:
-            c = p[i]
-            if not ((c >= 48 and c <= 57) or (c >= 65 and c <= 90) or (c >= 97 and c <= 122)):
-                break
-            i += 1
-        if i == start or i - start > MAX_ID or (i < n and p[i] != 32):
-            return -1
-        req.id_start = start
-        req.id_end = i
-    return i
-
-
-@micropython.viper
 def parse_request(req, n: int) -> int:
     """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK or an E_ code.
     On failure req.id_* still names the id when one could be read, for the error reply.
@@ -255,9 +230,27 @@ def parse_request(req, n: int) -> int:
     req.argc = 0
     if n > 0 and p[n - 1] == 13:  # tolerate "\r\n"
         n -= 1
-    i = int(parse_id(req, n))
-    if i < 0:
-        return E_BAD_LINE
+    # The '#ID ' prefix, read into req.id_* (equal: no id).
+    id_start = 0
+    id_end = 0
+    i = 0
+    while i < n and p[i] == 32:
+        i += 1
+    if i < n and p[i] == 35:  # '#'
+        id_start = i + 1
+        i = id_start
+        while i < n:
+            c = p[i]
+            if not ((c >= 48 and c <= 57) or (c >= 65 and c <= 90) or (c >= 97 and c <= 122)):
+                break
+            i += 1
+        if i == id_start or i - id_start > MAX_ID or (i < n and p[i] != 32):
+            req.id_start = 0
+            req.id_end = 0
+            return E_BAD_LINE
+        id_end = i
+    req.id_start = id_start
+    req.id_end = id_end
     for j in range(n):
         if p[j] < 32 or p[j] > 126:
             return E_BAD_LINE
@@ -301,7 +294,7 @@ def parse_request(req, n: int) -> int:
         argc += 1
         req.argc = argc
     if verb < 0:
-        return E_BAD_LINE if int(req.id_end) > int(req.id_start) else E_EMPTY
+        return E_BAD_LINE if id_end > id_start else E_EMPTY
     fewest = ptr8(_FEWEST)
     most = ptr8(_MOST)
     if argc < fewest[verb] or argc > most[verb]:

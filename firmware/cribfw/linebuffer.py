@@ -152,8 +152,14 @@ class LineAssembler:
                 n = self.n
                 got = read(line, n)
                 end = n + got
-                if got and (line[end - 1] == 10 or end == MAX_LINE):
-                    # The line's end (fed as any byte), or its 64th byte: too long.
+                if got and line[end - 1] == 10:
+                    # A whole line (nothing of it was discarded or skipped): handled here,
+                    # without feed_byte's turn for its newline.
+                    self.n = 0
+                    if end > 1:
+                        self._on_line(line, end - 1)
+                elif end == MAX_LINE:
+                    # Its 64th byte and still no newline: too long (fed as any byte).
                     self.n = end - 1
                     self.feed_byte(line[end - 1])
                 else:
