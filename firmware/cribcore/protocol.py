@@ -537,7 +537,7 @@ STATE_ROOM = const(37 + 8 + 20 * _DIGITS)  # the keys, the commas, 20 numbers
 _STATE_ASIDE = bytearray(STATE_ROOM)
 
 
-_STATE_KEYS = b" r= t= n= d= w= x= f= b= g= q= u= x2="  # (in STATE_KEYS' order)
+_STATE_KEYS = b"rtndwxfbgqux"  # r= t= n= d= w= x= f= b= g= q= u= x2= (in STATE_KEYS' order)
 
 
 @micropython.viper
@@ -559,15 +559,15 @@ def _state_into(buf, n: int, board) -> int:
     back = board.back
     games = board.games
     pending = board.pending
-    k = 0
     for field in range(12):
-        p[n] = keys[k]  # ' ', then the key up to its '='
-        n += 1
-        k += 1
-        while keys[k - 1] != 61:
-            p[n] = keys[k]
+        p[n] = 32  # ' ', the key's letter (x2: and its '2'), '='
+        p[n + 1] = keys[field]
+        n += 2
+        if field == 11:
+            p[n] = 50
             n += 1
-            k += 1
+        p[n] = 61
+        n += 1
         count = 1
         seq = front
         listed = field >= 6 and field <= 9  # (one number for each player)

@@ -21,7 +21,7 @@ except ImportError:  # CPython (the module imports rp2, so it only runs on a boa
         return value
 
 
-import time
+from time import ticks_add, ticks_diff, ticks_us
 
 import rp2
 import uctypes
@@ -77,21 +77,21 @@ class PioStrip:
         self._regs = self._dma.registers  # the channel's 16 registers (a view made once)
         self._wire_at = uctypes.addressof(self._wire)
         self._frame_us = n * bpp * 8 * BIT_NS // 1000 + FIFO_US + LATCH_US
-        self._started = time.ticks_add(time.ticks_us(), -self._frame_us)
+        self._started = ticks_add(ticks_us(), -self._frame_us)
 
     def __len__(self):
         return self.n
 
     def busy(self):
         """Whether the last frame is still going out (or latching)."""
-        return time.ticks_diff(time.ticks_us(), self._started) < self._frame_us
+        return ticks_diff(ticks_us(), self._started) < self._frame_us
 
     def write(self):
         """Send `buf` to the LEDs; returns as soon as the transfer has started."""
-        while time.ticks_diff(time.ticks_us(), self._started) < self._frame_us:
+        while ticks_diff(ticks_us(), self._started) < self._frame_us:
             pass  # (only when frames come back to back: the last one is still on the wire)
         self._wire[:] = self.buf
-        self._started = time.ticks_us()
+        self._started = ticks_us()
         # Two register writes rather than DMA.config's keyword arguments: the count, then the
         # read address through its triggering alias, which starts the transfer (the RP2040 data
         # sheet's DMA chapter: each channel's registers and their trigger aliases).
