@@ -109,12 +109,7 @@ _C_LINE = const(12)
 _C_PREVIEW = const(13)
 _C_CALL = const(14)
 _C_DARK = const(15)
-_COLOURS = tuple(PALETTE[p][k : k + 3] for p in range(3) for k in (FRONT, BACK, GLOW, BOTH)) + (
-    LINE,
-    PREVIEW,
-    CALL,
-    bytes(3),
-)
+_COLOURS = b"".join(PALETTE) + LINE + PREVIEW + CALL + bytes(3)  # 3 bytes each
 
 # Where things show, for the viper code: the LED of each player's track position, then of the
 # lap gauges and the win hole, then the skunk lines of each target.
@@ -145,13 +140,22 @@ def _at_table():
 
 
 _AT = _at_table()
+del _at_table  # (its code is not needed again)
 
-# The pixels a frame lights, listed before they are written (Renderer._ops): index in _AT,
-# colour number, level of 256 less one. At most LAP_GAUGE_LEN + 5 a player (gauges, two lines,
-# back, front, preview) and the win hole: viper code does not check the bounds.
+# A renderer's working numbers, in one buffer (Renderer._work: one lookup for the viper code,
+# where an attribute costs more than the work it is looked up for):
+_W_BPP = const(0)  # bytes a pixel
+_W_SCALE = const(1)  # 2 bytes: the scale the strip's buffer holds the chain at
+_W_TOTAL = const(3)  # 3 bytes: the chain's channel sum (at most HOLES x 4 x 255 < 2**24)
+_W_KNOWN = const(6)  # 1: the sum is the chain's and the strip's buffer holds it (a drawn frame)
+_W_PAL = const(8)  # the colours in the strip's byte order (bpp bytes each, at most 4)
+# The pixels a frame lights, listed before they are written: index in _AT, colour number, level
+# of 256 less one. At most LAP_GAUGE_LEN + 5 a player (gauges, two lines, back, front, preview)
+# and the win hole: viper code does not check the bounds.
+_W_OPS = const(_W_PAL + 16 * 4)
 _MAX_OPS = const(_PLAYERS * (_GAUGE_LEN + 5) + 1)
-_OPS_FRONT = const(3 * _MAX_OPS)  # then each player's front peg, read once
-_OPS_LEN = const(_OPS_FRONT + _PLAYERS)
+_W_FRONT = const(_W_OPS + 3 * _MAX_OPS)  # then each player's front peg, read once
+_W_LEN = const(_W_FRONT + _PLAYERS)
 # The most a limiter's `allowed` can usefully be: beyond every frame's channel sum times a
 # scale (HOLES x 4 bytes x 255 x 256 < 2**17 x 256), so the comparison stays in 32 bits.
 _ALLOWED_MAX = const(1 << 17)
@@ -189,22 +193,21 @@ class Renderer:
         if buf is not None and len(buf) != HOLES * bpp:
             buf = None  # (not a strip of HOLES pixels of bpp bytes: set pixel by pixel)
         self._buf = buf
-        self._bpp = bpp
+        self._bpp = bpp  # (for the Python methods; the viper code reads _work)
         self._order_r = order[0]
         self._order_g = order[1]
         self._order_b = order[2]
         # The frame in the strip's layout before brightness (the chain), and with the scale
-        # _out_scale applied (the strip's own buffer, or one of ours for pixels without one).
+        # applied (the strip's own buffer, or one of ours for pixels without one).
         self._chain = bytearray(HOLES * bpp)
         self._out = buf if buf is not None else bytearray(HOLES * bpp)
-        self._out_scale = 0
-        self._total = 0  # the chain's channel sum; -1: not known (the chain was set otherwise)
         self._dark_chain = _DARK if bpp == 3 else bytes(HOLES * bpp)
-        self._pal = bytearray(len(_COLOURS) * bpp)  # the colours in the strip's byte order
-        for i, rgb in enumerate(_COLOURS):
+        work = self._work = bytearray(_W_LEN)
+        work[_W_BPP] = bpp
+        work[_W_KNOWN] = 1  # (dark, at scale 0)
+        for i in range(len(_COLOURS) // 3):
             for c in range(3):
-                self._pal[i * bpp + order[c]] = rgb[c]
-        self._ops = bytearray(_OPS_LEN)
+                work[_W_PAL + i * bpp + order[c]] = _COLOURS[3 * i + c]
         self._glow = tuple(self._glow_runs(p) for p in range(2))
 
     def _glow_runs(self, p):
@@ -213,7 +216,7 @@ class Renderer:
         a track one run (one slice store a buffer, not 60 pixels)."""
         bpp = self._bpp
         leds = sorted(LED_OF_HOLE[h] for h in TRACK_2P[p])
-        colour = self._pal[(4 * p + GLOW // 3) * bpp :][:bpp]
+        colour = self._work[_W_PAL + (4 * p + GLOW // 3) * bpp :][:bpp]
         runs = []
         first = 0
         for i in range(1, len(leds) + 1):
@@ -256,22 +259,24 @@ class Renderer:
         # lines and lamps are one viper call.
         chain = self._chain
         out = self._out
-        chain[:] = self._dark_chain
-        out[:] = self._dark_chain
-        if board.players == 2:
-            front = board.front
+        dark = self._dark_chain
+        chain[:] = dark
+        out[:] = dark
+        players = board.players
+        fronts = board.front
+        if players == 2:
             for p in range(2):
-                if front[p] > LAP_2P:
+                if fronts[p] > LAP_2P:
                     for start, glow, glow_out in self._glow[p]:
                         chain[start : start + len(glow)] = glow
                         out[start : start + len(glow)] = glow_out
-        _draw_pegs(self, board, t_ms)
+        _draw_pegs(self, board, t_ms, chain, out, players, fronts)
 
     def draw_chain_test(self, led):
         """Self-test frame: only the `led`-th LED of the chain lit, white. Stepping `led` from 0
         shows a maker the wiring order hole by hole."""
         self._chain[:] = self._dark_chain
-        self._total = -1  # (show works out the rest)
+        self._work[_W_KNOWN] = 0  # (show works out the rest)
         self.animating = True
         self._set(HOLE_OF_LED[led], 255, 255, 255)
 
@@ -286,7 +291,7 @@ class Renderer:
     def load_frame(self, rgb):
         """Show a frame made elsewhere (hole order, RGB): show() writes it next."""
         self._chain[:] = self._dark_chain
-        self._total = -1
+        self._work[_W_KNOWN] = 0
         for hole in range(HOLES):
             i = 3 * hole
             self._set(hole, rgb[i], rgb[i + 1], rgb[i + 2])
@@ -296,7 +301,9 @@ class Renderer:
     def limit_scale(self, channel_sum):
         """Brightness scale (of 256) for a frame whose channel values add up to `channel_sum`:
         the user's brightness, lowered when needed to keep the estimate within the budget."""
-        return _limit_scale(self, channel_sum)
+        return _limit_scale(
+            self.brightness, self.budget_ma, self.idle_ma, self.ma_per_led, channel_sum
+        )
 
     @micropython.native
     def show(self):
@@ -316,20 +323,17 @@ class Renderer:
 
 
 @micropython.viper
-def _draw_pegs(r, board, t_ms: int):
+def _draw_pegs(r, board, t_ms: int, chain_buf, out_buf, players: int, fronts):
     """Light the pegs, skunk lines, lap gauges, previews and the win hole of `board` at time
     `t_ms` into the renderer's chain and its scaled twin (on the glowing tracks draw() laid),
-    keeping the chain's channel sum; sets r._total and r.animating."""
-    chain = ptr8(r._chain)
-    out = ptr8(r._out)
+    keeping the chain's channel sum; sets r.animating. (draw() passes what it looked up.)"""
+    chain = ptr8(chain_buf)
+    out = ptr8(out_buf)
     at = ptr8(_AT)
-    pal = ptr8(r._pal)
-    ops = ptr8(r._ops)
-    bpp = int(r._bpp)
-    scale = int(r._out_scale)
-    players = int(board.players)
+    work = ptr8(r._work)
+    bpp = work[_W_BPP]
+    scale = work[_W_SCALE] | work[_W_SCALE + 1] << 8
     target = int(board.target)
-    fronts = board.front
     backs = board.back
     pendings = board.pending
     lap = _LAP_2P
@@ -348,67 +352,67 @@ def _draw_pegs(r, board, t_ms: int):
     leader = 0
     for p in range(players):
         front = int(fronts[p])
-        ops[_OPS_FRONT + p] = front
+        work[_W_FRONT + p] = front
         if front > leader:
             leader = front
     blink_on = (t_ms // BLINK_MS) % 2 == 0
     animating = False
     total = 0
-    n = 0  # ops listed
+    n = _W_OPS  # (the end of the pixels listed)
     for p in range(players):
-        front = ops[_OPS_FRONT + p]
+        front = work[_W_FRONT + p]
         back = int(backs[p])
         pending = int(pendings[p])
         colour = 4 * p  # the player's FRONT; BACK, GLOW, BOTH follow
         if players == 2:
             if front > _LAP_2P:  # (draw() made the track glow)
                 for i in range(bpp):
-                    total += pal[(colour + 2) * bpp + i] * _LAP_2P
+                    total += work[_W_PAL + (colour + 2) * bpp + i] * _LAP_2P
         elif front > 0:
             gauges = (front - 1) // lap + 1
             if gauges > _GAUGE_LEN:
                 gauges = _GAUGE_LEN
             for i in range(gauges):
-                ops[n] = _AT_GAUGE + p * _GAUGE_LEN + i
-                ops[n + 1] = colour + 1
-                ops[n + 2] = 255
+                work[n] = _AT_GAUGE + p * _GAUGE_LEN + i
+                work[n + 1] = colour + 1
+                work[n + 2] = 255
                 n += 3
         line = line_a
         for _line in range(2):
             if line and front < line and line <= leader:
-                ops[n] = _AT_WIN if line >= target else track + p * lap + (line - 1) % lap
-                ops[n + 1] = _C_LINE
-                ops[n + 2] = 255
+                work[n] = _AT_WIN if line >= target else track + p * lap + (line - 1) % lap
+                work[n + 1] = _C_LINE
+                work[n + 2] = 255
                 n += 3
             line = line_b
         if back > 0 and back != front:
-            ops[n] = _AT_WIN if back >= target else track + p * lap + (back - 1) % lap
-            ops[n + 1] = colour + 1
-            ops[n + 2] = 255
+            work[n] = _AT_WIN if back >= target else track + p * lap + (back - 1) % lap
+            work[n + 1] = colour + 1
+            work[n + 2] = 255
             n += 3
         if front > 0 and front < target:  # (the win hole is drawn for the winner below)
-            ops[n] = track + p * lap + (front - 1) % lap
-            ops[n + 1] = colour + 3 if back == front else colour
-            ops[n + 2] = 255
+            work[n] = track + p * lap + (front - 1) % lap
+            work[n + 1] = colour + 3 if back == front else colour
+            work[n + 2] = 255
             n += 3
         if pending:
             animating = True
             if blink_on:
                 score = front + pending
-                ops[n] = _AT_WIN if score >= target else track + p * lap + (score - 1) % lap
-                ops[n + 1] = _C_PREVIEW
-                ops[n + 2] = 255
+                work[n] = _AT_WIN if score >= target else track + p * lap + (score - 1) % lap
+                work[n + 1] = _C_PREVIEW
+                work[n + 2] = 255
                 n += 3
     # The listed pixels, then (once they are in) the win hole's, in one loop.
-    done = 0
+    done = _W_OPS
     for rounds in range(2):
         while done < n:
-            d = at[ops[done]] * bpp
-            c = ops[done + 1] * bpp
-            level = ops[done + 2] + 1
+            d = at[work[done]] * bpp
+            c = _W_PAL + work[done + 1] * bpp
+            level = work[done + 2] + 1
             done += 3
             for i in range(bpp):
-                v = (pal[c + i] * level) >> 8
+                v = (work[c + i] * level) >> 8
                 total += v - chain[d + i]
                 chain[d + i] = v
                 out[d + i] = (v * scale) >> 8
@@ -441,28 +445,30 @@ def _draw_pegs(r, board, t_ms: int):
                 ):
                     c = _C_CALL
             if c >= 0:
-                ops[n] = _AT_WIN
-                ops[n + 1] = c
-                ops[n + 2] = level - 1
+                work[n] = _AT_WIN
+                work[n + 1] = c
+                work[n + 2] = level - 1
                 n += 3
-    r._total = total
+    work[_W_TOTAL] = total & 255
+    work[_W_TOTAL + 1] = (total >> 8) & 255
+    work[_W_TOTAL + 2] = total >> 16
+    work[_W_KNOWN] = 1
     r.animating = animating
 
 
 @micropython.viper
-def _limit_scale(r, channel_sum: int) -> int:
-    """Renderer.limit_scale (viper: show's path)."""
-    brightness = int(r.brightness)
+def _limit_scale(brightness: int, budget_ma: int, idle_ma: int, ma_per_led: int, total: int) -> int:
+    """Renderer.limit_scale, from the renderer's settings."""
     scale = brightness + (brightness >> 7)  # 0..255 -> 0..256
-    if channel_sum == 0:
+    if total == 0:
         return scale
-    allowed = (int(r.budget_ma) - int(r.idle_ma) * _HOLES) * 765 // int(r.ma_per_led)
+    allowed = (budget_ma - idle_ma * _HOLES) * 765 // ma_per_led
     if allowed <= 0:
         return 0
     if allowed > _ALLOWED_MAX:
         allowed = _ALLOWED_MAX
-    if channel_sum * scale > allowed * 256:
-        scale = allowed * 256 // channel_sum
+    if total * scale > allowed * 256:
+        scale = allowed * 256 // total
     return scale
 
 
@@ -471,23 +477,30 @@ def _settle(r):
     """The last frame's scale and estimated draw from its channel sum (added up here when the
     draw did not keep it), and the strip's buffer brought to that scale when it holds another."""
     chain = r._chain
-    total = int(r._total)
-    out_scale = int(r._out_scale)
-    was = out_scale  # the scale the strip's buffer holds this frame at
-    if total < 0:
+    work = ptr8(r._work)
+    known = work[_W_KNOWN]
+    total = work[_W_TOTAL] | work[_W_TOTAL + 1] << 8 | work[_W_TOTAL + 2] << 16
+    if not known:
         total = int(_channel_sum(chain))
-        r._total = total
-        was = -1
-    scale = int(_limit_scale(r, total))
+    ma_per_led = int(r.ma_per_led)
+    idle_ma = int(r.idle_ma)
+    scale = int(_limit_scale(int(r.brightness), int(r.budget_ma), idle_ma, ma_per_led, total))
     r.scale = scale
-    r.estimated_ma = ((total * scale) >> 8) * int(r.ma_per_led) // 765 + int(r.idle_ma) * _HOLES
-    if scale != was:
-        _scale_into(r._out, chain, scale)
+    r.estimated_ma = ((total * scale) >> 8) * ma_per_led // 765 + idle_ma * _HOLES
+    out_scale = work[_W_SCALE] | work[_W_SCALE + 1] << 8
+    if scale == out_scale and known:
+        return
+    _scale_into(r._out, chain, scale)
     if scale != out_scale:
         for p in range(2):
             for run in r._glow[p]:
                 _scale_into(run[2], run[1], scale)
-        r._out_scale = scale
+        work[_W_SCALE] = scale & 255
+        work[_W_SCALE + 1] = scale >> 8
+    work[_W_TOTAL] = total & 255
+    work[_W_TOTAL + 1] = (total >> 8) & 255
+    work[_W_TOTAL + 2] = total >> 16
+    work[_W_KNOWN] = 1
 
 
 @micropython.viper
