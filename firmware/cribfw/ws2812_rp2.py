@@ -74,7 +74,8 @@ class PioStrip:
         # writes and how never change: set once; a frame only sets where it reads and how much.
         ctrl = self._dma.pack_ctrl(size=0, inc_write=False, treq_sel=(sm >> 2) * 8 + (sm & 3))
         self._dma.config(write=self._sm, ctrl=ctrl)
-        self._regs = self._dma.registers  # the channel's 16 registers (a view made once)
+        # The channel's 16 registers, a view made once (in MicroPython's rp2.DMA, not its stubs).
+        self._regs = self._dma.registers  # pyright: ignore[reportAttributeAccessIssue]
         self._wire_at = uctypes.addressof(self._wire)
         self._frame_us = n * bpp * 8 * BIT_NS // 1000 + FIFO_US + LATCH_US
         self._started = ticks_add(ticks_us(), -self._frame_us)
