@@ -122,3 +122,133 @@ def test_the_viper_line_writer_equals_its_plain_twin() -> None:
     assert len(native) == len(plain) == 47 * 40
     assert native == plain
     assert any(case[3] for case in plain) and not all(case[3] for case in plain)  # type: ignore[index]
+
+
+# The state's writers (a peg's `! st` event, the `st` reply's fields) on generated games: every
+# field in play, winners and skunks, long revisions, writers too short for the whole line.
+STATE_SCRIPT = r"""
+from cribcore import protocol as P
+from cribcore.state import GameState
+
+rng = 4242
+
+def rand(n):
+    global rng
+    rng = (rng * 1103515245 + 12345) % 2147483648
+    return (rng >> 8) % n
+
+for case in range(60):
+    players = 2 if rand(3) else 3
+    g = GameState(players, 121 if rand(2) else 61, skunk_double=bool(rand(2)))
+    for step in range(30):
+        k = rand(10)
+        try:
+            if k < 4:
+                g.peg(rand(players), 1 + rand(29))
+            elif k == 4:
+                g.set_pending(rand(players), rand(30))
+            elif k == 5:
+                g.undo()
+            elif k == 6:
+                g.new_game()
+            elif k == 7:
+                g.next_dealer()
+            elif k == 8:
+                g.set_skunk_double(rand(2))
+            else:
+                g.set_pegs(rand(players), g.target - rand(3), g.target - 5 - rand(20))
+        except Exception:
+            pass
+        if rand(30) == 0:
+            g.rev = 1000000 * rand(2000) + rand(1000)
+        size = (4 + P.STATE_ROOM + 1) if rand(2) else 1 + rand(140)
+        event = P.LineWriter(size)
+        P.write_state_event(event, g)
+        reply = P.LineWriter(1 + rand(300))
+        reply.text(b"#x ok")
+        P.write_state_fields(reply, g)
+        reply.end()
+        print("[%r,%d,%r,%d]" % (list(event.buf[: event.n]), 1 if event.overflow else 0,
+              list(reply.buf[: reply.n]), 1 if reply.overflow else 0))
+"""
+
+
+def test_the_viper_state_writers_equal_their_plain_twins() -> None:
+    native, plain = run_both(STATE_SCRIPT)
+    assert len(native) == len(plain) == 60 * 30
+    assert native == plain
+    lines = [bytes(case[0]) for case in plain]  # type: ignore[index]
+    assert any(b" w=0 " in line or b" w=1 " in line for line in lines)  # games won
+    assert any(b" r=1" in line and len(line.split()[2]) > 9 for line in lines)  # long numbers
+    assert any(case[1] for case in plain) and any(case[3] for case in plain)  # type: ignore[index]
+
+
+# The renderer (its draw and output are viper code on a board) on generated games, drawn one
+# after another by the same renderer as a board does: both strip layouts (GRB, RGBW) and byte
+# orders, brightness and budgets that bring the limiter in, previews, winners, the admission call,
+# frames loaded from elsewhere and the chain self-test in between. The frame, the strip's buffer,
+# the scale, the estimate and `animating` must be equal.
+RENDER_SCRIPT = r"""
+from cribcore.layout import HOLES
+from cribcore.render import Renderer
+from cribcore.state import GameState
+
+class Pixels:
+    def __init__(self, bpp, order):
+        self.bpp = bpp
+        self.ORDER = order
+        self.buf = bytearray(HOLES * bpp)
+
+    def write(self):
+        pass
+
+rng = 987654321
+
+def rand(n):
+    global rng
+    rng = (rng * 1103515245 + 12345) % 2147483648
+    return (rng >> 8) % n
+
+for case in range(80):
+    bpp = 3 if rand(4) else 4
+    pixels = Pixels(bpp, (1, 0, 2, 3) if rand(3) else (2, 1, 0, 3))
+    r = Renderer(pixels, budget_ma=150 + rand(600), brightness=rand(256))
+    players = 2 if rand(3) else 3
+    g = GameState(players, 121 if rand(3) else 61)
+    for step in range(12):
+        k = rand(10)
+        try:
+            if k < 5:
+                g.peg(rand(players), 1 + rand(29))
+            elif k == 5:
+                g.set_pending(rand(players), rand(30))
+            elif k == 6:
+                front = rand(g.target + 1)
+                g.set_pegs(rand(players), front, max(0, front - 1 - rand(20)))
+            elif k == 7:
+                g.next_dealer()
+            elif k == 8:
+                r.brightness = rand(256)
+            else:
+                r.calling = not r.calling
+        except Exception:
+            pass
+        if rand(15) == 0:
+            r.draw_chain_test(rand(HOLES))
+            r.show()
+        elif rand(15) == 0:
+            r.load_frame(bytes(rand(256) for _ in range(3 * HOLES)))
+            r.show()
+        r.render(g, rand(5000))
+        print('["%s","%s",%d,%d,%d]' % (bytes(r.frame).hex(), bytes(pixels.buf).hex(), r.scale,
+              r.estimated_ma, 1 if r.animating else 0))
+"""
+
+
+def test_the_viper_renderer_equals_its_plain_twin() -> None:
+    native, plain = run_both(RENDER_SCRIPT)
+    assert len(native) == len(plain) == 80 * 12
+    assert native == plain
+    scales = {case[2] for case in plain}  # type: ignore[index]
+    assert len(scales) > 50  # brightness and the limiter at work
+    assert {case[4] for case in plain} == {0, 1}  # type: ignore[index]

@@ -115,16 +115,18 @@ def test_the_pio_and_dma_led_driver_sends_its_bits_on_the_emulated_clock(
     repl.exec(driver + f"\nimport machine\nstrip = PioStrip(machine.Pin(16), {len(colours)})\n")
     rp2_board.trace(True)
     start = rp2_board.edges(16, since=1 << 50).next
-    repl.exec(
-        f"for i, c in enumerate({colours!r}):\n"
-        "    strip.buf[3 * i : 3 * i + 3] = bytes((c[1], c[0], c[2]))\n"
-        "strip.write()\n"
-        "while strip.busy():\n"
-        "    pass\n"
-    )
+    # Two frames: the second restarts the channel the first one left done.
+    for shown in (colours, colours[::-1]):
+        repl.exec(
+            f"for i, c in enumerate({shown!r}):\n"
+            "    strip.buf[3 * i : 3 * i + 3] = bytes((c[1], c[0], c[2]))\n"
+            "strip.write()\n"
+            "while strip.busy():\n"
+            "    pass\n"
+        )
     frames = decode_ws2812(rp2_board.edges(16, since=start).edges)
     assert [frame.data for frame in frames] == [
-        bytes(byte for r, g, b in colours for byte in (g, r, b))
+        bytes(byte for r, g, b in shown for byte in (g, r, b)) for shown in (colours, colours[::-1])
     ]
     assert set(frames[0].zero_high_ns) == {375} and set(frames[0].one_high_ns) == {750}
     assert set(frames[0].bit_period_ns) == {1250}

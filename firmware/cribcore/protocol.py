@@ -529,7 +529,7 @@ STATE_ROOM = const(37 + 8 + 20 * _DIGITS)  # the keys, the commas, 20 numbers
 _STATE_ASIDE = bytearray(STATE_ROOM)
 
 
-_STATE_KEYS = b" r= t= n= d= w= x= f= b= g= q= u= x2="  # (in STATE_KEYS' order)
+_STATE_KEYS = b"rtndwxfbgqux"  # r= t= n= d= w= x= f= b= g= q= u= x2= (in STATE_KEYS' order)
 
 
 @micropython.viper
@@ -538,48 +538,60 @@ def _state_into(buf, n: int, board) -> int:
     p = ptr8(buf)
     keys = ptr8(_STATE_KEYS)
     powers = ptr32(_POWERS)
+    # Each of the board's attributes looked up once (a lookup costs more than its digits).
     players = int(board.players)
-    k = 0
+    winner = int(board.winner)
+    rev = int(board.rev)
+    target = int(board.target)
+    dealer = int(board.dealer)
+    result = 0 if winner < 0 else int(board.result())  # (playing: 0, without the call)
+    undo_count = int(board.undo_count)
+    skunk_double = 1 if board.skunk_double else 0
+    front = board.front
+    back = board.back
+    games = board.games
+    pending = board.pending
     for field in range(12):
-        p[n] = keys[k]  # ' ', then the key up to its '='
-        n += 1
-        k += 1
-        while keys[k - 1] != 61:
-            p[n] = keys[k]
+        p[n] = 32  # ' ', the key's letter (x2: and its '2'), '='
+        p[n + 1] = keys[field]
+        n += 2
+        if field == 11:
+            p[n] = 50
             n += 1
-            k += 1
+        p[n] = 61
+        n += 1
         count = 1
-        seq = board.front
-        if field >= 6 and field <= 9:
+        seq = front
+        listed = field >= 6 and field <= 9  # (one number for each player)
+        if listed:
             count = players
             if field == 7:
-                seq = board.back
+                seq = back
             elif field == 8:
-                seq = board.games
+                seq = games
             elif field == 9:
-                seq = board.pending
+                seq = pending
         for i in range(count):
             if i > 0:
                 p[n] = 44  # ','
                 n += 1
-            if field == 0:
-                value = int(board.rev)
-            elif field == 1:
-                value = int(board.target)
-            elif field == 2:
-                value = players
-            elif field == 3:
-                value = int(board.dealer)
-            elif field == 4:
-                value = int(board.winner)
-            elif field == 5:  # (no winner yet: playing, 0, without the call)
-                value = 0 if int(board.winner) < 0 else int(board.result())
-            elif field == 10:
-                value = int(board.undo_count)
-            elif field == 11:
-                value = 1 if board.skunk_double else 0
-            else:
+            value = players
+            if listed:
                 value = int(seq[i])
+            elif field == 0:
+                value = rev
+            elif field == 1:
+                value = target
+            elif field == 3:
+                value = dealer
+            elif field == 4:
+                value = winner
+            elif field == 5:
+                value = result
+            elif field == 10:
+                value = undo_count
+            elif field == 11:
+                value = skunk_double
             if value < 0:
                 p[n] = 45  # '-'
                 n += 1
@@ -603,20 +615,25 @@ def _state_into(buf, n: int, board) -> int:
     return n
 
 
-@micropython.native
+@micropython.viper
 def write_state_event(out, board):
-    out.reset()
-    if out.size >= 4 + STATE_ROOM + 1:  # (every event writer: without a call for the words)
+    """'! st' and the state's fields (every link gets one on every change)."""
+    if int(out.size) >= 4 + STATE_ROOM + 1:  # (every event writer: straight into its buffer)
         buf = out.buf
-        buf[0] = 33  # "! st", without a slice (native code would make a slice object)
-        buf[1] = 32
-        buf[2] = 115
-        buf[3] = 116
-        out.n = _state_into(buf, 4, board)
+        p = ptr8(buf)
+        p[0] = 33  # "! st"
+        p[1] = 32
+        p[2] = 115
+        p[3] = 116
+        n = int(_state_into(buf, 4, board))
+        p[n] = 10
+        out.n = n + 1
+        out.overflow = False
     else:
+        out.reset()
         out.text(b"! st")
         write_state_fields(out, board)
-    out.end()
+        out.end()
 
 
 @micropython.native

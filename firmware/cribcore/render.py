@@ -18,10 +18,13 @@
 # deficiencies; front and back pegs also differ by brightness, which every eye sees.
 #
 # The frame is drawn in the strip's own layout (chain order by the layout's LED_OF_HOLE, the
-# strip's byte order, before brightness), so output only adds up the channels (for the current
-# limiter) and applies brightness: one table lookup per byte, both loops native code (viper) on a
-# board, whose source is also their plain twin (cribcore/twins.py). `frame` gives
-# it in hole order, RGB, 3 bytes per hole (what hosts and tests read), worked out when asked.
+# strip's byte order) twice at once: before brightness (the chain: what `frame` reads) and with the
+# last frame's brightness scale applied, straight into the strip's buffer, while the draw keeps
+# the sum of the channel values (for the current limiter). So a frame costs one viper call that
+# lights a handful of pixels, and output only works out the scale: a pass over every byte only
+# when the scale moved (the brightness, the limiter) or the frame came from elsewhere. The viper
+# functions' source is also their plain twin (cribcore/twins.py). `frame` gives the frame in hole
+# order, RGB, 3 bytes per hole (what hosts and tests read), worked out when asked.
 # Rendering allocates nothing on the MicroPython heap.
 
 try:
@@ -32,21 +35,38 @@ except ImportError:  # CPython
     from cribcore.nomicropython import const
 
 from cribcore.layout import (
-    COLS,
     HOLE_OF_LED,
     HOLES,
+    LAP_2P,
+    LAP_3P,
     LAP_GAUGE_LEN,
     LED_OF_HOLE,
-    OFF_BOARD,
-    TRACK_ROWS_2P,
+    TRACK_2P,
+    TRACK_3P,
     WIN_HOLE,
-    hole_for_score,
     lap_gauge_hole,
-    lap_length,
     skunk_lines,
 )
-from cribcore.state import NO_WINNER
+from cribcore.limits import MAX_PLAYERS, TARGETS
 from cribcore.twins import ptr8
+
+# The layout's and the limits' numbers the viper code needs as constants (a name imported from
+# another module is not one there): checked against them when the module loads.
+_HOLES = const(121)
+_LAP_2P = const(60)
+_LAP_3P = const(30)
+_GAUGE_LEN = const(10)
+_PLAYERS = const(3)  # at most
+_TARGET_COUNT = const(2)
+if (_HOLES, _LAP_2P, _LAP_3P, _GAUGE_LEN, _PLAYERS, _TARGET_COUNT) != (
+    HOLES,
+    LAP_2P,
+    LAP_3P,
+    LAP_GAUGE_LEN,
+    MAX_PLAYERS,
+    len(TARGETS),
+):
+    raise ImportError("render.py's copies of the layout's numbers differ from layout.py's")
 
 FRONT_RGB = ((0, 90, 255), (255, 100, 0), (220, 0, 190))  # blue, orange, reddish purple
 BACK_LEVEL = const(64)  # of 256: a quarter of the front peg
@@ -83,6 +103,63 @@ _DARK = bytes(3 * HOLES)
 PREVIEW = bytes(PREVIEW_RGB)
 CALL = bytes(CALL_RGB)
 
+# The colours a frame is drawn with, numbered: player p's FRONT, BACK, GLOW and BOTH are
+# 4 * p + 0..3, then the neutral ones. (Each renderer keeps them in its strip's byte order.)
+_C_LINE = const(12)
+_C_PREVIEW = const(13)
+_C_CALL = const(14)
+_C_DARK = const(15)
+_COLOURS = b"".join(PALETTE) + LINE + PREVIEW + CALL + bytes(3)  # 3 bytes each
+
+# Where things show, for the viper code: the LED of each player's track position, then of the
+# lap gauges and the win hole, then the skunk lines of each target.
+_AT_2P = const(0)  # 2 players x LAP_2P positions
+_AT_3P = const(120)  # 3 players x LAP_3P positions
+_AT_GAUGE = const(210)  # 3 players x LAP_GAUGE_LEN
+_AT_WIN = const(240)
+_AT_LINES = const(241)  # (target, double skunk line, skunk line) for each of TARGETS
+_AT_LEN = const(_AT_LINES + 3 * _TARGET_COUNT)
+
+
+def _at_table():
+    at = bytearray(_AT_LEN)
+    for p in range(2):
+        for pos in range(LAP_2P):
+            at[_AT_2P + p * LAP_2P + pos] = LED_OF_HOLE[TRACK_2P[p][pos]]
+    for p in range(3):
+        for pos in range(LAP_3P):
+            at[_AT_3P + p * LAP_3P + pos] = LED_OF_HOLE[TRACK_3P[p][pos]]
+        for i in range(LAP_GAUGE_LEN):
+            at[_AT_GAUGE + p * LAP_GAUGE_LEN + i] = LED_OF_HOLE[lap_gauge_hole(p, i)]
+    at[_AT_WIN] = LED_OF_HOLE[WIN_HOLE]
+    for i, target in enumerate(TARGETS):
+        at[_AT_LINES + 3 * i] = target
+        at[_AT_LINES + 3 * i + 1] = skunk_lines(target)[0]
+        at[_AT_LINES + 3 * i + 2] = skunk_lines(target)[1]
+    return bytes(at)
+
+
+_AT = _at_table()
+del _at_table  # (its code is not needed again)
+
+# A renderer's working numbers, in one buffer (Renderer._work: one lookup for the viper code,
+# where an attribute costs more than the work it is looked up for):
+_W_BPP = const(0)  # bytes a pixel
+_W_SCALE = const(1)  # 2 bytes: the scale the strip's buffer holds the chain at
+_W_TOTAL = const(3)  # 3 bytes: the chain's channel sum (at most HOLES x 4 x 255 < 2**24)
+_W_KNOWN = const(6)  # 1: the sum is the chain's and the strip's buffer holds it (a drawn frame)
+_W_PAL = const(8)  # the colours in the strip's byte order (bpp bytes each, at most 4)
+# The pixels a frame lights, listed before they are written: index in _AT, colour number, level
+# of 256 less one. At most LAP_GAUGE_LEN + 5 a player (gauges, two lines, back, front, preview)
+# and the win hole: viper code does not check the bounds.
+_W_OPS = const(_W_PAL + 16 * 4)
+_MAX_OPS = const(_PLAYERS * (_GAUGE_LEN + 5) + 1)
+_W_FRONT = const(_W_OPS + 3 * _MAX_OPS)  # then each player's front peg, read once
+_W_LEN = const(_W_FRONT + _PLAYERS)
+# The most a limiter's `allowed` can usefully be: beyond every frame's channel sum times a
+# scale (HOLES x 4 bytes x 255 x 256 < 2**17 x 256), so the comparison stays in 32 bits.
+_ALLOWED_MAX = const(1 << 17)
+
 # Current estimate, as in WLED's limiter: mA = sum of channel values * mA per LED / (3 * 255)
 # + an idle draw per LED. Defaults fit a 500 mA USB port with the controller's own draw removed.
 DEFAULT_BUDGET_MA = const(400)
@@ -110,36 +187,44 @@ class Renderer:
         self.estimated_ma = 0  # the last frame's estimated draw
         self.animating = False  # the last frame changes with time (blink, pulse)
         self.calling = False  # a Bluetooth device waits to be admitted: the win hole calls
-        self._buf = buf = getattr(pixels, "buf", None)
+        buf = getattr(pixels, "buf", None)
         bpp = getattr(pixels, "bpp", 3)
         order = getattr(pixels, "ORDER", (1, 0, 2, 3))  # NeoPixel's default: GRB
-        # The frame in the strip's layout, the brightness scale as a table, and the second lap's
-        # glow as whole rows (a two-player track is two rows: two slice copies, not 60 puts).
-        self._bpp = bpp
+        if buf is not None and len(buf) != HOLES * bpp:
+            buf = None  # (not a strip of HOLES pixels of bpp bytes: set pixel by pixel)
+        self._buf = buf
+        self._bpp = bpp  # (for the Python methods; the viper code reads _work)
         self._order_r = order[0]
         self._order_g = order[1]
         self._order_b = order[2]
+        # The frame in the strip's layout before brightness (the chain), and with the scale
+        # applied (the strip's own buffer, or one of ours for pixels without one).
         self._chain = bytearray(HOLES * bpp)
+        self._out = buf if buf is not None else bytearray(HOLES * bpp)
         self._dark_chain = _DARK if bpp == 3 else bytes(HOLES * bpp)
-        self._table = bytearray(256)
-        self._table_scale = -1
-        self._glow = tuple(self._glow_rows(p, bpp, order) for p in range(2))
-        if buf is not None and len(buf) != len(self._chain):
-            self._buf = None  # (not a strip of HOLES pixels of bpp bytes: set pixel by pixel)
+        work = self._work = bytearray(_W_LEN)
+        work[_W_BPP] = bpp
+        work[_W_KNOWN] = 1  # (dark, at scale 0)
+        for i in range(len(_COLOURS) // 3):
+            for c in range(3):
+                work[_W_PAL + i * bpp + order[c]] = _COLOURS[3 * i + c]
+        self._glow = tuple(self._glow_runs(p) for p in range(2))
 
-    def _glow_rows(self, p, bpp, order):
-        """(chain start, bytes) of each row of player p's two-player track, in the strip's
-        layout, all in the player's glow colour; the rows share one bytes object."""
-        rgb = PALETTE[p][GLOW : GLOW + 3]
-        pixel = bytearray(bpp)
-        for c in range(3):
-            pixel[order[c]] = rgb[c]
-        glow = bytes(pixel) * COLS
-        rows = []
-        for row in TRACK_ROWS_2P[p]:
-            first = min(LED_OF_HOLE[row * COLS + col] for col in range(COLS))
-            rows.append((bpp * first, glow))
-        return tuple(rows)
+    def _glow_runs(self, p):
+        """(chain start, glow, glow scaled) of each run of consecutive LEDs of player p's
+        two-player track, whose whole track glows on the second lap: the serpentine wiring makes
+        a track one run (one slice store a buffer, not 60 pixels)."""
+        bpp = self._bpp
+        leds = sorted(LED_OF_HOLE[h] for h in TRACK_2P[p])
+        colour = self._work[_W_PAL + (4 * p + GLOW // 3) * bpp :][:bpp]
+        runs = []
+        first = 0
+        for i in range(1, len(leds) + 1):
+            if i == len(leds) or leds[i] != leds[i - 1] + 1:
+                glow = bytes(colour) * (i - first)
+                runs.append((bpp * leds[first], glow, bytearray(len(glow))))
+                first = i
+        return tuple(runs)
 
     @property
     def frame(self):
@@ -168,101 +253,32 @@ class Renderer:
 
     def draw(self, board, t_ms=0):
         """Compute the frame (hole order, full brightness) for `board` at time `t_ms`."""
-        # (Bytecode, as _draw_glow: the slice store. The work is in the native methods.)
-        self._chain[:] = self._dark_chain
-        self.animating = False
-        players = board.players
-        leader = 0
-        for p in range(players):
-            if board.front[p] > leader:
-                leader = board.front[p]
-        for p in range(players):
-            self._draw_player(board, p, leader, t_ms)
-        winner = board.winner
-        if winner != NO_WINNER:
-            # Triangle wave between PULSE_MIN and 256: the winner's colour breathes.
-            phase = t_ms % PULSE_MS
-            half = PULSE_MS // 2
-            wave = phase if phase < half else PULSE_MS - phase
-            self._put_scaled(
-                WIN_HOLE, PALETTE[winner], FRONT, PULSE_MIN + (256 - PULSE_MIN) * wave // half
-            )
-            self.animating = True
-        elif self._get_sum(WIN_HOLE) == 0:
-            self._put(WIN_HOLE, PALETTE[board.dealer], GLOW)
-        if self.calling:
-            # Two short white flashes, then a pause: unlike any game pattern.
-            self.animating = True
-            phase = t_ms % CALL_MS
-            if phase < CALL_FLASH_MS or 2 * CALL_FLASH_MS <= phase < 3 * CALL_FLASH_MS:
-                self._put(WIN_HOLE, CALL, 0)
-            else:
-                self._put(WIN_HOLE, _DARK, 0)
-
-    @micropython.native
-    def _draw_player(self, board, p, leader, t_ms):
-        players = board.players
-        target = board.target
-        front = board.front[p]
-        back = board.back[p]
-        colours = PALETTE[p]
-        lap = 0 if front == 0 else (front - 1) // lap_length(players)
-        if players == 2:
-            if lap >= 1:
-                self._draw_glow(p)
-        else:
-            for i in range(lap + 1 if front > 0 else 0):
-                if i < LAP_GAUGE_LEN:
-                    self._put(lap_gauge_hole(p, i), colours, BACK)
-        lines = skunk_lines(target)
-        for i in range(2):
-            line = lines[i]
-            if line and front < line <= leader:
-                self._put(hole_for_score(players, p, line, target), LINE, 0)
-        if back > 0 and back != front:
-            self._put(hole_for_score(players, p, back, target), colours, BACK)
-        if front > 0:
-            hole = hole_for_score(players, p, front, target)
-            if hole != WIN_HOLE:  # the win hole is drawn for the winner in draw()
-                self._put(hole, colours, BOTH if back == front else FRONT)
-        pending = board.pending[p]
-        if pending:
-            self.animating = True
-            if (t_ms // BLINK_MS) % 2 == 0:
-                hole = hole_for_score(players, p, front + pending, target)
-                if hole != OFF_BOARD:
-                    self._put(hole, PREVIEW, 0)
-
-    def _draw_glow(self, p):
-        # Bytecode, not native: the VM stores a slice without making a slice object, native
-        # code makes one on the heap (and nothing may allocate while drawing).
+        # Bytecode for the slice stores (the VM stores a slice without making a slice object,
+        # native code makes one on the heap, and nothing may allocate while drawing): the dark
+        # frame, and on the second lap of a two-player game the whole track glowing. The pegs,
+        # lines and lamps are one viper call.
         chain = self._chain
-        for start, glow in self._glow[p]:
-            chain[start : start + len(glow)] = glow
+        out = self._out
+        dark = self._dark_chain
+        chain[:] = dark
+        out[:] = dark
+        players = board.players
+        fronts = board.front
+        if players == 2:
+            for p in range(2):
+                if fronts[p] > LAP_2P:
+                    for start, glow, glow_out in self._glow[p]:
+                        chain[start : start + len(glow)] = glow
+                        out[start : start + len(glow)] = glow_out
+        _draw_pegs(self, board, t_ms, chain, out, players, fronts)
 
     def draw_chain_test(self, led):
         """Self-test frame: only the `led`-th LED of the chain lit, white. Stepping `led` from 0
         shows a maker the wiring order hole by hole."""
         self._chain[:] = self._dark_chain
+        self._work[_W_KNOWN] = 0  # (show works out the rest)
         self.animating = True
         self._set(HOLE_OF_LED[led], 255, 255, 255)
-
-    @micropython.native
-    def _put(self, hole, colours, offset):
-        d = LED_OF_HOLE[hole] * self._bpp  # (as _set, without a second call per hole)
-        chain = self._chain
-        chain[d + self._order_r] = colours[offset]
-        chain[d + self._order_g] = colours[offset + 1]
-        chain[d + self._order_b] = colours[offset + 2]
-
-    @micropython.native
-    def _put_scaled(self, hole, colours, offset, level):
-        self._set(
-            hole,
-            (colours[offset] * level) >> 8,
-            (colours[offset + 1] * level) >> 8,
-            (colours[offset + 2] * level) >> 8,
-        )
 
     @micropython.native
     def _set(self, hole, r, g, b):
@@ -275,60 +291,216 @@ class Renderer:
     def load_frame(self, rgb):
         """Show a frame made elsewhere (hole order, RGB): show() writes it next."""
         self._chain[:] = self._dark_chain
+        self._work[_W_KNOWN] = 0
         for hole in range(HOLES):
             i = 3 * hole
             self._set(hole, rgb[i], rgb[i + 1], rgb[i + 2])
 
-    @micropython.native
-    def _get_sum(self, hole):
-        d = LED_OF_HOLE[hole] * self._bpp
-        chain = self._chain
-        return chain[d + self._order_r] + chain[d + self._order_g] + chain[d + self._order_b]
-
     # --- output ------------------------------------------------------------------------------
 
-    @micropython.native
     def limit_scale(self, channel_sum):
         """Brightness scale (of 256) for a frame whose channel values add up to `channel_sum`:
         the user's brightness, lowered when needed to keep the estimate within the budget."""
-        scale = self.brightness + (self.brightness >> 7)  # 0..255 -> 0..256
-        if channel_sum == 0:
-            return scale
-        allowed = (self.budget_ma - self.idle_ma * HOLES) * 765 // self.ma_per_led
-        if allowed <= 0:
-            return 0
-        if channel_sum * scale > allowed * 256:
-            scale = allowed * 256 // channel_sum
-        return scale
+        return _limit_scale(
+            self.brightness, self.budget_ma, self.idle_ma, self.ma_per_led, channel_sum
+        )
 
     @micropython.native
     def show(self):
         """Write the frame to the pixels in chain order, with brightness and limiter applied."""
-        chain = self._chain
-        table = self._table
-        buf = self._buf
-        # One pass adds the channels up and applies the last frame's scale; a second one only
-        # when the scale moved (the brightness, or the limiter).
-        total = _channel_sum(chain) if buf is None else _scaled_sum_into(buf, chain, table)
-        scale = self.limit_scale(total)
-        self.scale = scale
-        self.estimated_ma = (total * scale >> 8) * self.ma_per_led // 765 + self.idle_ma * HOLES
-        if scale != self._table_scale:
-            self._table_scale = scale
-            for v in range(256):
-                table[v] = v * scale >> 8
-            if buf is not None:
-                _scaled_sum_into(buf, chain, table)
-        if buf is None:
-            frame = self.frame  # (no buffer to write: slow, and not allocation-free)
-            for hole in range(HOLES):
-                i = 3 * hole
-                self.pixels[LED_OF_HOLE[hole]] = (
-                    table[frame[i]],
-                    table[frame[i + 1]],
-                    table[frame[i + 2]],
+        _settle(self)
+        if self._buf is None:
+            out = self._out  # (no buffer to write: slow, and not allocation-free)
+            bpp = self._bpp
+            for led in range(HOLES):
+                d = led * bpp
+                self.pixels[led] = (
+                    out[d + self._order_r],
+                    out[d + self._order_g],
+                    out[d + self._order_b],
                 )
         self.pixels.write()
+
+
+@micropython.viper
+def _draw_pegs(r, board, t_ms: int, chain_buf, out_buf, players: int, fronts):
+    """Light the pegs, skunk lines, lap gauges, previews and the win hole of `board` at time
+    `t_ms` into the renderer's chain and its scaled twin (on the glowing tracks draw() laid),
+    keeping the chain's channel sum; sets r.animating. (draw() passes what it looked up.)"""
+    chain = ptr8(chain_buf)
+    out = ptr8(out_buf)
+    at = ptr8(_AT)
+    work = ptr8(r._work)
+    bpp = work[_W_BPP]
+    scale = work[_W_SCALE] | work[_W_SCALE + 1] << 8
+    target = int(board.target)
+    backs = board.back
+    pendings = board.pending
+    lap = _LAP_2P
+    track = _AT_2P
+    if players != 2:
+        lap = _LAP_3P
+        track = _AT_3P
+    line_a = 0
+    line_b = 0
+    k = _AT_LINES
+    while k < _AT_LEN:
+        if at[k] == target:
+            line_a = at[k + 1]
+            line_b = at[k + 2]
+        k += 3
+    leader = 0
+    for p in range(players):
+        front = int(fronts[p])
+        work[_W_FRONT + p] = front
+        if front > leader:
+            leader = front
+    blink_on = (t_ms // BLINK_MS) % 2 == 0
+    animating = False
+    total = 0
+    n = _W_OPS  # (the end of the pixels listed)
+    for p in range(players):
+        front = work[_W_FRONT + p]
+        back = int(backs[p])
+        pending = int(pendings[p])
+        colour = 4 * p  # the player's FRONT; BACK, GLOW, BOTH follow
+        if players == 2:
+            if front > _LAP_2P:  # (draw() made the track glow)
+                for i in range(bpp):
+                    total += work[_W_PAL + (colour + 2) * bpp + i] * _LAP_2P
+        elif front > 0:
+            gauges = (front - 1) // lap + 1
+            if gauges > _GAUGE_LEN:
+                gauges = _GAUGE_LEN
+            for i in range(gauges):
+                work[n] = _AT_GAUGE + p * _GAUGE_LEN + i
+                work[n + 1] = colour + 1
+                work[n + 2] = 255
+                n += 3
+        line = line_a
+        for _line in range(2):
+            if line and front < line and line <= leader:
+                work[n] = _AT_WIN if line >= target else track + p * lap + (line - 1) % lap
+                work[n + 1] = _C_LINE
+                work[n + 2] = 255
+                n += 3
+            line = line_b
+        if back > 0 and back != front:
+            work[n] = _AT_WIN if back >= target else track + p * lap + (back - 1) % lap
+            work[n + 1] = colour + 1
+            work[n + 2] = 255
+            n += 3
+        if front > 0 and front < target:  # (the win hole is drawn for the winner below)
+            work[n] = track + p * lap + (front - 1) % lap
+            work[n + 1] = colour + 3 if back == front else colour
+            work[n + 2] = 255
+            n += 3
+        if pending:
+            animating = True
+            if blink_on:
+                score = front + pending
+                work[n] = _AT_WIN if score >= target else track + p * lap + (score - 1) % lap
+                work[n + 1] = _C_PREVIEW
+                work[n + 2] = 255
+                n += 3
+    # The listed pixels, then (once they are in) the win hole's, in one loop.
+    done = _W_OPS
+    for rounds in range(2):
+        while done < n:
+            d = at[work[done]] * bpp
+            c = _W_PAL + work[done + 1] * bpp
+            level = work[done + 2] + 1
+            done += 3
+            for i in range(bpp):
+                v = (work[c + i] * level) >> 8
+                total += v - chain[d + i]
+                chain[d + i] = v
+                out[d + i] = (v * scale) >> 8
+        if rounds == 0:
+            win = at[_AT_WIN] * bpp
+            winner = int(board.winner)
+            c = -1
+            level = 256
+            if winner >= 0:
+                # Triangle wave between PULSE_MIN and 256: the winner's colour breathes.
+                phase = t_ms % PULSE_MS
+                wave = phase if phase < PULSE_MS // 2 else PULSE_MS - phase
+                level = PULSE_MIN + (256 - PULSE_MIN) * wave // (PULSE_MS // 2)
+                c = 4 * winner
+                animating = True
+            else:
+                lit = 0
+                for i in range(bpp):
+                    lit += chain[win + i]
+                if lit == 0:  # the dealer's lamp, faint
+                    c = 4 * int(board.dealer) + 2
+            if r.calling:
+                # Two short white flashes, then a pause: unlike any game pattern.
+                animating = True
+                phase = t_ms % CALL_MS
+                level = 256
+                c = _C_DARK
+                if phase < CALL_FLASH_MS or (
+                    2 * CALL_FLASH_MS <= phase and phase < 3 * CALL_FLASH_MS
+                ):
+                    c = _C_CALL
+            if c >= 0:
+                work[n] = _AT_WIN
+                work[n + 1] = c
+                work[n + 2] = level - 1
+                n += 3
+    work[_W_TOTAL] = total & 255
+    work[_W_TOTAL + 1] = (total >> 8) & 255
+    work[_W_TOTAL + 2] = total >> 16
+    work[_W_KNOWN] = 1
+    r.animating = animating
+
+
+@micropython.viper
+def _limit_scale(brightness: int, budget_ma: int, idle_ma: int, ma_per_led: int, total: int) -> int:
+    """Renderer.limit_scale, from the renderer's settings."""
+    scale = brightness + (brightness >> 7)  # 0..255 -> 0..256
+    if total == 0:
+        return scale
+    allowed = (budget_ma - idle_ma * _HOLES) * 765 // ma_per_led
+    if allowed <= 0:
+        return 0
+    if allowed > _ALLOWED_MAX:
+        allowed = _ALLOWED_MAX
+    if total * scale > allowed * 256:
+        scale = allowed * 256 // total
+    return scale
+
+
+@micropython.viper
+def _settle(r):
+    """The last frame's scale and estimated draw from its channel sum (added up here when the
+    draw did not keep it), and the strip's buffer brought to that scale when it holds another."""
+    chain = r._chain
+    work = ptr8(r._work)
+    known = work[_W_KNOWN]
+    total = work[_W_TOTAL] | work[_W_TOTAL + 1] << 8 | work[_W_TOTAL + 2] << 16
+    if not known:
+        total = int(_channel_sum(chain))
+    ma_per_led = int(r.ma_per_led)
+    idle_ma = int(r.idle_ma)
+    scale = int(_limit_scale(int(r.brightness), int(r.budget_ma), idle_ma, ma_per_led, total))
+    r.scale = scale
+    r.estimated_ma = ((total * scale) >> 8) * ma_per_led // 765 + idle_ma * _HOLES
+    out_scale = work[_W_SCALE] | work[_W_SCALE + 1] << 8
+    if scale == out_scale and known:
+        return
+    _scale_into(r._out, chain, scale)
+    if scale != out_scale:
+        for p in range(2):
+            for run in r._glow[p]:
+                _scale_into(run[2], run[1], scale)
+        work[_W_SCALE] = scale & 255
+        work[_W_SCALE + 1] = scale >> 8
+    work[_W_TOTAL] = total & 255
+    work[_W_TOTAL + 1] = (total >> 8) & 255
+    work[_W_TOTAL + 2] = total >> 16
+    work[_W_KNOWN] = 1
 
 
 @micropython.viper
@@ -342,15 +514,9 @@ def _channel_sum(chain) -> int:
 
 
 @micropython.viper
-def _scaled_sum_into(buf, chain, table) -> int:
-    """buf[i] = table[chain[i]] for every byte (the frame with brightness applied); returns the
-    sum of the frame's channel values."""
-    b = ptr8(buf)
+def _scale_into(out, chain, scale: int):
+    """out[i] = chain[i] * scale >> 8 for every byte of chain (brightness applied)."""
+    o = ptr8(out)
     c = ptr8(chain)
-    t = ptr8(table)
-    total = 0
     for i in range(int(len(chain))):
-        v = c[i]
-        total += v
-        b[i] = t[v]
-    return total
+        o[i] = (c[i] * scale) >> 8

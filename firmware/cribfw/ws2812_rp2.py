@@ -21,14 +21,17 @@ except ImportError:  # CPython (the module imports rp2, so it only runs on a boa
         return value
 
 
-import time
+from time import ticks_add, ticks_diff, ticks_us
 
 import rp2
+import uctypes
 
 BIT_NS = const(1250)  # one bit on the wire: 800 kbit/s
 PIO_HZ = const(8_000_000)  # 10 state-machine cycles a bit
 LATCH_US = const(300)  # the line low this long between frames latches one (WS2812B: > 280 us)
 FIFO_US = const(80)  # the FIFO's last bytes still going out when the DMA is done
+_TRANS_COUNT = const(2)  # a DMA channel's registers, as words (DMA.registers)
+_AL3_READ_ADDR_TRIG = const(15)
 
 
 # One bit in 10 cycles: high 3, then high 3 more for a 1 or low 3 for a 0, then low 4 (T0H
@@ -67,27 +70,35 @@ class PioStrip:
         self._sm = rp2.StateMachine(sm, _ws2812, freq=PIO_HZ, sideset_base=pin)
         self._sm.active(1)
         self._dma = rp2.DMA()
-        # Paced by the state machine's TX FIFO (DREQ: PIO block * 8 + state machine).
-        self._ctrl = self._dma.pack_ctrl(size=0, inc_write=False, treq_sel=(sm >> 2) * 8 + (sm & 3))
+        # Paced by the state machine's TX FIFO (DREQ: PIO block * 8 + state machine). Where it
+        # writes and how never change: set once; a frame only sets where it reads and how much.
+        ctrl = self._dma.pack_ctrl(size=0, inc_write=False, treq_sel=(sm >> 2) * 8 + (sm & 3))
+        self._dma.config(write=self._sm, ctrl=ctrl)
+        # The channel's 16 registers, a view made once (in MicroPython's rp2.DMA, not its stubs).
+        self._regs = self._dma.registers  # pyright: ignore[reportAttributeAccessIssue]
+        self._wire_at = uctypes.addressof(self._wire)
         self._frame_us = n * bpp * 8 * BIT_NS // 1000 + FIFO_US + LATCH_US
-        self._started = time.ticks_add(time.ticks_us(), -self._frame_us)
+        self._started = ticks_add(ticks_us(), -self._frame_us)
 
     def __len__(self):
         return self.n
 
     def busy(self):
         """Whether the last frame is still going out (or latching)."""
-        return time.ticks_diff(time.ticks_us(), self._started) < self._frame_us
+        return ticks_diff(ticks_us(), self._started) < self._frame_us
 
     def write(self):
         """Send `buf` to the LEDs; returns as soon as the transfer has started."""
-        while time.ticks_diff(time.ticks_us(), self._started) < self._frame_us:
+        while ticks_diff(ticks_us(), self._started) < self._frame_us:
             pass  # (only when frames come back to back: the last one is still on the wire)
         self._wire[:] = self.buf
-        self._started = time.ticks_us()
-        self._dma.config(
-            read=self._wire, write=self._sm, count=len(self._wire), ctrl=self._ctrl, trigger=True
-        )
+        self._started = ticks_us()
+        # Two register writes rather than DMA.config's keyword arguments: the count, then the
+        # read address through its triggering alias, which starts the transfer (the RP2040 data
+        # sheet's DMA chapter: each channel's registers and their trigger aliases).
+        regs = self._regs
+        regs[_TRANS_COUNT] = len(self._wire)
+        regs[_AL3_READ_ADDR_TRIG] = self._wire_at
 
     def deinit(self):
         """Stop the state machine and free the DMA channel."""
