@@ -168,9 +168,9 @@ class Dispatcher:
                 out.end()
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
-        if remembered:
-            link.recent.remember(line, req.id_start, req.id_end, out)
         link.send(out.buf, out.n)
+        if remembered:  # (after the reply has gone: a resend can only come after this line)
+            link.recent.remember(line, req.id_start, req.id_end, out)
         self.publish_if_changed()
 
     def deny(self, link):
