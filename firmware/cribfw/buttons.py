@@ -1,6 +1,11 @@
 # A debounced push button that reports taps, long presses and auto-repeat as events. The pin is
-# passed in and only ever read with `pin.value()`, so tests and the virtual board hand in
-# anything with that method. Timings are class attributes (milliseconds).
+# passed in and read with `pin.value()`, so tests and the virtual board hand in anything with that
+# method. Timings are class attributes (milliseconds).
+#
+# A pin that has `irq` (machine.Pin on rp2 and esp32, the control pad's pins) can be watched: its
+# edges mark the button and set a flag, and a button that rests (up, not bouncing, no edge since
+# it was last read) is then not read at all, so the buttons cost nothing until someone touches
+# one. `due_in` tells the caller when the button next needs reading.
 
 try:
     import micropython
@@ -34,6 +39,35 @@ class Button:
         self._down_at = 0
         self._long = False
         self._next_repeat = 0
+        # Watching (see watch): an edge since the last read, the flag an edge sets, and the
+        # IRQ handler, bound once here so that an interrupt allocates nothing.
+        self._watched = False
+        self._edge = False
+        self._wake = None
+        self._on_edge = self._edge_seen
+
+    def watch(self, wake):
+        """Have the pin's edges mark this button and call `wake.set()` (an asyncio
+        ThreadSafeFlag or Event); True if the pin has interrupts, False if it must be polled."""
+        self._wake = wake
+        pin = self._pin
+        try:
+            pin.irq(self._on_edge, pin.IRQ_FALLING | pin.IRQ_RISING)
+        except AttributeError:  # a pin without interrupts (only value()): polled
+            return False
+        self._edge = True  # read it once: it may be held already
+        self._watched = True
+        return True
+
+    def irq_in_task(self):
+        """Whether the pin calls its IRQ handler from inside a task (the virtual board's pins),
+        where an asyncio.Event serves as the flag, rather than from an interrupt."""
+        return getattr(self._pin, "irq_in_task", False)
+
+    def _edge_seen(self, pin):
+        # The IRQ handler: allocates nothing (a hard interrupt may not).
+        self._edge = True
+        self._wake.set()
 
     def pressed_now(self):
         """The pin's level right now, undebounced (for a check at power-on)."""
@@ -46,7 +80,12 @@ class Button:
 
     @micropython.native
     def update(self, now):
-        """Read the pin at time `now` (ms); returns one event (NONE most of the time)."""
+        """Read the pin at time `now` (ms); returns one event (NONE most of the time). A watched
+        button that rests is not read."""
+        if self._watched:
+            if not (self._edge or self._raw or self.down):
+                return NONE
+            self._edge = False  # (before the read: an edge during it is kept)
         raw = self._pin.value() == self._active
         if raw != self._raw:
             self._raw = raw
@@ -69,3 +108,19 @@ class Button:
                 self._next_repeat += self.REPEAT_MS
                 return REPEAT
         return NONE
+
+    @micropython.native
+    def due_in(self, now):
+        """Milliseconds until this button must be read again at the latest: 0 now (an edge
+        came), the end of a debounce, the next long press or repeat while held; -1 while it
+        rests (up and settled: for a watched button only an edge changes that)."""
+        if self._edge:
+            return 0
+        if self._raw != self.down:
+            due = self.DEBOUNCE_MS - ticks_diff(now, self._raw_since)
+        elif self.down:
+            held = ticks_diff(now, self._down_at)
+            due = (self._next_repeat if self._long else self.LONG_MS) - held
+        else:
+            return -1
+        return due if due > 0 else 0

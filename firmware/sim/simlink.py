@@ -54,6 +54,7 @@ class Link:
         self._unsent_frame = None
         self._last_poll = time.ticks_ms() - 1
         self._irq_pins = []
+        self._watched_loop = None  # the event loop (its IO queue) a watcher task serves
         self._break = None  # flash points to pass before stopping (None: not armed)
         self._break_gen = 0
         if not launcher_path or not board_path:
@@ -104,10 +105,11 @@ class Link:
         else:
             self._unsent_frame = message
 
-    def poll(self):
-        """Take in button messages; cheap (at most one syscall per millisecond)."""
+    def poll(self, now_anyway=False):
+        """Take in button messages; cheap (at most one syscall per millisecond, unless
+        `now_anyway`)."""
         now = time.ticks_ms()
-        if now == self._last_poll or self._sock is None or self._polling:
+        if (now == self._last_poll and not now_anyway) or self._sock is None or self._polling:
             return
         self._last_poll = now
         self._polling = True  # an IRQ handler run from here must not poll again
@@ -209,6 +211,29 @@ class Link:
     def watch_irq(self, pin):
         if pin not in self._irq_pins:
             self._irq_pins.append(pin)
+        self._start_watcher()
+
+    def _start_watcher(self):
+        # A board's pin interrupt comes when the edge does, even while the firmware sleeps in
+        # asyncio's wait (nothing reading a pin, nothing written to the LEDs). Here a task of
+        # the running event loop waits for the launcher's messages and takes them in as they
+        # come, edges and radio events alike. One per event loop (a new loop drops the tasks).
+        if self._sock is None:
+            return
+        import asyncio
+        from asyncio import core
+
+        if self._watched_loop is core._io_queue:
+            return
+        self._watched_loop = core._io_queue
+        asyncio.create_task(self._watch(core._io_queue))
+
+    async def _watch(self, queue):
+        from asyncio import core
+
+        while queue is core._io_queue:
+            yield queue.queue_read(self._sock)  # as asyncio's own streams wait
+            self.poll(True)
 
     def unwatch_irq(self, pin):
         if pin in self._irq_pins:

@@ -59,3 +59,40 @@ def test_heap_lock_really_catches_allocation():
     finally:
         micropython.heap_unlock()
     assert caught
+
+
+def test_buttons_allocate_nothing_resting_pressed_or_interrupted():
+    # The IRQ handlers (a hard interrupt may not allocate), the panel's update and due_in at
+    # rest, and a whole press with its tap and commit, on pins with interrupts.
+    from test_panel import Flag, IrqPin
+
+    from cribfw.buttons import Button
+    from cribfw.panel import Panel
+
+    b = GameState()
+    pins = {"A+": IrqPin(), "A-": IrqPin(), "B+": IrqPin(), "B-": IrqPin(), "deal": IrqPin()}
+    buttons = {}
+    for name in pins:
+        buttons[name] = Button(pins[name])
+    flag = Flag()
+    panel = Panel(b, buttons)
+    assert panel.watch(flag)
+    panel.update(0)
+    panel.due_in(0)
+    pin = pins["B+"]
+    micropython.heap_lock()
+    try:
+        for now in range(5, 200, 5):
+            panel.update(now)  # resting
+            panel.due_in(now)
+        pin.set(0)  # the handler runs
+        for now in range(200, 400, 5):
+            panel.update(now)
+            panel.due_in(now)
+        pin.set(1)
+        for now in range(400, 3200, 5):  # the tap, then the commit
+            panel.update(now)
+            panel.due_in(now)
+    finally:
+        micropython.heap_unlock()
+    assert flag.is_set and b.front[1] == 1 and panel.due_in(3200) == -1
