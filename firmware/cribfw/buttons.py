@@ -67,7 +67,9 @@ class Button:
     def _edge_seen(self, pin):
         # The IRQ handler: allocates nothing (a hard interrupt may not).
         self._edge = True
-        self._wake.set()
+        wake = self._wake
+        if wake is not None:
+            wake.set()
 
     def pressed_now(self):
         """The pin's level right now, undebounced (for a check at power-on)."""
