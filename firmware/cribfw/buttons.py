@@ -3,9 +3,10 @@
 # method. Timings are class attributes (milliseconds).
 #
 # A pin that has `irq` (machine.Pin on rp2 and esp32, the control pad's pins) can be watched: its
-# edges mark the button and set a flag, and a button that rests (up, not bouncing, no edge since
-# it was last read) is then not read at all, so the buttons cost nothing until someone touches
-# one. `due_in` tells the caller when the button next needs reading.
+# edges mark the button (`resting` False), note the millisecond they came in and set a flag; a
+# button that rests (up, not bouncing, no edge since it was last read) is then not read at all, so
+# the buttons cost nothing until someone touches one. A debounce counts from the contact's last
+# edge, not from the read that noticed it. `due_in` tells the caller when to read it next.
 
 try:
     import micropython
@@ -15,7 +16,7 @@ except ImportError:  # CPython
     from cribcore.nomicropython import const
 
 
-from cribfw.clock import ticks_diff
+from cribfw.clock import ticks_diff, ticks_ms
 
 NONE = const(0)
 PRESS = const(1)  # went down (debounced)
@@ -43,18 +44,27 @@ class Button:
         # IRQ handler, bound once here so that an interrupt allocates nothing.
         self._watched = False
         self._edge = False
+        self._edge_ms = 0  # when the last edge came (ticks_ms)
+        self._clock = ticks_ms
         self._wake = None
         self._on_edge = self._edge_seen
+        # Nothing to read until an edge (watched, up and settled): the panel skips the button
+        # without a call. Cleared by every edge.
+        self.resting = False
 
-    def watch(self, wake):
+    def watch(self, wake, clock=None):
         """Have the pin's edges mark this button and call `wake.set()` (an asyncio
-        ThreadSafeFlag or Event); True if the pin has interrupts, False if it must be polled."""
+        ThreadSafeFlag or Event); True if the pin has interrupts, False if it must be polled.
+        `clock` gives the time of an edge (default ticks_ms, the clock of `update`'s `now`)."""
         self._wake = wake
+        if clock is not None:
+            self._clock = clock
         pin = self._pin
         try:
             pin.irq(self._on_edge, pin.IRQ_FALLING | pin.IRQ_RISING)
         except AttributeError:  # a pin without interrupts (only value()): polled
             return False
+        self._edge_ms = self._clock()
         self._edge = True  # read it once: it may be held already
         self._watched = True
         return True
@@ -66,7 +76,9 @@ class Button:
 
     def _edge_seen(self, pin):
         # The IRQ handler: allocates nothing (a hard interrupt may not).
+        self._edge_ms = self._clock()
         self._edge = True
+        self.resting = False
         wake = self._wake
         if wake is not None:
             wake.set()
@@ -84,32 +96,47 @@ class Button:
     def update(self, now):
         """Read the pin at time `now` (ms); returns one event (NONE most of the time). A watched
         button that rests is not read."""
-        if self._watched:
+        watched = self._watched
+        edged = False
+        since = now
+        if watched:
             if not (self._edge or self._raw or self.down):
                 return NONE
-            self._edge = False  # (before the read: an edge during it is kept)
+            if self._edge:
+                edged = True
+                self._edge = False  # (before the read: an edge during it is kept)
+                since = self._edge_ms  # a debounce counts from the contact's last edge
         raw = self._pin.value() == self._active
+        event = NONE
         if raw != self._raw:
             self._raw = raw
-            self._raw_since = now
+            self._raw_since = since
+        elif edged and raw != self.down:
+            self._raw_since = since  # it bounced back meanwhile: the debounce starts again
         elif raw != self.down and ticks_diff(now, self._raw_since) >= self.DEBOUNCE_MS:
             self.down = raw
             if raw:
                 self._down_at = now
                 self._long = False
-                return PRESS
-            return RELEASE if self._long else TAP
-        if self.down:
+                event = PRESS
+            else:
+                event = RELEASE if self._long else TAP
+        if event == NONE and self.down:
             held = ticks_diff(now, self._down_at)
             if not self._long:
                 if held >= self.LONG_MS:
                     self._long = True
                     self._next_repeat = self.LONG_MS + self.REPEAT_MS
-                    return LONG
+                    event = LONG
             elif held >= self._next_repeat:
                 self._next_repeat += self.REPEAT_MS
-                return REPEAT
-        return NONE
+                event = REPEAT
+        if watched:
+            # Stored before `_edge` is looked at again: an edge after this clears it itself.
+            self.resting = not (raw or self.down)
+            if self._edge:
+                self.resting = False
+        return event
 
     @micropython.native
     def due_in(self, now):

@@ -59,21 +59,22 @@ class Panel:
     @micropython.native
     def update(self, now):
         """Read every button at time `now` (ms) and act on what happened."""
-        # (Runs every few milliseconds: a button with nothing to report costs no further call.)
+        # (Runs every few milliseconds while a button is touched: a resting one costs no call,
+        # one with nothing to report no further call.)
         board = self.board
         for p in range(3):
             plus = self._plus[p]
             minus = self._minus[p]
-            if plus is not None:
+            if plus is not None and not plus.resting:
                 event = plus.update(now)
                 if event != NONE:
                     self._on_plus(p, plus, event, now)
-            if minus is not None:
+            if minus is not None and not minus.resting:
                 event = minus.update(now)
                 if event != NONE:
                     self._on_minus(p, minus, event, now)
         deal = self._deal
-        if deal is not None:
+        if deal is not None and not deal.resting:
             event = deal.update(now)
             if event != NONE:
                 self._on_deal(deal, event, now)
@@ -95,12 +96,13 @@ class Panel:
                 return False
         return len(self._buttons) > 0
 
-    def watch(self, wake):
+    def watch(self, wake, clock=None):
         """Arm every button's pin to set `wake` on its edges; True if all of them could be
-        (the panel may then sleep while `due_in` is -1), False if some must be polled."""
+        (the panel may then sleep while `due_in` is -1), False if some must be polled.
+        `clock`: the time of an edge, as `update`'s `now` counts it (default ticks_ms)."""
         every = True
         for button in self._buttons:
-            if not button.watch(wake):
+            if not button.watch(wake, clock):
                 every = False
         return every
 
@@ -110,6 +112,8 @@ class Panel:
         until a button's edge (every button rests, no count of the buttons waits to commit)."""
         due = -1
         for button in self._buttons:
+            if button.resting:
+                continue
             wait = button.due_in(now)
             if wait >= 0 and (due < 0 or wait < due):
                 due = wait

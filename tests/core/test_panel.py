@@ -268,17 +268,18 @@ class Sleeper:
             buttons[name] = Button(self.pins[name])
         self.flag = Flag()
         self.panel = Panel(self.board, buttons)
-        self.sleeps = self.panel.watch(self.flag)
         self.now = 1000
+        self.sleeps = self.panel.watch(self.flag, self.clock)
         self.updates = []  # the times the panel was updated
         self.sleeping = []  # (from, to): the stretches slept until an edge
 
+    def clock(self):
+        return self.now
+
     def run(self, edges, until):
         edges = sorted(edges)
+        self._advance(self.now, edges)
         while self.now < until:
-            while edges and edges[0][0] <= self.now:  # contacts that changed by now
-                _, name, level = edges.pop(0)
-                self.pins[name].set(level)
             self.flag.is_set = False
             self.panel.update(self.now)
             self.updates.append(self.now)
@@ -287,11 +288,19 @@ class Sleeper:
                 # asleep until the next edge: nothing runs in between
                 wake = edges[0][0] if edges else until
                 self.sleeping.append((self.now, wake))
-                self.now = wake
+                self._advance(wake, edges)
             elif due < 0 or due > self.BUTTON_MS:
-                self.now += self.BUTTON_MS
+                self._advance(self.now + self.BUTTON_MS, edges)
             else:
-                self.now += due
+                self._advance(self.now + due, edges)
+
+    def _advance(self, to, edges):
+        # The contacts change at their own times (their IRQ handlers run then), whatever the
+        # task is doing.
+        while edges and edges[0][0] <= to:
+            self.now, name, level = edges.pop(0)
+            self.pins[name].set(level)
+        self.now = to
 
     def reads(self):
         return sum(pin.reads for pin in self.pins.values())
@@ -343,7 +352,11 @@ def test_a_bouncing_contact_still_debounces_when_woken_by_edges():
     t = 2000
     bounce = [(t, "A+", 0), (t + 3, "A+", 1), (t + 6, "A+", 0), (t + 9, "A+", 1), (t + 12, "A+", 0)]
     release = [(t + 100, "A+", 1), (t + 103, "A+", 0), (t + 106, "A+", 1)]
-    rig.run(bounce + release, t + 300)
+    # The debounce counts from the contact's last edge (t + 12), not from the read seeing it.
+    rig.run(bounce, t + 12 + Button.DEBOUNCE_MS - 1)
+    assert rig.board.pending[0] == 0
+    rig.run(release, t + 300)
+    assert t + 12 + Button.DEBOUNCE_MS in rig.updates
     assert rig.board.pending[0] == 1  # one press, however the contact bounced
     # A flicker shorter than the debounce does nothing at all.
     rig.run([(3000, "B+", 0), (3010, "B+", 1)], 3300)
