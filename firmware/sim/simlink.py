@@ -26,6 +26,9 @@ import sys
 import time
 
 _HELD = -1
+_WATCH_MS = (
+    5  # while a button's level is due to change by itself, messages are looked for this often
+)
 _UP_MS = 60  # up this long between two presses of a button: past the firmware's debounce (20 ms)
 _MAX_MESSAGE = 520  # the longest from the launcher: a BLE write of 512 bytes and its header
 
@@ -229,11 +232,35 @@ class Link:
         asyncio.create_task(self._watch(core._io_queue))
 
     async def _watch(self, queue):
+        import asyncio
         from asyncio import core
 
         while queue is core._io_queue:
-            yield queue.queue_read(self._sock)  # as asyncio's own streams wait
+            wait = self._next_change_ms()
+            if wait < 0:
+                yield queue.queue_read(self._sock)  # as asyncio's own streams wait
+            else:
+                # A timed press ends, or a press waiting for the button to have been up long
+                # enough starts, at a time of its own: its edge comes then, as on a board
+                # (and messages meanwhile wait _WATCH_MS at most).
+                await asyncio.sleep_ms(min(wait, _WATCH_MS))
             self.poll(True)
+
+    def _next_change_ms(self):
+        """Milliseconds until a watched button's level changes by itself (-1: none will)."""
+        now = time.ticks_ms()
+        soonest = -1
+        for pin in self._irq_pins:
+            name = pin._name
+            deadline = self._down_until.get(name)
+            if deadline is not None:
+                if deadline != _HELD:
+                    soonest = _sooner(soonest, time.ticks_diff(deadline, now))
+            elif self._queued_ms.get(name):
+                up_since = self._up_since.get(name)
+                wait = 0 if up_since is None else time.ticks_diff(up_since, now) + _UP_MS
+                soonest = _sooner(soonest, wait)
+        return soonest
 
     def unwatch_irq(self, pin):
         if pin in self._irq_pins:
@@ -258,6 +285,11 @@ class Link:
     def request_reset(self, hard):
         """Ask the launcher to restart the interpreter; True if the request went out."""
         return self.send(b"R" if hard else b"S")
+
+
+def _sooner(soonest, wait):
+    wait = max(0, wait)
+    return wait if soonest < 0 else min(soonest, wait)
 
 
 link = Link(os.getenv("CRIBBOARD_SIM_LINK"), os.getenv("CRIBBOARD_SIM_BOARD"))
