@@ -5,8 +5,9 @@
 # A pin that has `irq` (machine.Pin on rp2 and esp32, the control pad's pins) can be watched: its
 # edges mark the button (`resting` False), note the millisecond they came in and set a flag; a
 # button that rests (up, not bouncing, no edge since it was last read) is then not read at all, so
-# the buttons cost nothing until someone touches one. A debounce counts from the contact's last
-# edge, not from the read that noticed it. `due_in` tells the caller when to read it next.
+# the buttons cost nothing until someone touches one. Its debounce counts in microseconds from the
+# contact's last edge, not from the read that noticed it (asyncio sleeps whole milliseconds: the
+# last fraction of one is waited by coming back at once). `due_in` says when to read it next.
 
 try:
     import micropython
@@ -16,7 +17,7 @@ except ImportError:  # CPython
     from cribcore.nomicropython import const
 
 
-from cribfw.clock import ticks_diff, ticks_ms
+from cribfw.clock import ticks_diff, ticks_us
 
 NONE = const(0)
 PRESS = const(1)  # went down (debounced)
@@ -44,8 +45,9 @@ class Button:
         # IRQ handler, bound once here so that an interrupt allocates nothing.
         self._watched = False
         self._edge = False
-        self._edge_ms = 0  # when the last edge came (ticks_ms)
-        self._clock = ticks_ms
+        self._edge_us = 0  # when the last edge came
+        self._raw_since_us = 0
+        self._clock = ticks_us  # (microseconds)
         self._wake = None
         self._on_edge = self._edge_seen
         # Nothing to read until an edge (watched, up and settled): the panel skips the button
@@ -55,7 +57,8 @@ class Button:
     def watch(self, wake, clock=None):
         """Have the pin's edges mark this button and call `wake.set()` (an asyncio
         ThreadSafeFlag or Event); True if the pin has interrupts, False if it must be polled.
-        `clock` gives the time of an edge (default ticks_ms, the clock of `update`'s `now`)."""
+        `clock` gives the time of an edge and of a watched debounce in microseconds (default
+        ticks_us)."""
         self._wake = wake
         if clock is not None:
             self._clock = clock
@@ -64,7 +67,7 @@ class Button:
             pin.irq(self._on_edge, pin.IRQ_FALLING | pin.IRQ_RISING)
         except AttributeError:  # a pin without interrupts (only value()): polled
             return False
-        self._edge_ms = self._clock()
+        self._edge_us = self._clock()
         self._edge = True  # read it once: it may be held already
         self._watched = True
         return True
@@ -76,7 +79,7 @@ class Button:
 
     def _edge_seen(self, pin):
         # The IRQ handler: allocates nothing (a hard interrupt may not).
-        self._edge_ms = self._clock()
+        self._edge_us = self._clock()
         self._edge = True
         self.resting = False
         wake = self._wake
@@ -98,22 +101,30 @@ class Button:
         button that rests is not read."""
         watched = self._watched
         edged = False
-        since = now
+        us = 0
+        since_us = 0
         if watched:
             if not (self._edge or self._raw or self.down):
                 return NONE
+            us = self._clock()
+            since_us = us
             if self._edge:
                 edged = True
                 self._edge = False  # (before the read: an edge during it is kept)
-                since = self._edge_ms  # a debounce counts from the contact's last edge
+                since_us = self._edge_us  # a debounce counts from the contact's last edge
         raw = self._pin.value() == self._active
         event = NONE
         if raw != self._raw:
             self._raw = raw
-            self._raw_since = since
+            self._raw_since = now
+            self._raw_since_us = since_us
         elif edged and raw != self.down:
-            self._raw_since = since  # it bounced back meanwhile: the debounce starts again
-        elif raw != self.down and ticks_diff(now, self._raw_since) >= self.DEBOUNCE_MS:
+            self._raw_since_us = since_us  # it bounced back meanwhile: the debounce starts again
+        elif raw != self.down and (
+            ticks_diff(us, self._raw_since_us) >= self.DEBOUNCE_MS * 1000
+            if watched
+            else ticks_diff(now, self._raw_since) >= self.DEBOUNCE_MS
+        ):
             self.down = raw
             if raw:
                 self._down_at = now
@@ -146,7 +157,11 @@ class Button:
         if self._edge:
             return 0
         if self._raw != self.down:
-            due = self.DEBOUNCE_MS - ticks_diff(now, self._raw_since)
+            if self._watched:  # (whole ms left, rounded down: under one, it is due now)
+                left = self.DEBOUNCE_MS * 1000 - ticks_diff(self._clock(), self._raw_since_us)
+                due = left // 1000
+            else:
+                due = self.DEBOUNCE_MS - ticks_diff(now, self._raw_since)
         elif self.down:
             held = ticks_diff(now, self._down_at)
             due = (self._next_repeat if self._long else self.LONG_MS) - held

@@ -131,13 +131,20 @@ class Panel:
 
     # --- per button ----------------------------------------------------------------------------
 
+    # (A press reaches the LEDs after these: each call saved on its way counts.)
+
     def _on_plus(self, p, button, event, now):
         if event == NONE or p >= self.board.players:
             return
-        self._report(button, event)
+        if event == TAP or event == LONG:
+            self._report(button, event)
         self._last_touch[p] = now
         if event == PRESS:
-            self._commit_others(p)
+            pending = self.board.pending
+            entered = self._entered
+            for other in range(self.board.players):
+                if other != p and pending[other] != 0 and pending[other] == entered[other]:
+                    self._commit(other)  # (as _mine)
             self._add(p, 1)
         elif event == LONG:
             self._add(p, 4)  # the press already counted one: five in all
@@ -147,7 +154,8 @@ class Panel:
     def _on_minus(self, p, button, event, now):
         if event == NONE or p >= self.board.players:
             return
-        self._report(button, event)
+        if event == TAP or event == LONG:
+            self._report(button, event)
         self._last_touch[p] = now
         board = self.board
         pending = board.pending[p]
@@ -165,7 +173,8 @@ class Panel:
     def _on_deal(self, button, event, now):
         if event == NONE:
             return
-        self._report(button, event)
+        if event == TAP or event == LONG:
+            self._report(button, event)
         board = self.board
         if event == PRESS:
             self._new_game_fired = False
@@ -187,7 +196,11 @@ class Panel:
         count = self.board.pending[p] + points
         if count > MAX_POINTS:
             count = MAX_POINTS
-        self._set(p, count)
+        try:
+            self.board.set_pending(p, count)
+        except GameError:
+            return
+        self._entered[p] = count
 
     def _set(self, p, count):
         try:
@@ -210,11 +223,6 @@ class Panel:
         except GameError:
             self.board.set_pending(p, 0)
         return True
-
-    def _commit_others(self, p):
-        for other in range(self.board.players):
-            if other != p:
-                self._commit(other)
 
     def _commit_all(self):
         committed = False

@@ -274,7 +274,7 @@ class Sleeper:
         self.sleeping = []  # (from, to): the stretches slept until an edge
 
     def clock(self):
-        return self.now
+        return self.now * 1000  # (microseconds)
 
     def run(self, edges, until):
         edges = sorted(edges)
