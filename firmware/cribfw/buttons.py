@@ -6,8 +6,9 @@
 # edges mark the button (`resting` False), note the millisecond they came in and set a flag; a
 # button that rests (up, not bouncing, no edge since it was last read) is then not read at all, so
 # the buttons cost nothing until someone touches one. Its debounce counts in microseconds from the
-# contact's last edge, not from the read that noticed it (asyncio sleeps whole milliseconds: the
-# last fraction of one is waited by coming back at once). `due_in` says when to read it next.
+# contact's last edge, not from the read that noticed it. asyncio sleeps whole milliseconds: the
+# last fraction of one is waited with sleep_us before the read that ends the debounce (once per
+# press or release, under a millisecond). `due_in` says when to read it next.
 
 try:
     import micropython
@@ -17,7 +18,7 @@ except ImportError:  # CPython
     from cribcore.nomicropython import const
 
 
-from cribfw.clock import ticks_diff, ticks_us
+from cribfw.clock import sleep_us, ticks_diff, ticks_us
 
 NONE = const(0)
 PRESS = const(1)  # went down (debounced)
@@ -48,20 +49,23 @@ class Button:
         self._edge_us = 0  # when the last edge came
         self._raw_since_us = 0
         self._clock = ticks_us  # (microseconds)
+        self._sleep_us = sleep_us
         self._wake = None
         self._on_edge = self._edge_seen
         # Nothing to read until an edge (watched, up and settled): the panel skips the button
         # without a call. Cleared by every edge.
         self.resting = False
 
-    def watch(self, wake, clock=None):
+    def watch(self, wake, clock=None, sleep=None):
         """Have the pin's edges mark this button and call `wake.set()` (an asyncio
         ThreadSafeFlag or Event); True if the pin has interrupts, False if it must be polled.
         `clock` gives the time of an edge and of a watched debounce in microseconds (default
-        ticks_us)."""
+        ticks_us); `sleep` waits a number of them (default sleep_us)."""
         self._wake = wake
         if clock is not None:
             self._clock = clock
+        if sleep is not None:
+            self._sleep_us = sleep
         pin = self._pin
         try:
             pin.irq(self._on_edge, pin.IRQ_FALLING | pin.IRQ_RISING)
@@ -112,6 +116,11 @@ class Button:
                 edged = True
                 self._edge = False  # (before the read: an edge during it is kept)
                 since_us = self._edge_us  # a debounce counts from the contact's last edge
+            elif self._raw != self.down:
+                left = self.DEBOUNCE_MS * 1000 - ticks_diff(us, self._raw_since_us)
+                if 0 < left < 1000:  # the debounce ends within this millisecond: read then
+                    self._sleep_us(left)
+                    us = self._clock()
         raw = self._pin.value() == self._active
         event = NONE
         if raw != self._raw:

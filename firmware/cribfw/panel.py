@@ -96,13 +96,13 @@ class Panel:
                 return False
         return len(self._buttons) > 0
 
-    def watch(self, wake, clock=None):
+    def watch(self, wake, clock=None, sleep=None):
         """Arm every button's pin to set `wake` on its edges; True if all of them could be
         (the panel may then sleep while `due_in` is -1), False if some must be polled.
-        `clock`: the time of an edge, as `update`'s `now` counts it (default ticks_ms)."""
+        `clock` and `sleep`: microseconds, as Button.watch takes them."""
         every = True
         for button in self._buttons:
-            if not button.watch(wake, clock):
+            if not button.watch(wake, clock, sleep):
                 every = False
         return every
 

@@ -392,3 +392,26 @@ def test_pins_without_interrupts_are_polled_as_before():
     rig.pins["A+"].level = 1
     rig.run([], 2200)
     assert rig.board.pending[0] == 1
+
+
+def test_a_debounce_ends_to_the_microsecond_after_the_contacts_last_edge():
+    clock = [0]  # microseconds
+    slept = []
+
+    def sleep(us):
+        slept.append(us)
+        clock[0] += us
+
+    pin = IrqPin()
+    button = Button(pin)
+    assert button.watch(Flag(), lambda: clock[0], sleep)
+    assert button.update(0) == B.NONE and button.resting
+    clock[0] = 1_300
+    pin.set(0)  # the contact closes at 1.3 ms
+    clock[0] = 5_000
+    assert button.update(5) == B.NONE  # read at 5 ms: the debounce counts from 1.3 ms
+    assert button.due_in(5) == (Button.DEBOUNCE_MS * 1000 + 1_300 - 5_000) // 1000
+    clock[0] = 20_900
+    assert button.due_in(20) == 0  # under a millisecond left: due now
+    assert button.update(20) == B.PRESS  # read at 21.3 ms, the wait before it
+    assert slept == [400] and clock[0] == 21_300
