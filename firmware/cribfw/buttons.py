@@ -7,8 +7,8 @@
 # button that rests (up, not bouncing, no edge since it was last read) is then not read at all, so
 # the buttons cost nothing until someone touches one. Its debounce counts in microseconds from the
 # contact's last edge, not from the read that noticed it. asyncio sleeps whole milliseconds: the
-# last fraction of one is waited with sleep_us before the read that ends the debounce (once per
-# press or release, under a millisecond). `due_in` says when to read it next.
+# last of them (WAIT_US at most) are waited with sleep_us before the read that ends the debounce,
+# once per press or release. `due_in` says when to read it next.
 
 try:
     import micropython
@@ -18,7 +18,7 @@ except ImportError:  # CPython
     from cribcore.nomicropython import const
 
 
-from cribfw.clock import sleep_us, ticks_diff, ticks_us
+from cribfw.clock import sleep_us, ticks_add, ticks_diff, ticks_us
 
 NONE = const(0)
 PRESS = const(1)  # went down (debounced)
@@ -26,6 +26,9 @@ TAP = const(2)  # released before LONG_MS
 LONG = const(3)  # held LONG_MS
 REPEAT = const(4)  # still held: every REPEAT_MS after LONG
 RELEASE = const(5)  # released after a LONG
+# A watched debounce's last microseconds are waited with sleep_us (asyncio sleeps whole ms, and
+# a turn of the buttons task takes a good part of one on an RP2040): at most this many.
+WAIT_US = const(1500)
 
 
 class Button:
@@ -118,9 +121,10 @@ class Button:
                 since_us = self._edge_us  # a debounce counts from the contact's last edge
             elif self._raw != self.down:
                 left = self.DEBOUNCE_MS * 1000 - ticks_diff(us, self._raw_since_us)
-                if 0 < left < 1000:  # the debounce ends within this millisecond: read then
+                if 0 < left <= WAIT_US:  # the debounce ends in a moment: read then
                     self._sleep_us(left)
                     us = self._clock()
+                    now = ticks_add(now, (left + 999) // 1000)  # (the ms of the read)
         raw = self._pin.value() == self._active
         event = NONE
         if raw != self._raw:
@@ -166,9 +170,11 @@ class Button:
         if self._edge:
             return 0
         if self._raw != self.down:
-            if self._watched:  # (whole ms left, rounded down: under one, it is due now)
+            if self._watched:
+                # Whole ms, to wake with between WAIT_US - 1000 and WAIT_US left (asyncio's
+                # waits are whole ms, give or take one): update waits the rest.
                 left = self.DEBOUNCE_MS * 1000 - ticks_diff(self._clock(), self._raw_since_us)
-                due = left // 1000
+                due = (left - WAIT_US + 1000) // 1000
             else:
                 due = self.DEBOUNCE_MS - ticks_diff(now, self._raw_since)
         elif self.down:
