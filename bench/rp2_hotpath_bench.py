@@ -224,7 +224,7 @@ class Figures:
     pipelined: list[int]  # reply i's time after the burst's bytes reached the chip
     reads: dict[str, list[int]]
     animated: list[int]
-    presses: list[tuple[int, int, int | None]]  # (frame start - debounce end, - event, - poll)
+    presses: list[tuple[int, int, int | None]]  # (frame start - debounce end, - event, - read)
     frame_checked: int
 
 

@@ -3,7 +3,7 @@
 # method. Timings are class attributes (milliseconds).
 #
 # A pin that has `irq` (machine.Pin on rp2 and esp32, the control pad's pins) can be watched: its
-# edges mark the button (`resting` False), note the millisecond they came in and set a flag; a
+# edges mark the button (`resting` False), note the microsecond they came in and set a flag; a
 # button that rests (up, not bouncing, no edge since it was last read) is then not read at all, so
 # the buttons cost nothing until someone touches one. Its debounce counts in microseconds from the
 # contact's last edge, not from the read that noticed it. asyncio sleeps whole milliseconds: the
