@@ -224,7 +224,7 @@ class Figures:
     pipelined: list[int]  # reply i's time after the burst's bytes reached the chip
     reads: dict[str, list[int]]
     animated: list[int]
-    presses: list[tuple[int, int, int | None]]  # (frame start - debounce end, - event, - poll)
+    presses: list[tuple[int, int, int | None]]  # (frame start - debounce end, - event, - read)
     frame_checked: int
 
 
@@ -273,8 +273,9 @@ def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, in
 
 
 def button_presses(session: Session) -> list[tuple[int, int, int | None]]:
-    """A+ pressed (no bounce), held 80 ms: its frame's first bit after the debounce's end, after
-    the `! st` event the press sent, and after the buttons' poll that took it (with probes)."""
+    """A+ pressed (no bounce), held 80 ms: its frame's first bit after the debounce's end (the
+    press + 20 ms), after the `! st` event the press sent, and after the pin read that took it
+    (with probes)."""
     pico = session.pico
     pin = PROFILES["pico"].buttons["A+"]
     debounce_ns = 20 * 1_000_000  # cribfw.buttons.Button.DEBOUNCE_MS
@@ -294,7 +295,8 @@ def button_presses(session: Session) -> list[tuple[int, int, int | None]]:
         polls = [n for n, what, _ in entries if what == "pin_value" and n < frame[0]]
         poll = None
         if polls:
-            # The poll that took the press: the start of the last cluster of pin reads.
+            # The read that took the press: the start of the last cluster of pin reads (one
+            # read since the buttons task sleeps between edges; seven when it polled them all).
             poll = polls[-1]
             for n in reversed(polls):
                 if poll - n > 500_000:
@@ -580,22 +582,21 @@ def report(figures: Figures) -> None:
     after_debounce = median([p[0] for p in figures.presses])
     after_event = median([p[1] for p in figures.presses])
     polls = [p[2] for p in figures.presses if p[2] is not None]
-    if polls:
-        value = median(polls)
-        row(
-            "button: the poll taking the press -> frame",
-            value,
-            echo,
-            "<= 1.5 ms",
-            value <= 1_500_000,
-        )
-    else:
-        print("   button: (no firmware.elf for the image: the buttons' poll is not seen)")
-    print(f"   {'   after the press event reached the host':<44} {ms(after_event)}")
-    print(
-        f"   {'   after the 20 ms debounce from the press':<44} {ms(after_debounce)}"
-        "  (includes waiting for the buttons' next 5 ms poll)"
+    row(
+        "button: press + 20 ms debounce -> frame",
+        after_debounce,
+        echo,
+        "<= 1.5 ms",
+        after_debounce <= 1_500_000,
     )
+    worst = max(p[0] for p in figures.presses)
+    print(f"   {'   worst of them':<44} {ms(worst)}")
+    if polls:
+        # The buttons task wakes when the debounce ends and reads the pressed pin alone.
+        print(f"   {'   after the read that took the press':<44} {ms(median(polls))}")
+    else:
+        print("   (no firmware.elf for the image: the read that took the press is not seen)")
+    print(f"   {'   after the press event reached the host':<44} {ms(after_event)}")
     del echo_ms
 
 

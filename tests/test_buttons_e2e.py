@@ -109,6 +109,18 @@ async def test_cancel_undo_and_dealer_with_buttons(host: Board, sim: SimControl)
     await wait_state(host, lambda s: s.dealer == 1)
 
 
+async def test_taps_in_quick_succession_on_a_resting_board_are_each_taken(
+    host: Board, sim: SimControl
+) -> None:
+    """The board sleeps while its buttons rest (woken by a pin's edge): a tap sent as soon as the
+    last was reported, before the button has been up long enough for the simulator to start it,
+    still starts by itself and is taken."""
+    fingers = Presser(sim, host)
+    for dealer in (1, 0, 1):
+        await fingers.tap("deal")  # nothing pending: passes the deal on
+        await wait_state(host, lambda s, d=dealer: s.dealer == d)
+
+
 async def test_new_game_needs_a_long_hold(host: Board, sim: SimControl) -> None:
     fingers = Presser(sim, host)
     await host.peg(1, 9)

@@ -18,6 +18,7 @@ CORE_TESTS = [
     "test_protocol",
     "mp_dispatch_no_alloc",
     "test_panel",
+    "mp_buttons_task",
     "test_store",
     "test_old_records",
     "test_flashrecord",

@@ -21,7 +21,11 @@ from cribfw.usblink import UsbLink
 from cribfw.version import FIRMWARE_VERSION
 
 FRAME_MS = 20  # render tick while something animates (a change is shown at once)
-BUTTON_MS = 5  # how often the buttons are read
+BUTTON_MS = 5  # how often buttons without interrupts are read
+# How often buttons with interrupts are read at least while one is touched: their edges are
+# timed by the interrupt, so a press or release seen this late is still taken at its debounce's
+# end (this is for noticing it; the task wakes exactly when something is due).
+TOUCHED_MS = 10
 SELFTEST_MS_PER_LED = 25  # the self-test walks the chain in about three seconds
 
 
@@ -160,16 +164,33 @@ async def render_task(app):
 
 
 async def buttons_task(app):
+    """Reads the buttons and shows what they did. Where every pin has interrupts it sleeps while
+    the buttons rest, until an edge; while anything is going on (a debounce, a hold, a count
+    waiting to commit) it reads them every TOUCHED_MS at most, and exactly when the next of those
+    is due, so a press is taken the moment it has lasted the debounce. Pins without interrupts
+    are read every BUTTON_MS."""
     import asyncio
-    import time
 
     panel = app.panel
     dispatcher = app.dispatcher
+    # The virtual board's pins call their handlers inside a task: an Event serves there, and
+    # a ThreadSafeFlag would keep the unix port's poll from blocking.
+    in_task = panel.irq_in_task()
+    wake = asyncio.Event() if in_task else asyncio.ThreadSafeFlag()
+    sleeps = panel.watch(wake)  # False: a pin without interrupts, so polled all the time
+    most = TOUCHED_MS if sleeps else BUTTON_MS
     while True:
-        panel.update(time.ticks_ms())
-        dispatcher.publish_if_changed()  # a button's change reaches every host at once
-        app.show_changes()  # and the LEDs
-        await asyncio.sleep_ms(BUTTON_MS)
+        wake.clear()  # edges from here on wake the wait below; earlier ones are read now
+        panel.update(ticks_ms())
+        app.show_changes()  # the LEDs first: a press reaches them soonest
+        dispatcher.publish_if_changed()  # and every host at once
+        due = panel.due_in(ticks_ms())
+        if due < 0 and sleeps:
+            await wake.wait()  # every button rests: nothing to read until an edge
+        elif due < 0 or due > most:
+            await asyncio.sleep_ms(most)
+        else:
+            await asyncio.sleep_ms(due)
 
 
 def main():

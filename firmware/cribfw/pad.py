@@ -37,35 +37,70 @@ def checksum(data, n):
 
 
 class VirtualPin:
-    """A pull-up input pin pressed by software: value() reads 0 while pressed."""
+    """A pull-up input pin pressed by software: value() reads 0 while pressed. Like a
+    machine.Pin, irq(handler, trigger) has handler(pin) called on its edges: the press, and the
+    release once the press has lasted LATCH_MS (at release(), or at the first value() after)."""
+
+    IRQ_FALLING = 4  # (rp2's values; esp32's differ: EitherPin maps them)
+    IRQ_RISING = 8
 
     def __init__(self):
         self._down = False
         self._since = 0
         self._release = False
+        self._handler = None
+        self._trigger = 0
+
+    def irq(self, handler=None, trigger=12, hard=False):
+        self._handler = handler
+        self._trigger = trigger
 
     def press(self):
+        was_down = self._down
         self._down = True
         self._release = False
         self._since = ticks_ms()
+        if not was_down:
+            self._edge(self.IRQ_FALLING)
 
     def release(self):
-        self._release = True  # applied by value() once the press has lasted LATCH_MS
+        self._release = True  # applied once the press has lasted LATCH_MS
+        self.value()
 
     def value(self):
         if self._release and ticks_diff(ticks_ms(), self._since) >= LATCH_MS:
             self._down = False
             self._release = False
+            self._edge(self.IRQ_RISING)
         return 0 if self._down else 1
+
+    def _edge(self, kind):
+        if self._handler is not None and self._trigger & kind:
+            self._handler(self)
 
 
 class EitherPin:
     """Two pull-up inputs read as one: pressed when either is (the board's button and the
-    phone's pad button of the same name)."""
+    phone's pad button of the same name). Its irq arms both: an edge of either calls the
+    handler (with the pin that changed)."""
+
+    IRQ_FALLING = 4  # (rp2's values; esp32's differ: EitherPin maps them)
+    IRQ_RISING = 8
 
     def __init__(self, a, b):
         self._a = a
         self._b = b
+
+    @property
+    def irq_in_task(self):
+        return getattr(self._a, "irq_in_task", False)
+
+    def irq(self, handler=None, trigger=12, hard=False):
+        a = self._a
+        b = self._b
+        falling = a.IRQ_FALLING if trigger & 4 else 0
+        a.irq(handler, falling | (a.IRQ_RISING if trigger & 8 else 0))
+        b.irq(handler, trigger)
 
     def value(self):
         return self._a.value() & self._b.value()

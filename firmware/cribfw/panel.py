@@ -14,6 +14,10 @@
 # Buttons are passed in (name -> Button); names: "A+", "A-", "B+", "B-", "C+", "C-", "deal".
 # A board may have fewer (a two-player board has no C buttons).
 #
+# Waking (the buttons task, cribfw/app.py): `watch` arms the pins' interrupts where they have them;
+# `due_in` says when the panel next needs an update (a debounce ending, a hold's next step, a
+# pending count's commit), or -1 when every button rests and only an edge can change anything.
+#
 # Admission (cribfw/admission.py): while a Bluetooth device that was refused waits, a tap of deal
 # admits it instead of doing its usual action; the panel asks `admission.take_tap(now)` first.
 
@@ -42,8 +46,10 @@ class Panel:
         self._minus = [buttons.get(k + "-") for k in PLAYER_KEYS]
         self._deal = buttons.get("deal")
         self._names = {}
+        self._buttons = []
         for name in buttons:
             self._names[buttons[name]] = name.encode()
+            self._buttons.append(buttons[name])
         self._last_touch = [0, 0, 0]
         # The pending count this panel entered, per player: a preview a host set (or changed)
         # is the host's to commit, never the buttons'.
@@ -53,21 +59,22 @@ class Panel:
     @micropython.native
     def update(self, now):
         """Read every button at time `now` (ms) and act on what happened."""
-        # (Runs every few milliseconds: a button with nothing to report costs no further call.)
+        # (Runs every few milliseconds while a button is touched: a resting one costs no call,
+        # one with nothing to report no further call.)
         board = self.board
         for p in range(3):
             plus = self._plus[p]
             minus = self._minus[p]
-            if plus is not None:
+            if plus is not None and not plus.resting:
                 event = plus.update(now)
                 if event != NONE:
                     self._on_plus(p, plus, event, now)
-            if minus is not None:
+            if minus is not None and not minus.resting:
                 event = minus.update(now)
                 if event != NONE:
                     self._on_minus(p, minus, event, now)
         deal = self._deal
-        if deal is not None:
+        if deal is not None and not deal.resting:
             event = deal.update(now)
             if event != NONE:
                 self._on_deal(deal, event, now)
@@ -82,15 +89,62 @@ class Panel:
             ):
                 self._commit(p)
 
+    def irq_in_task(self):
+        """Whether the pins call their IRQ handlers from inside a task (see Button)."""
+        for button in self._buttons:
+            if not button.irq_in_task():
+                return False
+        return len(self._buttons) > 0
+
+    def watch(self, wake, clock=None, sleep=None):
+        """Arm every button's pin to set `wake` on its edges; True if all of them could be
+        (the panel may then sleep while `due_in` is -1), False if some must be polled.
+        `clock` and `sleep`: microseconds, as Button.watch takes them."""
+        every = True
+        for button in self._buttons:
+            if not button.watch(wake, clock, sleep):
+                every = False
+        return every
+
+    @micropython.native
+    def due_in(self, now):
+        """Milliseconds until the next update is due at the latest; -1 when nothing is due
+        until a button's edge (every button rests, no count of the buttons waits to commit)."""
+        due = -1
+        for button in self._buttons:
+            if button.resting:
+                continue
+            wait = button.due_in(now)
+            if wait >= 0 and (due < 0 or wait < due):
+                due = wait
+        pending = self.board.pending
+        entered = self._entered
+        for p in range(self.board.players):
+            if pending[p] != 0 and pending[p] == entered[p] and not self._held(p):
+                # (a held button is due by itself; the count commits after its release)
+                wait = self.COMMIT_MS - ticks_diff(now, self._last_touch[p])
+                if wait < 0:
+                    wait = 0
+                if due < 0 or wait < due:
+                    due = wait
+        return due
+
     # --- per button ----------------------------------------------------------------------------
+
+    # (A press reaches the LEDs after these: each call saved on its way counts.)
 
     def _on_plus(self, p, button, event, now):
         if event == NONE or p >= self.board.players:
             return
-        self._report(button, event)
+        if event == TAP or event == LONG:
+            self._report(button, event)
         self._last_touch[p] = now
         if event == PRESS:
-            self._commit_others(p)
+            pending = self.board.pending
+            entered = self._entered
+            for other in range(self.board.players):
+                if other != p and pending[other] != 0 and pending[other] == entered[other]:
+                    self._commit(other)  # (as _mine)
             self._add(p, 1)
         elif event == LONG:
             self._add(p, 4)  # the press already counted one: five in all
@@ -100,7 +154,8 @@ class Panel:
     def _on_minus(self, p, button, event, now):
         if event == NONE or p >= self.board.players:
             return
-        self._report(button, event)
+        if event == TAP or event == LONG:
+            self._report(button, event)
         self._last_touch[p] = now
         board = self.board
         pending = board.pending[p]
@@ -110,12 +165,16 @@ class Panel:
             if pending:
                 self._set(p, 0)  # a mistaken count, cancelled
             else:
-                self._try(board.undo)
+                try:
+                    board.undo()
+                except GameError:
+                    pass  # nothing to undo: the hold does nothing
 
     def _on_deal(self, button, event, now):
         if event == NONE:
             return
-        self._report(button, event)
+        if event == TAP or event == LONG:
+            self._report(button, event)
         board = self.board
         if event == PRESS:
             self._new_game_fired = False
@@ -129,16 +188,26 @@ class Panel:
             board.new_game()
 
     # --- helpers -------------------------------------------------------------------------------
+    # A button cannot be refused with an error reply: a press the rules refuse (scoring after
+    # the game ended, undo with no history) simply does nothing. Each call is tried where it is
+    # made (a helper taking the call and its arguments would allocate them on every press).
 
     def _add(self, p, points):
         count = self.board.pending[p] + points
         if count > MAX_POINTS:
             count = MAX_POINTS
-        self._set(p, count)
+        try:
+            self.board.set_pending(p, count)
+        except GameError:
+            return
+        self._entered[p] = count
 
     def _set(self, p, count):
-        if self._try(self.board.set_pending, p, count):
-            self._entered[p] = count
+        try:
+            self.board.set_pending(p, count)
+        except GameError:
+            return
+        self._entered[p] = count
 
     def _mine(self, p):
         pending = self.board.pending[p]
@@ -149,14 +218,11 @@ class Panel:
             return False
         points = self._entered[p]
         self._entered[p] = 0
-        if not self._try(self.board.peg, p, points):
+        try:
+            self.board.peg(p, points)
+        except GameError:
             self.board.set_pending(p, 0)
         return True
-
-    def _commit_others(self, p):
-        for other in range(self.board.players):
-            if other != p:
-                self._commit(other)
 
     def _commit_all(self):
         committed = False
@@ -170,15 +236,6 @@ class Panel:
         plus = self._plus[p]
         minus = self._minus[p]
         return (plus is not None and plus.down) or (minus is not None and minus.down)
-
-    def _try(self, action, *args):
-        # A button cannot be refused with an error reply: a press the rules refuse (scoring
-        # after the game ended, undo with no history) simply does nothing.
-        try:
-            action(*args)
-            return True
-        except GameError:
-            return False
 
     def _report(self, button, event):
         action = ACTION_NAMES.get(event)

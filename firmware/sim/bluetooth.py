@@ -8,7 +8,8 @@
 # (simlink.py) carries advertising, the GATT table and notifications out, and connections,
 # writes, MTU exchanges and disconnections in. Events reach the IRQ handler the way the
 # scheduler delivers them on a board: between two steps of the running program (here, when the
-# firmware reads a pin or writes the LEDs), never in the middle of a Python statement of its own.
+# firmware reads a pin or writes the LEDs, or, once the firmware watches a pin's edges, as the
+# message comes: simlink.py), never in the middle of a Python statement of its own.
 # Where the real stacks differ it behaves as NimBLE does (MicroPython's ESP32 stack): a central's
 # connect stops advertising and the app starts it again; a notification the link cannot take now
 # raises OSError(12). The firmware, finding no frozen `blestack` module off rp2, takes it for
@@ -121,7 +122,7 @@ class BLE:
 
     _one = None
     # The IRQ handler runs inside the firmware's own calls (a pin read, an LED write, a flash
-    # step: simlink.py), never from an interrupt or another thread: cribfw/blelink.py then
+    # step, the task that waits for the launcher's messages: simlink.py), never from an interrupt or another thread: cribfw/blelink.py then
     # wakes its task with an asyncio.Event rather than a ThreadSafeFlag, which would keep the
     # unix port's poll from blocking.
     irq_in_task = True

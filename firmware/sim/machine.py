@@ -27,6 +27,9 @@ class Pin:
     PULL_DOWN = 2
     IRQ_FALLING = 4
     IRQ_RISING = 8
+    # The IRQ handler runs inside the firmware's own steps (see irq), never from an interrupt
+    # or another thread: the firmware may wake a task with an asyncio.Event (cribfw/app.py).
+    irq_in_task = True
 
     def __init__(self, id, mode=-1, pull=-1, value=None, **kwargs):
         self._id = id
@@ -91,8 +94,10 @@ class Pin:
         self._pull = pull
 
     def irq(self, handler=None, trigger=IRQ_FALLING | IRQ_RISING, hard=False):
-        """Call handler(pin) on edges. Simulated edges are noticed when the firmware reads
-        any pin or writes LEDs (the link is polled then), not asynchronously."""
+        """Call handler(pin) on edges, as a board's soft IRQ does: between two steps of the
+        running program. An edge is noticed as soon as the launcher's message comes (a task of
+        the running event loop waits for them: simlink.py), or when the firmware reads any pin
+        or writes the LEDs, whichever is first."""
         self._irq_handler = handler
         self._irq_trigger = trigger
         self._irq_last = self.value()

@@ -26,6 +26,9 @@ import sys
 import time
 
 _HELD = -1
+_WATCH_MS = (
+    5  # while a button's level is due to change by itself, messages are looked for this often
+)
 _UP_MS = 60  # up this long between two presses of a button: past the firmware's debounce (20 ms)
 _MAX_MESSAGE = 520  # the longest from the launcher: a BLE write of 512 bytes and its header
 
@@ -54,6 +57,7 @@ class Link:
         self._unsent_frame = None
         self._last_poll = time.ticks_ms() - 1
         self._irq_pins = []
+        self._watched_loop = None  # the event loop (its IO queue) a watcher task serves
         self._break = None  # flash points to pass before stopping (None: not armed)
         self._break_gen = 0
         if not launcher_path or not board_path:
@@ -104,10 +108,11 @@ class Link:
         else:
             self._unsent_frame = message
 
-    def poll(self):
-        """Take in button messages; cheap (at most one syscall per millisecond)."""
+    def poll(self, now_anyway=False):
+        """Take in button messages; cheap (at most one syscall per millisecond, unless
+        `now_anyway`)."""
         now = time.ticks_ms()
-        if now == self._last_poll or self._sock is None or self._polling:
+        if (now == self._last_poll and not now_anyway) or self._sock is None or self._polling:
             return
         self._last_poll = now
         self._polling = True  # an IRQ handler run from here must not poll again
@@ -209,6 +214,53 @@ class Link:
     def watch_irq(self, pin):
         if pin not in self._irq_pins:
             self._irq_pins.append(pin)
+        self._start_watcher()
+
+    def _start_watcher(self):
+        # A board's pin interrupt comes when the edge does, even while the firmware sleeps in
+        # asyncio's wait (nothing reading a pin, nothing written to the LEDs). Here a task of
+        # the running event loop waits for the launcher's messages and takes them in as they
+        # come, edges and radio events alike. One per event loop (a new loop drops the tasks).
+        if self._sock is None:
+            return
+        import asyncio
+        from asyncio import core
+
+        if self._watched_loop is core._io_queue:
+            return
+        self._watched_loop = core._io_queue
+        asyncio.create_task(self._watch(core._io_queue))
+
+    async def _watch(self, queue):
+        import asyncio
+        from asyncio import core
+
+        while queue is core._io_queue:
+            wait = self._next_change_ms()
+            if wait < 0:
+                yield queue.queue_read(self._sock)  # as asyncio's own streams wait
+            else:
+                # A timed press ends, or a press waiting for the button to have been up long
+                # enough starts, at a time of its own: its edge comes then, as on a board
+                # (and messages meanwhile wait _WATCH_MS at most).
+                await asyncio.sleep_ms(min(wait, _WATCH_MS))
+            self.poll(True)
+
+    def _next_change_ms(self):
+        """Milliseconds until a watched button's level changes by itself (-1: none will)."""
+        now = time.ticks_ms()
+        soonest = -1
+        for pin in self._irq_pins:
+            name = pin._name
+            deadline = self._down_until.get(name)
+            if deadline is not None:
+                if deadline != _HELD:
+                    soonest = _sooner(soonest, time.ticks_diff(deadline, now))
+            elif self._queued_ms.get(name):
+                up_since = self._up_since.get(name)
+                wait = 0 if up_since is None else time.ticks_diff(up_since, now) + _UP_MS
+                soonest = _sooner(soonest, wait)
+        return soonest
 
     def unwatch_irq(self, pin):
         if pin in self._irq_pins:
@@ -233,6 +285,11 @@ class Link:
     def request_reset(self, hard):
         """Ask the launcher to restart the interpreter; True if the request went out."""
         return self.send(b"R" if hard else b"S")
+
+
+def _sooner(soonest, wait):
+    wait = max(0, wait)
+    return wait if soonest < 0 else min(soonest, wait)
 
 
 link = Link(os.getenv("CRIBBOARD_SIM_LINK"), os.getenv("CRIBBOARD_SIM_BOARD"))
