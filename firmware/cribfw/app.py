@@ -196,7 +196,10 @@ async def buttons_task(app):
 def main():
     import asyncio
 
-    asyncio.StreamReader  # noqa: B018 (loads asyncio's stream module now, while the heap is whole)
+    # asyncio loads its stream and event modules when first asked for them: now, while the heap
+    # is whole (the USB link, the buttons and Bluetooth wait on its Events).
+    asyncio.StreamReader  # noqa: B018
+    asyncio.Event  # noqa: B018
 
     import machine
 

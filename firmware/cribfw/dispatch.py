@@ -169,9 +169,9 @@ class Dispatcher:
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
         link.send(out.buf, out.n)
-        if remembered:  # (after the reply has gone: a resend can only come after this line)
-            link.recent.remember(line, req.id_start, req.id_end, out)
         self.publish_if_changed()
+        if remembered:  # (after the reply and its event have gone: a resend comes after this)
+            link.recent.remember(line, req.id_start, req.id_end, out)
 
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):
