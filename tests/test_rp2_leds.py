@@ -65,6 +65,19 @@ def wire_frames(pico: RP2Board, since: int) -> list[bytes]:
     return [frame.data for frame in frames]
 
 
+def quiet_edge(pico: RP2Board) -> int:
+    """The index of the LED pin's next edge, taken at a moment the wire rests between frames:
+    an animation's frame going out as a step starts would otherwise read as a short frame."""
+    clock = pico.halt()
+    while True:
+        next_edge = pico.edges(16).next
+        last = pico.edges(16, since=max(0, next_edge - 1)).edges
+        if not last or (last[-1][1] == 0 and clock.nanos - last[-1][0] >= RESET_NS):
+            pico.resume()
+            return next_edge
+        clock = pico.run_until(clock.cycles + 125_000)  # a millisecond on, then look again
+
+
 @pytest.fixture
 def boards(rp2_boards: BoardFactory) -> Iterator[tuple[RP2Board, VirtualBoard]]:
     pico = rp2_boards(FIRMWARE_IMAGE, pace=0)
@@ -95,7 +108,7 @@ def test_the_wire_shows_what_the_virtual_board_shows_over_a_played_game(
             else:
                 command = random_move(rng, state)
             commands.append(command)
-            since = pico.edges(16).next
+            since = quiet_edge(pico)
             assert on_pico.request(command) == on_virtual.request(command).replace(
                 b"board=sim", b"board=pico"
             )

@@ -1,6 +1,6 @@
 """The firmware as a board's flash holds it: `main.py` (and `boot.py`) as source, every other
 module compiled to `.mpy` by mpy-cross. A board imports bytecode without compiling it in its
-own RAM, which is what lets the app run in a 68 KB heap. Deploy and the virtual board both use
+own RAM, which is what lets the app run in a 72 KB heap. Deploy and the virtual board both use
 this build, so the virtual board runs what a real board runs.
 
 The hot path's functions carry `@micropython.native` (its byte loops `@micropython.viper`, whose
