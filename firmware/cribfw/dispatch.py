@@ -168,10 +168,10 @@ class Dispatcher:
                 out.end()
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
+        if remembered:
+            link.recent.remember(line, req.id_start, req.id_end, out)
         link.send(out.buf, out.n)
         self.publish_if_changed()
-        if remembered:  # (after the reply and its event have gone: a resend comes after this)
-            link.recent.remember(line, req.id_start, req.id_end, out)
 
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):

@@ -465,6 +465,9 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
     store = _open_store(hall_dir, create=True)
     broker: Broker | None = None
     adopted: int | None = None
+    # The signal handlers this process had: given back once the hall has stopped (a caller in
+    # the same process, and every process it starts later, must not inherit ignored signals).
+    previous = (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT))
     try:
         if settings["broker"] == PRIVATE:
             if args.username or args.password_env or args.cafile:
@@ -526,12 +529,16 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
         # Stopping: a second signal must not cut it short and leave the broker running.
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        store.close()
-        if broker is not None:
-            broker.stop()  # the one this process started (at first, or again)
-        if adopted is not None and _recorded_pid(hall_dir / BROKER_DIR) == adopted:
-            with contextlib.suppress(OSError):
-                os.kill(adopted, signal.SIGTERM)  # a clean stop: it saves its state
+        try:
+            store.close()
+            if broker is not None:
+                broker.stop()  # the one this process started (at first, or again)
+            if adopted is not None and _recorded_pid(hall_dir / BROKER_DIR) == adopted:
+                with contextlib.suppress(OSError):
+                    os.kill(adopted, signal.SIGTERM)  # a clean stop: it saves its state
+        finally:
+            signal.signal(signal.SIGTERM, previous[0])
+            signal.signal(signal.SIGINT, previous[1])
 
 
 @dataclass
