@@ -3,6 +3,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -87,6 +88,10 @@ def spawn() -> Iterator[Spawn]:
     started: list[subprocess.Popen[Any]] = []
 
     def start(*args: Any, **options: Any) -> subprocess.Popen[Any]:
+        # Each starts with SIGINT as a shell would give it: a process inherits an ignored
+        # SIGINT, and Python then keeps ignoring it (no KeyboardInterrupt), so a test's Ctrl-C
+        # would not reach it if anything in this worker had left SIGINT ignored.
+        options.setdefault("preexec_fn", _default_sigint)
         process = subprocess.Popen(*args, **options)
         started.append(process)
         return process
@@ -96,6 +101,10 @@ def spawn() -> Iterator[Spawn]:
         if process.poll() is None:
             process.kill()
         process.wait()
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture
