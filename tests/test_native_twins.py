@@ -124,19 +124,26 @@ def test_the_viper_line_writer_equals_its_plain_twin() -> None:
     assert any(case[3] for case in plain) and not all(case[3] for case in plain)  # type: ignore[index]
 
 
-# The state's writers (a peg's `! st` event, the `st` reply's fields) on generated games: every
-# field in play, winners and skunks, long revisions, writers too short for the whole line.
-STATE_SCRIPT = r"""
-from cribcore import protocol as P
-from cribcore.state import GameState
-
-rng = 4242
-
+# The generated cases' random numbers (a script sets `rng` first): the same on both sides.
+RAND = r"""
 def rand(n):
     global rng
     rng = (rng * 1103515245 + 12345) % 2147483648
     return (rng >> 8) % n
+"""
 
+
+# The state's writers (a peg's `! st` event, the `st` reply's fields) on generated games: every
+# field in play, winners and skunks, long revisions, writers too short for the whole line.
+STATE_SCRIPT = (
+    r"""
+from cribcore import protocol as P
+from cribcore.state import GameState
+
+rng = 4242
+"""
+    + RAND
+    + r"""
 for case in range(60):
     players = 2 if rand(3) else 3
     g = GameState(players, 121 if rand(2) else 61, skunk_double=bool(rand(2)))
@@ -171,6 +178,7 @@ for case in range(60):
         print("[%r,%d,%r,%d]" % (list(event.buf[: event.n]), 1 if event.overflow else 0,
               list(reply.buf[: reply.n]), 1 if reply.overflow else 0))
 """
+)
 
 
 def test_the_viper_state_writers_equal_their_plain_twins() -> None:
@@ -188,7 +196,8 @@ def test_the_viper_state_writers_equal_their_plain_twins() -> None:
 # orders, brightness and budgets that bring the limiter in, previews, winners, the admission call,
 # frames loaded from elsewhere and the chain self-test in between. The frame, the strip's buffer,
 # the scale, the estimate and `animating` must be equal.
-RENDER_SCRIPT = r"""
+RENDER_SCRIPT = (
+    r"""
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import GameState
@@ -203,12 +212,9 @@ class Pixels:
         pass
 
 rng = 987654321
-
-def rand(n):
-    global rng
-    rng = (rng * 1103515245 + 12345) % 2147483648
-    return (rng >> 8) % n
-
+"""
+    + RAND
+    + r"""
 for case in range(80):
     bpp = 3 if rand(4) else 4
     pixels = Pixels(bpp, (1, 0, 2, 3) if rand(3) else (2, 1, 0, 3))
@@ -243,6 +249,7 @@ for case in range(80):
         print('["%s","%s",%d,%d,%d]' % (bytes(r.frame).hex(), bytes(pixels.buf).hex(), r.scale,
               r.estimated_ma, 1 if r.animating else 0))
 """
+)
 
 
 def test_the_viper_renderer_equals_its_plain_twin() -> None:
