@@ -23,6 +23,7 @@ from array import array
 
 from cribcore.layout import lap_length, skunk_lines
 from cribcore.limits import MAX_PLAYERS, MAX_POINTS, PLAYER_COUNTS, TARGETS
+from cribcore.twins import ptr16
 
 _LITTLE = sys.byteorder == "little"  # array("h") holds its values as the record does
 UNDO_DEPTH = const(64)  # moves kept for undo: several whole deals
@@ -116,16 +117,26 @@ class GameState:
         self._check_player(player)
         if not isinstance(points, int) or points < 1 or points > MAX_POINTS:
             raise GameError("bad_points", "points must be 1..29")
-        if self.winner != NO_WINNER:
+        self.score(player, points)
+
+    @micropython.viper
+    def score(self, player: int, points: int):
+        """peg() for a player and points already known to be small whole numbers (the
+        protocol's parser read them): the same checks of their range, without the type checks.
+        Viper code on a board: a peg is the board's most frequent request."""
+        if player < 0 or player >= int(self.players):
+            raise GameError("bad_player", "no such player")
+        if points < 1 or points > int(MAX_POINTS):  # (int(): a constant of another module)
+            raise GameError("bad_points", "points must be 1..29")
+        if int(self.winner) != NO_WINNER:
             raise GameError("game_over", "the game is over: start a new game or undo")
-        self._save_snapshot()
-        front = self.front[player]
-        self.back[player] = front
-        front += points
-        self.front[player] = front if front < self.target else self.target
-        self.pending[player] = 0
-        self._settle()
-        self._last(LAST_PEG, player)
+        front = int(self.front[player])
+        target = int(self.target)
+        moved = front + points
+        self._move(player, moved if moved < target else target, front)
+        self.last_kind = LAST_PEG  # (as _last, without the call)
+        self.last_player = player
+        self.last_rev = self.rev
 
     @micropython.native
     def set_pegs(self, player, front, back):
@@ -141,11 +152,7 @@ class GameState:
             raise GameError("game_over", "another player has already won")
         if front == self.front[player] and back == self.back[player] and not self.pending[player]:
             return  # already so: nothing changes (no undo step, no new revision)
-        self._save_snapshot()
-        self.front[player] = front
-        self.back[player] = back
-        self.pending[player] = 0
-        self._settle()
+        self._move(player, front, back)
 
     @micropython.native
     def set_dealer(self, player):
@@ -303,45 +310,60 @@ class GameState:
         if not isinstance(player, int) or player < 0 or player >= self.players:
             raise GameError("bad_player", "no such player")
 
-    @micropython.native
+    @micropython.viper
     def _save_snapshot(self):
-        snap = self._undo
-        base = self._undo_top * SNAPSHOT_LEN
-        snap[base + _S_PLAYERS] = self.players
-        snap[base + _S_TARGET] = self.target
-        snap[base + _S_DEALER] = self.dealer
-        snap[base + _S_WINNER] = self.winner
-        snap[base + _S_AWARD] = self.award
+        snap = ptr16(self._undo)
+        top = int(self._undo_top)
+        base = top * SNAPSHOT_LEN
+        snap[base + _S_PLAYERS] = int(self.players)
+        snap[base + _S_TARGET] = int(self.target)
+        snap[base + _S_DEALER] = int(self.dealer)
+        snap[base + _S_WINNER] = int(self.winner)
+        snap[base + _S_AWARD] = int(self.award)
         front = self.front
         back = self.back
         games = self.games
-        for p in range(MAX_PLAYERS):
-            snap[base + _S_FRONT + p] = front[p]
-            snap[base + _S_BACK + p] = back[p]
-            snap[base + _S_GAMES + p] = games[p]
-        self._undo_top = (self._undo_top + 1) % UNDO_DEPTH
-        if self.undo_count < UNDO_DEPTH:
-            self.undo_count += 1
+        for p in range(int(MAX_PLAYERS)):
+            snap[base + _S_FRONT + p] = int(front[p])
+            snap[base + _S_BACK + p] = int(back[p])
+            snap[base + _S_GAMES + p] = int(games[p])
+        self._undo_top = top + 1 if top + 1 < UNDO_DEPTH else 0
+        if int(self.undo_count) < UNDO_DEPTH:
+            self.undo_count = int(self.undo_count) + 1
 
-    @micropython.native
-    def _settle(self):
+    @micropython.viper
+    def _move(self, player: int, front: int, back: int):
+        """Put a player's pegs at front and back (checked by the caller) as one undoable change,
+        clearing the player's preview, and settle the game."""
+        self._save_snapshot()
+        fronts = self.front
+        fronts[player] = front
+        backs = self.back
+        backs[player] = back
+        pending = self.pending
+        pending[player] = 0
         # The winner follows from the pegs; games won stay in step with it, so a correction
         # that takes a peg back out of the win hole also takes the win back: exactly the games
         # the win added and still in the tally (`award`; 0 once the tally was cleared).
         winner = NO_WINNER
-        front = self.front
-        target = self.target
-        for p in range(self.players):
-            if front[p] >= target:
+        target = int(self.target)
+        for p in range(int(self.players)):
+            if int(fronts[p]) >= target:
                 winner = p
-        if self.winner != NO_WINNER:
-            self.games[self.winner] -= self.award
+        games = self.games
+        old = int(self.winner)
+        if old != NO_WINNER:
+            games[old] = int(games[old]) - int(self.award)
         self.winner = winner
-        self.award = 0
+        award = 0
         if winner != NO_WINNER:
-            self.award = 2 if self.skunk_double and self.result() >= SKUNK else 1
-            self.games[winner] += self.award
-        self.rev += 1
+            award = 1
+            if self.skunk_double:
+                if int(self.result()) >= SKUNK:
+                    award = 2
+            games[winner] = int(games[winner]) + award
+        self.award = award
+        self.rev = int(self.rev) + 1
 
 
 def _check_players(players):
