@@ -9,12 +9,51 @@
 //     most, so the caller handles a line before the next is read) or when buf is full. Never
 //     waits; 0 when nothing is ready. A Ctrl-C never reaches the buffer: the USB driver turns it
 //     into KeyboardInterrupt as it arrives, as for sys.stdin.
+//
+//   tud_cdc_rx_cb (TinyUSB's callback for USB serial input, not a Python function)
+//     Moves what the USB driver received into stdin's ring a packet at a time. MicroPython's
+//     own callback (renamed micropython_tud_cdc_rx_cb by the images' cribboard.h) takes one byte
+//     per driver call, about 640 cycles a byte on an RP2040; it still runs after this one, for
+//     what did not fit in the ring (it marks the interface, and MicroPython's poll calls again).
 
 #include "py/runtime.h"
 #include "py/mphal.h"
 #include "py/stream.h"
 #include "py/ringbuf.h"
 #include "extmod/misc.h"
+
+#if MICROPY_HW_USB_CDC && MICROPY_HW_ENABLE_USBDEV
+#include "tusb.h"
+#include "mp_usbd_cdc.h"
+
+void tud_cdc_rx_cb(uint8_t itf) {
+    uint8_t packet[64];
+    for (;;) {
+        uint32_t n = MIN(MIN(ringbuf_free(&stdin_ringbuf), tud_cdc_n_available(itf)), sizeof(packet));
+        if (n == 0) {
+            break;
+        }
+        n = tud_cdc_n_read(itf, packet, n);
+        if (n == 0) {
+            break;
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            #if MICROPY_KBD_EXCEPTION
+            if (packet[i] == mp_interrupt_char) {
+                // As MicroPython's callback: the ring emptied, KeyboardInterrupt scheduled.
+                stdin_ringbuf.iget = stdin_ringbuf.iput = 0;
+                mp_sched_keyboard_interrupt();
+                continue;
+            }
+            #endif
+            ringbuf_put(&stdin_ringbuf, packet[i]);
+        }
+    }
+    // MicroPython's own: clears the interface's pending mark, or sets it when bytes are left
+    // and the ring is full (its poll calls this again once there is room).
+    micropython_tud_cdc_rx_cb(itf);
+}
+#endif
 
 static mp_obj_t cribio_read_ready(mp_obj_t buf_in, mp_obj_t start_in) {
     mp_buffer_info_t bufinfo;
