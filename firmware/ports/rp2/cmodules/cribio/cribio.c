@@ -22,7 +22,8 @@
 #include "py/ringbuf.h"
 #include "extmod/misc.h"
 
-#if MICROPY_HW_USB_CDC && MICROPY_HW_ENABLE_USBDEV
+// (Not in the build's scan for MicroPython's names, NO_QSTR, which has no TinyUSB headers.)
+#if MICROPY_HW_USB_CDC && MICROPY_HW_ENABLE_USBDEV && !defined(NO_QSTR)
 #include "tusb.h"
 #include "mp_usbd_cdc.h"
 
