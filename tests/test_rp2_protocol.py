@@ -135,9 +135,17 @@ def test_an_mpremote_session_in_the_middle_of_a_game_leaves_it_answering(
     code = "import sys; print(sys.platform)"
     assert mpremote(wire_board.port, "exec", code).strip() in ("rp2", "linux")
     if wire_board.kind == "rp2":
-        # The image's own reader of request lines (its C module) is the one the app takes.
-        code = "import cribio, cribfw.app; print(cribfw.app._read_ready() is cribio.read_ready)"
-        assert mpremote(wire_board.port, "exec", code).strip() == "True"
+        # The image's own reader and writer of lines (its C module) are the ones the app takes.
+        code = (
+            "import cribio, cribfw.app\n"
+            "print(cribfw.app._cribio() is cribio)\n"
+            "print(cribio.write(b'ab!', 2))\n"  # writes b'ab', returns 2
+            "try:\n"
+            "    cribio.write(b'ab', 3)\n"
+            "except ValueError:\n"
+            "    print('refused')\n"
+        )
+        assert mpremote(wire_board.port, "exec", code).split() == ["True", "ab2", "refused"]
     again = ProtocolLink(wire_board.port)
     try:
         # mpremote leaves the board at the REPL; a soft reset there runs the app again.

@@ -33,15 +33,15 @@ class App:
     """The running board. `ctx` (cribfw.context.Context) owns what requests, buttons and tasks
     change; tasks are coroutine functions taking the app; each change, from any task, is pushed
     to the links by dispatcher.publish_if_changed(). `buttons` maps button names (see
-    cribfw.panel) to Button objects; none on a bare strip. `read_ready` reads stdin's ready
-    line without waiting (a cribboard image's cribio.read_ready; see cribfw/usblink.py)."""
+    cribfw.panel) to Button objects; none on a bare strip. `cribio` is a cribboard image's C
+    module for stdin and stdout (see cribfw/usblink.py), or None."""
 
-    def __init__(self, pixels, stdin, stdout, profile, buttons=None, read_ready=None):
+    def __init__(self, pixels, stdin, stdout, profile, buttons=None, cribio=None):
         self.profile = profile
         renderer = Renderer(pixels, budget_ma=profile.budget_ma)
         self.ctx = Context(GameState(), renderer, profile.name, FIRMWARE_VERSION)
         self.dispatcher = Dispatcher(self.ctx)
-        self.usb = UsbLink(stdin, stdout, self.dispatcher, read_ready)
+        self.usb = UsbLink(stdin, stdout, self.dispatcher, cribio)
         self.dispatcher.add_link(self.usb)
         # What the LEDs show: the game's and the settings' revisions of the last frame drawn,
         # the animation clock's start, and the self-test's start (-1: none running).
@@ -214,7 +214,7 @@ def main():
 
         pad = Pad()  # a phone's control pad presses the same buttons
     buttons = _buttons(profile, pad)
-    app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons, _read_ready())
+    app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons, _cribio())
     admitted = _attach_storage(app, profile)
     if ble is not None:
         from cribfw.admitfile import AdmitRecords
@@ -331,13 +331,13 @@ def _exists(path):
         return False
 
 
-def _read_ready():
-    """A cribboard image's reader of stdin's ready line (its C module cribio), or None."""
+def _cribio():
+    """A cribboard image's C module for stdin and stdout (cribio), or None."""
     try:
         import cribio
     except ImportError:
         return None
-    return cribio.read_ready
+    return cribio
 
 
 def _bluetooth():

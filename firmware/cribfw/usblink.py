@@ -2,9 +2,10 @@
 # the virtual board). Reading never blocks the app, and Ctrl-C (0x03) still reaches MicroPython's
 # interrupt handling: mpremote keeps working on a board running the app. The lines are read and
 # handled inside asyncio's own wait for I/O (SchedulerWait, below), without waking a task for
-# each. A cribboard image reads each ready line in one call (its C module cribio, passed in as
-# `read_ready`); elsewhere stdin is polled with select and read one ready byte at a time
-# (MicroPython's stdin has no read that returns what is there without waiting for the rest).
+# each. A cribboard image reads each ready line in one call and writes through its USB driver
+# without delay (its C module cribio, passed in: read_ready and write); elsewhere stdin is polled
+# with select and read one ready byte at a time (MicroPython's stdin has no read that returns
+# what is there without waiting for the rest), and replies are stdout's writes.
 
 import select
 
@@ -19,11 +20,12 @@ from cribfw.linebuffer import LineAssembler
 
 
 class UsbLink:
-    def __init__(self, stdin, stdout, dispatcher, read_ready=None):
+    def __init__(self, stdin, stdout, dispatcher, cribio=None):
         self._stdin = stdin
-        # A link's send(buf, n) writes buf[:n]: a MicroPython stream's write(buf, max_len) does
-        # just that, with no call of ours around it (one for every reply and event).
-        self.send = stdout.write
+        # A link's send(buf, n) writes buf[:n]: cribio.write(buf, n) and a MicroPython stream's
+        # write(buf, max_len) do just that, with no call of ours around it (one for every reply
+        # and event).
+        self.send = stdout.write if cribio is None else cribio.write
         self._dispatcher = dispatcher
         self.recent = RecentReplies()
         self.trusted = True  # physical access: a USB host may always change the board
@@ -36,7 +38,7 @@ class UsbLink:
         self._ready = getattr(self._poll, "ipoll", self._poll.poll)
         self._lines = LineAssembler(self._line, self._too_long)
         self._readinto = stdin.readinto  # (bound once: drain runs for every burst of bytes)
-        self._read_ready = read_ready  # cribio.read_ready(buf, start), or None
+        self._read_ready = None if cribio is None else cribio.read_ready  # (buf, start)
         self._spare = bytearray(MAX_LINE)
 
     @micropython.native

@@ -10,6 +10,14 @@
 //     waits; 0 when nothing is ready. A Ctrl-C never reaches the buffer: the USB driver turns it
 //     into KeyboardInterrupt as it arrives, as for sys.stdin.
 //
+//   cribio.write(buf, n) -> count
+//     Writes buf[:n] to the board's serial output as sys.stdout.buffer.write(buf, n) does, after
+//     running the USB driver's task once: a reply or event written while the last packet's
+//     transfer is done but not yet noted by the driver (its interrupt only schedules the task,
+//     and viper code runs no scheduled work) would otherwise wait in the driver until the next
+//     read of stdin or the next wait (about 5,000 cycles for a peg's event; a whole request's
+//     time for a burst's replies).
+//
 //   tud_cdc_rx_cb (TinyUSB's callback for USB serial input, not a Python function)
 //     Moves what the USB driver received into stdin's ring a packet at a time. MicroPython's
 //     own callback (renamed micropython_tud_cdc_rx_cb by the images' cribboard.h) takes one byte
@@ -24,7 +32,9 @@
 
 // (Not in the build's scan for MicroPython's names, NO_QSTR, which has no TinyUSB headers.)
 #if MICROPY_HW_USB_CDC && MICROPY_HW_ENABLE_USBDEV && !defined(NO_QSTR)
+#define CRIBIO_USB (1)
 #include "tusb.h"
+#include "mp_usbd.h"
 #include "mp_usbd_cdc.h"
 
 void tud_cdc_rx_cb(uint8_t itf) {
@@ -92,9 +102,24 @@ static mp_obj_t cribio_read_ready(mp_obj_t buf_in, mp_obj_t start_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(cribio_read_ready_obj, cribio_read_ready);
 
+static mp_obj_t cribio_write(mp_obj_t buf_in, mp_obj_t n_in) {
+    mp_buffer_info_t bufinfo;
+    mp_get_buffer_raise(buf_in, &bufinfo, MP_BUFFER_READ);
+    mp_int_t n = mp_obj_get_int(n_in);
+    if (n < 0 || (size_t)n > bufinfo.len) {
+        mp_raise_ValueError(MP_ERROR_TEXT("count outside the buffer"));
+    }
+    #ifdef CRIBIO_USB
+    mp_usbd_task();
+    #endif
+    return MP_OBJ_NEW_SMALL_INT(mp_hal_stdout_tx_strn(bufinfo.buf, n));
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(cribio_write_obj, cribio_write);
+
 static const mp_rom_map_elem_t cribio_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_cribio) },
     { MP_ROM_QSTR(MP_QSTR_read_ready), MP_ROM_PTR(&cribio_read_ready_obj) },
+    { MP_ROM_QSTR(MP_QSTR_write), MP_ROM_PTR(&cribio_write_obj) },
 };
 static MP_DEFINE_CONST_DICT(cribio_globals, cribio_globals_table);
 
