@@ -19,6 +19,7 @@ except ImportError:  # CPython
 
 from cribcore import protocol
 from cribcore.layout import HOLES
+from cribcore.protocol import begin_reply, parse_request, remembered, write_state_event
 from cribcore.state import GameError
 from cribcore.twins import ptr8
 from cribfw.verbs import HANDLERS, admission_fields, settings_fields, write_hello_fields
@@ -30,6 +31,10 @@ OUT_SIZE = 6 * HOLES + 64  # room for the frame reply in hex
 # when the writer has room for the longest state (protocol.STATE_ROOM after its 4 bytes).
 EVENT_SIZE = 4 + protocol.STATE_ROOM + 1
 DENIED = b"tap the deal button on the board to admit this device"
+# protocol.E_OK and E_EMPTY, as this module's constants: a name of another module is looked up
+# at run time (twice per request; tests/core/test_protocol.py holds them equal).
+_E_OK = const(0)
+_E_EMPTY = const(5)
 
 
 def _nothing():
@@ -139,18 +144,19 @@ class Dispatcher:
         """Handle one request line (line[:n], newline removed) from `link`."""
         req = self.req
         req.line = line
-        code = protocol.parse_request(req, n)
-        out = self.out
-        if code == protocol.E_EMPTY:
+        code = parse_request(req, n)
+        if code == _E_EMPTY:
             return  # a blank line is not a request
+        out = self.out
+        recent = link.recent
         # Every reply to a line with an id is remembered, errors included, except replies to
         # reading requests (they simply run again) and `denied` (see below).
-        remembered = protocol.remembered(req, code)
-        slot = link.recent.find(line, req.id_start, req.id_end) if remembered else -1
+        remember = remembered(req, code)
+        slot = recent.find(line, req.id_start, req.id_end) if remember else -1
         if slot >= 0:
-            link.recent.replay(slot, out)  # a resend: same reply, nothing applied again
-            remembered = False
-        elif code != protocol.E_OK:
+            recent.replay(slot, out)  # a resend: same reply, nothing applied again
+            remember = False
+        elif code != _E_OK:
             if code != protocol.E_BAD_ARG and code != protocol.E_ARITY:
                 self.ctx.bad_lines += 1
             err = protocol.PARSE_ERRORS[code]
@@ -160,16 +166,16 @@ class Dispatcher:
             # id) may be sent again and is applied then.
             protocol.write_error(out, req, b"denied", DENIED)
             self.ctx.admission.request(link)
-            remembered = False
+            remember = False
         else:
-            protocol.begin_reply(out, req, True)
+            begin_reply(out, req, True)
             try:
                 HANDLERS[req.verb](self.ctx, link, req, out)
                 out.end()
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
-        if remembered:
-            link.recent.remember(line, req.id_start, req.id_end, out)
+        if remember:
+            recent.remember(line, req.id_start, req.id_end, out)
         link.send(out.buf, out.n)
         self.publish_if_changed()
 
@@ -214,11 +220,13 @@ class Dispatcher:
         peg or a preview as one short line when it is the only change since the last push."""
         ctx = self.ctx
         game = ctx.game
-        if game.rev != self._published_rev:
-            one_change = game.rev == self._published_rev + 1
-            self._published_rev = game.rev
+        rev = game.rev
+        published = self._published_rev
+        if rev != published:
+            one_change = rev == published + 1
+            self._published_rev = rev
             brief = 0  # 0: not written yet (only for a link that asked); 1: written; -1: none
-            full = False
+            event = None
             for link in ctx.links:
                 if link.brief and one_change and brief >= 0:
                     if brief == 0:
@@ -226,10 +234,10 @@ class Dispatcher:
                     if brief == 1:
                         link.send(self.brief.buf, self.brief.n)
                         continue
-                if not full:
-                    protocol.write_state_event(self.event, game)
-                    full = True
-                link.send(self.event.buf, self.event.n)
+                if event is None:
+                    event = self.event
+                    write_state_event(event, game)
+                link.send(event.buf, event.n)
         if ctx.settings_rev != self._published_settings:
             self._published_settings = ctx.settings_rev
             ev = self.event

@@ -723,3 +723,13 @@ def test_the_state_writer_equals_plain_formatting_on_every_interpreter():
         assert bytes(buf[2:end]) == expected, (seed, bytes(buf[2:end]), expected)
         assert buf[0] == 0xFF and buf[1] == 0xFF and buf[end] == 0xFF  # nothing else touched
         assert end - 2 <= P.STATE_ROOM
+
+
+def test_the_dispatchers_own_parse_codes_are_the_protocols() -> None:
+    # cribfw/dispatch.py keeps E_OK and E_EMPTY as its own constants (looked up once per
+    # request otherwise); MicroPython compiles them away, CPython keeps the names to compare.
+    if sys.implementation.name == "micropython":
+        return
+    from cribfw import dispatch
+
+    assert (dispatch._E_OK, dispatch._E_EMPTY) == (P.E_OK, P.E_EMPTY)
