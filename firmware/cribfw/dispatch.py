@@ -41,15 +41,19 @@ def _nothing():
     pass
 
 
+# A slot of RecentReplies.mem: the id's length, the reply's length, the id, the reply.
+_ID_AT = const(2)
+_REPLY_AT = const(2 + 8)  # (8: protocol.MAX_ID, held equal by tests/core/test_protocol.py)
+_SLOT_SIZE = const(_REPLY_AT + RECENT_REPLY)
+
+
 class RecentReplies:
     """The last few (id, reply) pairs on one link, so a request resent after a lost reply gets
-    the same reply again instead of being applied twice. Ids are given as (buffer, start, end)."""
+    the same reply again instead of being applied twice. Ids are given as (buffer, start, end).
+    All of it is in one buffer, `mem` (a slot's bytes after another's): one lookup for each request."""
 
     def __init__(self):
-        self.ids = bytearray(RECENT * protocol.MAX_ID)
-        self.id_len = bytearray(RECENT)
-        self.replies = bytearray(RECENT * RECENT_REPLY)
-        self.reply_len = bytearray(RECENT)
+        self.mem = bytearray(RECENT * _SLOT_SIZE)
         self.next = 0
 
     @micropython.viper
@@ -58,17 +62,16 @@ class RecentReplies:
         n = end - start
         if n == 0:
             return -1
-        ids = ptr8(self.ids)
-        id_len = ptr8(self.id_len)
+        mem = ptr8(self.mem)
         s = ptr8(line)
-        id_size = int(protocol.MAX_ID)
         for slot in range(RECENT):
-            if id_len[slot] != n:
+            base = slot * _SLOT_SIZE
+            if mem[base] != n:
                 continue
-            base = slot * id_size
+            base += _ID_AT
             same = True
             for i in range(n):
-                if ids[base + i] != s[start + i]:
+                if mem[base + i] != s[start + i]:
                     same = False
                     break
             if same:
@@ -82,32 +85,30 @@ class RecentReplies:
         if size > RECENT_REPLY:
             return
         slot = int(self.next)
-        self.next = (slot + 1) % RECENT
-        ids = ptr8(self.ids)
+        self.next = slot + 1 if slot + 1 < RECENT else 0
+        mem = ptr8(self.mem)
+        base = slot * _SLOT_SIZE
+        mem[base] = end - start
+        mem[base + 1] = size
+        j = base + _ID_AT
         s = ptr8(line)
-        j = slot * int(protocol.MAX_ID)
         for i in range(start, end):
-            ids[j] = s[i]
+            mem[j] = s[i]
             j += 1
-        id_len = ptr8(self.id_len)
-        id_len[slot] = end - start
-        replies = ptr8(self.replies)
+        j = base + _REPLY_AT
         buf = ptr8(out.buf)
-        base = slot * RECENT_REPLY
         for i in range(size):
-            replies[base + i] = buf[i]
-        reply_len = ptr8(self.reply_len)
-        reply_len[slot] = size
+            mem[j + i] = buf[i]
 
     @micropython.native
     def replay(self, slot, out):
         out.reset()
-        base = slot * RECENT_REPLY
-        out.copy(self.replies, base, base + self.reply_len[slot])
+        base = slot * _SLOT_SIZE
+        out.copy(self.mem, base + _REPLY_AT, base + _REPLY_AT + self.mem[base + 1])
 
     def clear(self):
         for slot in range(RECENT):
-            self.id_len[slot] = 0
+            self.mem[slot * _SLOT_SIZE] = 0
 
 
 class Dispatcher:

@@ -725,11 +725,13 @@ def test_the_state_writer_equals_plain_formatting_on_every_interpreter():
         assert end - 2 <= P.STATE_ROOM
 
 
-def test_the_dispatchers_own_parse_codes_are_the_protocols() -> None:
-    # cribfw/dispatch.py keeps E_OK and E_EMPTY as its own constants (looked up once per
-    # request otherwise); MicroPython compiles them away, CPython keeps the names to compare.
+def test_the_dispatchers_own_constants_are_the_protocols() -> None:
+    # cribfw/dispatch.py keeps E_OK, E_EMPTY and the room for an id as its own constants (a name
+    # of another module is looked up at run time); MicroPython compiles them away, CPython keeps
+    # the names to compare.
     if sys.implementation.name == "micropython":
         return
     from cribfw import dispatch
 
     assert (dispatch._E_OK, dispatch._E_EMPTY) == (P.E_OK, P.E_EMPTY)
+    assert dispatch._REPLY_AT - dispatch._ID_AT == P.MAX_ID
