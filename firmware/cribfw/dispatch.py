@@ -175,9 +175,9 @@ class Dispatcher:
                 out.end()
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
-        if remember:
-            recent.remember(line, req.id_start, req.id_end, out)
         link.send(out.buf, out.n)
+        if remember:  # (after the reply is on its way: the next line is handled after this)
+            recent.remember(line, req.id_start, req.id_end, out)
         self.publish_if_changed()
 
     def deny(self, link):
