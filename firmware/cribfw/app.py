@@ -51,7 +51,7 @@ class App:
         self.selftest_from = -1
         # A change reaches the LEDs as soon as the requests that came together are handled,
         # not at the render task's next tick; `frame` reads what the LEDs show.
-        self.dispatcher.on_input_done = self.show_changes
+        self.dispatcher.input_done = self.show_changes
         self.ctx.refresh = self.show_changes
         self.tasks = [render_task]
         self.panel = None
@@ -93,7 +93,9 @@ class App:
         self.shown_rev = ctx.game.rev
         self.shown_settings = ctx.settings_rev
         ctx.t_ms = t_ms
-        ctx.renderer.render(ctx.game, t_ms)
+        renderer = ctx.renderer
+        renderer.draw(ctx.game, t_ms)  # (as renderer.render, without the call around them)
+        renderer.show()
 
     async def run(self):
         """Run the app's tasks until one fails (its error ends run), as asyncio.gather would;

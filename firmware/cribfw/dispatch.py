@@ -123,13 +123,10 @@ class Dispatcher:
         self._published_rev = ctx.game.rev
         self._published_settings = ctx.settings_rev
         self._published_admission = ctx.admission.rev
-        self.on_input_done = _nothing  # called when a link has handled all it had (the app
-        # shows the changes on the LEDs then)
-
-    @micropython.native
-    def input_done(self):
-        """A link handled every request it had for now: time to show what they changed."""
-        self.on_input_done()
+        # input_done(): a link calls it when it has handled every request it had for now, the
+        # time to show what they changed: the app sets it to its show_changes (a callable here,
+        # not a method around it: no call in between, as soon as a peg's event has left).
+        self.input_done = _nothing
 
     def add_link(self, link):
         self.ctx.links.append(link)
@@ -176,9 +173,9 @@ class Dispatcher:
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
         link.send(out.buf, out.n)
-        if remember:  # (after the reply is on its way: the next line is handled after this)
-            recent.remember(line, req.id_start, req.id_end, out)
         self.publish_if_changed()
+        if remember:  # (after the reply and its event: the next line is handled after this)
+            recent.remember(line, req.id_start, req.id_end, out)
 
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):
