@@ -24,9 +24,3 @@
 // (about 640 cycles a byte on an RP2040: 9,000 for a peg's line, 165,000 for a burst of 20),
 // keeps this name and is called after it for what is left (a full ring, the mark it keeps).
 #define MICROPY_WRAP_TUD_CDC_RX_CB(name) micropython_##name
-
-// A line written to the USB serial port goes out as one transfer of up to 256 bytes, its 64-byte
-// packets sent one after another by the USB driver's interrupt. With the default 64, a longer
-// line (a `! st` event is about 100 bytes) waits after each packet for the driver's task, which
-// runs only once Python bytecode, a wait or a read of stdin gets to it.
-#define CFG_TUD_CDC_EP_BUFSIZE (256)
