@@ -11,12 +11,12 @@
 //     into KeyboardInterrupt as it arrives, as for sys.stdin.
 //
 //   cribio.write(buf, n) -> count
-//     Writes buf[:n] to the board's serial output as sys.stdout.buffer.write(buf, n) does, after
-//     running the USB driver's task once: a reply or event written while the last packet's
-//     transfer is done but not yet noted by the driver (its interrupt only schedules the task,
-//     and viper code runs no scheduled work) would otherwise wait in the driver until the next
-//     read of stdin or the next wait (about 5,000 cycles for a peg's event; a whole request's
-//     time for a burst's replies).
+//     Writes buf[:n] to the board's serial output as sys.stdout.buffer.write(buf, n) does, and
+//     runs the USB driver's task before and after it. The driver's interrupt only schedules its
+//     task, and native code runs no scheduled work: a line written while the last transfer is
+//     done but not yet noted, or the rest of a line longer than a packet (a `! st` event takes
+//     two), would wait in the driver until the next bytecode, wait or read of stdin (a whole
+//     request's time in a burst of requests; the frame's drawing after a peg's event).
 //
 //   tud_cdc_rx_cb (TinyUSB's callback for USB serial input, not a Python function)
 //     Moves what the USB driver received into stdin's ring a packet at a time. MicroPython's
@@ -112,7 +112,11 @@ static mp_obj_t cribio_write(mp_obj_t buf_in, mp_obj_t n_in) {
     #ifdef CRIBIO_USB
     mp_usbd_task();
     #endif
-    return MP_OBJ_NEW_SMALL_INT(mp_hal_stdout_tx_strn(bufinfo.buf, n));
+    mp_uint_t written = mp_hal_stdout_tx_strn(bufinfo.buf, n);
+    #ifdef CRIBIO_USB
+    mp_usbd_task();
+    #endif
+    return MP_OBJ_NEW_SMALL_INT(written);
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(cribio_write_obj, cribio_write);
 
