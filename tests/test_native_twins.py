@@ -191,6 +191,58 @@ def test_the_viper_state_writers_equal_their_plain_twins() -> None:
     assert any(case[1] for case in plain) and any(case[3] for case in plain)  # type: ignore[index]
 
 
+# The game's changes that are viper code on a board (a peg in one call: GameState.score, and
+# _move and _save_snapshot under every change) on generated games: the whole state after each
+# step, the undo history and the error each rejected step gave, out-of-range numbers included.
+GAME_SCRIPT = (
+    r"""
+from cribcore.state import GameState, GameError
+
+rng = 777
+"""
+    + RAND
+    + r"""
+for case in range(40):
+    players = 2 if rand(3) else 3
+    g = GameState(players, 121 if rand(2) else 61, skunk_double=bool(rand(2)))
+    for step in range(40):
+        k = rand(12)
+        error = ""
+        try:
+            if k < 5:
+                g.score(rand(players + 1) - (1 if rand(8) == 0 else 0), rand(32) - 1)
+            elif k == 5:
+                g.peg(rand(players), 1 + rand(29))
+            elif k == 6:
+                g.undo()
+            elif k == 7:
+                g.new_game()
+            elif k == 8:
+                g.set_pending(rand(players), rand(30))
+            elif k == 9:
+                g.reset_games()
+            elif k == 10:
+                g.set_skunk_double(rand(2))
+            else:
+                g.set_pegs(rand(players), g.target - rand(3), g.target - 5 - rand(20))
+        except GameError as err:
+            error = err.code
+        print("[\"%s\",%r,%r,%r,%r,%d,%d,%d,%d,%d,%d,%d,%d,%r]" % (error, list(g.front), list(g.back),
+              list(g.games), list(g.pending), g.winner, g.award, g.dealer, g.rev, g.undo_count,
+              g.last_kind, g.last_player, g.last_rev, g.undo_rows()))
+"""
+)
+
+
+def test_the_viper_game_changes_equal_their_plain_twins() -> None:
+    native, plain = run_both(GAME_SCRIPT)
+    assert len(native) == len(plain) == 40 * 40
+    assert native == plain
+    errors = {case[0] for case in plain}  # type: ignore[index]
+    assert {"", "bad_player", "bad_points", "game_over", "nothing_to_undo"} <= errors
+    assert any(case[5] >= 0 for case in plain)  # type: ignore[index,operator]  # games won
+
+
 # The renderer (its draw and output are viper code on a board) on generated games, drawn one
 # after another by the same renderer as a board does: both strip layouts (GRB, RGBW) and byte
 # orders, brightness and budgets that bring the limiter in, previews, winners, the admission call,

@@ -133,10 +133,6 @@ class Request:
         self.kinds = bytearray(MAX_ARGS)
 
     @micropython.native
-    def has_id(self):
-        return self.id_end > self.id_start
-
-    @micropython.native
     def int_arg(self, i, default):
         """Argument i as a number; `default` when absent; None when it is a word."""
         if i >= self.argc:

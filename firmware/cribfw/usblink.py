@@ -116,7 +116,6 @@ class SchedulerWait:
 
     def __init__(self, core, queue, stdin, on_ready, ended):
         self._core = core
-        self._queue = queue
         self._poller = queue.poller
         self._map = queue.map
         self._stdin = stdin

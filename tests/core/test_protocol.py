@@ -345,7 +345,7 @@ def test_encode_vectors_both_ways():
                 assert P.WORDS[req.word_arg(i)] == args[i].encode(), expected
         rid = call[2] if len(call) > 2 else None
         if rid is None:
-            assert not req.has_id()
+            assert req.id_start == req.id_end  # no id
         else:
             assert bytes(req.line[req.id_start : req.id_end]) == str(rid).encode()
 
