@@ -137,6 +137,29 @@ def test_the_pio_and_dma_led_driver_sends_its_bits_on_the_emulated_clock(
     assert [nanos for nanos, _, _ in entries] == sorted(nanos for nanos, _, _ in entries)
 
 
+def test_a_frame_goes_out_whole_while_the_flash_erases(rp2_board: RP2Board, repl: RawRepl) -> None:
+    # On the chip only the CPU waits for a flash erase or program (the SDK runs them from RAM);
+    # the state machines and the DMA feeding them from RAM run on. A frame going out as the
+    # board's store starts an erase reaches the LEDs whole (the emulator once froze the state
+    # machines for the operation: the frame stopped part-way, 45 ms of low line in its middle).
+    driver = (ROOT / "firmware" / "cribfw" / "ws2812_rp2.py").read_text()
+    repl.exec(driver + "\nimport machine, rp2\nstrip = PioStrip(machine.Pin(16), 121)\n")
+    pattern = bytes((i * 37 + 11) % 256 for i in range(3 * 121))
+    start = rp2_board.edges(16, since=1 << 50).next
+    repl.exec(
+        f"strip.buf[:] = {pattern!r}\n"
+        "flash = rp2.Flash()\n"
+        "last = flash.ioctl(4, 0) - 1\n"  # the partition's last block
+        "strip.write()\n"
+        "flash.ioctl(6, last)\n"  # its erase, 45 ms, while the frame's 3.6 ms go out
+        "while strip.busy():\n"
+        "    pass\n",
+        timeout=60,
+    )
+    frames = decode_ws2812(rp2_board.edges(16, since=start).edges)
+    assert [frame.data for frame in frames] == [pattern]
+
+
 def test_a_pressed_pin_reads_0_and_a_released_one_1(rp2_board: RP2Board, repl: RawRepl) -> None:
     repl.exec("import machine\nfrom machine import Pin\nbutton = Pin(15, Pin.IN, Pin.PULL_UP)")
     assert repl.exec("print(button.value())").strip() == "1"

@@ -672,11 +672,23 @@ export class EmulatedBoard {
     return true;
   }
 
-  /** Advances the operation in progress (the CPU waits on it); false when the slice must end. */
+  /**
+   * Advances the operation in progress (the CPU waits on it); false when the slice must end.
+   * The state machines and the DMA feeding them run on meanwhile, as on the chip (only the CPU
+   * waits for the flash): in strides while one is busy, as while the CPU sleeps. (Frozen, an LED
+   * frame going out when a save began stopped part-way for the whole operation.)
+   */
   stepFlashOp(end) {
     const op = this.flashOp;
+    const { clock } = this;
     const target = Math.min(op.endNanos, end);
-    tickTo(this.clock, target);
+    while (clock.nanosCounter < target) {
+      const pio = this.pioRunning && this.pioBusy();
+      const next = pio ? Math.min(target, clock.nanosCounter + PIO_STRIDE * NANOS_PER_CYCLE) : target;
+      const before = clock.nanosCounter;
+      tickTo(clock, next);
+      if (pio) this.advancePio(Math.round((clock.nanosCounter - before) / NANOS_PER_CYCLE));
+    }
     op.advance(target, this.chip.flash, this.flash);
     if (target < op.endNanos) return false; // stopped part-way (end reached)
     this.flashOp = null;
