@@ -86,6 +86,9 @@ static mp_obj_t cribio_read_ready(mp_obj_t buf_in, mp_obj_t start_in) {
         }
         #endif
         if (c < 0) {
+            if ((mp_int_t)n == start) {
+                break;  // nothing after the poll above: nothing is waiting (the usual end)
+            }
             // The ring may have been full with more waiting in the driver: take that too.
             mp_hal_stdio_poll(MP_STREAM_POLL_RD);
             c = ringbuf_get(&stdin_ringbuf);
