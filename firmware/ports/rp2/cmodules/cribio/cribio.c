@@ -66,13 +66,21 @@ void tud_cdc_rx_cb(uint8_t itf) {
 }
 #endif
 
+// `buf_in`'s buffer (for `flags`' access) and a position in it, 0 to its length, from
+// `at_in`; ValueError outside it.
+static void get_buffer_at(mp_obj_t buf_in, mp_obj_t at_in, mp_uint_t flags,
+    mp_buffer_info_t *bufinfo, mp_int_t *at) {
+    mp_get_buffer_raise(buf_in, bufinfo, flags);
+    *at = mp_obj_get_int(at_in);
+    if (*at < 0 || (size_t)*at > bufinfo->len) {
+        mp_raise_ValueError(MP_ERROR_TEXT("position outside the buffer"));
+    }
+}
+
 static mp_obj_t cribio_read_ready(mp_obj_t buf_in, mp_obj_t start_in) {
     mp_buffer_info_t bufinfo;
-    mp_get_buffer_raise(buf_in, &bufinfo, MP_BUFFER_WRITE);
-    mp_int_t start = mp_obj_get_int(start_in);
-    if (start < 0 || (size_t)start > bufinfo.len) {
-        mp_raise_ValueError(MP_ERROR_TEXT("start outside the buffer"));
-    }
+    mp_int_t start;
+    get_buffer_at(buf_in, start_in, MP_BUFFER_WRITE, &bufinfo, &start);
     uint8_t *buf = bufinfo.buf;
     size_t end = bufinfo.len;
     size_t n = start;
@@ -107,11 +115,8 @@ static MP_DEFINE_CONST_FUN_OBJ_2(cribio_read_ready_obj, cribio_read_ready);
 
 static mp_obj_t cribio_write(mp_obj_t buf_in, mp_obj_t n_in) {
     mp_buffer_info_t bufinfo;
-    mp_get_buffer_raise(buf_in, &bufinfo, MP_BUFFER_READ);
-    mp_int_t n = mp_obj_get_int(n_in);
-    if (n < 0 || (size_t)n > bufinfo.len) {
-        mp_raise_ValueError(MP_ERROR_TEXT("count outside the buffer"));
-    }
+    mp_int_t n;
+    get_buffer_at(buf_in, n_in, MP_BUFFER_READ, &bufinfo, &n);
     #ifdef CRIBIO_USB
     mp_usbd_task();
     #endif
