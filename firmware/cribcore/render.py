@@ -246,7 +246,6 @@ class Renderer:
     # --- drawing -----------------------------------------------------------------------------
 
     @micropython.native
-    @micropython.native
     def render(self, board, t_ms=0):
         """Draw `board` at animation time `t_ms` into the frame, then write the pixels."""
         self.draw(board, t_ms)

@@ -76,7 +76,6 @@ class App:
         return link
 
     @micropython.native
-    @micropython.native
     def show_changes(self):
         """Draw and show the game now if it or the LED settings changed since the last frame
         (not while the self-test walks the chain)."""

@@ -50,7 +50,7 @@ _SLOT_SIZE = const(_REPLY_AT + RECENT_REPLY)
 class RecentReplies:
     """The last few (id, reply) pairs on one link, so a request resent after a lost reply gets
     the same reply again instead of being applied twice. Ids are given as (buffer, start, end).
-    All of it is in one buffer, `mem` (a slot's bytes after another's): one lookup for each request."""
+    All of it is in one buffer, `mem`, slot after slot: one lookup for each request."""
 
     def __init__(self):
         self.mem = bytearray(RECENT * _SLOT_SIZE)
