@@ -105,6 +105,21 @@ def test_requests_pipelined_in_one_write_get_their_replies_in_order(
     assert b" f=%d,%d " % tuple(fronts) in replies[-1]
 
 
+def test_more_requests_at_once_than_stdin_holds_are_all_served_in_order(
+    link: ProtocolLink,
+) -> None:
+    # About 1,300 bytes in one write: more than stdin's ring (512 bytes on the rp2 port) and the
+    # USB driver's buffer (256) together. A cribboard image's USB callback fills the ring and
+    # leaves the rest to MicroPython's, which marks the interface for its poll (cribio.c).
+    requests = [b"#m%d pend %d %d\n" % (i, i % 2, i % 30) for i in range(100)]
+    requests.append(b"#mq st\n")
+    link.link.write(b"".join(requests))
+    replies = [link.reply() for _ in requests]
+    assert [r.split()[0] for r in replies] == [r.split()[0] for r in requests]
+    assert all(r.split()[1] == b"ok" for r in replies)
+    assert b" q=%d,%d " % (98 % 30, 99 % 30) in replies[-1]
+
+
 def test_an_over_long_line_is_refused_and_the_next_one_served(link: ProtocolLink) -> None:
     long_line = b"#big peg 0 1" + b" " * (4 * MAX_LINE) + b"\n"
     assert link.request(long_line).startswith(b"#big err too_long ")
