@@ -40,7 +40,8 @@
 void tud_cdc_rx_cb(uint8_t itf) {
     uint8_t packet[64];
     for (;;) {
-        uint32_t n = MIN(MIN(ringbuf_free(&stdin_ringbuf), tud_cdc_n_available(itf)), sizeof(packet));
+        uint32_t room = MIN(ringbuf_free(&stdin_ringbuf), sizeof(packet));
+        uint32_t n = MIN(room, tud_cdc_n_available(itf));
         if (n == 0) {
             break;
         }
