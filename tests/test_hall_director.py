@@ -272,8 +272,8 @@ async def test_a_table_cut_off_shows_offline_and_catches_up(tmp_path: Path) -> N
                     HALL,
                     "--table",
                     "1",
-                    "--password",
-                    broker.credentials("table-1").password,
+                    # (one word with its value: a generated password may start with "-")
+                    "--password=" + broker.credentials("table-1").password,
                     "--state-file",
                     str(tmp_path / "board.json"),
                 ]
