@@ -182,9 +182,9 @@ def is_open(req) -> bool:
     return kind == K_READ or kind == K_LINK or (kind == K_SET and int(req.argc) == 0)
 
 
-# The verbs' and the words' names, each followed by a space, for _find_name.
-_VERB_NAMES = b" ".join(VERBS) + b" "
-_WORD_NAMES = b" ".join(WORDS) + b" "
+# The verbs' and the words' names, each followed by a space, then a zero byte, for _find_name.
+_VERB_NAMES = b" ".join(VERBS) + b" \0"
+_WORD_NAMES = b" ".join(WORDS) + b" \0"
 
 
 # The parser and the state's writer are viper code on a board: they run for every request and
@@ -196,10 +196,9 @@ def _find_name(names, line, start: int, end: int) -> int:
     """The index of line[start:end] among the space-separated names in `names`, or -1."""
     t = ptr8(names)
     s = ptr8(line)
-    size = int(len(names))
     index = 0
     i = 0
-    while i < size:
+    while t[i] != 0:  # (names end with a zero byte: no call of len())
         j = start
         while j < end and t[i] == s[j]:
             i += 1
@@ -267,16 +266,19 @@ def parse_request(req, n: int) -> int:
                 return E_UNKNOWN
             continue
         if argc >= MAX_ARGS:
+            req.argc = argc
             return E_BAD_ARG
         c = p[start]
         if (c >= 48 and c <= 57) or (c == 45 and i - start > 1):
             first = start + 1 if c == 45 else start
             if i - first > MAX_DIGITS:  # leading zeros count: no small ints hidden in long ones
+                req.argc = argc
                 return E_BAD_ARG
             value = 0
             for k in range(first, i):
                 d = p[k] - 48
                 if d < 0 or d > 9:
+                    req.argc = argc
                     return E_BAD_ARG
                 value = value * 10 + d
             args[argc] = 0 - value if c == 45 else value
@@ -284,11 +286,12 @@ def parse_request(req, n: int) -> int:
         else:
             word = int(_find_name(_WORD_NAMES, line, start, i))
             if word < 0:
+                req.argc = argc
                 return E_BAD_ARG
             args[argc] = word
             kinds[argc] = ARG_WORD
         argc += 1
-        req.argc = argc
+    req.argc = argc  # (once: each argument's count set aside until the line ends or fails)
     if verb < 0:
         return E_BAD_LINE if id_end > id_start else E_EMPTY
     fewest = ptr8(_FEWEST)
@@ -361,12 +364,49 @@ class LineWriter:
 
     @micropython.viper
     def number(self, value: int):
+        self.field(b"", value)
+
+    @micropython.viper
+    def key(self, name):
+        """Start ' name=' ."""
+        p = ptr8(self.buf)
+        s = ptr8(name)
+        n = int(self.n)
+        count = int(len(name))
+        if n + count + 2 <= int(self.size):  # (every field of a reply: without a further call)
+            p[n] = 32
+            for i in range(count):
+                p[n + 1 + i] = s[i]
+            p[n + count + 1] = 61  # '='
+            self.n = n + count + 2
+            return
+        self.byte(32)
+        self.text(name)
+        self.byte(61)
+
+    @micropython.viper
+    def field(self, name, value: int):
+        """' name=value': a key and its number (most of a reply's fields), in one call; the
+        number alone when name is empty (number())."""
         p = ptr8(self.buf)
         n = int(self.n)
         size = int(self.size)
+        count = int(len(name))
+        if count:
+            s = ptr8(name)
+            if n + count + 2 <= size:  # (as key, without the call)
+                p[n] = 32
+                for i in range(count):
+                    p[n + 1 + i] = s[i]
+                p[n + count + 1] = 61  # '='
+                n += count + 2
+            else:
+                self.key(name)
+                n = int(self.n)
         if value < 0:
             if n >= size:
                 self.overflow = True
+                self.n = n
                 return
             p[n] = 45  # '-'
             n += 1
@@ -389,41 +429,6 @@ class LineWriter:
             n += 1
             k += 1
         self.n = n
-
-    @micropython.viper
-    def key(self, name):
-        """Start ' name=' ."""
-        p = ptr8(self.buf)
-        s = ptr8(name)
-        n = int(self.n)
-        count = int(len(name))
-        if n + count + 2 <= int(self.size):  # (every field of a reply: without a further call)
-            p[n] = 32
-            for i in range(count):
-                p[n + 1 + i] = s[i]
-            p[n + count + 1] = 61  # '='
-            self.n = n + count + 2
-            return
-        self.byte(32)
-        self.text(name)
-        self.byte(61)
-
-    @micropython.viper
-    def field(self, name, value: int):
-        """' name=value': a key and its number (most of a reply's fields), in one call."""
-        p = ptr8(self.buf)
-        s = ptr8(name)
-        n = int(self.n)
-        count = int(len(name))
-        if n + count + 2 <= int(self.size):  # (as key, without the call)
-            p[n] = 32
-            for i in range(count):
-                p[n + 1 + i] = s[i]
-            p[n + count + 1] = 61  # '='
-            self.n = n + count + 2
-        else:
-            self.key(name)
-        self.number(value)
 
     @micropython.native
     def numbers(self, values, count):

@@ -52,6 +52,10 @@ _S_FRONT = const(5)
 _S_BACK = const(8)
 _S_GAMES = const(11)
 SNAPSHOT_LEN = const(14)
+# limits' MAX_POINTS and MAX_PLAYERS as this module's constants, for the viper code: a name of
+# another module is looked up at run time (tests/core/test_state.py holds them equal).
+_MAX_POINTS = const(29)
+_MAX_PLAYERS = const(3)
 
 
 class GameError(Exception):
@@ -120,23 +124,25 @@ class GameState:
         self.score(player, points)
 
     @micropython.viper
-    def score(self, player: int, points: int):
+    def score(self, player: int, points: int) -> int:
         """peg() for a player and points already known to be small whole numbers (the
-        protocol's parser read them): the same checks of their range, without the type checks.
-        Viper code on a board: a peg is the board's most frequent request."""
+        protocol's parser read them): the same checks of their range, without the type checks;
+        returns the new revision. Viper code on a board: a peg is the board's most frequent
+        request."""
         if player < 0 or player >= int(self.players):
             raise GameError("bad_player", "no such player")
-        if points < 1 or points > int(MAX_POINTS):  # (int(): a constant of another module)
+        if points < 1 or points > _MAX_POINTS:
             raise GameError("bad_points", "points must be 1..29")
         if int(self.winner) != NO_WINNER:
             raise GameError("game_over", "the game is over: start a new game or undo")
         front = int(self.front[player])
         target = int(self.target)
         moved = front + points
-        self._move(player, moved if moved < target else target, front)
+        rev = int(self._move(player, moved if moved < target else target, front))
         self.last_kind = LAST_PEG  # (as _last, without the call)
         self.last_player = player
-        self.last_rev = self.rev
+        self.last_rev = rev
+        return rev
 
     @micropython.native
     def set_pegs(self, player, front, back):
@@ -323,18 +329,19 @@ class GameState:
         front = self.front
         back = self.back
         games = self.games
-        for p in range(int(MAX_PLAYERS)):
+        for p in range(_MAX_PLAYERS):
             snap[base + _S_FRONT + p] = int(front[p])
             snap[base + _S_BACK + p] = int(back[p])
             snap[base + _S_GAMES + p] = int(games[p])
         self._undo_top = top + 1 if top + 1 < UNDO_DEPTH else 0
-        if int(self.undo_count) < UNDO_DEPTH:
-            self.undo_count = int(self.undo_count) + 1
+        undo_count = int(self.undo_count)
+        if undo_count < UNDO_DEPTH:
+            self.undo_count = undo_count + 1
 
     @micropython.viper
-    def _move(self, player: int, front: int, back: int):
+    def _move(self, player: int, front: int, back: int) -> int:
         """Put a player's pegs at front and back (checked by the caller) as one undoable change,
-        clearing the player's preview, and settle the game."""
+        clearing the player's preview, and settle the game; returns the new revision."""
         self._save_snapshot()
         fronts = self.front
         fronts[player] = front
@@ -363,7 +370,9 @@ class GameState:
                     award = 2
             games[winner] = int(games[winner]) + award
         self.award = award
-        self.rev = int(self.rev) + 1
+        rev = int(self.rev) + 1
+        self.rev = rev
+        return rev
 
 
 def _check_players(players):

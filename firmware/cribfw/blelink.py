@@ -165,7 +165,9 @@ class Central:
         self.overflows = 0  # times its input ring overflowed (lines lost)
         self.pressed = False  # it pressed a pad button
         self.recent = _NO_REPLIES  # (made with the queue)
-        self.lines = LineAssembler(self._line, self._too_long)
+        self.lines = LineAssembler(
+            self, owner.dispatcher.handle_line, owner.dispatcher.line_too_long
+        )
         self.packet = bytearray(_PACKET_MAX)
         self.packet_n = 0  # bytes of a Bluefruit packet read so far (0: not in one)
         self.packet_len = 0
@@ -243,12 +245,6 @@ class Central:
             out[i] = out[start + i]
         self.out_start = 0
         self.out_end = n
-
-    def _line(self, line, n):
-        self._owner.dispatcher.handle_line(self, line, n)
-
-    def _too_long(self, line, n):
-        self._owner.dispatcher.line_too_long(self, line, n)
 
     # --- bytes in ------------------------------------------------------------------------------
 

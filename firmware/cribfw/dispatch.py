@@ -150,7 +150,11 @@ class Dispatcher:
         # Every reply to a line with an id is remembered, errors included, except replies to
         # reading requests (they simply run again) and `denied` (see below).
         remember = remembered(req, code)
-        slot = recent.find(line, req.id_start, req.id_end) if remember else -1
+        slot = -1
+        if remember:
+            id_start = req.id_start
+            id_end = req.id_end
+            slot = recent.find(line, id_start, id_end)
         if slot >= 0:
             recent.replay(slot, out)  # a resend: same reply, nothing applied again
             remember = False
@@ -175,7 +179,7 @@ class Dispatcher:
         link.send(out.buf, out.n)
         self.publish_if_changed()
         if remember:  # (after the reply and its event: the next line is handled after this)
-            recent.remember(line, req.id_start, req.id_end, out)
+            recent.remember(line, id_start, id_end, out)
 
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):

@@ -24,7 +24,11 @@ _NONE = const(4)  # the line has no id (or a malformed one)
 
 
 class LineAssembler:
-    def __init__(self, on_line, on_too_long):
+    """One link's input cut into lines: on_line(link, line, n) for each line that fits,
+    on_too_long(link, id, id_len) for one that does not (the dispatcher's handle_line and
+    line_too_long, called straight: no call of the link's in between)."""
+
+    def __init__(self, link, on_line, on_too_long):
         self.line = bytearray(MAX_LINE)
         self.n = 0
         self.discarding = False
@@ -32,8 +36,9 @@ class LineAssembler:
         self.id = bytearray(MAX_ID)  # the id of the line being read
         self.id_len = 0
         self._id_state = _LEAD
-        self._on_line = on_line  # on_line(line, n)
-        self._on_too_long = on_too_long  # on_too_long(id, id_len): id_len 0 when none
+        self._link = link
+        self._on_line = on_line  # on_line(link, line, n)
+        self._on_too_long = on_too_long  # on_too_long(link, id, id_len): id_len 0 when none
 
     @micropython.native
     def reset(self):
@@ -63,12 +68,12 @@ class LineAssembler:
                 whole = whole or self._id_state == _IN_ID_CR
                 id_len = self.id_len if whole else 0
                 self.reset()
-                self._on_too_long(self.id, id_len)
+                self._on_too_long(self._link, self.id, id_len)
             else:
                 n = self.n
                 self.reset()
                 if n:
-                    self._on_line(self.line, n)
+                    self._on_line(self._link, self.line, n)
             return
         if self.discarding:
             if self._id_state < _READ:  # (an id after a long run of spaces)
@@ -157,7 +162,7 @@ class LineAssembler:
                     # without feed_byte's turn for its newline.
                     self.n = 0
                     if end > 1:
-                        self._on_line(line, end - 1)
+                        self._on_line(self._link, line, end - 1)
                 elif end == MAX_LINE:
                     # Its 64th byte and still no newline: too long (fed as any byte).
                     self.n = end - 1

@@ -36,17 +36,10 @@ class UsbLink:
         self._poll.register(stdin, select.POLLIN)
         # MicroPython's ipoll allocates no result list per call; CPython (tests) has only poll.
         self._ready = getattr(self._poll, "ipoll", self._poll.poll)
-        self._lines = LineAssembler(self._line, self._too_long)
+        self._lines = LineAssembler(self, dispatcher.handle_line, dispatcher.line_too_long)
         self._readinto = stdin.readinto  # (bound once: drain runs for every burst of bytes)
         self._read_ready = None if cribio is None else cribio.read_ready  # (buf, start)
         self._spare = bytearray(MAX_LINE)
-
-    @micropython.native
-    def _line(self, line, n):
-        self._dispatcher.handle_line(self, line, n)
-
-    def _too_long(self, line, n):
-        self._dispatcher.line_too_long(self, line, n)
 
     @micropython.native
     def drain(self):

@@ -121,9 +121,7 @@ def peg(ctx, link, req, out):
     if kinds[0] | kinds[1]:  # a word, not a number (ARG_INT is 0)
         raise GameError("bad_arg", "expected a number")
     args = ptr32(req.args)
-    game = ctx.game
-    game.score(args[0], args[1])
-    out.field(b"r", int(game.rev))
+    out.field(b"r", int(ctx.game.score(args[0], args[1])))  # (score returns the revision)
 
 
 @micropython.native

@@ -28,10 +28,7 @@ def app():
     stdin = open("/dev/null", "rb")  # the USB link polls it; the lines come through feed()
     app = App(FakePixels(HOLES), stdin, out, PROFILES["sim"])
     board, dispatcher, usb = app.ctx.game, app.dispatcher, app.usb
-    lines = LineAssembler(
-        lambda line, n: dispatcher.handle_line(usb, line, n),
-        lambda line, n: dispatcher.line_too_long(usb, line, n),
-    )
+    lines = LineAssembler(usb, dispatcher.handle_line, dispatcher.line_too_long)
     return board, lines, out
 
 
@@ -107,10 +104,7 @@ def test_showing_each_change_on_the_leds_allocates_nothing():
     out = NullOut()
     the_app = App(FakePixels(HOLES), open("/dev/null", "rb"), out, PROFILES["sim"])
     dispatcher, usb = the_app.dispatcher, the_app.usb
-    lines = LineAssembler(
-        lambda line, n: dispatcher.handle_line(usb, line, n),
-        lambda line, n: dispatcher.line_too_long(usb, line, n),
-    )
+    lines = LineAssembler(usb, dispatcher.handle_line, dispatcher.line_too_long)
     pixels = the_app.ctx.renderer.pixels
     data = (b"peg 0 3\n", b"frame\n", b"undo\n", b"pend 1 4\n", b"pend 1 0\n")
 

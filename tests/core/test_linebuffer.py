@@ -14,10 +14,12 @@ class Events:
     def __init__(self):
         self.seen = []
 
-    def line(self, line, n):
+    def line(self, link, line, n):
+        assert link is self
         self.seen.append(("line", bytes(line[:n])))
 
-    def too_long(self, request_id, id_len):
+    def too_long(self, link, request_id, id_len):
+        assert link is self
         self.seen.append(("long", bytes(request_id[:id_len])))
 
 
@@ -68,7 +70,7 @@ def _pieces(data, size):
 
 def _by_feed(data, size):
     events = Events()
-    lines = LineAssembler(events.line, events.too_long)
+    lines = LineAssembler(events, events.line, events.too_long)
     for piece in _pieces(data, size):
         lines.feed(piece, len(piece))
     return events.seen
@@ -76,7 +78,7 @@ def _by_feed(data, size):
 
 def _by_read_lines(data, size):
     events = Events()
-    lines = LineAssembler(events.line, events.too_long)
+    lines = LineAssembler(events, events.line, events.too_long)
     source = ReadyInput()
     spare = bytearray(MAX_LINE)
     taken = 0
@@ -90,7 +92,7 @@ def _by_read_lines(data, size):
 
 def _by_polling(data, size):
     events = Events()
-    lines = LineAssembler(events.line, events.too_long)
+    lines = LineAssembler(events, events.line, events.too_long)
     source = PolledInput()
     one = bytearray(1)
     taken = 0
@@ -159,7 +161,7 @@ def test_every_way_in_cuts_the_same_lines_however_the_bytes_arrive():
 
 def test_a_ready_line_is_read_in_one_call_into_place():
     events = Events()
-    lines = LineAssembler(events.line, events.too_long)
+    lines = LineAssembler(events, events.line, events.too_long)
     source = ReadyInput()
     source.arrive(b"#7 peg 1 2\n#8 ping\n")
     assert lines.read_lines(source.read_ready, bytearray(MAX_LINE)) == 19
@@ -169,7 +171,7 @@ def test_a_ready_line_is_read_in_one_call_into_place():
 
 def test_a_line_in_pieces_waits_for_its_end():
     events = Events()
-    lines = LineAssembler(events.line, events.too_long)
+    lines = LineAssembler(events, events.line, events.too_long)
     source = ReadyInput()
     spare = bytearray(MAX_LINE)
     source.arrive(b"#7 pe")
@@ -187,7 +189,7 @@ def test_a_line_in_pieces_waits_for_its_end():
 def test_a_line_that_lost_bytes_is_skipped_to_its_end_on_every_way_in():
     for way in ("feed", "read_lines"):
         events = Events()
-        lines = LineAssembler(events.line, events.too_long)
+        lines = LineAssembler(events, events.line, events.too_long)
         source = ReadyInput()
         source.arrive(b"#1 pe")
         lines.read_lines(source.read_ready, bytearray(MAX_LINE))
@@ -209,11 +211,11 @@ def test_reading_ready_lines_allocates_nothing():
     lengths = bytearray(4)  # (no list to grow while the heap is locked)
     count = [0]
 
-    def on_line(line, n):
+    def on_line(link, line, n):
         lengths[count[0]] = n
         count[0] += 1
 
-    lines = LineAssembler(on_line, on_line)
+    lines = LineAssembler(None, on_line, on_line)
     spare = bytearray(MAX_LINE)
     data = b"#1 peg 0 5\n#ab3 " + LONG + b"\nping\n"
     at = [0]

@@ -173,3 +173,23 @@ def test_pending_preview_cleared_by_commit():
     b.peg(0, 6)
     assert b.pending[0] == 0
     raises("bad_points", b.set_pending, 0, 30)
+
+
+def test_the_states_own_limits_are_the_limits():
+    # cribcore/state.py keeps MAX_POINTS and MAX_PLAYERS as its own constants for its viper code
+    # (a name of another module is looked up at run time); MicroPython compiles them away,
+    # CPython keeps the names to compare.
+    import sys
+
+    if sys.implementation.name == "micropython":
+        return
+    from cribcore import limits, state
+
+    assert (state._MAX_POINTS, state._MAX_PLAYERS) == (limits.MAX_POINTS, limits.MAX_PLAYERS)
+
+
+def test_score_returns_the_new_revision():
+    b = GameState()
+    rev = b.score(0, 5)
+    assert rev == b.rev == b.last_rev and b.front[0] == 5
+    assert b.score(1, 29) == rev + 1

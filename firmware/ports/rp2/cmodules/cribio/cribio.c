@@ -49,17 +49,19 @@ void tud_cdc_rx_cb(uint8_t itf) {
         if (n == 0) {
             break;
         }
+        uint32_t start = 0;  // the packet from here on goes into the ring, in one copy
+        #if MICROPY_KBD_EXCEPTION
         for (uint32_t i = 0; i < n; ++i) {
-            #if MICROPY_KBD_EXCEPTION
             if (packet[i] == mp_interrupt_char) {
-                // As MicroPython's callback: the ring emptied, KeyboardInterrupt scheduled.
+                // As MicroPython's callback: the ring emptied (with what came before), the
+                // KeyboardInterrupt scheduled.
                 stdin_ringbuf.iget = stdin_ringbuf.iput = 0;
                 mp_sched_keyboard_interrupt();
-                continue;
+                start = i + 1;
             }
-            #endif
-            ringbuf_put(&stdin_ringbuf, packet[i]);
         }
+        #endif
+        ringbuf_put_bytes(&stdin_ringbuf, packet + start, n - start);  // (n fits: room above)
     }
     // MicroPython's own: clears the interface's pending mark, or sets it when bytes are left
     // and the ring is full (its poll calls this again once there is room).
