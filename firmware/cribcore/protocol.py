@@ -152,8 +152,7 @@ class Request:
 # Each verb's kind, fewest and most arguments by its number (VERB_TABLE's columns, as bytes for
 # the viper checks below: they run for every request).
 _KINDS = bytes(spec[3] for spec in VERB_TABLE)
-_FEWEST = bytes(spec[1] for spec in VERB_TABLE)
-_MOST = bytes(spec[2] for spec in VERB_TABLE)
+_ARITY = bytes(n for spec in VERB_TABLE for n in spec[1:3])  # fewest, most: two bytes a verb
 
 
 @micropython.viper
@@ -294,9 +293,8 @@ def parse_request(req, n: int) -> int:
     req.argc = argc  # (once: each argument's count set aside until the line ends or fails)
     if verb < 0:
         return E_BAD_LINE if id_end > id_start else E_EMPTY
-    fewest = ptr8(_FEWEST)
-    most = ptr8(_MOST)
-    if argc < fewest[verb] or argc > most[verb]:
+    arity = ptr8(_ARITY)
+    if argc < arity[2 * verb] or argc > arity[2 * verb + 1]:
         return E_ARITY
     return E_OK
 

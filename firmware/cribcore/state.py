@@ -316,36 +316,43 @@ class GameState:
         if not isinstance(player, int) or player < 0 or player >= self.players:
             raise GameError("bad_player", "no such player")
 
-    @micropython.viper
     def _save_snapshot(self):
+        """The state saved as an undo step, before the caller changes it."""
+        self._move(-1, 0, 0)
+
+    @micropython.viper
+    def _move(self, player: int, front: int, back: int) -> int:
+        """One undoable change: the state saved as an undo step, then (unless player is -1: the
+        undo step alone, for _save_snapshot) the player's pegs put at front and back (checked by
+        the caller), the player's preview cleared and the game settled; returns the new
+        revision. (One function for both: a peg's step is then one call, each attribute read
+        once.)"""
         snap = ptr16(self._undo)
         top = int(self._undo_top)
         base = top * SNAPSHOT_LEN
-        snap[base + _S_PLAYERS] = int(self.players)
-        snap[base + _S_TARGET] = int(self.target)
+        players = int(self.players)
+        target = int(self.target)
+        old = int(self.winner)
+        old_award = int(self.award)
+        snap[base + _S_PLAYERS] = players
+        snap[base + _S_TARGET] = target
         snap[base + _S_DEALER] = int(self.dealer)
-        snap[base + _S_WINNER] = int(self.winner)
-        snap[base + _S_AWARD] = int(self.award)
-        front = self.front
-        back = self.back
+        snap[base + _S_WINNER] = old
+        snap[base + _S_AWARD] = old_award
+        fronts = self.front
+        backs = self.back
         games = self.games
         for p in range(_MAX_PLAYERS):
-            snap[base + _S_FRONT + p] = int(front[p])
-            snap[base + _S_BACK + p] = int(back[p])
+            snap[base + _S_FRONT + p] = int(fronts[p])
+            snap[base + _S_BACK + p] = int(backs[p])
             snap[base + _S_GAMES + p] = int(games[p])
         self._undo_top = top + 1 if top + 1 < UNDO_DEPTH else 0
         undo_count = int(self.undo_count)
         if undo_count < UNDO_DEPTH:
             self.undo_count = undo_count + 1
-
-    @micropython.viper
-    def _move(self, player: int, front: int, back: int) -> int:
-        """Put a player's pegs at front and back (checked by the caller) as one undoable change,
-        clearing the player's preview, and settle the game; returns the new revision."""
-        self._save_snapshot()
-        fronts = self.front
+        if player < 0:
+            return 0
         fronts[player] = front
-        backs = self.back
         backs[player] = back
         pending = self.pending
         pending[player] = 0
@@ -353,14 +360,11 @@ class GameState:
         # that takes a peg back out of the win hole also takes the win back: exactly the games
         # the win added and still in the tally (`award`; 0 once the tally was cleared).
         winner = NO_WINNER
-        target = int(self.target)
-        for p in range(int(self.players)):
+        for p in range(players):
             if int(fronts[p]) >= target:
                 winner = p
-        games = self.games
-        old = int(self.winner)
         if old != NO_WINNER:
-            games[old] = int(games[old]) - int(self.award)
+            games[old] = int(games[old]) - old_award
         self.winner = winner
         award = 0
         if winner != NO_WINNER:
