@@ -411,9 +411,9 @@ class LineWriter:
             value = 0 - value
         # The digits by subtraction: a Cortex-M0+ has no divide instruction.
         powers = ptr32(_POWERS)
-        k = 0
-        while k < 9 and powers[k] > value:
-            k += 1
+        k = 9  # (its first digit's power: counted up from the units, most numbers are short)
+        while k > 0 and powers[k - 1] <= value:
+            k -= 1
         while k < 10:  # (cut short: as many digits as fit, then overflow)
             if n >= size:
                 self.overflow = True
@@ -599,9 +599,9 @@ def _state_into(buf, n: int, board) -> int:
                 p[n] = 48 + value
                 n += 1
                 continue
-            j = 0  # (the digits by subtraction, as in LineWriter.number)
-            while powers[j] > value:
-                j += 1
+            j = 8  # (the digits by subtraction, as in LineWriter.field: this one has two or more)
+            while j > 0 and powers[j - 1] <= value:
+                j -= 1
             while j < 10:
                 digit = 48
                 power = powers[j]

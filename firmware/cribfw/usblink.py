@@ -66,7 +66,10 @@ class UsbLink:
     @micropython.native
     def _stdin_ready(self):
         """stdin read as ready: handle its lines; returns the count of bytes read."""
-        n = self.drain()
+        if self._read_ready is not None:  # (drain's own, without its call: once for each burst)
+            n = self._lines.read_lines(self._read_ready, self._spare)
+        else:
+            n = self.drain()
         if n:
             self._dispatcher.input_done()
         return n
