@@ -151,6 +151,7 @@ class Dispatcher:
         # reading requests (they simply run again) and `denied` (see below).
         remember = remembered(req, code)
         slot = -1
+        id_start = id_end = 0
         if remember:
             id_start = req.id_start
             id_end = req.id_end
