@@ -58,6 +58,9 @@ WIRE_NS = 121 * 24 * 1250  # a frame of 121 LEDs on the wire
 ECHO_RUNS = 60
 RUNS = 60
 PIPELINED = 20
+PIPELINED_BURSTS = 15  # bursts of PIPELINED pegs (each one's figures depend on where it falls in
+# the USB frames: a reply that would start in a frame's last 200 us waits for the next, TinyUSB's
+# workaround for the RP2040's erratum E15)
 ANIMATED_PINGS = 60
 PRESSES = 20
 ECHO_CODE = "import sys\nwhile True:\n    sys.stdout.write(sys.stdin.readline())\n"
@@ -221,15 +224,18 @@ def echo_floor(scratch: Path) -> list[int]:
 class Figures:
     echo: list[int]
     peg: list[Timed]
-    pipelined: list[int]  # reply i's time after the burst's bytes reached the chip
+    pipelined: list[list[int]]  # of each burst: reply i's time after its bytes reached the chip
     reads: dict[str, list[int]]
     animated: list[int]
+    animated_erasing: list[
+        bool
+    ]  # a flash erase began after the last ping's reply, before this one's
     presses: list[tuple[int, int, int | None]]  # (frame start - debounce end, - event, - read)
     frame_checked: int
 
 
 def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, int]) -> Figures:
-    figures = Figures([], [], [], {}, [], [], 0)
+    figures = Figures([], [], [], {}, [], [], [], 0)
     with RP2Board(image, flash=scratch / "fw.flash") as pico:
         session = Session(pico, probes)
         session.wait_up()
@@ -252,22 +258,31 @@ def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, in
             figures.peg.append(
                 session.request(b"#p%d peg %d 1\n" % (run, run % 2), event=True, frame=True)
             )
-        session.gap()
-        burst = b"".join(b"#q%d peg %d 1\n" % (i, i % 2) for i in range(PIPELINED))
-        _, lines, _ = session.exchange(burst, [b"#q%d " % i for i in range(PIPELINED)])
-        figures.pipelined = [t for t, text in lines if text.startswith(b"#q")]
         # The preview blinks: a frame every 20 ms while pings come.
         session.exchange(b"#a pend 0 5\n", [b"#a ", b"! st "])
         times = []
         for run in range(ANIMATED_PINGS):
             session.gap()
             times.append(session.request(b"#b%d ping\n" % run).reply)
+            erasing = any(what == "flash_erase" for _, what, _ in session.entries)
+            figures.animated_erasing.append(erasing)
         figures.animated = times
         session.exchange(b"#c pend 0 0\n", [b"#c ", b"! st "])
         try:
             figures.presses = button_presses(session)
         except (RuntimeError, TimeoutError) as error:  # reported with the figures
             print(f"   (the button presses failed: {error})")
+        for run in range(PIPELINED_BURSTS):
+            # (a new game first: 15 bursts of 20 points would end one; the bursts come last, so the
+            # saves of their games fall after the other figures)
+            session.exchange(b"#y%d new\n" % run, [b"#y%d " % run, b"! st "])
+            session.gap()
+            # (each burst its own ids, of the same length: #a0..#a19, #b0.., so none is a resend)
+            tag = b"#%c" % (97 + run)
+            burst = b"".join(b"%s%d peg %d 1\n" % (tag, i, i % 2) for i in range(PIPELINED))
+            wanted = [b"%s%d " % (tag, i) for i in range(PIPELINED)]
+            _, lines, _ = session.exchange(burst, wanted)
+            figures.pipelined.append([t for t, text in lines if text.startswith(tag)])
         session.close()
     return figures
 
@@ -332,6 +347,7 @@ PROBES = {
     "bitstream": "machine_bitstream_high_low",
     "dma_config": "rp2_dma_config",
     "pin_value": "machine_pin_value",
+    "flash_erase": "flash_range_erase",
 }
 
 
@@ -535,18 +551,24 @@ def report(figures: Figures) -> None:
     print(f"   {'the floor: bare echo of a peg-long line':<44} {ms(echo)}  (stock image, same run)")
     peg = median([t.reply for t in figures.peg])
     row("peg: its reply", peg, echo, "<= 3x echo", peg <= 3 * echo)
-    gaps = [b - a for a, b in zip(figures.pipelined, figures.pipelined[1:])]
-    first = figures.pipelined[0] if figures.pipelined else 0
+    bursts = len(figures.pipelined)
+    first = median([replies[0] for replies in figures.pipelined])
     row(
         f"{PIPELINED} pegs pipelined: the first reply", first, echo, "<= 3x echo", first <= 3 * echo
     )
-    worst_gap = max(gaps) if gaps else 0
+    gaps = [[b - a for a, b in zip(replies, replies[1:])] for replies in figures.pipelined]
+    worst_gap = median([max(burst) for burst in gaps])
     row(
         f"{PIPELINED} pegs pipelined: worst reply to reply",
         worst_gap,
         echo,
         "<= 3x echo",
         worst_gap <= 3 * echo,
+    )
+    every_gap = sorted(gap for burst in gaps for gap in burst)
+    print(
+        f"      (medians of {bursts} bursts; of all {len(every_gap)} replies to replies: "
+        f"median {ms(median(every_gap)).strip()}, worst {ms(every_gap[-1]).strip()})"
     )
     events = [t.event - t.reply for t in figures.peg if t.event is not None]
     event = median(events)
@@ -576,7 +598,15 @@ def report(figures: Figures) -> None:
         animated <= 2 * echo,
     )
     worst_animated = max(figures.animated)
-    print(f"   {'   worst of them':<44} {ms(worst_animated)}  {worst_animated / echo:5.1f}x echo")
+    erasing = figures.animated_erasing[figures.animated.index(worst_animated)]
+    print(
+        f"   {'   worst of them':<44} {ms(worst_animated)}  {worst_animated / echo:5.1f}x echo"
+        + (
+            "   (a flash erase began since the last ping: the chip stalls for it)"
+            if erasing
+            else ""
+        )
+    )
     if not figures.presses:
         return
     after_debounce = median([p[0] for p in figures.presses])
