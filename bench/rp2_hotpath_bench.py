@@ -26,7 +26,9 @@ import bisect
 import hashlib
 import json
 import random
+import re
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -497,6 +499,60 @@ def print_peg_profile(image: Path, scratch: Path, elf: Path, top: int = 25) -> N
     )
 
 
+def qstr_names(build: Path) -> list[str]:
+    """The image's interned names (qstrs) by number, from its build directory: MicroPython's
+    own pool (genhdr/qstrdefs.generated.h: QDEF0 entries, then QDEF1), then the frozen
+    modules' pool (frozen_content.c)."""
+    first: list[str] = []
+    second: list[str] = []
+    for line in (build / "genhdr" / "qstrdefs.generated.h").read_text().splitlines():
+        found = re.match(r'QDEF([01])\(\w+, \d+, \d+, "((?:[^"\\]|\\.)*)"\)', line)
+        if found:
+            (first if found.group(1) == "0" else second).append(found.group(2))
+    frozen = (build / "frozen_content.c").read_text()
+    pool = frozen.index("mp_qstr_frozen_const_pool = {")
+    strings = frozen.index("{", frozen.index("(qstr_len_t *)", pool)) + 1
+    listed = frozen[strings : frozen.index("};", strings)]
+    return first + second + re.findall(r'^\s*"((?:[^"\\]|\\.)*)",\s*$', listed, re.M)
+
+
+def print_lookups(image: Path, scratch: Path, elf: Path, top: int = 12) -> None:
+    """Name lookups (MicroPython's mp_map_lookup: an instance's attribute, a class's method, a
+    module's global) during a burst of pipelined pegs, by the name looked up: each costs about
+    340 cycles on the chip with the division and the attribute code around it."""
+    starts, functions = function_table(elf)
+    entry = {name: start for start, _, name in functions}
+    build = elf.parent
+    if "mp_map_lookup" not in entry or not (build / "frozen_content.c").exists():
+        print("   (the name lookups need the image's build directory)")
+        return
+    names = qstr_names(build)
+    with RP2Board(image, flash=scratch / "lookups.flash") as pico:
+        session = Session(pico, {"lookup+": entry["mp_map_lookup"]})
+        session.wait_up()
+        session.warm_up(5)
+        session.gap()
+        burst = b"".join(b"#k%d peg %d 1\n" % (i, i % 2) for i in range(PIPELINED))
+        _, lines, _ = session.exchange(burst, [b"#k%d " % i for i in range(PIPELINED)])
+        entries = session.entries
+        session.close()
+    start = next(nanos for nanos, what, _ in entries if what == "usb_out")
+    end = start + max(nanos for nanos, text in lines if text.startswith(b"#k"))
+    counts: dict[str, int] = {}
+    for nanos, what, data in entries:
+        if what == "lookup+" and start <= nanos <= end:
+            key = struct.unpack("<5I", data)[1]  # (map, key, ...): a name is a qstr, (q << 3) | 2
+            name = names[key >> 3] if key & 7 == 2 and key >> 3 < len(names) else "(not a name)"
+            counts[name] = counts.get(name, 0) + 1
+    total = sum(counts.values())
+    print(
+        f"\n   name lookups (mp_map_lookup) while {PIPELINED} pipelined pegs are answered: "
+        f"{total / PIPELINED:.1f} a peg; the most looked up:"
+    )
+    ranked = sorted(counts.items(), key=lambda item: -item[1])[:top]
+    print("   " + ", ".join(f"{name} {count / PIPELINED:.1f}" for name, count in ranked))
+
+
 # --- the unix-port virtual board ------------------------------------------------------------
 
 
@@ -655,6 +711,7 @@ def main(argv: list[str] | None = None) -> None:
         if probes and elf is not None:
             print_peg_trace(image, scratch, probes)
             print_peg_profile(image, scratch, elf)
+            print_lookups(image, scratch, elf)
         else:
             print("   (the peg's trace needs the image's firmware.elf: make rp2-images)")
     if not args.no_virtual:

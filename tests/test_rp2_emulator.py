@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -158,6 +159,28 @@ def test_a_frame_goes_out_whole_while_the_flash_erases(rp2_board: RP2Board, repl
     )
     frames = decode_ws2812(rp2_board.edges(16, since=start).edges)
     assert [frame.data for frame in frames] == [pattern]
+
+
+def test_a_probe_named_with_a_plus_records_the_calls_arguments(
+    rp2_board: RP2Board, repl: RawRepl
+) -> None:
+    # RP2Board.trace: a probe whose name ends in "+" records r0-r3 and lr at the function's
+    # entry. The SDK's flash_range_erase(offset, count), called for two blocks in a row.
+    erase = FlashSymbols.for_image(rp2_image()).erase
+    rp2_board.trace(True, {"erase+": erase})
+    repl.exec(
+        "import rp2\nflash = rp2.Flash()\nlast = flash.ioctl(4, 0) - 1\n"
+        "flash.ioctl(6, last - 1)\nflash.ioctl(6, last)\n",
+        timeout=60,
+    )
+    entries, _ = rp2_board.trace_log()
+    rp2_board.trace(False)
+    calls = [struct.unpack("<5I", data) for _, what, data in entries if what == "erase+"]
+    assert len(calls) == 2, calls
+    (first, first_count, _, _, first_lr), (second, second_count, _, _, second_lr) = calls
+    assert first % 4096 == 0 and second == first + 4096  # the offsets of two blocks in a row
+    assert first_count == second_count == 4096
+    assert first_lr == second_lr and first_lr & 1  # one call site, returned to in Thumb state
 
 
 def test_a_pressed_pin_reads_0_and_a_released_one_1(rp2_board: RP2Board, repl: RawRepl) -> None:

@@ -357,7 +357,9 @@ class RP2Board:
         """Start a fresh trace (on) or stop it: the USB traffic both ways (`usb_out` the host's
         bytes reaching the chip's port, `usb_in` a packet of the chip's reaching the host) and,
         for each of `probes` (name: firmware address, from the image's ELF), every time the core
-        starts executing there; all stamped with the emulated time."""
+        starts executing there; all stamped with the emulated time. A probe whose name ends in
+        "+" also records the call there: its bytes are r0-r3 and lr at that moment (the first
+        four arguments and the return address, 20 bytes little-endian)."""
         self._running().request("trace", on=on, probes=probes or {})
 
     def trace_log(self, since: int = 0) -> tuple[list[tuple[int, str, bytes]], int]:

@@ -28,6 +28,13 @@ const CDC_RTS = 2;
 const PIO_STRIDE = 1000; // cycles the clock moves at a time while the CPU sleeps and a PIO works
 const TRACE_LIMIT = 1 << 20; // trace entries kept (USB traffic and probe hits); then no more
 
+/** r0-r3 and lr (a call's arguments and return address at its entry), 20 bytes little-endian. */
+function callRegisters(registers) {
+  const bytes = Buffer.alloc(20);
+  [0, 1, 2, 3, 14].forEach((r, k) => bytes.writeUInt32LE(registers[r] >>> 0, 4 * k));
+  return bytes;
+}
+
 /**
  * Moves a SimulationClock to `nanos` exactly (now + (nanos - now) can round below it), firing
  * the alarms due by then (one due now too: a DMA transfer a PIO step asked for).
@@ -364,7 +371,9 @@ export class EmulatedBoard {
 
   /**
    * Starts (a fresh) trace or stops it. `probes` maps names to firmware addresses (from the
-   * image's ELF): each time the core starts executing one, the trace gets its name.
+   * image's ELF): each time the core starts executing one, the trace gets its name. A name
+   * ending in '+' also records the call's arguments and return address there: r0-r3 and lr,
+   * 20 bytes little-endian (what a function's entry sees in them, by the ARM calling convention).
    */
   setTrace(on, probes = {}) {
     this.trace = on ? [] : null;
@@ -625,7 +634,9 @@ export class EmulatedBoard {
         const pc = registers[15] & ~1;
         if (this.probes !== null) {
           const name = this.probes.get(pc);
-          if (name !== undefined) this.traced(name);
+          if (name !== undefined) {
+            this.traced(name, name.endsWith('+') ? callRegisters(registers) : null);
+          }
         }
         if (pc === erase || pc === program) {
           if (!this.startFlashOp(pc === erase ? 'erase' : 'program')) return;
