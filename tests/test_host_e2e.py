@@ -184,6 +184,40 @@ async def test_library_resends_with_the_same_id_after_a_lost_reply(vboard: Virtu
         await b.close()
 
 
+async def test_a_connect_that_fails_after_the_hello_leaves_the_port_free(
+    vboard: VirtualBoard,
+) -> None:
+    """The board answers the hello but nothing after it (the request for brief events goes
+    unanswered): the open fails, its link is closed, and the port is free again. (Seen once
+    under load: the failed open kept the port claimed, and every later open of it failed.)"""
+    closed: list[SerialTransport] = []
+
+    class MuteAfterHello(SerialTransport):
+        async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
+            seen = bytearray()
+
+            def until_the_hello(data: bytes) -> None:
+                hello_done = b"proto=" in seen and b"\n" in seen[seen.index(b"proto=") :]
+                if not hello_done:
+                    seen.extend(data)
+                    on_data(data)
+
+            await super().open(until_the_hello, on_lost)
+
+        async def close(self) -> None:
+            closed.append(self)
+            await super().close()
+
+    with pytest.raises(LinkError, match="brief"):
+        await Board.open_transport(lambda: MuteAfterHello(vboard.port), timeout=1.0)
+    assert closed
+    again = await Board.open(vboard.port)  # owned by this program again, not ridden
+    try:
+        assert (await again.state()).rev == 0
+    finally:
+        await again.close()
+
+
 # --- events, restarts, reconnects -------------------------------------------------------------
 
 

@@ -140,7 +140,13 @@ class Client:
         """Open the link and check the board's hello. Raises LinkError or ProtocolMismatch."""
         self._closed = False
         await self._open()
-        await self._ask_brief()
+        try:
+            await self._ask_brief()
+        except BaseException:
+            # A connect that fails leaves no link open: the port (and its claim, portshare) is
+            # free for the next program or the next try.
+            await self.close()
+            raise
         if self.heartbeat > 0 and self._heartbeat_task is None:
             self._heartbeat_task = asyncio.create_task(self._heartbeat_loop())
         assert self.hello is not None
