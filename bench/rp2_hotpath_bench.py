@@ -229,11 +229,16 @@ class Figures:
     pipelined: list[list[int]]  # of each burst: reply i's time after its bytes reached the chip
     reads: dict[str, list[int]]
     animated: list[int]
-    animated_erasing: list[
-        bool
-    ]  # a flash erase began after the last ping's reply, before this one's
+    # of each animated ping: a flash erase began after the last ping's reply, before this one's
+    animated_erasing: list[bool]
     presses: list[tuple[int, int, int | None]]  # (frame start - debounce end, - event, - read)
     frame_checked: int
+
+
+def pipelined_pegs(tag: bytes) -> tuple[bytes, list[bytes]]:
+    """PIPELINED pegs in one write, ids `tag`0, `tag`1, ...; and the replies' starts to wait for."""
+    burst = b"".join(b"%s%d peg %d 1\n" % (tag, i, i % 2) for i in range(PIPELINED))
+    return burst, [b"%s%d " % (tag, i) for i in range(PIPELINED)]
 
 
 def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, int]) -> Figures:
@@ -281,9 +286,7 @@ def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, in
             session.gap()
             # (each burst its own ids, of the same length: #a0..#a19, #b0.., so none is a resend)
             tag = b"#%c" % (97 + run)
-            burst = b"".join(b"%s%d peg %d 1\n" % (tag, i, i % 2) for i in range(PIPELINED))
-            wanted = [b"%s%d " % (tag, i) for i in range(PIPELINED)]
-            _, lines, _ = session.exchange(burst, wanted)
+            _, lines, _ = session.exchange(*pipelined_pegs(tag))
             figures.pipelined.append([t for t, text in lines if text.startswith(tag)])
         session.close()
     return figures
@@ -532,8 +535,7 @@ def print_lookups(image: Path, scratch: Path, elf: Path, top: int = 12) -> None:
         session.wait_up()
         session.warm_up(5)
         session.gap()
-        burst = b"".join(b"#k%d peg %d 1\n" % (i, i % 2) for i in range(PIPELINED))
-        _, lines, _ = session.exchange(burst, [b"#k%d " % i for i in range(PIPELINED)])
+        _, lines, _ = session.exchange(*pipelined_pegs(b"#k"))
         entries = session.entries
         session.close()
     start = next(nanos for nanos, what, _ in entries if what == "usb_out")

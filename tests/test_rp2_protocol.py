@@ -108,7 +108,7 @@ def test_requests_pipelined_in_one_write_get_their_replies_in_order(
 def test_more_requests_at_once_than_stdin_holds_are_all_served_in_order(
     link: ProtocolLink,
 ) -> None:
-    # About 1,300 bytes in one write: more than stdin's ring (512 bytes on the rp2 port) and the
+    # About 1,450 bytes in one write: more than stdin's ring (512 bytes on the rp2 port) and the
     # USB driver's buffer (256) together. A cribboard image's USB callback fills the ring and
     # leaves the rest to MicroPython's, which marks the interface for its poll (cribio.c).
     requests = [b"#m%d pend %d %d\n" % (i, i % 2, i % 30) for i in range(100)]
