@@ -51,7 +51,7 @@ class App:
         self.selftest_from = -1
         # A change reaches the LEDs as soon as the requests that came together are handled,
         # not at the render task's next tick; `frame` reads what the LEDs show.
-        self.dispatcher.input_done = self.show_changes
+        self.dispatcher.show = self.show_changes
         self.ctx.refresh = self.show_changes
         self.tasks = [render_task]
         self.panel = None

@@ -457,6 +457,7 @@ class BleLink:
                 self._leave(central)
         if self._advertise_due and not self._advertise_now():
             done = False
+        took = False
         for central in self.centrals:
             if central.joined:
                 central.joined = False
@@ -467,7 +468,13 @@ class BleLink:
                 self._advertise_due = True  # (it came and went: its slot is free again)
                 continue
             if central.live:
+                head = central.rx_head
                 self._receive(central)
+                took = took or central.rx_head != head
+        if took:
+            self.dispatcher.input_done()  # what the requests changed: one event, the LEDs
+        for central in self.centrals:
+            if central.live:
                 if not self._flush(central):
                     done = False
                 elif central.rx_head != central.rx_tail:

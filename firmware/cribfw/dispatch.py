@@ -1,8 +1,9 @@
 # One dispatcher serves every link: it parses a request line, checks it against the protocol's
 # verb table (cribcore.protocol.VERB_TABLE: the number of arguments, who may send it), has the
-# verb's handler (cribfw/verbs.py) apply it to the board's Context, writes exactly one reply to
-# the asking link and pushes every change as an event to all links. Handling a score command
-# allocates nothing.
+# verb's handler (cribfw/verbs.py) apply it to the board's Context and writes exactly one reply to
+# the asking link. When the link has handled every line it had (input_done), what they changed
+# goes to all links as one event: a host that pipelines gets its replies, then the state once.
+# Handling a score command allocates nothing.
 #
 # A link is any object with `send(buf, n)` (write buf[:n], a whole line), `recent`, a
 # RecentReplies for that link, `trusted` (it may change the board: USB always, a Bluetooth central
@@ -41,10 +42,12 @@ def _nothing():
     pass
 
 
-# A slot of RecentReplies.mem: the id's length, the reply's length, the id, the reply.
+# A slot of RecentReplies.mem: the id's length, the reply's length, the id, the reply. After
+# the last slot, one byte: the slot to be written next.
 _ID_AT = const(2)
 _REPLY_AT = const(2 + 8)  # (8: protocol.MAX_ID, held equal by tests/core/test_protocol.py)
 _SLOT_SIZE = const(_REPLY_AT + RECENT_REPLY)
+_NEXT_AT = const(RECENT * _SLOT_SIZE)
 
 
 class RecentReplies:
@@ -53,8 +56,7 @@ class RecentReplies:
     All of it is in one buffer, `mem`, slot after slot: one lookup for each request."""
 
     def __init__(self):
-        self.mem = bytearray(RECENT * _SLOT_SIZE)
-        self.next = 0
+        self.mem = bytearray(_NEXT_AT + 1)
 
     @micropython.viper
     def find(self, line, start: int, end: int) -> int:
@@ -84,9 +86,9 @@ class RecentReplies:
         size = int(out.n)
         if size > RECENT_REPLY:
             return
-        slot = int(self.next)
-        self.next = slot + 1 if slot + 1 < RECENT else 0
         mem = ptr8(self.mem)
+        slot = mem[_NEXT_AT]
+        mem[_NEXT_AT] = slot + 1 if slot + 1 < RECENT else 0
         base = slot * _SLOT_SIZE
         mem[base] = end - start
         mem[base + 1] = size
@@ -123,10 +125,8 @@ class Dispatcher:
         self._published_rev = ctx.game.rev
         self._published_settings = ctx.settings_rev
         self._published_admission = ctx.admission.rev
-        # input_done(): a link calls it when it has handled every request it had for now, the
-        # time to show what they changed: the app sets it to its show_changes (a callable here,
-        # not a method around it: no call in between, as soon as a peg's event has left).
-        self.input_done = _nothing
+        # show(): draws what changed on the LEDs (the app sets it to its show_changes).
+        self.show = _nothing
 
     def add_link(self, link):
         self.ctx.links.append(link)
@@ -178,9 +178,16 @@ class Dispatcher:
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
         link.send(out.buf, out.n)
-        self.publish_if_changed()
-        if remember:  # (after the reply and its event: the next line is handled after this)
+        if remember:
             recent.remember(line, id_start, id_end, out)
+
+    @micropython.native
+    def input_done(self):
+        """A link has handled every request it had for now: push what they changed to every link
+        and show it on the LEDs. Requests that came together (a host that pipelines) get their
+        replies first, then one event with the state after the last of them."""
+        self.publish_if_changed()
+        self.show()
 
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):

@@ -15,6 +15,10 @@ except ImportError:  # CPython
 
 from cribcore.protocol import MAX_ID, MAX_LINE, is_id_char
 
+# protocol.MAX_LINE as this module's constant for read_lines (a name of another module is looked
+# up at run time; tests/core/test_protocol.py holds them equal).
+_MAX_LINE = const(64)
+
 # Where the reading of a line's '#ID ' prefix stands.
 _LEAD = const(0)  # only spaces so far
 _IN_ID = const(1)  # after '#': id characters
@@ -157,13 +161,17 @@ class LineAssembler:
                 n = self.n
                 got = read(line, n)
                 end = n + got
-                if got and line[end - 1] == 10:
+                while got and line[end - 1] == 10:
                     # A whole line (nothing of it was discarded or skipped): handled here,
-                    # without feed_byte's turn for its newline.
+                    # without feed_byte's turn for its newline; then the next, which starts
+                    # a line as this one did (nothing discarded or skipped).
                     self.n = 0
                     if end > 1:
                         self._on_line(self._link, line, end - 1)
-                elif end == MAX_LINE:
+                    count += got
+                    got = read(line, 0)
+                    end = got
+                if end == _MAX_LINE:
                     # Its 64th byte and still no newline: too long (fed as any byte).
                     self.n = end - 1
                     self.feed_byte(line[end - 1])

@@ -26,7 +26,7 @@ class UsbLink:
         # write(buf, max_len) do just that, with no call of ours around it (one for every reply
         # and event).
         self.send = stdout.write if cribio is None else cribio.write
-        self._dispatcher = dispatcher
+        self._input_done = dispatcher.input_done  # (bound once: called after every burst)
         self.recent = RecentReplies()
         self.trusted = True  # physical access: a USB host may always change the board
         self.address = None
@@ -51,7 +51,7 @@ class UsbLink:
     async def run(self):
         import asyncio
 
-        wait = SchedulerWait.attach(asyncio, self._stdin, self._stdin_ready)
+        wait = SchedulerWait.attach(asyncio, self._stdin, self.handle_ready)
         if wait is None:
             await self._run_as_task(asyncio)
             return
@@ -64,14 +64,16 @@ class UsbLink:
             await asyncio.sleep_ms(50)  # no host side at all: look again later, don't spin
 
     @micropython.native
-    def _stdin_ready(self):
-        """stdin read as ready: handle its lines; returns the count of bytes read."""
-        if self._read_ready is not None:  # (drain's own, without its call: once for each burst)
-            n = self._lines.read_lines(self._read_ready, self._spare)
+    def handle_ready(self):
+        """stdin read as ready: handle its lines, then push and show what they changed (one
+        event for them all); returns the count of bytes read (0: the input ended)."""
+        read = self._read_ready
+        if read is not None:  # (drain's own, without its call: once for each burst)
+            n = self._lines.read_lines(read, self._spare)
         else:
             n = self.drain()
         if n:
-            self._dispatcher.input_done()
+            self._input_done()
         return n
 
     async def _run_as_task(self, asyncio):
@@ -81,7 +83,7 @@ class UsbLink:
             if await reader.readinto(self._one):
                 self._lines.feed_byte(self._one[0])
                 self.drain()
-                self._dispatcher.input_done()
+                self._input_done()
             else:
                 await asyncio.sleep_ms(50)  # end of input (no host side at all): don't spin
 

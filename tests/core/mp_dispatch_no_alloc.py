@@ -29,44 +29,52 @@ def app():
     app = App(FakePixels(HOLES), stdin, out, PROFILES["sim"])
     board, dispatcher, usb = app.ctx.game, app.dispatcher, app.usb
     lines = LineAssembler(usb, dispatcher.handle_line, dispatcher.line_too_long)
-    return board, lines, out
+    return board, lines, out, dispatcher
 
 
-def feed_locked(lines, data, rounds):
-    """Feed every line of `data` `rounds` times with the heap locked."""
+def feed_locked(lines, data, rounds, input_done=None):
+    """Feed every line of `data` `rounds` times with the heap locked; with `input_done`, call it
+    after each line (as the USB link does when each line comes alone: the event, the LEDs)."""
     micropython.heap_lock()
     try:
         for _ in range(rounds):
             for line in data:
                 lines.feed(line, len(line))
+                if input_done is not None:
+                    input_done()
     finally:
         micropython.heap_unlock()
 
 
 def test_score_lines_allocate_nothing():
-    board, lines, out = app()
+    board, lines, out, dispatcher = app()
     data = (b"#12 peg 0 3\n", b"peg 1 2\n")
     for line in data * 3:  # warm up
         lines.feed(line, len(line))
+        dispatcher.input_done()
     writes = out.writes
-    feed_locked(lines, data, 20)
+    feed_locked(lines, data, 20, dispatcher.input_done)
     # "#12 peg 0 3" was applied once: the later ones are resends, answered from memory
     assert board.front[0] == 3 and board.front[1] == 2 * 23
     assert out.writes == writes + 20 * 3  # per round: the resend's reply, a reply and an event
 
 
 def test_score_lines_with_new_ids_allocate_nothing():
-    board, lines, out = app()
+    board, lines, out, dispatcher = app()
     data = [b"#s%d peg 0 1\n" % i for i in range(20)] + [
         b"#t%d pend 1 %d\n" % (i, i + 1) for i in range(8)
     ]
     lines.feed(b"#w peg 1 1\n", 11)  # warm up
-    feed_locked(lines, data, 1)
+    dispatcher.input_done()
+    writes = out.writes
+    feed_locked(lines, data, 1)  # as from a host that pipelines: every reply first,
+    dispatcher.input_done()  # then one event with the state after the last
+    assert out.writes == writes + len(data) + 1
     assert board.front[0] == 20 and board.pending[1] == 8
 
 
 def test_other_game_lines_allocate_nothing():
-    board, lines, out = app()
+    board, lines, out, dispatcher = app()
     data = (
         b"#a ping\n",
         b"st\n",
@@ -78,12 +86,13 @@ def test_other_game_lines_allocate_nothing():
     )
     for line in data:  # warm up
         lines.feed(line, len(line))
-    feed_locked(lines, data, 5)
+        dispatcher.input_done()
+    feed_locked(lines, data, 5, dispatcher.input_done)
     assert board.dealer == 0  # passed on six times
 
 
 def test_bad_lines_allocate_nothing():
-    board, lines, out = app()
+    board, lines, out, _ = app()
     data = (
         b"peg 0 x\n",
         b"bogus\n",

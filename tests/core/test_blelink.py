@@ -467,6 +467,28 @@ def test_every_change_reaches_usb_and_every_central():
         rig.close()
 
 
+def test_requests_written_together_get_their_replies_then_one_event():
+    # A central that sends several requests in one write: its replies, then the state once
+    # (one notification's worth where twenty would have queued), on every link.
+    rig = Rig()
+    try:
+        rig.app.ctx.admission.set_open(True)
+        rig.ble.connect(1, PHONE)
+        rig.ble.connect(2, LAPTOP)
+        rig.link.service()
+        rig.app.dispatcher.publish_if_changed()  # (`! admit`: open mode)
+        rig.link.service()
+        rig.ble.notified = []
+        rig.usb_out.lines = []
+        event = b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=5,3 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"
+        got = rig.send(1, b"#a peg 0 5\n#b peg 1 3\n")
+        assert got == [b"#a ok r=1\n", b"#b ok r=2\n", event]
+        assert rig.ble.take(2)[1] == [event]
+        assert rig.usb_out.lines == [event]
+    finally:
+        rig.close()
+
+
 # --- admission ------------------------------------------------------------------------------
 
 

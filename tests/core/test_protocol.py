@@ -68,7 +68,7 @@ class Session:
 
     def feed(self, data):
         self._writer.write(data)
-        self.link.drain()
+        self.link.handle_ready()
 
     def send(self, data):
         """Feed `data`, return the lines written back."""
@@ -86,7 +86,7 @@ class Session:
 
         def send(data):
             writer.write(data)
-            link.drain()
+            link.handle_ready()
 
         return send, out
 
@@ -316,6 +316,27 @@ def test_events_reach_every_link_and_ids_are_per_link():
 
 def test_a_central_changes_the_board_only_once_admitted():
     _run_two_links(V.ADMISSION, V.ADMISSION_ADDRESS)
+
+
+def test_requests_read_together_get_their_replies_then_one_event_on_every_link():
+    # A host that pipelines: each reply as its request is handled, then the state once, after
+    # the last change; the other link (asking for brief events) gets that state as `! st` too.
+    s = Session()
+    try:
+        send1, out1 = s.add_link()
+        send1(b"brief 1\n")
+        assert out1.take() == [b"ok brief=1\n"]
+        got = s.send(b"#a peg 0 5\n#b peg 1 3\n#c ping\n#d peg 0 2\n")
+        event = b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=7,3 b=5,0 g=0,0 q=0,0 u=3 x2=0\n"
+        assert got == [b"#a ok r=1\n", b"#b ok r=2\n", b"#c ok\n", b"#d ok r=3\n", event]
+        assert out1.take() == [event]
+        # One request at a time: its reply, then its event (brief on the link that asked).
+        event = b"! st r=4 t=121 n=2 d=0 w=-1 x=0 f=7,7 b=5,3 g=0,0 q=0,0 u=4 x2=0\n"
+        assert s.send(b"#e peg 1 4\n") == [b"#e ok r=4\n", event]
+        assert out1.take() == [b"! p 4 1 7 3\n"]
+        assert s.send(b"#f ping\n") == [b"#f ok\n"] and out1.take() == []  # nothing changed
+    finally:
+        s.close()
 
 
 # --- the host side of the codec ----------------------------------------------------------
@@ -726,12 +747,13 @@ def test_the_state_writer_equals_plain_formatting_on_every_interpreter():
 
 
 def test_the_dispatchers_own_constants_are_the_protocols() -> None:
-    # cribfw/dispatch.py keeps E_OK, E_EMPTY and the room for an id as its own constants (a name
-    # of another module is looked up at run time); MicroPython compiles them away, CPython keeps
-    # the names to compare.
+    # cribfw/dispatch.py keeps E_OK, E_EMPTY and the room for an id as its own constants, and
+    # cribfw/linebuffer.py MAX_LINE (a name of another module is looked up at run time);
+    # MicroPython compiles them away, CPython keeps the names to compare.
     if sys.implementation.name == "micropython":
         return
-    from cribfw import dispatch
+    from cribfw import dispatch, linebuffer
 
     assert (dispatch._E_OK, dispatch._E_EMPTY) == (P.E_OK, P.E_EMPTY)
     assert dispatch._REPLY_AT - dispatch._ID_AT == P.MAX_ID
+    assert linebuffer._MAX_LINE == P.MAX_LINE
