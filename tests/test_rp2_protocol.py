@@ -161,6 +161,26 @@ def test_an_mpremote_session_in_the_middle_of_a_game_leaves_it_answering(
             "    print('refused')\n"
         )
         assert mpremote(wire_board.port, "exec", code).split() == ["True", "ab2", "refused"]
+        # Its flag for tasks woken by an interrupt (cribfw/irqflag.py): polled in C, readable
+        # while set; a task waiting on it wakes when a timer's interrupt sets it.
+        code = (
+            "import asyncio, cribio, machine, select\n"
+            "from cribfw.irqflag import irq_flag\n"
+            "f = cribio.Flag(); p = select.poll(); p.register(f, select.POLLIN)\n"
+            "print(len(p.poll(0)), f.is_set())\n"
+            "f.set(); print(len(p.poll(0)), f.is_set())\n"
+            "f.clear(); print(len(p.poll(0)))\n"
+            "flag = irq_flag(asyncio, cribio, False)\n"
+            "print(type(flag).__name__)\n"
+            "async def woken():\n"
+            "    machine.Timer(period=5, mode=machine.Timer.ONE_SHOT, callback=lambda t: flag.set())\n"
+            "    await asyncio.wait_for_ms(flag.wait(), 5000)\n"
+            "    print('woken')\n"
+            "asyncio.run(woken())\n"
+        )
+        assert mpremote(wire_board.port, "exec", code).split() == [
+            "0", "False", "1", "True", "0", "IrqFlag", "woken"
+        ]  # fmt: skip
     again = ProtocolLink(wire_board.port)
     try:
         # mpremote leaves the board at the REPL; a soft reset there runs the app again.

@@ -16,6 +16,7 @@ from cribfw.buttons import Button
 from cribfw.clock import ticks_diff, ticks_ms
 from cribfw.context import Context
 from cribfw.dispatch import Dispatcher
+from cribfw.irqflag import irq_flag
 from cribfw.panel import Panel
 from cribfw.usblink import UsbLink
 from cribfw.version import FIRMWARE_VERSION
@@ -41,6 +42,7 @@ class App:
         renderer = Renderer(pixels, budget_ma=profile.budget_ma)
         self.ctx = Context(GameState(), renderer, profile.name, FIRMWARE_VERSION)
         self.dispatcher = Dispatcher(self.ctx)
+        self.cribio = cribio
         self.usb = UsbLink(stdin, stdout, self.dispatcher, cribio)
         self.dispatcher.add_link(self.usb)
         # What the LEDs show: the game's and the settings' revisions of the last frame drawn,
@@ -177,8 +179,7 @@ async def buttons_task(app):
     dispatcher = app.dispatcher
     # The virtual board's pins call their handlers inside a task: an Event serves there, and
     # a ThreadSafeFlag would keep the unix port's poll from blocking.
-    in_task = panel.irq_in_task()
-    wake = asyncio.Event() if in_task else asyncio.ThreadSafeFlag()
+    wake = irq_flag(asyncio, app.cribio, panel.irq_in_task())
     sleeps = panel.watch(wake)  # False: a pin without interrupts, so polled all the time
     most = TOUCHED_MS if sleeps else BUTTON_MS
     while True:

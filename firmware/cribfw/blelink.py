@@ -68,6 +68,7 @@ from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 from cribfw.admission import ADDR_LEN
 from cribfw.clock import ticks_diff, ticks_ms
 from cribfw.dispatch import RecentReplies
+from cribfw.irqflag import irq_flag
 from cribfw.linebuffer import LineAssembler
 from cribfw.pad import PACKET_LENGTHS, checksum
 from cribfw.stacklimits import BTSTACK, max_centrals, stack_name
@@ -424,15 +425,15 @@ class BleLink:
         import asyncio
 
         # The IRQ handler wakes the task. A stack calls it from the scheduler (rp2, the unix
-        # builds) or from its own thread (NimBLE on an ESP32), where only a ThreadSafeFlag may
-        # be set. On MicroPython's unix port that flag, having no file descriptor, makes each
+        # builds) or from its own thread (NimBLE on an ESP32), where only a ThreadSafeFlag (or
+        # a cribboard image's native one: cribfw/irqflag.py) may be set. On MicroPython's unix port that flag, having no file descriptor, makes each
         # wait of the event loop, even the zero-length one before every task it runs, a
         # poll(2) in 1 ms steps that only a ready descriptor cuts short (extmod/modselect.c,
         # v1.28.0). The virtual board's radio calls the handler from the firmware's own calls,
         # inside a task (`irq_in_task`, firmware/sim/bluetooth.py): there an Event serves,
         # cleared before each service() so a wake during it is kept, and no wait is lengthened.
         in_task = getattr(self.ble, "irq_in_task", False)
-        flag = asyncio.Event() if in_task else asyncio.ThreadSafeFlag()
+        flag = irq_flag(asyncio, getattr(app, "cribio", None), in_task)
         self._flag = flag
         flag.set()
         while True:

@@ -49,6 +49,7 @@ class App:
         self.panel = Panel(self.board, buttons)
         self.panel.COMMIT_MS = 200  # (a short pause before a count commits: a quicker test)
         self.dispatcher = Dispatcher(self.board)
+        self.cribio = None  # (not a cribboard image: asyncio's ThreadSafeFlag wakes the task)
         self.shown = 0
         self.turned = asyncio.Event()
 

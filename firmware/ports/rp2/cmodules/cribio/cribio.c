@@ -18,6 +18,12 @@
 //     two), would wait in the driver until the next bytecode, wait or read of stdin (a whole
 //     request's time in a burst of requests; the frame's drawing after a peg's event).
 //
+//   cribio.Flag() -> a flag: set() (from an interrupt handler too), clear(), is_set()
+//     What asyncio.ThreadSafeFlag is, for a task to wait on (cribfw/irqflag.py), polled in C:
+//     asyncio's wait polls each registered object whenever the core wakes (every USB frame, once
+//     a millisecond, and before each request is read), and ThreadSafeFlag's poll is a Python
+//     method, about 2,500 cycles a time on an RP2040: a request's reply came that much later.
+//
 //   tud_cdc_rx_cb (TinyUSB's callback for USB serial input, not a Python function)
 //     Moves what the USB driver received into stdin's ring a packet at a time. MicroPython's
 //     own callback (renamed micropython_tud_cdc_rx_cb by the images' cribboard.h) takes one byte
@@ -28,6 +34,7 @@
 #include "py/mphal.h"
 #include "py/stream.h"
 #include "py/ringbuf.h"
+#include "py/mperrno.h"
 #include "extmod/misc.h"
 
 // (Not in the build's scan for MicroPython's names, NO_QSTR, which has no TinyUSB headers.)
@@ -131,10 +138,72 @@ static mp_obj_t cribio_write(mp_obj_t buf_in, mp_obj_t n_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(cribio_write_obj, cribio_write);
 
+typedef struct _cribio_flag_obj_t {
+    mp_obj_base_t base;
+    volatile uint8_t state;  // (set by an interrupt handler)
+} cribio_flag_obj_t;
+
+static mp_obj_t cribio_flag_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw,
+    const mp_obj_t *args) {
+    mp_arg_check_num(n_args, n_kw, 0, 0, false);
+    cribio_flag_obj_t *self = mp_obj_malloc(cribio_flag_obj_t, type);
+    self->state = 0;
+    return MP_OBJ_FROM_PTR(self);
+}
+
+static mp_obj_t cribio_flag_set(mp_obj_t self_in) {
+    ((cribio_flag_obj_t *)MP_OBJ_TO_PTR(self_in))->state = 1;
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(cribio_flag_set_obj, cribio_flag_set);
+
+static mp_obj_t cribio_flag_clear(mp_obj_t self_in) {
+    ((cribio_flag_obj_t *)MP_OBJ_TO_PTR(self_in))->state = 0;
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(cribio_flag_clear_obj, cribio_flag_clear);
+
+static mp_obj_t cribio_flag_is_set(mp_obj_t self_in) {
+    return mp_obj_new_bool(((cribio_flag_obj_t *)MP_OBJ_TO_PTR(self_in))->state);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(cribio_flag_is_set_obj, cribio_flag_is_set);
+
+// select.poll's question: readable while set (as ThreadSafeFlag.ioctl answers).
+static mp_uint_t cribio_flag_ioctl(mp_obj_t self_in, mp_uint_t request, uintptr_t arg,
+    int *errcode) {
+    cribio_flag_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (request == MP_STREAM_POLL) {
+        return self->state ? (arg & MP_STREAM_POLL_RD) : 0;
+    }
+    *errcode = MP_EINVAL;
+    return MP_STREAM_ERROR;
+}
+
+static const mp_stream_p_t cribio_flag_stream_p = {
+    .ioctl = cribio_flag_ioctl,
+};
+
+static const mp_rom_map_elem_t cribio_flag_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_set), MP_ROM_PTR(&cribio_flag_set_obj) },
+    { MP_ROM_QSTR(MP_QSTR_clear), MP_ROM_PTR(&cribio_flag_clear_obj) },
+    { MP_ROM_QSTR(MP_QSTR_is_set), MP_ROM_PTR(&cribio_flag_is_set_obj) },
+};
+static MP_DEFINE_CONST_DICT(cribio_flag_locals, cribio_flag_locals_table);
+
+static MP_DEFINE_CONST_OBJ_TYPE(
+    cribio_type_flag,
+    MP_QSTR_Flag,
+    MP_TYPE_FLAG_NONE,
+    make_new, cribio_flag_make_new,
+    protocol, &cribio_flag_stream_p,
+    locals_dict, &cribio_flag_locals
+    );
+
 static const mp_rom_map_elem_t cribio_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_cribio) },
     { MP_ROM_QSTR(MP_QSTR_read_ready), MP_ROM_PTR(&cribio_read_ready_obj) },
     { MP_ROM_QSTR(MP_QSTR_write), MP_ROM_PTR(&cribio_write_obj) },
+    { MP_ROM_QSTR(MP_QSTR_Flag), MP_ROM_PTR(&cribio_type_flag) },
 };
 static MP_DEFINE_CONST_DICT(cribio_globals, cribio_globals_table);
 
