@@ -43,9 +43,10 @@ req = P.Request()
 for body in lines(4000):
     req.line[: len(body)] = body
     code = P.parse_request(req, len(body))
-    print("[%d,%d,%d,%d,%d,%s,%s,%d,%d]" % (code, req.id_start, req.id_end, req.verb, req.argc,
-          list(req.args[: req.argc]), list(req.kinds[: req.argc]), P.remembered(req, code),
-          P.is_open(req) if req.verb >= 0 else -1))
+    id_start, id_end, verb, argc = req.head
+    print("[%d,%d,%d,%d,%d,%s,%s,%d,%d]" % (code, id_start, id_end, verb, argc,
+          list(req.args[:argc]), list(req.kinds[:argc]), P.remembered(req, code),
+          P.is_open(req) if verb >= 0 else -1))
 """
 
 

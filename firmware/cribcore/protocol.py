@@ -120,22 +120,40 @@ def is_id_char(c):
     return _ZERO <= c <= _NINE or 65 <= c <= 90 or 97 <= c <= 122
 
 
+# Request.head: what parse_request found, at these places (one array: the viper code that reads
+# or writes them looks one name up, where four attributes took four, a request's hot path
+# looking them up 22 times).
+_ID_START = const(0)  # the id is line[id_start:id_end]; equal: no id
+_ID_END = const(1)
+_VERB = const(2)  # the verb's number in VERBS; -1: none
+_ARGC = const(3)  # the count of arguments read (in args and kinds)
+
+
 class Request:
-    """One parsed request line; reused for every line (no allocation)."""
+    """One parsed request line; reused for every line (no allocation). `line` holds it; `head`
+    what parse_request found (the id's start and end, the verb's number or -1, the count of
+    arguments, in that order); `args` and `kinds` its arguments. (No properties for
+    those names: a class with properties makes every store to its instances look two names up
+    more, and the dispatcher stores `line` for every request.)"""
 
     def __init__(self):
         self.line = bytearray(MAX_LINE)
-        self.id_start = 0
-        self.id_end = 0  # id_start == id_end: no id
-        self.verb = -1
-        self.argc = 0
+        self.head = array("i", (0, 0, -1, 0))
         self.args = array("i", bytes(4 * MAX_ARGS))
         self.kinds = bytearray(MAX_ARGS)
+
+    def arg_count(self):
+        return self.head[_ARGC]
+
+    def set_id(self, start, end):
+        """The reply's id is line[start:end] (equal: none): for a reply to what was not parsed."""
+        self.head[_ID_START] = start
+        self.head[_ID_END] = end
 
     @micropython.native
     def int_arg(self, i, default):
         """Argument i as a number; `default` when absent; None when it is a word."""
-        if i >= self.argc:
+        if i >= self.head[_ARGC]:
             return default
         if self.kinds[i] != ARG_INT:
             return None
@@ -144,7 +162,7 @@ class Request:
     @micropython.native
     def word_arg(self, i):
         """Argument i's word code, or -1."""
-        if i >= self.argc or self.kinds[i] != ARG_WORD:
+        if i >= self.head[_ARGC] or self.kinds[i] != ARG_WORD:
             return -1
         return self.args[i]
 
@@ -153,6 +171,7 @@ class Request:
 # the viper checks below: they run for every request).
 _KINDS = bytes(spec[3] for spec in VERB_TABLE)
 _ARITY = bytes(n for spec in VERB_TABLE for n in spec[1:3])  # fewest, most: two bytes a verb
+_VERB_COUNT = const(17)  # len(VERBS), held equal by tests/core/test_protocol.py
 
 
 @micropython.viper
@@ -160,14 +179,15 @@ def remembered(req, code: int) -> bool:
     """Whether the reply to `req`, parsed with result `code`, is remembered under its id: it has
     one and does more than read (a reading request simply runs again). A line whose verb could
     not be read counts as not reading: its error is remembered."""
-    if int(req.id_end) <= int(req.id_start):
+    head = ptr32(req.head)
+    if int(head[_ID_END]) <= int(head[_ID_START]):
         return False
-    verb = int(req.verb)
-    if verb < 0:
+    verb = int(head[_VERB])
+    if verb < 0 or verb >= _VERB_COUNT:  # none (-1; read back unsigned on a 64-bit machine)
         return True
     kinds = ptr8(_KINDS)
     kind = kinds[verb]
-    if kind == K_READ or (kind != K_CHANGE and code == E_OK and int(req.argc) == 0):
+    if kind == K_READ or (kind != K_CHANGE and code == E_OK and int(head[_ARGC]) == 0):
         return False  # it only reads
     return True
 
@@ -177,8 +197,9 @@ def is_open(req) -> bool:
     """Whether anyone may send `req` (a parsed request), a link not trusted too: it reads, or
     sets only the asking link's own view."""
     kinds = ptr8(_KINDS)
-    kind = kinds[int(req.verb)]
-    return kind == K_READ or kind == K_LINK or (kind == K_SET and int(req.argc) == 0)
+    head = ptr32(req.head)
+    kind = kinds[int(head[_VERB])]
+    return kind == K_READ or kind == K_LINK or (kind == K_SET and int(head[_ARGC]) == 0)
 
 
 # The verbs' and the words' names, each followed by a space, then a zero byte, for _find_name.
@@ -214,17 +235,18 @@ def _find_name(names, line, start: int, end: int) -> int:
 @micropython.viper
 def parse_request(req, n: int) -> int:
     """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK or an E_ code.
-    On failure req.id_* still names the id when one could be read, for the error reply.
+    On failure req.head still names the id when one could be read, for the error reply.
     A blank line is E_EMPTY: not a request, so it gets no reply."""
     line = req.line
     p = ptr8(line)
     args = ptr32(req.args)
     kinds = ptr8(req.kinds)
-    req.verb = -1
-    req.argc = 0
+    head = ptr32(req.head)
+    head[_VERB] = -1
+    head[_ARGC] = 0
     if n > 0 and p[n - 1] == 13:  # tolerate "\r\n"
         n -= 1
-    # The '#ID ' prefix, read into req.id_* (equal: no id).
+    # The '#ID ' prefix, read into the head's id_start and id_end (equal: no id).
     id_start = 0
     id_end = 0
     i = 0
@@ -239,12 +261,12 @@ def parse_request(req, n: int) -> int:
                 break
             i += 1
         if i == id_start or i - id_start > MAX_ID or (i < n and p[i] != 32):
-            req.id_start = 0
-            req.id_end = 0
+            head[_ID_START] = 0
+            head[_ID_END] = 0
             return E_BAD_LINE
         id_end = i
-    req.id_start = id_start
-    req.id_end = id_end
+    head[_ID_START] = id_start
+    head[_ID_END] = id_end
     for j in range(n):
         if p[j] < 32 or p[j] > 126:
             return E_BAD_LINE
@@ -260,24 +282,24 @@ def parse_request(req, n: int) -> int:
             i += 1
         if verb < 0:
             verb = int(_find_name(_VERB_NAMES, line, start, i))
-            req.verb = verb
+            head[_VERB] = verb
             if verb < 0:
                 return E_UNKNOWN
             continue
         if argc >= MAX_ARGS:
-            req.argc = argc
+            head[_ARGC] = argc
             return E_BAD_ARG
         c = p[start]
         if (c >= 48 and c <= 57) or (c == 45 and i - start > 1):
             first = start + 1 if c == 45 else start
             if i - first > MAX_DIGITS:  # leading zeros count: no small ints hidden in long ones
-                req.argc = argc
+                head[_ARGC] = argc
                 return E_BAD_ARG
             value = 0
             for k in range(first, i):
                 d = p[k] - 48
                 if d < 0 or d > 9:
-                    req.argc = argc
+                    head[_ARGC] = argc
                     return E_BAD_ARG
                 value = value * 10 + d
             args[argc] = 0 - value if c == 45 else value
@@ -285,12 +307,12 @@ def parse_request(req, n: int) -> int:
         else:
             word = int(_find_name(_WORD_NAMES, line, start, i))
             if word < 0:
-                req.argc = argc
+                head[_ARGC] = argc
                 return E_BAD_ARG
             args[argc] = word
             kinds[argc] = ARG_WORD
         argc += 1
-    req.argc = argc  # (once: each argument's count set aside until the line ends or fails)
+    head[_ARGC] = argc  # (once: each argument's count set aside until the line ends or fails)
     if verb < 0:
         return E_BAD_LINE if id_end > id_start else E_EMPTY
     arity = ptr8(_ARITY)
@@ -476,8 +498,9 @@ def begin_reply(out, req, ok):
     """Start a reply to `req`: '#ID ok' or '#ID err' (any writer of a reply has room for it: an
     id is at most MAX_ID)."""
     p = ptr8(out.buf)
-    start = int(req.id_start)
-    end = int(req.id_end)
+    head = ptr32(req.head)
+    start = int(head[_ID_START])
+    end = int(head[_ID_END])
     n = 0
     if end > start:
         line = ptr8(req.line)

@@ -36,6 +36,10 @@ DENIED = b"tap the deal button on the board to admit this device"
 # at run time (twice per request; tests/core/test_protocol.py holds them equal).
 _E_OK = const(0)
 _E_EMPTY = const(5)
+# And the places in protocol.Request.head of the id's start and end and of the verb.
+_ID_START = const(0)
+_ID_END = const(1)
+_VERB = const(2)
 
 
 def _nothing():
@@ -152,9 +156,10 @@ class Dispatcher:
         remember = remembered(req, code)
         slot = -1
         id_start = id_end = 0
+        head = req.head
         if remember:
-            id_start = req.id_start
-            id_end = req.id_end
+            id_start = head[_ID_START]
+            id_end = head[_ID_END]
             slot = recent.find(line, id_start, id_end)
         if slot >= 0:
             recent.replay(slot, out)  # a resend: same reply, nothing applied again
@@ -173,7 +178,7 @@ class Dispatcher:
         else:
             begin_reply(out, req, True)
             try:
-                HANDLERS[req.verb](self.ctx, link, req, out)
+                HANDLERS[head[_VERB]](self.ctx, link, req, out)
                 out.end()
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
@@ -198,7 +203,7 @@ class Dispatcher:
     def send_error(self, link, code, text):
         """An error reply without an id to `link` (for input that is not a request line)."""
         req = self.req
-        req.id_start = req.id_end = 0
+        req.set_id(0, 0)
         protocol.write_error(self.out, req, code, text)
         link.send(self.out.buf, self.out.n)
 
@@ -207,8 +212,7 @@ class Dispatcher:
         (id_len 0: none): tell the sender, remembered like any reply to a line with an id."""
         req = self.req
         req.line = request_id
-        req.id_start = 0
-        req.id_end = id_len
+        req.set_id(0, id_len)
         out = self.out
         slot = link.recent.find(request_id, 0, id_len) if id_len else -1
         if slot >= 0:

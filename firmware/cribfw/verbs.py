@@ -149,7 +149,7 @@ def new(ctx, link, req, out):
 @micropython.native
 def deal(ctx, link, req, out):
     game = ctx.game
-    if req.argc:
+    if req.arg_count():
         game.set_dealer(number(req, 0))
     else:
         game.next_dealer()
@@ -166,11 +166,11 @@ def pend(ctx, link, req, out):
 def games(ctx, link, req, out):
     game = ctx.game
     word = req.word_arg(0)
-    if req.argc == 0:
+    if req.arg_count() == 0:
         pass
-    elif word == protocol.W_CLEAR and req.argc == 1:
+    elif word == protocol.W_CLEAR and req.arg_count() == 1:
         game.reset_games()
-    elif word == protocol.W_X2 and req.argc == 2:
+    elif word == protocol.W_X2 and req.arg_count() == 2:
         game.set_skunk_double(flag(req, 1, "x2 takes 0 or 1"))
     else:
         raise GameError("bad_arg", "games [clear | x2 0|1]")
@@ -183,7 +183,7 @@ def games(ctx, link, req, out):
 
 
 def bright(ctx, link, req, out):
-    if req.argc:
+    if req.arg_count():
         value = number(req, 0)
         if value < 0 or value > MAX_BRIGHTNESS:
             raise GameError("bad_value", "brightness must be 0..255")
@@ -194,7 +194,7 @@ def bright(ctx, link, req, out):
 
 
 def budget(ctx, link, req, out):
-    if req.argc:
+    if req.arg_count():
         value = number(req, 0)
         if value < MIN_BUDGET_MA or value > MAX_BUDGET_MA:
             raise GameError("bad_value", "budget must be 150..10000 mA")
@@ -220,11 +220,11 @@ def settings_fields(ctx, out):
 def admit(ctx, link, req, out):
     admission = ctx.admission
     word = req.word_arg(0)
-    if req.argc == 0:
+    if req.arg_count() == 0:
         pass
-    elif word == protocol.W_OPEN and req.argc == 2:
+    elif word == protocol.W_OPEN and req.arg_count() == 2:
         admission.set_open(flag(req, 1, "open takes 0 or 1"))
-    elif word == protocol.W_CLEAR and req.argc == 1:
+    elif word == protocol.W_CLEAR and req.arg_count() == 1:
         admission.clear(ctx.links)
     else:
         raise GameError("bad_arg", "admit [open 0|1 | clear]")
@@ -232,7 +232,7 @@ def admit(ctx, link, req, out):
 
 
 def brief(ctx, link, req, out):
-    if req.argc:
+    if req.arg_count():
         link.brief = flag(req, 0, "brief takes 0 or 1") == 1
     out.field(b"brief", 1 if link.brief else 0)
 

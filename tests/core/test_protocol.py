@@ -356,9 +356,10 @@ def test_encode_vectors_both_ways():
         # ...and the firmware's parser reads back what was encoded
         req, code = _parse(expected)
         assert code == P.E_OK, expected
-        assert P.VERBS[req.verb] == call[0].encode()
+        id_start, id_end, verb, argc = req.head
+        assert P.VERBS[verb] == call[0].encode()
         args = call[1] if len(call) > 1 else ()
-        assert req.argc == len(args)
+        assert argc == len(args) == req.arg_count()
         for i in range(len(args)):
             if isinstance(args[i], int):
                 assert req.int_arg(i, None) == args[i], expected
@@ -366,9 +367,9 @@ def test_encode_vectors_both_ways():
                 assert P.WORDS[req.word_arg(i)] == args[i].encode(), expected
         rid = call[2] if len(call) > 2 else None
         if rid is None:
-            assert req.id_start == req.id_end  # no id
+            assert id_start == id_end  # no id
         else:
-            assert bytes(req.line[req.id_start : req.id_end]) == str(rid).encode()
+            assert bytes(req.line[id_start:id_end]) == str(rid).encode()
 
 
 def test_encode_rejects():
@@ -747,9 +748,9 @@ def test_the_state_writer_equals_plain_formatting_on_every_interpreter():
 
 
 def test_the_dispatchers_own_constants_are_the_protocols() -> None:
-    # cribfw/dispatch.py keeps E_OK, E_EMPTY and the room for an id as its own constants, and
-    # cribfw/linebuffer.py MAX_LINE (a name of another module is looked up at run time);
-    # MicroPython compiles them away, CPython keeps the names to compare.
+    # cribfw/dispatch.py keeps E_OK, E_EMPTY, the room for an id and the places in a request's
+    # head as its own constants, and cribfw/linebuffer.py MAX_LINE (a name of another module is
+    # looked up at run time); MicroPython compiles them away, CPython keeps the names to compare.
     if sys.implementation.name == "micropython":
         return
     from cribfw import dispatch, linebuffer
@@ -757,3 +758,9 @@ def test_the_dispatchers_own_constants_are_the_protocols() -> None:
     assert (dispatch._E_OK, dispatch._E_EMPTY) == (P.E_OK, P.E_EMPTY)
     assert dispatch._REPLY_AT - dispatch._ID_AT == P.MAX_ID
     assert linebuffer._MAX_LINE == P.MAX_LINE
+    assert P._VERB_COUNT == len(P.VERBS)
+    assert (dispatch._ID_START, dispatch._ID_END, dispatch._VERB) == (
+        P._ID_START,
+        P._ID_END,
+        P._VERB,
+    )
