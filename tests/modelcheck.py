@@ -209,6 +209,8 @@ class Checker:
             raise Violation(f"the board's ! hello event differs from its hello reply: {event!r}")
         self.wires[name] = wire
         self.model.connect(name, usb=True)
+        # An event after every request, as the model has it (protocol_model's docstring).
+        self.send(name, b"#zze every 1\n")
         return hello
 
     def send(self, name: str, data: bytes, pieces: int = 1) -> None:

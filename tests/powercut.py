@@ -233,8 +233,9 @@ class Link:
         self.serial.write(line)
 
     def exchange(self, line: bytes) -> tuple[wire.Line, list[wire.Line]]:
-        """One request: its reply and the events it caused (a ping marks their end)."""
-        self.send(line + b"\n#zz9 ping\n")
+        """One request: its reply and the events it caused (a ping sent once the reply is in
+        marks their end: the board pushes a change once it has answered what it read)."""
+        self.send(line + b"\n")
         reply = None
         events = []
         while True:
@@ -247,6 +248,7 @@ class Link:
             else:
                 assert reply is None, f"two replies to {line!r}"
                 reply = decoded
+                self.send(b"#zz9 ping\n")
         assert reply is not None, f"no reply to {line!r}"
         return reply, events
 

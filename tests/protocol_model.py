@@ -26,7 +26,11 @@ What the model holds, each from the document's section:
 - "setting what is already so changes nothing" (4): no revision, no undo step, no event;
 - events (5): every change goes to every link, after the reply on the asking link; a link that
   asked for brief events gets a peg as `! p` and a preview as `! q`; settings as `! cfg`;
-  admission as `! admit` with each link's own `you`;
+  admission as `! admit` with each link's own `you`. The model follows a board where a link
+  asked for an event after every request (`every 1`, which the Checker sends on each link it
+  attaches): requests read together then get theirs one by one, as one at a time. Without it
+  the board pushes once after what it read together, which depends on how the bytes arrived;
+  tests/core/test_protocol.py and tests/core/test_blelink.py check that;
 - the tally (games): never below zero; a win adds 1 (2 for a skunk with x2=1); taking a win back
   takes back what it added and the tally still holds. Tracked here independently of the board's
   code (`award`, with its own undo history), and checked against the oracle on every change;
@@ -56,7 +60,10 @@ MAX_LINE = 64
 MAX_ID = 8
 REMEMBERED = 8
 MAX_DIGITS = 6
-CAPS = "hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,admit,brief,health"
+CAPS = (
+    "hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,admit,brief,health,"
+    "every"
+)
 DENIED_TEXT = b"tap the deal button on the board to admit this device"
 WORDS = (b"clear", b"x2", b"open")
 ID_CHARS = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -84,6 +91,7 @@ VERBS: dict[bytes, tuple[int, int, str]] = {
     b"admit": (0, 2, "setting"),
     b"brief": (0, 1, "link"),
     b"health": (0, 0, "read"),
+    b"every": (0, 1, "link"),
 }
 
 
@@ -135,6 +143,7 @@ class LinkState:
     address: bytes | None = None
     trusted: bool = False
     brief: bool = False
+    every: bool = False
     recent: list[tuple[bytes, bytes]] = field(default_factory=list)  # (id, reply), oldest first
     partial: bytearray = field(default_factory=bytearray)
 
@@ -304,6 +313,8 @@ class ProtocolModel:
             self._admit(step, rid, args)
         elif verb == b"brief":
             self._brief(step, link, rid, args)
+        elif verb == b"every":
+            self._every(step, link, rid, args)
         else:
             self._game(step, rid, verb, args)
 
@@ -517,6 +528,18 @@ class ProtocolModel:
                 return
             link.brief = args[0] == 1
         out.append(Out(exact=ok(rid, b" brief=%d" % link.brief)))
+
+    def _every(self, step: Step, link: LinkState, rid: bytes, args: list[Arg]) -> None:
+        out = step.outputs[step.link]
+        if args:
+            if not isinstance(args[0], int):
+                out.append(Out(exact=err(rid, b"bad_arg", b"expected a number")))
+                return
+            if args[0] not in (0, 1):
+                out.append(Out(exact=err(rid, b"bad_value", b"every takes 0 or 1")))
+                return
+            link.every = args[0] == 1
+        out.append(Out(exact=ok(rid, b" every=%d" % link.every)))
 
     # --- the board's buttons ------------------------------------------------------------------
 

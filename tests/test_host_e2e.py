@@ -393,6 +393,34 @@ async def test_a_host_without_brief_events_still_gets_every_state(vboard: Virtua
     assert len([line for line in lines if line.startswith(b"! st ")]) >= 8
 
 
+async def test_a_host_that_asks_gets_an_event_after_every_request_after_a_restart_too(
+    vboard: VirtualBoard,
+) -> None:
+    """Board.ask_every_change (a linked game's side tells its own changes by them): requests
+    that reach the board together still get an event each, and a board that restarted (and
+    forgot) is asked again when the client reads its state back."""
+    received = bytearray()
+    client = Client(lambda: _Recording(vboard.port, received), timeout=3.0, brief=False)
+    await client.connect()
+    board = Board(client)
+    seen = EventLog.of(board)
+    try:
+        await board.ask_every_change()
+        for restart in (False, True):
+            if restart:
+                seen.events.clear()
+                await asyncio.get_running_loop().run_in_executor(None, vboard.reset)
+                await seen.wait(lambda e: e.name == "st" and e.fields.get("r") == "0")
+            assert (await client.request("every")).fields["every"] == "1"
+            received.clear()
+            revisions = await asyncio.gather(*(board.peg(i % 2, 1) for i in range(6)))
+            await board.ping()  # its reply comes after every event of the pegs
+            events = [line for line in bytes(received).split(b"\n") if line.startswith(b"! st ")]
+            assert [int(line.split(b" r=")[1].split()[0]) for line in events] == sorted(revisions)
+    finally:
+        await board.close()
+
+
 def test_a_change_just_before_a_ctrl_c_is_kept(vboard: VirtualBoard) -> None:
     """mpremote's Ctrl-C stops the app inside the second the store waits before saving: the app
     saves on its way out, so the soft reset that follows shows the change."""

@@ -29,7 +29,7 @@ from cribcore.state import LAST_PEG
 from cribcore.twins import ptr8, ptr32
 
 PROTOCOL_MAJOR = const(1)  # bumped when a change breaks older hosts
-PROTOCOL_MINOR = const(2)  # bumped when something is added (1.1: admit; 1.2: brief, health)
+PROTOCOL_MINOR = const(2)  # bumped when something is added (1.1: admit; 1.2: brief, health, every)
 MAX_LINE = const(64)  # request bytes including the newline
 MAX_ID = const(8)  # characters in a request id
 MAX_ARGS = const(3)
@@ -62,6 +62,7 @@ VERB_TABLE = (
     (b"admit", 0, 2, K_SET),  # since 1.1
     (b"brief", 0, 1, K_LINK),  # since 1.2
     (b"health", 0, 0, K_READ),  # since 1.2
+    (b"every", 0, 1, K_LINK),  # since 1.2
 )
 VERBS = tuple(spec[0] for spec in VERB_TABLE)
 
@@ -171,7 +172,7 @@ class Request:
 # the viper checks below: they run for every request).
 _KINDS = bytes(spec[3] for spec in VERB_TABLE)
 _ARITY = bytes(n for spec in VERB_TABLE for n in spec[1:3])  # fewest, most: two bytes a verb
-_VERB_COUNT = const(17)  # len(VERBS), held equal by tests/core/test_protocol.py
+_VERB_COUNT = const(18)  # len(VERBS), held equal by tests/core/test_protocol.py
 
 
 @micropython.viper

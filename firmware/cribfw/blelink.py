@@ -163,6 +163,7 @@ class Central:
         self.live = False  # a link of the dispatcher
         self.trusted = False
         self.brief = False  # it asked for brief events (`brief 1`)
+        self.every = False  # it asked for an event after every request (`every 1`)
         self.overflows = 0  # times its input ring overflowed (lines lost)
         self.pressed = False  # it pressed a pad button
         self.recent = _NO_REPLIES  # (made with the queue)
@@ -205,6 +206,7 @@ class Central:
                 self.recent.clear()
             self.last[:] = self.address
         self.brief = False
+        self.every = False
         self.lines.reset()
         self.packet_n = 0
         self.packet_len = 0
@@ -458,7 +460,6 @@ class BleLink:
                 self._leave(central)
         if self._advertise_due and not self._advertise_now():
             done = False
-        took = False
         for central in self.centrals:
             if central.joined:
                 central.joined = False
@@ -471,9 +472,8 @@ class BleLink:
             if central.live:
                 head = central.rx_head
                 self._receive(central)
-                took = took or central.rx_head != head
-        if took:
-            self.dispatcher.input_done()  # what the requests changed: one event, the LEDs
+                if central.rx_head != head:
+                    self.dispatcher.input_done()  # what its requests changed: one event
         for central in self.centrals:
             if central.live:
                 if not self._flush(central):

@@ -16,6 +16,7 @@ class Context:
         self.renderer = renderer  # cribcore.render.Renderer: brightness, budget, the frame
         self.admission = admission if admission is not None else Admission()
         self.links = []  # every connected link (USB, Bluetooth centrals)
+        self.every = 0  # how many of them asked for an event after every request (`every 1`)
         self.store = None  # cribfw.store.Store, once the app attached one
         self.ble = None  # cribfw.blelink.BleLink, on a board with Bluetooth
         self.settings_rev = 0  # bumped when brightness or budget change

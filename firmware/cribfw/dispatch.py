@@ -2,8 +2,9 @@
 # verb table (cribcore.protocol.VERB_TABLE: the number of arguments, who may send it), has the
 # verb's handler (cribfw/verbs.py) apply it to the board's Context and writes exactly one reply to
 # the asking link. When the link has handled every line it had (input_done), what they changed
-# goes to all links as one event: a host that pipelines gets its replies, then the state once.
-# Handling a score command allocates nothing.
+# goes to all links as one event: a host that pipelines gets its replies, then the state once;
+# while a link has asked for an event after every request (`every 1`: ctx.every counts them),
+# each request's change goes out after its reply. Handling a score command allocates nothing.
 #
 # A link is any object with `send(buf, n)` (write buf[:n], a whole line), `recent`, a
 # RecentReplies for that link, `trusted` (it may change the board: USB always, a Bluetooth central
@@ -136,8 +137,12 @@ class Dispatcher:
         self.ctx.links.append(link)
 
     def remove_link(self, link):
-        if link in self.ctx.links:
-            self.ctx.links.remove(link)
+        ctx = self.ctx
+        if link in ctx.links:
+            ctx.links.remove(link)
+            if link.every:
+                link.every = False
+                ctx.every -= 1
 
     # --- requests ------------------------------------------------------------------------------
 
@@ -150,6 +155,7 @@ class Dispatcher:
         if code == _E_EMPTY:
             return  # a blank line is not a request
         out = self.out
+        ctx = self.ctx
         recent = link.recent
         # Every reply to a line with an id is remembered, errors included, except replies to
         # reading requests (they simply run again) and `denied` (see below).
@@ -166,25 +172,27 @@ class Dispatcher:
             remember = False
         elif code != _E_OK:
             if code != protocol.E_BAD_ARG and code != protocol.E_ARITY:
-                self.ctx.bad_lines += 1
+                ctx.bad_lines += 1
             err = protocol.PARSE_ERRORS[code]
             protocol.write_error(out, req, err[0], err[1])
-        elif not (link.trusted or self.ctx.admission.open or protocol.is_open(req)):
+        elif not (link.trusted or ctx.admission.open or protocol.is_open(req)):
             # Not remembered: nothing was applied, so once admitted the same request (same
             # id) may be sent again and is applied then.
             protocol.write_error(out, req, b"denied", DENIED)
-            self.ctx.admission.request(link)
+            ctx.admission.request(link)
             remember = False
         else:
             begin_reply(out, req, True)
             try:
-                HANDLERS[head[_VERB]](self.ctx, link, req, out)
+                HANDLERS[head[_VERB]](ctx, link, req, out)
                 out.end()
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
         link.send(out.buf, out.n)
         if remember:
             recent.remember(line, id_start, id_end, out)
+        if ctx.every:
+            self.publish_if_changed()
 
     @micropython.native
     def input_done(self):

@@ -31,6 +31,7 @@ class UsbLink:
         self.trusted = True  # physical access: a USB host may always change the board
         self.address = None
         self.brief = False  # the host asked for brief events (`brief 1`)
+        self.every = False  # the host asked for an event after every request (`every 1`)
         self._one = bytearray(1)
         self._poll = select.poll()
         self._poll.register(stdin, select.POLLIN)

@@ -237,6 +237,17 @@ def brief(ctx, link, req, out):
     out.field(b"brief", 1 if link.brief else 0)
 
 
+def every(ctx, link, req, out):
+    # While any link has asked (ctx.every counts them), every request's change is pushed after
+    # its reply: a host that tells its own changes from others' by the revisions needs that.
+    if req.arg_count():
+        wanted = flag(req, 0, "every takes 0 or 1") == 1
+        if wanted != link.every:
+            link.every = wanted
+            ctx.every += 1 if wanted else -1
+    out.field(b"every", 1 if link.every else 0)
+
+
 @micropython.native
 def admission_fields(ctx, out, link):
     admission = ctx.admission
@@ -305,4 +316,5 @@ HANDLERS = (
     admit,
     brief,
     health,
+    every,
 )

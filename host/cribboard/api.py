@@ -373,6 +373,13 @@ class Board:
     async def ping(self) -> None:
         await self._fields("ping")
 
+    async def ask_every_change(self) -> None:
+        """Have the board push its state after every request, even for requests that reach it
+        together (by default it answers those, then pushes once): for a program that tells its
+        own changes from others' by the revisions its requests return. Kept across
+        reconnects."""
+        await self._client.ask_every()
+
     async def self_test(self, timeout: float | None = None) -> None:
         """Light every LED in chain order, one at a time (the wiring check); the game stays.
         `timeout`: seconds to wait for the reply (default: the board's open timeout)."""
@@ -591,6 +598,9 @@ class SyncBoard:
 
     def ping(self) -> None:
         self._run(self._board.ping())
+
+    def ask_every_change(self) -> None:
+        self._run(self._board.ask_every_change())
 
     def self_test(self, timeout: float | None = None) -> None:
         self._run(self._board.self_test(timeout))

@@ -100,6 +100,7 @@ class Client:
     ) -> None:
         self._factory = transport_factory
         self.brief = brief  # ask a board that has them for brief events
+        self.every = False  # ask it for an event after every request (ask_every)
         # A board found at MicroPython's prompt gets its app restarted (cribboard.repl).
         self.restart_at_prompt = restart_at_prompt
         self.timeout = timeout
@@ -141,7 +142,7 @@ class Client:
         self._closed = False
         await self._open()
         try:
-            await self._ask_brief()
+            await self._ask_for_events()
         except BaseException:
             # A connect that fails leaves no link open: the port (and its claim, portshare) is
             # free for the next program or the next try.
@@ -197,10 +198,23 @@ class Client:
             hello.protocol[1],
         )
 
-    async def _ask_brief(self) -> dict[str, str] | None:
-        """Ask for brief events (when wanted and the board has them) and read the whole state
-        they apply to; return its fields (None when not asked). The board forgets the request
-        when it restarts: it is asked again then."""
+    async def ask_every(self) -> None:
+        """Have the board push its state after every request, even for requests that reach it
+        together (it pushes once after them otherwise): for a host that tells its own changes
+        from others' by the revisions its requests return. Asked again whenever the link is
+        opened again (a board forgets it when it restarts); a board without it (before
+        protocol 1.2) pushes after every request anyway."""
+        self.every = True
+        if self.hello is not None and "every" in self.hello.capabilities:
+            await self.request("every", 1)
+
+    async def _ask_for_events(self) -> dict[str, str] | None:
+        """Ask for this link's events as wanted (after every request: ask_every; brief events,
+        when the board has them) and read the whole state brief events apply to; return its
+        fields (None when brief events were not asked for). The board forgets both when it
+        restarts: they are asked again then."""
+        if self.every and self.hello is not None and "every" in self.hello.capabilities:
+            await self.request("every", 1)
         self._briefed = False
         if not self.brief or self.hello is None or "brief" not in self.hello.capabilities:
             return None
@@ -419,7 +433,7 @@ class Client:
         """Read the state and hand it to subscribers as a normal `st` event (asking for brief
         events again first: a board that restarted has forgotten)."""
         try:
-            fields = await self._ask_brief()
+            fields = await self._ask_for_events()
             if fields is None:
                 fields = (await self.request("st")).fields
         except CribboardError as err:

@@ -485,6 +485,14 @@ def test_requests_written_together_get_their_replies_then_one_event():
         assert got == [b"#a ok r=1\n", b"#b ok r=2\n", event]
         assert rig.ble.take(2)[1] == [event]
         assert rig.usb_out.lines == [event]
+        # While the other central asks for an event after every request: one per request.
+        assert rig.send(2, b"every 1\n") == [b"ok every=1\n"]
+        got = rig.send(1, b"#c peg 0 1\n#d peg 0 1\n")
+        assert [line.split(b" r=")[0] for line in got] == [b"#c ok", b"! st", b"#d ok", b"! st"]
+        # It leaves: what it asked for goes with it.
+        rig.ble.drop(2, LAPTOP)
+        rig.link.service()
+        assert len(rig.send(1, b"#e peg 0 1\n#f peg 0 1\n")) == 3  # two replies, one event
     finally:
         rig.close()
 

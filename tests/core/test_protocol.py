@@ -318,7 +318,7 @@ def test_a_central_changes_the_board_only_once_admitted():
     _run_two_links(V.ADMISSION, V.ADMISSION_ADDRESS)
 
 
-def test_requests_read_together_get_their_replies_then_one_event_on_every_link():
+def test_requests_read_together_get_their_replies_then_one_event_unless_a_link_asks_every():
     # A host that pipelines: each reply as its request is handled, then the state once, after
     # the last change; the other link (asking for brief events) gets that state as `! st` too.
     s = Session()
@@ -335,6 +335,17 @@ def test_requests_read_together_get_their_replies_then_one_event_on_every_link()
         assert s.send(b"#e peg 1 4\n") == [b"#e ok r=4\n", event]
         assert out1.take() == [b"! p 4 1 7 3\n"]
         assert s.send(b"#f ping\n") == [b"#f ok\n"] and out1.take() == []  # nothing changed
+        # While a link asks for an event after every request, requests read together get
+        # theirs one by one, on every link; once it stops asking, once again.
+        send1(b"every 1\n")
+        assert out1.take() == [b"ok every=1\n"]
+        got = s.send(b"#g peg 0 1\n#h peg 0 2\n")
+        assert [line.split(b" r=")[0] for line in got] == [b"#g ok", b"! st", b"#h ok", b"! st"]
+        assert b" f=8,7 " in got[1] and b" f=10,7 " in got[3]
+        assert out1.take() == [b"! p 5 0 8 7\n", b"! p 6 0 10 8\n"]
+        send1(b"every 0\n")
+        assert out1.take() == [b"ok every=0\n"]
+        assert len(s.send(b"#i peg 1 1\n#j peg 1 1\n")) == 3  # two replies, one event
     finally:
         s.close()
 

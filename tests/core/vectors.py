@@ -19,7 +19,7 @@ FW = FIRMWARE_VERSION.encode()
 HELLO_FIELDS = (
     b"proto=1.2 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
     b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,"
-    b"admit,brief,health"
+    b"admit,brief,health,every"
 )
 # What the board pushes on every link when the app starts (Dispatcher.announce()).
 HELLO_EVENT = b"! hello " + HELLO_FIELDS + b"\n"
@@ -609,6 +609,12 @@ VECTORS = [
             b"! st r=55 t=121 n=2 d=1 w=-1 x=0 f=100,8 b=90,7 g=2,0 q=0,0 u=21 x2=1\n",
         ],
     ),
+    # an event after every request (since 1.2): requests sent together get theirs one by one too
+    (b"every\n", [b"ok every=0\n"]),
+    (b"#e1 every 1\n", [b"#e1 ok every=1\n"]),
+    (b"every 2\n", [b"err bad_value every takes 0 or 1\n"]),
+    (b"every 1 0\n", [b"err bad_arg wrong number of arguments\n"]),
+    (b"#e2 every 0\n", [b"#e2 ok every=0\n"]),
     # after all that, the state
     (b"#end st\n", [b"#end ok r=55 t=121 n=2 d=1 w=-1 x=0 f=100,8 b=90,7 g=2,0 q=0,0 u=21 x2=1\n"]),
 ]

@@ -2,8 +2,9 @@
 and the requests that bring a board to the merged position (:func:`plan`, :func:`run_step`).
 
 A board pushes its whole state after every change, whatever made it (its buttons, a host, its
-side of the linked game itself). The side tells its own changes apart by the revision each
-request returned; any other change is read from the difference between two successive states:
+side of the linked game itself; the side asks it to, `every 1`, for requests that reach it
+together too). The side tells its own changes apart by the revision each request returned; any
+other change is read from the difference between two successive states:
 
 - the undo count fell: the board took moves back (one ``undo`` per step);
 - the game's length or players changed, or every peg went home: a new ``game``;

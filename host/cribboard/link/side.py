@@ -250,6 +250,9 @@ class LinkedGameSide:
                 continue
             problem = ""
             try:
+                # Its own changes are told apart by the revisions its requests return: every
+                # request's change must come back on its own, not with others read with it.
+                await board.ask_every_change()
                 await self._with_board(board)
             except CribboardError as err:
                 self.say(_("board: %(error)s (opening it again)", error=err))
