@@ -233,9 +233,9 @@ class Link:
         self.serial.write(line)
 
     def exchange(self, line: bytes) -> tuple[wire.Line, list[wire.Line]]:
-        """One request: its reply and the events it caused (a ping sent once the reply is in
-        marks their end: the board pushes a change once it has answered what it read)."""
-        self.send(line + b"\n")
+        """One request: its reply and the events it caused (a ping marks their end: the link
+        asked for an event after every request, `every 1`, so they come before its reply)."""
+        self.send(line + b"\n#zz9 ping\n")
         reply = None
         events = []
         while True:
@@ -248,17 +248,25 @@ class Link:
             else:
                 assert reply is None, f"two replies to {line!r}"
                 reply = decoded
-                self.send(b"#zz9 ping\n")
         assert reply is not None, f"no reply to {line!r}"
         return reply, events
 
+    def ask_every(self) -> None:
+        """An event after every request, even for two sent together (exchange's request and
+        ping): the board pushes once after what it read together otherwise."""
+        reply, _ = self.exchange(b"every 1")
+        assert reply.fields.get("every") == "1", reply
+
     def wait_hello(self) -> wire.Line:
-        """Skip what the killed interpreter left half-written; return the new boot's hello."""
+        """Skip what the killed interpreter left half-written; return the new boot's hello,
+        once the link has asked the new boot for an event after every request."""
         while True:
             got = self.readline()
             at = got.find(b"! hello ")
             if at >= 0:
-                return wire.decode_line(got[at:])
+                hello = wire.decode_line(got[at:])
+                self.ask_every()
+                return hello
 
 
 def choose(rng: random.Random, m: Model) -> tuple[bytes, object]:
@@ -328,6 +336,7 @@ def run_cuts(
     does not allow."""
     reply, _ = link.exchange(b"hello")
     assert reply.fields.get("store") == "fresh", reply.fields  # a new flash image
+    link.ask_every()
     models = [Model(GameState(), Settings())]
     history = [Entry(models[0].key(), {models[0].record()})]
     pid = int(sim.info()["pid"])

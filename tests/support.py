@@ -86,9 +86,13 @@ async def wait_state(
 
 def raw_exchange(port: str, lines: list[bytes], timeout: float = 3.0) -> list[bytes]:
     """Send request lines one by one on a plain serial link; collect every line that comes back
-    until each request has had its reply (leaving out the board's boot announcement)."""
+    until each request has had its reply (leaving out the board's boot announcement). The link
+    asks for an event after every request meanwhile (`every 1`, taken back at the end): the
+    ping that marks where a request's events end may otherwise be read with the request, and
+    the board pushes once after both."""
     got: list[bytes] = []
     with serial.Serial(port, timeout=timeout) as link:
+        _ask_every(link, 1)
         for line in lines:
             link.write(line)
             while True:
@@ -104,7 +108,14 @@ def raw_exchange(port: str, lines: list[bytes], timeout: float = 3.0) -> list[by
             while (event := link.readline()) != b"#zz9 ok\n":
                 assert event.startswith(b"!"), f"unexpected line {event!r}"
                 got.append(event)
+        _ask_every(link, 0)
     return got
+
+
+def _ask_every(link: serial.Serial, on: int) -> None:
+    link.write(b"every %d\n" % on)  # (no id: an id's reply is remembered, an id resends)
+    while (line := link.readline()) != b"ok every=%d\n" % on:
+        assert line.startswith(b"!"), f"unexpected line {line!r}"  # (the boot's hello)
 
 
 # --- the bridge --------------------------------------------------------------------------------
