@@ -141,6 +141,20 @@ def test_ctrl_c_stops_the_app_and_a_soft_reset_brings_the_game_back(
     assert b" f=7,9 " in link.request(b"st\n")
 
 
+def test_a_ctrl_a_right_behind_the_ctrl_c_reaches_the_repl(link: ProtocolLink) -> None:
+    # mpremote's way in: Ctrl-C, then at once Ctrl-A for the raw REPL. The USB driver may hand
+    # over both at once; the app stops before it reads what came after the Ctrl-C (with
+    # nothing but native code and C between the USB and the app's read, it read the Ctrl-A
+    # half the time, and mpremote waited for the raw REPL for ever).
+    assert link.request(b"peg 0 3\n").startswith(b"ok ")
+    link.link.write(b"\r\x03")
+    link.link.write(b"\r\x01")
+    assert link.link.read_until(b"raw REPL; CTRL-B to exit\r\n>").endswith(b"exit\r\n>")
+    link.link.write(b"\x02\x04")  # the friendly REPL, then a soft reset: the app again
+    hello = link.wait_event(lambda event: event.startswith(b"! hello "))
+    assert b" f=3,0 " in link.request(b"st\n") and b" store=" in hello
+
+
 def test_an_mpremote_session_in_the_middle_of_a_game_leaves_it_answering(
     wire_board: WireBoard, link: ProtocolLink
 ) -> None:

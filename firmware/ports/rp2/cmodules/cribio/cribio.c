@@ -8,7 +8,8 @@
 //     Copies the bytes stdin has ready into buf[start:], stopping after a newline (one line at
 //     most, so the caller handles a line before the next is read) or when buf is full. Never
 //     waits; 0 when nothing is ready. A Ctrl-C never reaches the buffer: the USB driver turns it
-//     into KeyboardInterrupt as it arrives, as for sys.stdin.
+//     into KeyboardInterrupt as it arrives, as for sys.stdin, and this raises it before taking
+//     any byte that came after it.
 //
 //   cribio.write(buf, n) -> count
 //     Writes buf[:n] to the board's serial output as sys.stdout.buffer.write(buf, n) does, and
@@ -96,6 +97,15 @@ static mp_obj_t cribio_read_ready(mp_obj_t buf_in, mp_obj_t start_in) {
     size_t n = start;
     // Polling moves what the USB driver holds into stdin's ring (as sys.stdin's read does).
     mp_hal_stdio_poll(MP_STREAM_POLL_RD);
+    #if MICROPY_KBD_EXCEPTION
+    // A Ctrl-C that came (its KeyboardInterrupt pending) stops the app here, before a byte after
+    // it is taken: those are for the REPL that comes next (mpremote sends Ctrl-A right behind
+    // its Ctrl-C, and the USB packet may hold both). Bytecode checks this between any two
+    // instructions; the app's reading path is native code and C, which do not.
+    if (MP_STATE_THREAD(mp_pending_exception) != MP_OBJ_NULL) {
+        mp_handle_pending(true);
+    }
+    #endif
     while (n < end) {
         int c = ringbuf_get(&stdin_ringbuf);
         #if MICROPY_PY_OS_DUPTERM
