@@ -4,8 +4,9 @@ Runs the bridge on 127.0.0.1 in this process with the virtual board (the real fi
 MicroPython's unix port) and two WebSocket subscribers (aiohttp clients, in this process too:
 they share its CPU with the bridge). Prints figures only; nothing here asserts speed.
 
-1. Events per second delivered to both subscribers, from the board: HTTP clients set pegs as
-   fast as the board answers (8 requests in flight); every change is a `state` event.
+1. Changes per second delivered to both subscribers, from the board: HTTP clients set pegs as
+   fast as the board answers (8 requests in flight); a state event carries each change, or
+   several that reached the board together (docs/protocol.md, section 5).
 2. Events per second of the bridge's fan-out alone: state messages published into the hub as
    fast as the loop allows, until both subscribers have them all.
 3. Latency from an HTTP peg (request sent) to its `state` event reaching a subscriber, and the
@@ -43,6 +44,7 @@ class Subscriber:
         self.url = url
         self.arrived: dict[int, float] = {}
         self.count = 0
+        self.rev = -1  # the newest state's revision
         self.changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
@@ -58,12 +60,24 @@ class Subscriber:
             if data["type"] == "state":
                 now = time.perf_counter()
                 self.arrived.setdefault(data["state"]["rev"], now)
+                self.rev = max(self.rev, data["state"]["rev"])
                 self.count += 1
                 self.changed.set()
 
     async def wait_count(self, count: int, timeout: float = 60.0) -> float:
         async def reach() -> None:
             while self.count < count:
+                self.changed.clear()
+                await self.changed.wait()
+
+        await asyncio.wait_for(reach(), timeout)
+        return time.perf_counter()
+
+    async def wait_rev(self, rev: int, timeout: float = 60.0) -> float:
+        """Until a state of revision `rev` or later has come; the time it came."""
+
+        async def reach() -> None:
+            while self.rev < rev:
                 self.changed.clear()
                 await self.changed.wait()
 
@@ -82,26 +96,30 @@ def pct(values: list[float], q: float) -> float:
 
 async def board_events(
     bridge: Bridge, session: aiohttp.ClientSession, subs: list[Subscriber]
-) -> tuple[float, float]:
+) -> tuple[float, float, int]:
+    """Changes/s reaching both subscribers, HTTP requests/s, state events that carried them."""
     url = bridge.url
     base = [s.count for s in subs]
     sent = 0
+    top = 0  # the newest revision a reply gave
 
     async def worker() -> None:
-        nonlocal sent
+        nonlocal sent, top
         while sent < BOARD_EVENTS:
             front = 2 + sent % 100  # always legal, whatever order the board applies them in
             body = {"player": sent % 2, "front": front, "back": front - 1}
             sent += 1
             async with session.post(url + "api/set", json=body) as response:
                 assert response.status == 200, await response.text()
+                top = max(top, (await response.json())["rev"])
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
     http_done = time.perf_counter()
-    ends = [await s.wait_count(b + BOARD_EVENTS) for s, b in zip(subs, base)]
+    ends = [await s.wait_rev(top) for s in subs]
     elapsed = max(ends) - started
-    return BOARD_EVENTS / elapsed, BOARD_EVENTS / (http_done - started)
+    events = min(s.count - b for s, b in zip(subs, base))
+    return BOARD_EVENTS / elapsed, BOARD_EVENTS / (http_done - started), events
 
 
 async def fanout_events(bridge: Bridge, subs: list[Subscriber]) -> float:
@@ -161,7 +179,7 @@ async def run() -> None:
                 subs = [Subscriber(session, bridge.url), Subscriber(session, bridge.url)]
                 for sub in subs:
                     await sub.start()
-                from_board, http_rate = await board_events(bridge, session, subs)
+                from_board, http_rate, events = await board_events(bridge, session, subs)
                 fanout = await fanout_events(bridge, subs)
                 to_event, round_trip = await latency(bridge, session, subs[0])
                 for sub in subs:
@@ -172,9 +190,10 @@ async def run() -> None:
         "subscribers in this process)"
     )
     print(
-        f"1. from the board: {from_board:,.0f} events/s reach both subscribers "
+        f"1. from the board: {from_board:,.0f} changes/s reach both subscribers "
         f"({BOARD_EVENTS} changes over HTTP, {IN_FLIGHT} in flight: "
-        f"{http_rate:,.0f} requests/s; each is a board round trip plus a state read)"
+        f"{http_rate:,.0f} requests/s; each is a board round trip plus a state read; "
+        f"{events} state events carried them)"
     )
     print(
         f"2. fan-out alone:  {fanout:,.0f} events/s to both subscribers "

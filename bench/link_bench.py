@@ -251,8 +251,10 @@ def bare_pty_echo(exe: Path, line: bytes, count: int) -> list[int]:
 
 
 def raw_pipelined(link: RawLink, ids: Ids, count: int) -> tuple[float, int]:
-    """Send `count` pegs/undos at once, read every reply and event on a second thread.
-    Returns (seconds from the first byte written to the last line read, bad replies)."""
+    """Send `count` pegs/undos at once, read every reply and the events on a second thread
+    (the board pushes its state once after what it read together: at least one event, the
+    last of the state after the last reply). Returns (seconds from the first byte written to
+    the last line read, bad replies)."""
     requests = []
     for i in range(count):
         requests.append(f"#{ids()} {score_verb(i)}\n")
@@ -262,7 +264,16 @@ def raw_pipelined(link: RawLink, ids: Ids, count: int) -> tuple[float, int]:
 
     def reader() -> None:
         try:
-            result.extend(link.lines(2 * count))
+            replies = 0
+            last = b""  # the last reply's revision
+            while True:
+                line = link.lines(1)[0]
+                result.append(line)
+                if line.startswith(b"#"):
+                    replies += 1
+                    last = line.rsplit(b"r=", 1)[-1].strip()
+                elif replies == count and line.startswith(b"! st r=" + last + b" "):
+                    return
         except BaseException as err:  # reported by the caller
             failure.append(err)
 
