@@ -164,7 +164,8 @@ def copy_tree(source, target):
 
     for entry in os.ilistdir(source):
         name = entry[0]
-        if name in ("sim", "__pycache__") or name.startswith("."):
+        # (ports/ holds the images' build, the images among it, none of it on a board)
+        if name in ("sim", "ports", "__pycache__") or name.startswith("."):
             continue
         if entry[1] == 0x4000:
             os.mkdir(target + "/" + name)
@@ -301,27 +302,26 @@ def time_to_restored_frame(repeats=15):
 
     with tempfile.TemporaryDirectory() as tmp:
         image = Path(tmp) / "flash.img"
-        with (
-            VirtualBoard(flash=image, on_frame=on_frame) as vb,
-            SimControl(vb.control) as sim,
-            serial.Serial(vb.port, timeout=5) as link,
-        ):
-            for i in range(40):  # mid-game: 40 moves, a 40-step undo history
-                exchange(link, b"peg %d %d" % (i % 2, 1 + i % 5))
-            exchange(link, b"deal")
-            time.sleep(QUIET_MS / 1000 + 0.5)  # saved
-            saved = sim.wait_frame()
-            resets = []
-            for i in range(repeats):
-                exchange(link, b"bright %d" % (60 + i))  # shown, not saved yet
-                sim.wait_frame(lambda f: f != saved)
-                t0 = time.monotonic()
-                vb.reset()
-                resets.append(first_after(t0, saved, sim))
-                hello = link.readline()
-                while b"! hello " not in hello:
+        # (Nested, not one parenthesized `with`: this file runs on MicroPython too, whose
+        # parser does not take that form.)
+        with VirtualBoard(flash=image, on_frame=on_frame) as vb:  # noqa: SIM117
+            with SimControl(vb.control) as sim, serial.Serial(vb.port, timeout=5) as link:
+                for i in range(40):  # mid-game: 40 moves, a 40-step undo history
+                    exchange(link, b"peg %d %d" % (i % 2, 1 + i % 5))
+                exchange(link, b"deal")
+                time.sleep(QUIET_MS / 1000 + 0.5)  # saved
+                saved = sim.wait_frame()
+                resets = []
+                for i in range(repeats):
+                    exchange(link, b"bright %d" % (60 + i))  # shown, not saved yet
+                    sim.wait_frame(lambda f: f != saved)
+                    t0 = time.monotonic()
+                    vb.reset()
+                    resets.append(first_after(t0, saved, sim))
                     hello = link.readline()
-            store_field = hello.split(b"store=")[1].split()[0].decode()
+                    while b"! hello " not in hello:
+                        hello = link.readline()
+                store_field = hello.split(b"store=")[1].split()[0].decode()
         starts = []
         for _ in range(3):
             frames.clear()
