@@ -428,10 +428,10 @@ class BleLink:
 
         # The IRQ handler wakes the task. A stack calls it from the scheduler (rp2, the unix
         # builds) or from its own thread (NimBLE on an ESP32), where only a ThreadSafeFlag (or
-        # a cribboard image's native one: cribfw/irqflag.py) may be set. On MicroPython's unix port that flag, having no file descriptor, makes each
-        # wait of the event loop, even the zero-length one before every task it runs, a
-        # poll(2) in 1 ms steps that only a ready descriptor cuts short (extmod/modselect.c,
-        # v1.28.0). The virtual board's radio calls the handler from the firmware's own calls,
+        # a cribboard image's native one: cribfw/irqflag.py) may be set. On MicroPython's unix
+        # port that flag, having no file descriptor, makes each wait of the event loop, even
+        # the zero-length one before every task it runs, a poll(2) in 1 ms steps that only a
+        # ready descriptor cuts short (extmod/modselect.c, v1.28.0). The virtual board's radio calls the handler from the firmware's own calls,
         # inside a task (`irq_in_task`, firmware/sim/bluetooth.py): there an Event serves,
         # cleared before each service() so a wake during it is kept, and no wait is lengthened.
         in_task = getattr(self.ble, "irq_in_task", False)
@@ -474,8 +474,10 @@ class BleLink:
                 self._receive(central)
                 if central.rx_head != head:
                     self.dispatcher.input_done()  # what its requests changed: one event
-        for central in self.centrals:
-            if central.live:
+                # (Flushed here, each central after its own input. With all flushed after every
+                # central's input, a NimBLE board on the unix port was not found again after a
+                # central vanished in most runs of test_ble_real beside a busy CPU; why is not
+                # understood yet.)
                 if not self._flush(central):
                     done = False
                 elif central.rx_head != central.rx_tail:
