@@ -430,8 +430,8 @@ class Client:
                 return
 
     async def _resync(self) -> bool:
-        """Read the state and hand it to subscribers as a normal `st` event (asking for brief
-        events again first: a board that restarted has forgotten)."""
+        """Read the state and hand it to subscribers as a normal `st` event (asking for this
+        link's events again first, as wanted: a board that restarted has forgotten)."""
         try:
             fields = await self._ask_for_events()
             if fields is None:
