@@ -21,6 +21,7 @@ import asyncio
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -64,20 +65,17 @@ class Subscriber:
                 self.count += 1
                 self.changed.set()
 
-    async def wait_count(self, count: int, timeout: float = 60.0) -> float:
-        async def reach() -> None:
-            while self.count < count:
-                self.changed.clear()
-                await self.changed.wait()
+    async def wait_count(self, count: int) -> float:
+        """Until `count` states have come; the time the last came."""
+        return await self._wait(lambda: self.count >= count)
 
-        await asyncio.wait_for(reach(), timeout)
-        return time.perf_counter()
-
-    async def wait_rev(self, rev: int, timeout: float = 60.0) -> float:
+    async def wait_rev(self, rev: int) -> float:
         """Until a state of revision `rev` or later has come; the time it came."""
+        return await self._wait(lambda: self.rev >= rev)
 
+    async def _wait(self, done: Callable[[], bool], timeout: float = 60.0) -> float:
         async def reach() -> None:
-            while self.rev < rev:
+            while not done():
                 self.changed.clear()
                 await self.changed.wait()
 

@@ -312,9 +312,9 @@ class ProtocolModel:
         elif verb == b"admit":
             self._admit(step, rid, args)
         elif verb == b"brief":
-            self._brief(step, link, rid, args)
+            self._link_flag(step, link, rid, args, "brief")
         elif verb == b"every":
-            self._every(step, link, rid, args)
+            self._link_flag(step, link, rid, args, "every")
         else:
             self._game(step, rid, verb, args)
 
@@ -517,29 +517,21 @@ class ProtocolModel:
         you = self.links[name].trusted
         return b" open=%d you=%d admitted=%d" % (self.open, you, len(self.admitted))
 
-    def _brief(self, step: Step, link: LinkState, rid: bytes, args: list[Arg]) -> None:
+    def _link_flag(
+        self, step: Step, link: LinkState, rid: bytes, args: list[Arg], name: str
+    ) -> None:
+        """`brief` or `every`: this link's own setting, 0 or 1, read or set."""
         out = step.outputs[step.link]
+        word = name.encode()
         if args:
             if not isinstance(args[0], int):
                 out.append(Out(exact=err(rid, b"bad_arg", b"expected a number")))
                 return
             if args[0] not in (0, 1):
-                out.append(Out(exact=err(rid, b"bad_value", b"brief takes 0 or 1")))
+                out.append(Out(exact=err(rid, b"bad_value", word + b" takes 0 or 1")))
                 return
-            link.brief = args[0] == 1
-        out.append(Out(exact=ok(rid, b" brief=%d" % link.brief)))
-
-    def _every(self, step: Step, link: LinkState, rid: bytes, args: list[Arg]) -> None:
-        out = step.outputs[step.link]
-        if args:
-            if not isinstance(args[0], int):
-                out.append(Out(exact=err(rid, b"bad_arg", b"expected a number")))
-                return
-            if args[0] not in (0, 1):
-                out.append(Out(exact=err(rid, b"bad_value", b"every takes 0 or 1")))
-                return
-            link.every = args[0] == 1
-        out.append(Out(exact=ok(rid, b" every=%d" % link.every)))
+            setattr(link, name, args[0] == 1)
+        out.append(Out(exact=ok(rid, b" %s=%d" % (word, getattr(link, name)))))
 
     # --- the board's buttons ------------------------------------------------------------------
 

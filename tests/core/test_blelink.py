@@ -448,17 +448,22 @@ def test_btstack_carries_on_once_its_held_notifications_went():
         rig.close()
 
 
+def two_centrals_in_open_mode(rig):
+    """Open mode, a phone and a laptop connected, what that sent taken: the links start quiet."""
+    rig.app.ctx.admission.set_open(True)
+    rig.ble.connect(1, PHONE)
+    rig.ble.connect(2, LAPTOP)
+    rig.link.service()
+    rig.app.dispatcher.publish_if_changed()  # (`! admit`: open mode)
+    rig.link.service()
+    rig.ble.notified = []
+    rig.usb_out.lines = []
+
+
 def test_every_change_reaches_usb_and_every_central():
     rig = Rig()
     try:
-        rig.app.ctx.admission.set_open(True)
-        rig.ble.connect(1, PHONE)
-        rig.ble.connect(2, LAPTOP)
-        rig.link.service()
-        rig.app.dispatcher.publish_if_changed()
-        rig.link.service()
-        rig.ble.notified = []
-        rig.usb_out.lines = []
+        two_centrals_in_open_mode(rig)
         event = b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=5,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"
         assert rig.send(1, b"#a peg 0 5\n") == [b"#a ok r=1\n", event]
         assert rig.ble.take(2)[1] == [event]
@@ -472,14 +477,7 @@ def test_requests_written_together_get_their_replies_then_one_event():
     # (one notification's worth where twenty would have queued), on every link.
     rig = Rig()
     try:
-        rig.app.ctx.admission.set_open(True)
-        rig.ble.connect(1, PHONE)
-        rig.ble.connect(2, LAPTOP)
-        rig.link.service()
-        rig.app.dispatcher.publish_if_changed()  # (`! admit`: open mode)
-        rig.link.service()
-        rig.ble.notified = []
-        rig.usb_out.lines = []
+        two_centrals_in_open_mode(rig)
         event = b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=5,3 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"
         got = rig.send(1, b"#a peg 0 5\n#b peg 1 3\n")
         assert got == [b"#a ok r=1\n", b"#b ok r=2\n", event]
