@@ -425,7 +425,7 @@ async def test_cross_origin(vboard: VirtualBoard, http: aiohttp.ClientSession) -
 def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
     """`cribboard serve --virtual` on all addresses with $CRIBBOARD_TOKEN: prints its address,
     serves, and stops on SIGINT."""
-    env = dict(os.environ, CRIBBOARD_TOKEN="from-env")
+    env = dict(os.environ, CRIBBOARD_TOKEN="token-from-the-env")
     env.pop("CRIBBOARD_PORT", None)
     process = spawn(
         [
@@ -451,7 +451,7 @@ def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
         assert lines[0].startswith("board b1: /dev/pts/") and "(virtual)" in lines[0]
         assert lines[1].startswith("cribboard bridge: http://127.0.0.1:")
         url = lines[1].split()[2]
-        assert url.endswith("/?token=from-env")
+        assert url.endswith("/?token=token-from-the-env")
         base = url.split("?")[0]
 
         async def check() -> None:
@@ -461,7 +461,7 @@ def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
                 async with session.post(
                     base + "api/peg",
                     json={"player": 0, "points": 3},
-                    headers={"Authorization": "Bearer from-env"},
+                    headers={"Authorization": "Bearer token-from-the-env"},
                 ) as r:
                     assert r.status == 200 and (await r.json())["state"]["front"] == [3, 0]
 
