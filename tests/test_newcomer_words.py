@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from cribboard.api import Board, LinkEvent, StateEvent
+from cribboard.api import Board, LinkEvent
 from cribboard.bridge.server import Bridge, BridgeConfigError
 from cribboard.cli import main
 from cribboard.cli.board_commands import _watch
@@ -154,12 +154,24 @@ def test_serve_says_when_its_board_goes_and_comes_back(spawn: Spawn) -> None:
             serve.communicate(timeout=WAIT_S)
 
 
-class _GoneBoard:
-    """A board whose link drops and is given up, as `watch` sees it (no 30 s wait)."""
+class _Hello:
+    def __init__(self, name: str) -> None:
+        self.fields = {"ble": name}
+
+
+class _LeavingBoard:
+    """A board as `watch` sees it when its link drops: each event, then who answers (no 30 s
+    waits, no pty numbers to be taken by another board)."""
 
     name = "/dev/pts/nowhere"
 
+    def __init__(self, *steps: tuple[LinkEvent, str]) -> None:
+        self.steps = steps
+        self.hello = _Hello("Cribboard-71A3")
+
     def events(self) -> Any:
+        board = self
+
         class Events:
             def __enter__(self) -> Events:
                 return self
@@ -167,10 +179,11 @@ class _GoneBoard:
             def __exit__(self, *exc: object) -> None:
                 pass
 
-            async def __aiter__(self) -> AsyncIterator[object]:
-                yield LinkEvent("lost")
-                yield LinkEvent("gone")
-                yield StateEvent.__new__(StateEvent)  # never reached: watch ended
+            async def __aiter__(self) -> AsyncIterator[LinkEvent]:
+                for event, answering in board.steps:
+                    board.hello = _Hello(answering)
+                    yield event
+                raise AssertionError("watch went on")
 
         return Events()
 
@@ -179,12 +192,19 @@ async def test_watch_says_where_the_board_went_and_stops_when_it_is_given_up(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     args = argparse.Namespace(json=True, raw=False)
+    gone = _LeavingBoard((LinkEvent("lost"), "Cribboard-71A3"), (LinkEvent("gone"), ""))
     with pytest.raises(CribboardError, match="/dev/pts/nowhere is gone: stopped watching"):
-        await _watch(_GoneBoard(), args)  # type: ignore[arg-type]
+        await _watch(gone, args)  # type: ignore[arg-type]
     out, err = capsys.readouterr()
     assert [json.loads(line)["state"] for line in out.splitlines()] == ["lost", "gone"]
     assert "/dev/pts/nowhere is gone: was it a virtual board that stopped?" in err
     assert "cribboard sim` starts one" in err
+    # The port taken by another board meanwhile (a pty's number is used again): not watched.
+    other = _LeavingBoard(
+        (LinkEvent("lost"), "Cribboard-71A3"), (LinkEvent("back"), "Cribboard-0F10")
+    )
+    with pytest.raises(CribboardError, match=r"another board answers on /dev/pts/nowhere now"):
+        await _watch(other, args)  # type: ignore[arg-type]
 
 
 # --- the bridge -----------------------------------------------------------------------------

@@ -29,6 +29,9 @@ def test_changes_are_told_in_sentences() -> None:
     assert changes(replace(pegged, undo=6, rev=6), replace(START, rev=7, undo=4)) == [
         "undone: blue back from 17 to 12"
     ]
+    first = replace(START, rev=1, front=[0, 12], back=[0, 0], undo=1)
+    nothing = replace(START, rev=2, front=[0, 0], back=[0, 0], undo=0)
+    assert changes(first, nothing) == ["undone: orange back from 12 to 0"]  # not a new game
     dealt = replace(START, rev=5, undo=5, dealer=1)
     assert changes(dealt, replace(START, rev=6)) == ["undone: the last change", "blue deals"]
     counting = replace(START, rev=5, pending=[0, 8])

@@ -101,12 +101,18 @@ def changes(before: BoardState, after: BoardState) -> list[str]:
     """What a person sees change between two states of a board, in sentences."""
     if after.rev == before.rev:
         return []
+    # An undo first: one back to nothing pegged looks like a new game, but a new game is one
+    # more change to undo, not one fewer.
+    undone = after.undo < before.undo
     if (after.target, after.players) != (before.target, before.players) or (
-        not any(after.front) and not any(after.back) and (any(before.front) or any(before.back))
+        not undone
+        and not any(after.front)
+        and not any(after.back)
+        and (any(before.front) or any(before.back))
     ):
         return [_("new game: %(game)s", game=describe_state(after).splitlines()[0])]
     lines: list[str] = []
-    if after.undo < before.undo:
+    if undone:
         lines.extend(_undone(before, after))
     else:
         for p in range(after.players):

@@ -152,6 +152,7 @@ async def _watch(board: Board, args: argparse.Namespace) -> int:
             _("watching %(board)s (Ctrl-C to stop)", board=board.name), file=sys.stderr, flush=True
         )
         teller = ChangeTeller()
+        watched = board.hello.fields.get("ble")  # which board it is, when it says
         if not (args.json or args.raw):  # the game as it is, then what changes
             teller.last = await board.state()
             print(describe_state(teller.last), flush=True)
@@ -167,6 +168,17 @@ async def _watch(board: Board, args: argparse.Namespace) -> int:
                     print(line, flush=True)
             if isinstance(event, LinkEvent):
                 _say_where_the_board_went(board.name, event.state)
+                answering = board.hello.fields.get("ble")
+                if event.state == "back" and watched and answering not in (None, watched):
+                    raise CribboardError(
+                        _(
+                            "another board answers on %(port)s now (%(board)s, not "
+                            "%(watched)s): stopped watching",
+                            port=board.name,
+                            board=answering,
+                            watched=watched,
+                        )
+                    )
     return 0
 
 
