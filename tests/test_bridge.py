@@ -20,6 +20,7 @@ import pytest
 from openapi_spec_validator import validate as validate_openapi
 
 from cribboard import cli
+from cribboard.api import Admission, AdmitEvent, ButtonEvent
 from cribboard.bridge.openapi import openapi_document, render
 from cribboard.bridge.server import Bridge, BridgeConfigError
 from cribboard.virtual import SimControl, VirtualBoard
@@ -498,6 +499,9 @@ async def test_openapi_document(bridge: Bridge, http: aiohttp.ClientSession) -> 
     async with http.ws_connect(bridge.url + "api/ws?frames=1") as ws:
         for _ in range(3):
             check("Message", await ws.receive_json(timeout=5))
+    # Each kind of event as the bridge sends it (the library's shape, with the board's id).
+    for event in (ButtonEvent("A+", "hold"), AdmitEvent(Admission(False, True, 2))):
+        check("Message", {"board": "b1", **event.to_json()})
     # Every operation of the library's Board is there, for the first board and by id.
     for op in ("state", "frame", "peg", "set", "undo", "new", "dealer", "preview"):
         assert f"/api/{op}" in served["paths"] and f"/api/boards/{{board}}/{op}" in served["paths"]
