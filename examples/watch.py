@@ -12,13 +12,15 @@ from cribboard.api import Board, StateEvent
 async def main(count: float) -> None:
     async with await Board.open() as board:
         with board.events() as events:
-            print(json.dumps({"type": "state", "state": (await board.state()).to_json()}))
+            state = await board.state()
+            print(json.dumps({"type": "state", "state": state.to_json()}), flush=True)
             print("subscribed", file=sys.stderr, flush=True)
-            changes = 0
+            rev, changes = state.rev, 0
             async for event in events:
                 print(json.dumps(event.to_json()), flush=True)
-                if isinstance(event, StateEvent):
-                    changes += 1
+                # A state read again (after a reconnect) is no change: its revision is the same.
+                if isinstance(event, StateEvent) and event.state.rev != rev:
+                    rev, changes = event.state.rev, changes + 1
                     if changes >= count:
                         return
 

@@ -324,3 +324,37 @@ def test_parsed_only_block(block: Block, capsys: pytest.CaptureFixture[str]) -> 
         else:
             done = subprocess.run(["bash", "-n", "-c", line], capture_output=True)
             assert done.returncode == 0, f"{block}: {line!r}: {done.stderr!r}"
+
+
+# --- the Python examples the README names ----------------------------------------------------
+
+
+def test_the_python_examples_peg_and_watch(env: dict[str, str]) -> None:
+    examples = ROOT / "examples"
+    watch = subprocess.Popen(
+        [sys.executable, str(examples / "watch.py"), "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watch.stderr is not None and watch.stdout is not None
+        assert watch.stderr.readline() == "subscribed\n"
+        now = json.loads(watch.stdout.readline())["state"]["front"]
+        pegged = subprocess.run(
+            [sys.executable, str(examples / "peg.py"), "orange", "6"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=WAIT_S,
+        )
+        assert pegged.returncode == 0, pegged.stderr
+        assert pegged.stdout.startswith(f"front pegs: {now[0]} {now[1] + 6}  (back: ")
+        out, err = watch.communicate(timeout=WAIT_S)  # one change, then it ends
+        assert watch.returncode == 0, err
+        changed = json.loads(out.splitlines()[-1])
+        assert changed["type"] == "state" and changed["state"]["front"] == [now[0], now[1] + 6]
+    finally:
+        watch.kill()
+        watch.wait()
