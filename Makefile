@@ -33,8 +33,8 @@ test: lint typecheck browser dbus mosquitto stubs emulator a11y
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
 lint: $(STAMP)
-	$(BIN)/ruff format --check --quiet host firmware tests bench hatch_build.py
-	$(BIN)/ruff check --quiet host firmware tests bench hatch_build.py
+	$(BIN)/ruff format --check --quiet host firmware tests bench examples hatch_build.py
+	$(BIN)/ruff check --quiet host firmware tests bench examples hatch_build.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -26,8 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cribboard.api import Board, BoardState
-from cribboard.client import Event
+from cribboard.api import Board, BoardEvent, BoardState, StateEvent
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
 from cribboard.link import topics as t
 from cribboard.link.moves import Change, Move, Position, encode_move
@@ -52,20 +51,12 @@ class Watch:
     def __init__(self, board: Board) -> None:
         self.latest: tuple[float, BoardState] | None = None
         self.changed = asyncio.Event()
-        self._state: BoardState | None = None
         board.subscribe(self._take)
 
-    def _take(self, event: Event) -> None:
-        if event.name != "st":
-            return
-        now = time.monotonic()
-        self._state = (
-            BoardState.from_fields(event.fields)
-            if self._state is None
-            else self._state.updated(event.fields)
-        )
-        self.latest = (now, self._state)
-        self.changed.set()
+    def _take(self, event: BoardEvent) -> None:
+        if isinstance(event, StateEvent):
+            self.latest = (time.monotonic(), event.state)
+            self.changed.set()
 
     async def until(self, check: Callable[[BoardState], bool]) -> float:
         """When a state passing `check` arrived (now or to come)."""

@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import serial
 
-from cribboard.api import Board, BoardState
+from cribboard.api import Board, BoardEvent, BoardState, StateEvent
 from cribboard.bridge.server import Bridge
 from cribboard.client import Event
 from cribcore.state import GameState
@@ -33,12 +33,16 @@ Spawn = Callable[..., "subprocess.Popen[Any]"]
 after the test if it still runs."""
 
 
+AnyEvent = BoardEvent | Event
+"""What a Board's subscribers get (typed events), or a Client's (the protocol's lines)."""
+
+
 class EventLog:
     """Keeps the events a board (or a client) pushes: `board.subscribe(log)`, or
     `EventLog.of(board)`. wait() takes out the first one that matches, waiting for it."""
 
     def __init__(self) -> None:
-        self.events: list[Event] = []
+        self.events: list[AnyEvent] = []
         self._changed = asyncio.Event()
 
     @classmethod
@@ -47,12 +51,12 @@ class EventLog:
         board.subscribe(log)
         return log
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: AnyEvent) -> None:
         self.events.append(event)
         self._changed.set()
 
-    async def wait(self, match: Callable[[Event], bool], timeout: float = WAIT_S) -> Event:
-        async def scan() -> Event:
+    async def wait(self, match: Callable[[Any], bool], timeout: float = WAIT_S) -> Any:
+        async def scan() -> AnyEvent:
             while True:
                 for event in self.events:
                     if match(event):
@@ -64,9 +68,9 @@ class EventLog:
         return await asyncio.wait_for(scan(), timeout)
 
 
-def state_event(check: Callable[[BoardState], bool]) -> Callable[[Event], bool]:
+def state_event(check: Callable[[BoardState], bool]) -> Callable[[BoardEvent], bool]:
     """An EventLog match: a state event whose state passes `check`."""
-    return lambda e: e.name == "st" and check(BoardState.from_fields(e.fields))
+    return lambda e: isinstance(e, StateEvent) and check(e.state)
 
 
 async def wait_state(

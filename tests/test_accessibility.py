@@ -96,6 +96,13 @@ async def test_the_board_page_passes_the_audit_in_every_language(bridge: Bridge)
         await page.set_viewport_size({"width": 390, "height": 844})
         await page.wait_for_selector("#players .pending:not([hidden])")
         assert await audit_every_language(page) == []
+        # In large text, the legend unfolded, a refused count said at the foot of the screen.
+        await page.click("#large-text")
+        await page.fill('#players .player[data-player="1"] .more input', "30")
+        await page.click('#players .player[data-player="1"] .more button')
+        await page.wait_for_selector("#log .error")
+        assert await page.get_attribute("#legend-box", "open") is not None
+        assert await audit_every_language(page) == []
         # The game won: controls disabled, the winner's card shown.
         await post(bridge, "api/set", {"player": 0, "front": 121, "back": 100})
         await page.wait_for_selector("#players .winner:not([hidden])")

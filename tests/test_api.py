@@ -3,9 +3,16 @@ the protocol's partial state events. (The API against the firmware: tests/test_h
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import re
+import threading
+from unittest.mock import AsyncMock
 
-from cribboard.api import Board, BoardState, SyncBoard
+import pytest
+
+from cribboard.api import Board, BoardState, SettingsEvent, StateEvent, SyncBoard
+from cribboard.errors import BoardRejected, CribboardError
 from cribboard.virtual import VirtualBoard
 
 # What Board has that SyncBoard cannot offer under the same name, each with its counterpart.
@@ -80,3 +87,90 @@ def test_closing_a_sync_board_twice_does_nothing_the_second_time(vboard: Virtual
     board = SyncBoard.open(vboard.port)
     board.close()
     board.close()  # (it used to wait for ever on the stopped loop)
+
+
+# Where SyncBoard's types differ from Board's, by design: its own class, and blocking iterators.
+SYNC_NAMES = {"Board": "SyncBoard", "Subscription": "SyncSubscription"}
+
+
+def annotations(function: object) -> dict[str, str]:
+    """Each parameter's annotation and the return's, as written (`from __future__ import
+    annotations`: strings), Board's own names put as SyncBoard's."""
+    if isinstance(function, (classmethod, staticmethod)):
+        function = function.__func__
+    if isinstance(function, property):
+        function = function.fget
+    written = dict(function.__annotations__)  # type: ignore[attr-defined]
+    return {
+        name: re.sub(r"\b(Board|Subscription)\b", lambda m: SYNC_NAMES[m[1]], str(value))
+        for name, value in written.items()
+    }
+
+
+def test_sync_board_takes_and_returns_what_board_does() -> None:
+    """Every parameter's type and every return type, not only the names: SyncBoard.preview
+    once returned None where Board.preview returns the revision."""
+    sync = public(SyncBoard)
+    for name, member in public(Board).items():
+        if name in NOT_SYNCHRONOUS:
+            continue
+        assert annotations(sync[name]) == annotations(member), f"SyncBoard.{name} drifted"
+
+
+def test_sync_board_hands_on_each_call_and_its_result() -> None:
+    """Each blocking method calls Board's of the same name with the same arguments and returns
+    its result as it is (a fake Board: no board needed)."""
+    board = AsyncMock(spec=Board)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    sync = SyncBoard(board, loop, thread)
+    try:
+        for name, member in public(Board).items():
+            if not inspect.iscoroutinefunction(member) or name == "close":
+                continue
+            args = [object() for _ in parameters(member)]  # every one given, defaults too
+            result = object()
+            getattr(board, name).return_value = result
+            assert getattr(sync, name)(*args) is result, f"SyncBoard.{name} lost the result"
+            called = getattr(board, name).await_args
+            assert called is not None, f"SyncBoard.{name} did not call Board.{name}"
+            given = inspect.signature(member).bind(board, *called.args, **called.kwargs)
+            assert list(given.arguments.values())[1:] == args, f"SyncBoard.{name}'s arguments"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+
+
+async def test_players_by_name_and_the_players_a_game_has(board: Board) -> None:
+    """One set of player words: the API takes the command line's and the bridge's names."""
+    await board.new_game(121, 2)
+    await board.peg("orange", 3)
+    await board.peg("A", 2)
+    await board.preview("Blue", 4)
+    await board.set_pegs("1", 9)
+    assert await board.set_dealer("orange") == 1
+    state = await board.state()
+    assert (state.front, state.pending) == ([2, 9], [4, 0])
+    with pytest.raises(CribboardError, match=r"unknown player 'green': use 0, 1, 2 or blue"):
+        await board.peg("green", 3)
+    # A player the game does not have: the refusal says which players it has.
+    with pytest.raises(BoardRejected, match=r"this game has players 0 \(blue\) and 1 \(orange\)"):
+        await board.peg("purple", 3)
+    await board.new_game(121, 3)
+    with pytest.raises(BoardRejected, match=r"players 0 \(blue\), 1 \(orange\) and 2 \(purple\)"):
+        await board.peg(3, 1)
+
+
+async def test_events_are_typed_in_the_bridges_shape(board: Board) -> None:
+    await board.new_game(121, 2)
+    with board.events() as events:
+        await board.peg(0, 19)
+        await board.peg(1, 11)
+        await board.brightness(77)
+        seen = [await anext(events) for _ in range(3)]
+    assert [type(e) for e in seen] == [StateEvent, StateEvent, SettingsEvent]
+    assert isinstance(seen[1], StateEvent) and seen[1].state.front == [19, 11]
+    state = seen[1].to_json()
+    assert state["type"] == "state" and state["state"]["front"] == [19, 11]
+    assert seen[2].to_json() == {"type": "cfg", "bright": 77, "budget": seen[2].settings.budget}

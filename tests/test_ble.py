@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from blesupport import Nus, bluetooth, board_name, needs_dbus, nus, on_stacks, pad_packet, vboard
-from cribboard.api import Board
+from cribboard.api import AdmitEvent, Board, ButtonEvent, LinkEvent, StateEvent
 from cribboard.ble import _bluetooth_errors, scan
 from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected, LinkError
@@ -172,10 +172,10 @@ async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
     await at_usb.wait(state_event(lambda s: s.front == [7, 9]))
     with SimControl(vboard.control) as sim:  # a button on the board: both hear it
         sim.press(PINS["A+"], 60)
-        await at_usb.wait(lambda e: e.name == "btn" and e.fields == {"n": "A+", "a": "tap"})
+        await at_usb.wait(lambda e: e == ButtonEvent("A+", "tap"))
         sim.press(PINS["deal"], 60)
     for events in (at_usb, at_ble):
-        await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "deal", "a": "tap"})
+        await events.wait(lambda e: e == ButtonEvent("deal", "tap"))
         await events.wait(state_event(lambda s: s.front == [8, 9]))
 
 
@@ -184,9 +184,9 @@ async def test_disconnect_and_reconnect(ble: Board, vboard: VirtualBoard) -> Non
     await ble.peg(0, 5)
     events = EventLog.of(ble)
     vboard.reset()  # the board restarts: the link drops, the client reconnects and resyncs
-    await events.wait(lambda e: e.name == "link" and e.fields == {"state": "lost"})
-    await events.wait(lambda e: e.name == "link" and e.fields == {"state": "back"}, timeout=10)
-    await events.wait(lambda e: e.name == "st")  # resynchronised
+    await events.wait(lambda e: e == LinkEvent("lost"))
+    await events.wait(lambda e: e == LinkEvent("back"), timeout=10)
+    await events.wait(lambda e: isinstance(e, StateEvent))  # resynchronised
     assert ble.connected
     state = await wait_state(ble, lambda s: s.rev >= 0)
     assert state.front == [0, 0] or state.front == [5, 0]  # the store may not have saved yet
@@ -228,9 +228,9 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
         with SimControl(vboard.control) as sim:
             sim.wait_frame(_calling, timeout=WAIT_S)  # the board calls for a decision
             sim.press(PINS["deal"], 60)
-        await at_phone.wait(lambda e: e.name == "admit" and e.fields["you"] == "1")
-        event = await at_usb.wait(lambda e: e.name == "admit")
-        assert event.fields == {"open": "0", "you": "1", "admitted": "1"}
+        await at_phone.wait(lambda e: isinstance(e, AdmitEvent) and e.admission.you)
+        event = await at_usb.wait(lambda e: isinstance(e, AdmitEvent))
+        assert event.to_json() == {"type": "admit", "open": False, "you": True, "admitted": 1}
         await phone.peg(0, 5)
         state = await usb.state()
         assert state.front == [5, 0] and state.dealer == 0  # the tap did not pass the deal
@@ -252,7 +252,7 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
         # the owner forgets the admitted devices: refused again
         cleared = EventLog.of(again)
         assert (await usb.clear_admitted()).admitted == 0
-        await cleared.wait(lambda e: e.name == "admit" and e.fields["you"] == "0")
+        await cleared.wait(lambda e: isinstance(e, AdmitEvent) and not e.admission.you)
         with pytest.raises(BoardRejected):
             await again.peg(0, 1)
     finally:
@@ -268,12 +268,12 @@ async def test_bluefruit_control_pad(nus: Nus, usb: Board) -> None:
     await nus.lines(1)  # ! admit open=1 ...
     # a press and its release in one write: still a tap of A+ (+1 pending for player 0)
     await nus.write(pad_packet(1, True) + pad_packet(1, False))
-    await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "A+", "a": "tap"})
+    await events.wait(lambda e: e == ButtonEvent("A+", "tap"))
     await wait_state(usb, lambda s: s.pending == [1, 0])
     await nus.write(pad_packet(3, True))  # B+ pressed, released a moment later
     await asyncio.sleep(0.08)  # the press itself: held this long (not a wait for anything)
     await nus.write(pad_packet(3, False))
-    await events.wait(lambda e: e.name == "btn" and e.fields == {"n": "B+", "a": "tap"})
+    await events.wait(lambda e: e == ButtonEvent("B+", "tap"))
     await nus.write(pad_packet(7, True) + pad_packet(7, False))  # left: deal commits
     state = await wait_state(usb, lambda s: s.front != [0, 0])
     assert state.front == [1, 1] or state.front == [1, 0]  # B+ started a count: A's committed
@@ -371,8 +371,8 @@ async def test_a_power_cut_during_a_peg_is_a_real_disconnect_and_the_resend_does
     events = EventLog.of(ble)
     peg = asyncio.create_task(ble.peg(0, 5))
     vboard.reset()  # SIGKILL: a power cut, whatever the peg had reached
-    await events.wait(lambda e: e.name == "link" and e.fields == {"state": "lost"})
-    await events.wait(lambda e: e.name == "link" and e.fields == {"state": "back"}, timeout=10)
+    await events.wait(lambda e: e == LinkEvent("lost"))
+    await events.wait(lambda e: e == LinkEvent("back"), timeout=10)
     await peg
     state = await ble.state()
     assert state.front[0] in (0, 5), state.front
@@ -457,7 +457,7 @@ async def test_a_reply_lost_with_the_link_is_resent_and_the_peg_counts_once(
     try:
         bluetooth.bluez.lose_link_at_next_notification(0)
         await phone.peg(0, 5)  # lost, reconnected, resent: answered
-        await events.wait(lambda e: e.name == "link" and e.fields == {"state": "lost"})
+        await events.wait(lambda e: e == LinkEvent("lost"))
         assert (await phone.state()).front[0] == 5
         assert (await usb.state()).front[0] == 5
     finally:

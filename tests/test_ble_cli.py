@@ -117,9 +117,9 @@ def test_watch_over_ble(vboard: VirtualBoard, bluetooth: FakeBluetooth, spawn: S
             usb.peg(1, 4)
         while True:
             event = json.loads(out.next())
-            if event["event"] == "st":
+            if event["type"] == "state":
                 break
-        assert event["f"] == "0,4"
+        assert event["state"]["front"] == [0, 4]
     finally:
         watcher.terminate()
         watcher.wait(timeout=10)
@@ -158,9 +158,9 @@ def test_peg_over_ble_rides_on_the_watchers_connection(
             assert pegged.returncode == 0, pegged.stderr
             assert f"blue    {n:>3}" in pegged.stdout
             event = json.loads(out.next())
-            while event["event"] != "st":
+            while event["type"] != "state":
                 event = json.loads(out.next())
-            assert event["f"] == f"{n},0"
+            assert event["state"]["front"] == [n, 0]
     finally:
         watcher.terminate()
         rest, _ = watcher.communicate(timeout=10)

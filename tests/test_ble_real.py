@@ -248,7 +248,7 @@ async def test_reconnect_and_resend_never_pegs_twice(rig: Rig) -> None:
         before = (await usb.state()).front[1]
         applied = asyncio.get_running_loop().create_future()
         unsubscribe = usb.subscribe(
-            lambda event: applied.done() or event.name != "st" or applied.set_result(None)
+            lambda event: applied.done() or event.type != "state" or applied.set_result(None)
         )
         await nus.write(b"#d1 peg 1 4\n")
         await asyncio.wait_for(applied, WAIT)  # applied; its reply may or may not have left

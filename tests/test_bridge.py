@@ -20,6 +20,7 @@ import pytest
 from openapi_spec_validator import validate as validate_openapi
 
 from cribboard import cli
+from cribboard.api import Admission, AdmitEvent, ButtonEvent
 from cribboard.bridge.openapi import openapi_document, render
 from cribboard.bridge.server import Bridge, BridgeConfigError
 from cribboard.virtual import SimControl, VirtualBoard
@@ -425,7 +426,7 @@ async def test_cross_origin(vboard: VirtualBoard, http: aiohttp.ClientSession) -
 def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
     """`cribboard serve --virtual` on all addresses with $CRIBBOARD_TOKEN: prints its address,
     serves, and stops on SIGINT."""
-    env = dict(os.environ, CRIBBOARD_TOKEN="from-env")
+    env = dict(os.environ, CRIBBOARD_TOKEN="token-from-the-env")
     env.pop("CRIBBOARD_PORT", None)
     process = spawn(
         [
@@ -451,7 +452,7 @@ def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
         assert lines[0].startswith("board b1: /dev/pts/") and "(virtual)" in lines[0]
         assert lines[1].startswith("cribboard bridge: http://127.0.0.1:")
         url = lines[1].split()[2]
-        assert url.endswith("/?token=from-env")
+        assert url.endswith("/?token=token-from-the-env")
         base = url.split("?")[0]
 
         async def check() -> None:
@@ -461,7 +462,7 @@ def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
                 async with session.post(
                     base + "api/peg",
                     json={"player": 0, "points": 3},
-                    headers={"Authorization": "Bearer from-env"},
+                    headers={"Authorization": "Bearer token-from-the-env"},
                 ) as r:
                     assert r.status == 200 and (await r.json())["state"]["front"] == [3, 0]
 
@@ -498,6 +499,9 @@ async def test_openapi_document(bridge: Bridge, http: aiohttp.ClientSession) -> 
     async with http.ws_connect(bridge.url + "api/ws?frames=1") as ws:
         for _ in range(3):
             check("Message", await ws.receive_json(timeout=5))
+    # Each kind of event as the bridge sends it (the library's shape, with the board's id).
+    for event in (ButtonEvent("A+", "hold"), AdmitEvent(Admission(False, True, 2))):
+        check("Message", {"board": "b1", **event.to_json()})
     # Every operation of the library's Board is there, for the first board and by id.
     for op in ("state", "frame", "peg", "set", "undo", "new", "dealer", "preview"):
         assert f"/api/{op}" in served["paths"] and f"/api/boards/{{board}}/{op}" in served["paths"]

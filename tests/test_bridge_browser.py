@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -125,15 +126,23 @@ async def test_clicks_drive_the_board(bridge: Bridge, page: Any) -> None:
     await wait_state(bridge, "players", 3)
     assert (await board_state(bridge))["target"] == 61
     await page.wait_for_function("document.querySelectorAll('.player').length == 3")
-    # 30 is more than the box allows (the browser says so, nothing is sent); past the box's
-    # own check, the board refuses it and the page says why.
+    # 30 is more than a count: the page says so, and nothing is sent.
     box = '.player[data-player="0"] input'
     await page.fill(box, "30")
     await page.click('.player[data-player="0"] .more button')
-    await page.evaluate(f"document.querySelector('{box}').removeAttribute('max')")
-    await page.click('.player[data-player="0"] .more button')
     await page.wait_for_function("document.querySelector('#log .error')")
-    assert "1..29" in await page.inner_text("#log .error")
+    assert "a count is 1 to 29, not 30" in await page.inner_text("#log .error")
+    # What the bridge or the board refuses, the page says in the board's words.
+    refusal = {"error": "game_over", "message": "the game is over: start a new one"}
+    await page.route(
+        "**/api/**/peg",
+        lambda route: route.fulfill(status=409, body=json.dumps(refusal)),
+    )
+    await page.click('button[data-player="2"][data-points="1"]')
+    await page.wait_for_function(
+        "document.querySelector('#log .error').textContent.includes('start a new one')"
+    )
+    await page.unroute("**/api/**/peg")
     assert (await board_state(bridge))["front"] == [0, 0, 0]
 
 
@@ -239,6 +248,104 @@ async def test_fits_a_phone(bridge: Bridge, page: Any) -> None:
     assert peg["x"] + peg["width"] <= 390
     await page.click('button[data-player="1"][data-points="6"]')
     await wait_state(bridge, "front", [0, 6])
+
+
+PHONE = {"width": 412, "height": 915}
+
+
+async def in_view(page: Any, selector: str) -> bool:
+    """Whether `selector`'s element is drawn inside the window as it is scrolled now."""
+    box = await page.locator(selector).bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= PHONE["height"]
+
+
+async def test_at_the_table_on_a_phone(bridge: Bridge, page: Any) -> None:
+    """A count pegged once per tap, a refused one or an undo said where it is seen, the points
+    each player still needs, the legend a tap away."""
+    await post(bridge, "new", {"target": 121, "players": 2})
+    await page.set_viewport_size(PHONE)
+    await open_page(page, bridge.url)
+    orange = '.player[data-player="1"]'
+    assert await page.inner_text(f"{orange} .to-go") == "121 to go"
+    await page.fill(f"{orange} input", "12")
+    await page.click(f"{orange} .more button")
+    await wait_state(bridge, "front", [0, 12])
+    await page.wait_for_function(f"document.querySelector('{orange} input').value === ''")
+    await page.wait_for_function(
+        f"document.querySelector('{orange} .to-go').textContent === '109 to go'"
+    )
+    await page.click(f"{orange} .more button")  # a second tap: nothing to peg again
+    assert "type the count first" in await page.inner_text("#log")
+    await page.fill(f"{orange} input", "30")
+    await page.click(f"{orange} .more button")
+    refused = "orange: a count is 1 to 29, not 30: nothing pegged"
+    await page.wait_for_function(
+        f"document.querySelector('#log').textContent.includes('{refused}')"
+    )
+    assert await in_view(page, "#log span.error >> nth=0")
+    await page.click("#undo")
+    await wait_state(bridge, "front", [0, 0])
+    await page.wait_for_function(
+        "document.querySelector('#log').textContent.includes('undone: orange back from 12 to 0')"
+    )
+    assert await in_view(page, "#log span:first-child")
+    assert (await board_state(bridge))["front"] == [0, 0]  # refused and undone: nothing pegged
+    # The legend: folded away on a phone, unfolded with a tap.
+    assert not await page.locator("#legend li").first.is_visible()
+    await page.click("#legend-title")
+    assert await page.locator("#legend li").first.is_visible()
+    assert "front peg" in await page.inner_text("#legend")
+    assert await page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+
+
+async def test_a_win_badge_on_a_phone_is_one_line_beside_a_round_dot(
+    bridge: Bridge, page: Any
+) -> None:
+    await post(bridge, "new", {"target": 121, "players": 2})
+    await post(bridge, "set", {"player": 0, "front": 120})
+    await post(bridge, "peg", {"player": 0, "points": 1})  # a double skunk: the longest badge
+    await page.set_viewport_size(PHONE)
+    await open_page(page, bridge.url)
+    blue = '.player[data-player="0"]'
+    await page.wait_for_selector(f"{blue} .winner:not([hidden])")
+    for code in ("en", "sv", "nb", "nl"):
+        await page.select_option("#lang-select", code)
+        await page.wait_for_function("l => document.documentElement.lang === l", arg=code)
+        badge = await page.locator(f"{blue} .winner").bounding_box()
+        font = await page.evaluate(
+            f"parseFloat(getComputedStyle(document.querySelector('{blue} .winner')).fontSize)"
+        )
+        dot = await page.locator(f"{blue} .swatch").bounding_box()
+        assert badge is not None and dot is not None
+        assert badge["height"] < 2.2 * font, f"{code}: the badge wraps"  # one line, its border
+        assert abs(dot["width"] - dot["height"]) < 0.5 and dot["width"] >= 10, f"{code}: {dot}"
+        assert "to go" not in await page.inner_text(f"{blue} .score")  # the winner needs none
+    assert await page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+
+
+async def test_large_text_is_kept_through_the_language_and_the_next_visit(
+    bridge: Bridge, page: Any
+) -> None:
+    await post(bridge, "new", {"target": 121, "players": 2})
+    await page.set_viewport_size(PHONE)
+    await open_page(page, bridge.url)
+    size = "parseFloat(getComputedStyle(document.querySelector('#score-0')).fontSize)"
+    normal = await page.evaluate(size)
+    await page.click("#large-text")
+    assert await page.get_attribute("#large-text", "aria-pressed") == "true"
+    larger = await page.evaluate(size)
+    assert larger >= 1.25 * normal
+    await page.select_option("#lang-select", "sv")
+    await page.wait_for_function("document.documentElement.lang === 'sv'")
+    assert await page.evaluate(size) == larger  # the words changed, not their size
+    assert await page.inner_text("#large-text") != "Large text"  # said in Swedish
+    await page.reload()
+    await page.wait_for_selector("#score-0")
+    assert await page.evaluate(size) == larger
+    assert await page.get_attribute("#large-text", "aria-pressed") == "true"
+    assert await page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    await page.click("#large-text")  # and back
+    assert await page.evaluate(size) == normal
 
 
 async def test_the_page_with_a_token(vboard: VirtualBoard, page: Any) -> None:

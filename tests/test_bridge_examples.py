@@ -98,14 +98,14 @@ async def test_curl_script(bridge: Bridge) -> None:
 
 @needs_curl
 async def test_curl_script_with_a_token(vboard: VirtualBoard) -> None:
-    async with running_bridge(vboard.port, host="0.0.0.0", token="tok3n") as bridge:
+    async with running_bridge(vboard.port, host="0.0.0.0", token="tok3n-for-curl") as bridge:
         url = {"CRIBBOARD_URL": base(bridge)}
         code, out, err = await run(
             "bash", str(EXAMPLES / "curl.sh"), env={**url, "CRIBBOARD_TOKEN": ""}
         )
         assert code != 0 and "unauthorized" in out
         code, out, err = await run(
-            "bash", str(EXAMPLES / "curl.sh"), env={**url, "CRIBBOARD_TOKEN": "tok3n"}
+            "bash", str(EXAMPLES / "curl.sh"), env={**url, "CRIBBOARD_TOKEN": "tok3n-for-curl"}
         )
         assert code == 0, err
         assert (await board_state(bridge))["front"] == [5, 0]

@@ -24,6 +24,7 @@ from support import Spawn
 ROOT = Path(__file__).resolve().parents[1]
 BROWSE = ROOT / "tests" / "tools" / "mdns_browse.py"
 ADDRESS = "10.77.0.1"
+TOKEN = "lan-t0ken-for-phones"
 WAIT_S = 30  # a bound for a failure; every step waits for its event
 
 pytestmark = pytest.mark.skipif(
@@ -99,7 +100,7 @@ def test_serve_off_localhost_is_announced_and_prints_a_qr_code(
     env.pop("CRIBBOARD_TOKEN", None)
     serve = spawn(
         ["ip", "netns", "exec", netns, sys.executable, "-m", "cribboard.cli", "serve"]
-        + ["--virtual", "--host", ADDRESS, "--http-port", "0", "--token", "tok"],
+        + ["--virtual", "--host", ADDRESS, "--http-port", "0", "--token", TOKEN],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -115,8 +116,8 @@ def test_serve_off_localhost_is_announced_and_prints_a_qr_code(
         phone = next(line for line in lines if line.startswith("on a phone on this network: "))
         phone_url = phone.split(": ", 1)[1]
         port = int(phone_url.split(":")[2].split("/")[0])
-        assert phone_url == f"http://{ADDRESS}:{port}/?token=tok"
-        assert lines[-1] == f"on this network also as http://cribboard.local:{port}/?token=tok"
+        assert phone_url == f"http://{ADDRESS}:{port}/?token={TOKEN}"
+        assert lines[-1] == f"on this network also as http://cribboard.local:{port}/?token={TOKEN}"
 
         # The QR code says the phone's address, token included.
         start = lines.index("scan with a phone's camera:") + 1
@@ -136,7 +137,7 @@ def test_serve_off_localhost_is_announced_and_prints_a_qr_code(
         assert service["server"] == "cribboard.local."
         assert service["addresses"] == [ADDRESS] and service["port"] == port
         assert service["properties"] == {"path": "/", "api": "/openapi.json"}
-        assert "tok" not in browsed.stdout  # the token never goes on the air
+        assert TOKEN not in browsed.stdout  # the token never goes on the air
 
         # The page answers by that name (the token still required).
         if shutil.which("curl"):
@@ -144,7 +145,7 @@ def test_serve_off_localhost_is_announced_and_prints_a_qr_code(
                 ["ip", "netns", "exec", netns, "curl", "-s", "-w", "%{http_code}"]
                 + ["--resolve", f"cribboard.local:{port}:{ADDRESS}"]
                 + ["-o", "/dev/null", f"http://cribboard.local:{port}/api/state"]
-                + ["-o", "/dev/null", f"http://cribboard.local:{port}/api/state?token=tok"],
+                + ["-o", "/dev/null", f"http://cribboard.local:{port}/api/state?token={TOKEN}"],
                 capture_output=True,
                 text=True,
                 timeout=WAIT_S,

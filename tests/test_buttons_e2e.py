@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cribboard.api import Board
+from cribboard.api import Board, BoardEvent, ButtonEvent, StateEvent
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from cribfw.buttons import Button
@@ -46,7 +46,7 @@ class Presser:
         self.log = EventLog.of(host)
 
     async def reported(self, name: str, action: str) -> None:
-        await self.log.wait(lambda e: e.name == "btn" and e.fields == {"n": name, "a": action})
+        await self.log.wait(lambda e: e == ButtonEvent(name, action))
 
     async def tap(self, name: str, times: int = 1) -> None:
         for _ in range(times):
@@ -69,8 +69,8 @@ class Presser:
 
 
 async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: SimControl) -> None:
-    events: list[tuple[str, dict[str, str]]] = []
-    host.subscribe(lambda e: events.append((e.name, dict(e.fields))))
+    events: list[BoardEvent] = []
+    host.subscribe(events.append)
     fingers = Presser(sim, host)
     await fingers.tap("A+", 3)
     state = await wait_state(host, lambda s: s.pending == [3, 0])
@@ -78,10 +78,12 @@ async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: S
     await fingers.tap("deal")  # confirm at once
     state = await wait_state(host, lambda s: s.front == [3, 0])
     assert state.pending == [0, 0] and state.undo == 1
-    assert ("btn", {"n": "A+", "a": "tap"}) in events
-    assert ("btn", {"n": "deal", "a": "tap"}) in events
-    previews = [f for name, f in events if name == "st" and f.get("q") not in (None, "0,0")]
-    assert [p["q"] for p in previews][:3] == ["1,0", "2,0", "3,0"]  # each press previewed
+    assert ButtonEvent("A+", "tap") in events
+    assert ButtonEvent("deal", "tap") in events
+    previews = [
+        e.state.pending for e in events if isinstance(e, StateEvent) and any(e.state.pending)
+    ]
+    assert previews[:3] == [[1, 0], [2, 0], [3, 0]]  # each press previewed
 
 
 async def test_counts_commit_by_themselves_after_a_pause(host: Board, sim: SimControl) -> None:

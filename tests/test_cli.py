@@ -136,13 +136,13 @@ def test_port_from_the_environment(vboard: VirtualBoard) -> None:
     assert result.returncode == 0 and "orange    6" in result.stdout
 
 
-def next_event(lines: IO[str], name: str) -> dict[str, Any]:
-    """The next event called `name` a `watch --json` prints."""
+def next_event(lines: IO[str], kind: str) -> dict[str, Any]:
+    """The next event of type `kind` a `watch --json` prints."""
     while True:
         line = lines.readline()
-        assert line, f"watch stopped before a {name} event"
+        assert line, f"watch stopped before a {kind} event"
         event: dict[str, Any] = json.loads(line)
-        if event["event"] == name:
+        if event["type"] == kind:
             return event
 
 
@@ -161,10 +161,11 @@ def test_watch_prints_events_as_they_come(vboard: VirtualBoard, spawn: Spawn) ->
             sim.reset()
         # The restart's own events, in order. A slow reboot may come with others first: the
         # link's `lost` and `back` (the client's heartbeat) and the state it read again.
+        # Typed, in the bridge's shape (`"front": [0, 0]`), not the protocol's `"f": "0,0"`.
         hello = next_event(watcher.stdout, "hello")
-        assert hello["board"] == "sim"
-        state = next_event(watcher.stdout, "st")
-        assert state["r"] == "0" and state["f"] == "0,0"
+        assert hello["fields"]["board"] == "sim"
+        state = next_event(watcher.stdout, "state")["state"]
+        assert state["rev"] == 0 and state["front"] == [0, 0] and state["winner"] is None
     finally:
         watcher.send_signal(signal.SIGINT)
         watcher.wait(timeout=10)

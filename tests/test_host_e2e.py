@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from cribboard.api import Board, BoardState, SyncBoard
+from cribboard.api import Board, BoardState, HelloEvent, SettingsEvent, StateEvent, SyncBoard
 from cribboard.client import Client
 from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected, LinkError
@@ -98,7 +98,7 @@ async def test_sync_wrapper_for_scripts(vboard: VirtualBoard) -> None:
     def script() -> tuple[BoardState, list[BoardState], list[str]]:
         with SyncBoard.open(vboard.port) as b, b.states() as states:
             names: list[str] = []
-            unsubscribe = b.subscribe(lambda event: names.append(event.name))
+            unsubscribe = b.subscribe(lambda event: names.append(event.type))
             b.peg(0, 5)
             b.peg(1, 3)
             b.undo()
@@ -115,7 +115,7 @@ async def test_sync_wrapper_for_scripts(vboard: VirtualBoard) -> None:
     state, seen, names = await asyncio.get_running_loop().run_in_executor(None, script)
     assert state.front == [5, 0] and state.skunk_double
     assert [s.front for s in seen] == [[5, 0], [5, 3], [5, 0]]  # every change, in order
-    assert names.count("st") >= 3
+    assert names.count("state") >= 3
 
 
 # --- bad input ----------------------------------------------------------------------------------
@@ -222,10 +222,10 @@ async def test_every_change_is_pushed_to_subscribers(board: Board) -> None:
     await board.peg(1, 3)
     # (The client may also hand on a resync `st` of the fresh board: the board's `! hello` can
     # reach an open port while the client connects. Wait for the change itself.)
-    event = await seen.wait(lambda e: e.name == "st" and e.fields.get("r") == "1")
-    assert BoardState.from_fields(event.fields).front == [0, 3]
+    event = await seen.wait(lambda e: isinstance(e, StateEvent) and e.state.rev == 1)
+    assert event.state.front == [0, 3]
     await board.brightness(99)
-    await seen.wait(lambda e: e.name == "cfg" and e.fields.get("bright") == "99")
+    await seen.wait(lambda e: isinstance(e, SettingsEvent) and e.settings.brightness == 99)
 
 
 async def test_resync_after_the_board_restarts(board: Board, vboard: VirtualBoard) -> None:
@@ -235,13 +235,13 @@ async def test_resync_after_the_board_restarts(board: Board, vboard: VirtualBoar
     boots = vboard.boots
     seen.events.clear()  # from here on: what the restarted board sent
     await asyncio.get_running_loop().run_in_executor(None, vboard.reset)
-    hello = await seen.wait(lambda e: e.name == "hello")
+    hello = await seen.wait(lambda e: isinstance(e, HelloEvent))
     assert vboard.boots == boots + 1
     assert hello.fields["store"] == "saved"  # the board says where its state came from
     # The client read the state again by itself: the restarted board shows the saved game, with
     # `r` counting from 0 again.
-    restored = await seen.wait(lambda e: e.name == "st" and e.fields.get("r") == "0")
-    assert BoardState.from_fields(restored.fields).front == [20, 0]
+    restored = await seen.wait(lambda e: isinstance(e, StateEvent) and e.state.rev == 0)
+    assert restored.state.front == [20, 0]
     await board.peg(1, 2)  # the same open client carries on
     assert (await board.state()).front == [20, 2]
 
@@ -410,7 +410,7 @@ async def test_a_host_that_asks_gets_an_event_after_every_request_after_a_restar
             if restart:
                 seen.events.clear()
                 await asyncio.get_running_loop().run_in_executor(None, vboard.reset)
-                await seen.wait(lambda e: e.name == "st" and e.fields.get("r") == "0")
+                await seen.wait(lambda e: isinstance(e, StateEvent) and e.state.rev == 0)
             assert (await client.request("every")).fields["every"] == "1"
             received.clear()
             revisions = await asyncio.gather(*(board.peg(i % 2, 1) for i in range(6)))

@@ -127,6 +127,8 @@ MISREAD = {
     "sv": [
         (r"(%\(\w+\)s|blå|orange|lila)s (hand|krubba)\b", "a colour's genitive reads as a verb"),
         (r"\butspel\b", "bare utspel is the lead; the play is utspelet"),
+        (r"\bi spelet\b", "the play is utspelet everywhere"),
+        (r"\bq:? sluta\b", "q is avsluta everywhere else"),
     ],
     "nb": [
         (r"dealeren går videre", "the deal passes, not the dealer: dealerrollen går videre"),
@@ -137,6 +139,7 @@ MISREAD = {
         (r"\bwinst", "winst reads as profit: the win hole is the eindgat"),
         (r"Snijden voor de deal", "a heading, not a sentence"),
         (r"De telling telt", "says count twice"),
+        (r"\b2e reis\b", "the second lap is the tweede reis, as in the other lines"),
         (
             r"\b[Nn]ieuw spel\b|\bspellen\b|\bin het spel\b",
             "a game is a partij, the play het uitspelen",

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from cribboard.api import Board, BoardState
+from cribboard.api import Board, BoardState, ButtonEvent
 from cribboard.hall.broker import Broker
 from cribboard.link import topics as t
 from cribboard.link.moves import Change, Move, Position, encode_move
@@ -319,7 +319,7 @@ async def tap(sim: SimControl, host: Board, name: str, times: int = 1) -> None:
     log = EventLog.of(host)
     for _ in range(times):
         sim.press(str(PINS[name]), ms=TAP_MS)
-        await log.wait(lambda e: e.name == "btn" and e.fields == {"n": name, "a": "tap"})
+        await log.wait(lambda e: e == ButtonEvent(name, "tap"))
 
 
 async def board_shows(port: str, check: Callable[[BoardState], bool]) -> BoardState:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from cribboard import portshare
-from cribboard.api import Board
+from cribboard.api import Board, LinkEvent
 from cribboard.errors import CribboardError
 from cribboard.transport import SerialTransport
 from cribboard.virtual import VirtualBoard
@@ -46,7 +46,8 @@ def test_peg_while_watch_runs_rides_on_its_connection(vboard: VirtualBoard, spaw
             assert pegged.returncode == 0, pegged.stderr
             assert f"blue    {expected:>3}" in pegged.stdout
             event = json.loads(watcher.stdout.readline())
-            assert event["event"] == "st" and event["f"] == f"{expected},0", event
+            assert event["type"] == "state", event
+            assert event["state"]["front"] == [expected, 0], event
         # What needs the port to itself is refused at once, saying who has it.
         deploy = cli("--port", vboard.port, "deploy")
         assert deploy.returncode == 1
@@ -78,7 +79,7 @@ async def test_the_owner_leaving_hands_the_port_to_a_rider(vboard: VirtualBoard)
     await rider.peg(0, 2)  # the reply comes back to the rider; the owner sees the change
     await owner_log.wait(state_event(lambda s: s.front == [2, 0]))
     await owner.close()
-    await log.wait(lambda e: e.name == "link" and e.fields["state"] == "back")
+    await log.wait(lambda e: e == LinkEvent("back"))
     assert portshare.holder_of(vboard.port) == portshare.Holder(os.getpid(), portshare.owner_label)
     third = await Board.open(vboard.port)  # rides on the new owner
     try:

@@ -9,8 +9,7 @@ import subprocess
 import sys
 from dataclasses import replace
 
-from cribboard.api import BoardState
-from cribboard.client import Event
+from cribboard.api import Admission, AdmitEvent, BoardState, ButtonEvent, LinkEvent
 from cribboard.virtual import VirtualBoard
 from cribboard.watchwords import ChangeTeller, changes
 from support import Spawn
@@ -26,9 +25,15 @@ def test_changes_are_told_in_sentences() -> None:
     pegged = replace(START, rev=5, front=[17, 5], back=[12, 0], undo=5)
     assert changes(START, pegged) == ["blue pegs 5: 17"]
     assert changes(pegged, replace(START, rev=6, undo=6)) == ["blue's pegs set: 12 (back 8)"]
+    # Only what the undo moved, from where to where: "blue 12, orange 5" read as both undone.
     assert changes(replace(pegged, undo=6, rev=6), replace(START, rev=7, undo=4)) == [
-        "undone: blue 12, orange 5"
+        "undone: blue back from 17 to 12"
     ]
+    first = replace(START, rev=1, front=[0, 12], back=[0, 0], undo=1)
+    nothing = replace(START, rev=2, front=[0, 0], back=[0, 0], undo=0)
+    assert changes(first, nothing) == ["undone: orange back from 12 to 0"]  # not a new game
+    dealt = replace(START, rev=5, undo=5, dealer=1)
+    assert changes(dealt, replace(START, rev=6)) == ["undone: the last change", "blue deals"]
     counting = replace(START, rev=5, pending=[0, 8])
     assert changes(START, counting) == ["orange: 8 being counted"]
     assert changes(START, replace(START, rev=5, dealer=1)) == ["orange deals"]
@@ -44,11 +49,9 @@ def test_changes_are_told_in_sentences() -> None:
 
 def test_events_other_than_the_state() -> None:
     teller = ChangeTeller()
-    link = Event("event", None, "link", {"state": "lost"}, "", "")
-    assert teller.tell(link) == ["the link to the board is lost: reconnecting…"]
-    button = Event("event", None, "btn", {"n": "A+", "a": "tap"}, "", "")
-    assert teller.tell(button) == ["the A+ button on the board was tapped"]
-    admit = Event("event", None, "admit", {"open": "0", "you": "1", "admitted": "1"}, "", "")
+    assert teller.tell(LinkEvent("lost")) == ["the link to the board is lost: reconnecting…"]
+    assert teller.tell(ButtonEvent("A+", "tap")) == ["the A+ button on the board was tapped"]
+    admit = AdmitEvent(Admission(open=False, you=True, admitted=1))
     assert teller.tell(admit) == ["Bluetooth: 1 device admitted may change the board"]
 
 

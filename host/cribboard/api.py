@@ -17,190 +17,55 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from cribboard import portshare, wire
-from cribboard.client import Client, Event, Hello
-from cribboard.errors import CribboardError
+from cribboard.boarddata import Admission, BoardState, Frame, Health, Settings
+from cribboard.client import Client, Hello
+from cribboard.discovery import resolve_port
+from cribboard.errors import BoardRejected, CribboardError
+from cribboard.events import (
+    AdmitEvent,
+    BoardEvent,
+    ButtonEvent,
+    EventReader,
+    HelloEvent,
+    LinkEvent,
+    OtherEvent,
+    SettingsEvent,
+    StateEvent,
+)
+from cribboard.names import PLAYER_HELP, game_players, player_number
 from cribboard.transport import SerialTransport, Transport
 from cribcore.layout import HOLES
 
+__all__ = [
+    "Admission",
+    "AdmitEvent",
+    "Board",
+    "BoardEvent",
+    "BoardState",
+    "ButtonEvent",
+    "Frame",
+    "Health",
+    "Hello",
+    "HelloEvent",
+    "LinkEvent",
+    "OtherEvent",
+    "Player",
+    "Settings",
+    "SettingsEvent",
+    "StateEvent",
+    "Subscription",
+    "SyncBoard",
+    "SyncSubscription",
+]
+
 T = TypeVar("T")
 Fields = dict[str, str]
-
-
-@dataclass(frozen=True)
-class BoardState:
-    """The game a board shows. Lists have one entry per player (or partnership)."""
-
-    rev: int
-    target: int
-    players: int
-    dealer: int
-    winner: int | None
-    result: str  # playing, won, skunk, double_skunk
-    front: list[int]
-    back: list[int]
-    games: list[int]
-    pending: list[int]
-    undo: int
-    skunk_double: bool
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, str]) -> BoardState:
-        """Build from the protocol's state fields (raises CribboardError if some are missing)."""
-        return cls._from_values(wire.decode_state(fields), fields)
-
-    def updated(self, fields: dict[str, str]) -> BoardState:
-        """This state with a state event's fields applied: the protocol's events may be partial,
-        and a field they lack stays as it is."""
-        return self._from_values({**self._values(), **wire.decode_state(fields)}, fields)
-
-    @classmethod
-    def _from_values(cls, s: dict[str, Any], fields: dict[str, str]) -> BoardState:
-        try:
-            return cls(
-                rev=s["rev"],
-                target=s["target"],
-                players=s["players"],
-                dealer=s["dealer"],
-                winner=None if s["winner"] < 0 else s["winner"],
-                result=wire.RESULT_NAMES[s["result"]],
-                front=s["front"],
-                back=s["back"],
-                games=s["games"],
-                pending=s["pending"],
-                undo=s["undo"],
-                skunk_double=bool(s["skunk_double"]),
-            )
-        except (KeyError, IndexError) as err:
-            raise CribboardError(f"incomplete state from the board: {fields}") from err
-
-    def _values(self) -> dict[str, Any]:
-        """As `wire.decode_state` gives them (the inverse of _from_values)."""
-        return {
-            **self.to_json(),
-            "winner": -1 if self.winner is None else self.winner,
-            "result": wire.RESULT_NAMES.index(self.result),
-            "skunk_double": int(self.skunk_double),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict for JSON output."""
-        return {
-            "rev": self.rev,
-            "target": self.target,
-            "players": self.players,
-            "dealer": self.dealer,
-            "winner": self.winner,
-            "result": self.result,
-            "front": self.front,
-            "back": self.back,
-            "games": self.games,
-            "pending": self.pending,
-            "undo": self.undo,
-            "skunk_double": self.skunk_double,
-        }
-
-
-@dataclass(frozen=True)
-class Admission:
-    """Who may change the board (docs/protocol.md, section 11): `open` mode lets every link;
-    `you`: this link is USB or an admitted Bluetooth device; `admitted`: devices remembered."""
-
-    open: bool
-    you: bool
-    admitted: int
-
-    @property
-    def may_change(self) -> bool:
-        return self.open or self.you
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, str]) -> Admission:
-        return cls(
-            fields.get("open") == "1", fields.get("you") == "1", int(fields.get("admitted", "0"))
-        )
-
-
-@dataclass(frozen=True)
-class Health:
-    """How a board is doing (the `health` verb, protocol 1.2): seconds up, free heap, game saves
-    written to its flash and saves that failed (with the last one's error: ``OSError:28``),
-    failed saves of the admitted devices, lines lost on Bluetooth, lines that were not requests.
-    A save that failed means the game is not being kept through a power cut."""
-
-    uptime: int
-    free_heap: int
-    saves: int
-    save_errors: int
-    last_save_error: str | None
-    admission_errors: int
-    lost_lines: int
-    bad_lines: int
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, str]) -> Health:
-        def number(key: str) -> int:
-            return int(fields.get(key, "0"))
-
-        return cls(
-            number("up"),
-            number("heap"),
-            number("saves"),
-            number("serr"),
-            fields.get("slast"),
-            number("aerr"),
-            number("lost"),
-            number("bad"),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict for JSON output."""
-        return {
-            "uptime": self.uptime,
-            "free_heap": self.free_heap,
-            "saves": self.saves,
-            "save_errors": self.save_errors,
-            "last_save_error": self.last_save_error,
-            "admission_errors": self.admission_errors,
-            "lost_lines": self.lost_lines,
-            "bad_lines": self.bad_lines,
-        }
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The LED settings: `brightness` (0..255, before the current limiter) and `budget`, the
-    most current (mA) the limiter lets the LEDs draw. A `! cfg` event carries them."""
-
-    brightness: int
-    budget: int
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, str]) -> Settings:
-        """From a `bright`/`budget` reply or a `cfg` event (raises CribboardError if some are
-        missing)."""
-        try:
-            return cls(int(fields["bright"]), int(fields["budget"]))
-        except (KeyError, ValueError) as err:
-            raise CribboardError(f"incomplete settings from the board: {fields}") from err
-
-
-@dataclass(frozen=True)
-class Frame:
-    """The LEDs as the board drew them: `rgb` has 3 bytes per hole in hole order (see
-    cribcore.layout), before brightness; `scale` (of 256) is the brightness and current limiter
-    applied on the strip, `milliamps` the estimated draw."""
-
-    rgb: bytes
-    scale: int
-    milliamps: int
-
-    def hole(self, hole: int) -> tuple[int, int, int]:
-        i = 3 * hole
-        return (self.rgb[i], self.rgb[i + 1], self.rgb[i + 2])
+Player = int | str
+"""A player as the API takes it: 0, 1, 2, or a name (``"blue"``, ``"orange"``, ``"purple"``;
+``"a"``, ``"b"``, ``"c"``), the same words as the command line and the bridge."""
 
 
 class Subscription(Generic[T]):
@@ -208,11 +73,11 @@ class Subscription(Generic[T]):
     block or call close() to stop (a subscription dropped without either stops when it is
     garbage). Made by Board.events() and Board.states()."""
 
-    def __init__(self, client: Client, pick: Callable[[Event], T | None]) -> None:
-        queue: asyncio.Queue[Event] = asyncio.Queue()
+    def __init__(self, board: Board, pick: Callable[[BoardEvent], T | None]) -> None:
+        queue: asyncio.Queue[BoardEvent] = asyncio.Queue()
         self._queue = queue
         self._pick = pick
-        self._unsubscribe = client.subscribe(queue.put_nowait)
+        self._unsubscribe = board.subscribe(queue.put_nowait)
         self._finalizer = weakref.finalize(self, self._unsubscribe)
 
     def __aiter__(self) -> Subscription[T]:
@@ -235,28 +100,20 @@ class Subscription(Generic[T]):
         self.close()
 
 
-def _every_event(event: Event) -> Event:
+def _every_event(event: BoardEvent) -> BoardEvent:
     return event
 
 
-def _state_picker() -> Callable[[Event], BoardState | None]:
-    """Each `st` event as the whole state: a partial one merged over the last (events that
-    come before the first whole state are passed over)."""
-    last: BoardState | None = None
+def _state_of(event: BoardEvent) -> BoardState | None:
+    return event.state if isinstance(event, StateEvent) else None
 
-    def pick(event: Event) -> BoardState | None:
-        nonlocal last
-        if event.name != "st":
-            return None
-        try:
-            last = (
-                BoardState.from_fields(event.fields) if last is None else last.updated(event.fields)
-            )
-        except CribboardError:
-            return None
-        return last
 
-    return pick
+def _player(player: Player) -> int:
+    """A player's number from the API's words (CribboardError for a word that names none)."""
+    number = player_number(player)
+    if number is None:
+        raise CribboardError(f"unknown player {player!r}: use {PLAYER_HELP}")
+    return number
 
 
 class Board:
@@ -267,11 +124,17 @@ class Board:
         self._on_close = on_close
 
     @classmethod
-    async def open(cls, port: str, *, timeout: float = 2.0, reconnect: bool = True) -> Board:
-        """Connect to a board on a serial port or pyserial URL. With `reconnect`, a link that
-        drops is opened again by itself (requests wait for it; see :meth:`events`). A port
-        another cribboard program of this user has open is not opened twice: this board
-        rides on that program's connection (cribboard.portshare)."""
+    async def open(
+        cls, port: str | None = None, *, timeout: float = 2.0, reconnect: bool = True
+    ) -> Board:
+        """Connect to a board on a serial port or pyserial URL; None: the one on
+        $CRIBBOARD_PORT, else the only board found (as the command line finds it; NoBoardFound
+        says what to do when there is none, or several). With `reconnect`, a link that drops
+        is opened again by itself (requests wait for it; see :meth:`events`). A port another
+        cribboard program of this user has open is not opened twice: this board rides on that
+        program's connection (cribboard.portshare)."""
+        if port is None:
+            port = (await resolve_port()).port
         return await cls.open_transport(
             lambda: SerialTransport(port), timeout=timeout, reconnect=reconnect
         )
@@ -387,34 +250,51 @@ class Board:
 
     # --- changing ------------------------------------------------------------------------------
 
-    async def peg(self, player: int, points: int) -> int:
-        """Score `points` for `player` (0-based); returns the board's new revision."""
-        return int((await self._fields("peg", player, points))["r"])
+    async def peg(self, player: Player, points: int) -> int:
+        """Score `points` for `player` (0, 1, 2 or a name: see :data:`Player`); returns the
+        board's new revision."""
+        return await self._for_player("r", "peg", player, points)
 
-    async def set_pegs(self, player: int, front: int, back: int | None = None) -> int:
-        """Place a player's pegs; `back` None keeps the back peg where it is."""
-        args = (player, front) if back is None else (player, front, back)
-        return int((await self._fields("set", *args))["r"])
+    async def set_pegs(self, player: Player, front: int, back: int | None = None) -> int:
+        """Place a player's pegs; `back` None keeps the back peg where it is. Returns the
+        board's new revision."""
+        args = (front,) if back is None else (front, back)
+        return await self._for_player("r", "set", player, *args)
 
     async def undo(self) -> int:
+        """Take back the last change; returns the board's new revision."""
         return int((await self._fields("undo"))["r"])
 
     async def new_game(self, target: int | None = None, players: int | None = None) -> int:
         """Start a new game (a target of limits.TARGETS, 61 or 121; 2 or 3 players); None keeps
-        the current setting."""
+        the current setting. Returns the board's new revision."""
         args: tuple[int, ...] = ()
         if target is not None or players is not None:
             args = (target or 0,) if players is None else (target or 0, players)
         return int((await self._fields("new", *args))["r"])
 
-    async def set_dealer(self, player: int | None = None) -> int:
+    async def set_dealer(self, player: Player | None = None) -> int:
         """Make `player` the dealer, or pass the deal on when None; returns the dealer."""
-        args = () if player is None else (player,)
-        return int((await self._fields("deal", *args))["d"])
+        if player is None:
+            return int((await self._fields("deal"))["d"])
+        return await self._for_player("d", "deal", player)
 
-    async def preview(self, player: int, points: int) -> int:
+    async def preview(self, player: Player, points: int) -> int:
         """Show a pending count on the board (0 clears it); returns the board's revision."""
-        return int((await self._fields("pend", player, points))["r"])
+        return await self._for_player("r", "pend", player, points)
+
+    async def _for_player(self, key: str, verb: str, player: Player, *args: int) -> int:
+        """A request about one player; the reply's number under `key`. A player the game does
+        not have is refused naming the players it has."""
+        try:
+            return int((await self._fields(verb, _player(player), *args))[key])
+        except BoardRejected as err:
+            if err.code != "bad_player":
+                raise
+            players = (await self.state()).players
+            raise BoardRejected(
+                err.code, f"{err.text}: this game has players {game_players(players)}"
+            ) from None
 
     async def games(self) -> list[int]:
         return [int(g) for g in (await self._fields("games"))["g"].split(",")]
@@ -461,26 +341,35 @@ class Board:
 
     # --- watching ------------------------------------------------------------------------------
 
-    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
-        """Call `callback(event)` for every event the board pushes (state, settings, button,
-        hello, admit, and the client's own `link` events: lost, back, gone); after a reconnect or
-        a board restart, the state read again comes as an `st` event. Returns a function that
-        unsubscribes. The callback runs on the event loop: it must not block."""
-        return self._client.subscribe(callback)
+    def subscribe(self, callback: Callable[[BoardEvent], None]) -> Callable[[], None]:
+        """Call `callback(event)` for every event the board pushes (cribboard.events: the
+        state, settings, a button, a restart, admission) and for the link's own (lost, back,
+        gone); after a reconnect or a board restart, the state read again comes as a
+        StateEvent. Returns a function that unsubscribes. The callback runs on the event loop:
+        it must not block."""
+        reader = EventReader()
 
-    def events(self) -> Subscription[Event]:
-        """Every event the board pushes from now on, as it comes (see :meth:`subscribe`)::
+        def deliver(line: wire.Line) -> None:
+            event = reader.read(line)
+            if event is not None:
+                callback(event)
+
+        return self._client.subscribe(deliver)
+
+    def events(self) -> Subscription[BoardEvent]:
+        """Every event the board pushes from now on, as it comes (see :meth:`subscribe`).
+        Subscribe before you change the board, or its event may come before you listen::
 
         with board.events() as events:
-            await board.peg(0, 5)          # its `st` event is not missed
+            await board.peg(0, 5)          # its StateEvent is not missed
             async for event in events:
-                ...
+                print(event.to_json())     # {"type": "state", "state": {...}}
         """
-        return Subscription(self._client, _every_event)
+        return Subscription(self, _every_event)
 
     def states(self) -> Subscription[BoardState]:
         """The board's whole state each time it changes from now on, whatever changed it."""
-        return Subscription(self._client, _state_picker())
+        return Subscription(self, _state_of)
 
 
 class SyncBoard:
@@ -495,8 +384,10 @@ class SyncBoard:
         self._thread = thread
 
     @classmethod
-    def open(cls, port: str, *, timeout: float = 2.0, reconnect: bool = True) -> SyncBoard:
-        """A board on a serial port or pyserial URL (see Board.open)."""
+    def open(
+        cls, port: str | None = None, *, timeout: float = 2.0, reconnect: bool = True
+    ) -> SyncBoard:
+        """A board on a serial port or pyserial URL, or the one found (see Board.open)."""
         return cls._start(lambda: Board.open(port, timeout=timeout, reconnect=reconnect))
 
     @classmethod
@@ -597,20 +488,20 @@ class SyncBoard:
         return self._run(self._board.frame())
 
     def ping(self) -> None:
-        self._run(self._board.ping())
+        return self._run(self._board.ping())
 
     def ask_every_change(self) -> None:
-        self._run(self._board.ask_every_change())
+        return self._run(self._board.ask_every_change())
 
     def self_test(self, timeout: float | None = None) -> None:
-        self._run(self._board.self_test(timeout))
+        return self._run(self._board.self_test(timeout))
 
     # --- changing ------------------------------------------------------------------------------
 
-    def peg(self, player: int, points: int) -> int:
+    def peg(self, player: Player, points: int) -> int:
         return self._run(self._board.peg(player, points))
 
-    def set_pegs(self, player: int, front: int, back: int | None = None) -> int:
+    def set_pegs(self, player: Player, front: int, back: int | None = None) -> int:
         return self._run(self._board.set_pegs(player, front, back))
 
     def undo(self) -> int:
@@ -619,20 +510,20 @@ class SyncBoard:
     def new_game(self, target: int | None = None, players: int | None = None) -> int:
         return self._run(self._board.new_game(target, players))
 
-    def set_dealer(self, player: int | None = None) -> int:
+    def set_dealer(self, player: Player | None = None) -> int:
         return self._run(self._board.set_dealer(player))
 
-    def preview(self, player: int, points: int) -> None:
-        self._run(self._board.preview(player, points))
+    def preview(self, player: Player, points: int) -> int:
+        return self._run(self._board.preview(player, points))
 
     def games(self) -> list[int]:
         return self._run(self._board.games())
 
     def clear_games(self) -> None:
-        self._run(self._board.clear_games())
+        return self._run(self._board.clear_games())
 
     def set_skunk_double(self, on: bool) -> None:
-        self._run(self._board.set_skunk_double(on))
+        return self._run(self._board.set_skunk_double(on))
 
     def brightness(self, value: int | None = None) -> int:
         return self._run(self._board.brightness(value))
@@ -659,12 +550,12 @@ class SyncBoard:
 
     # --- watching ------------------------------------------------------------------------------
 
-    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[BoardEvent], None]) -> Callable[[], None]:
         """As Board.subscribe; the callback runs on the wrapper's event-loop thread."""
         unsubscribe = self._call(lambda: self._board.subscribe(callback))
         return lambda: self._call(unsubscribe)
 
-    def events(self) -> SyncSubscription[Event]:
+    def events(self) -> SyncSubscription[BoardEvent]:
         """Every event from now on, as a blocking iterator (see Board.events)."""
         return SyncSubscription(self._call(self._board.events), self._loop)
 

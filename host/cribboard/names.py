@@ -29,8 +29,9 @@ PLAYER_WORDS: dict[str, int] = {
 }
 """Every word that names a player on the command line and in the bridge's API."""
 
-PLAYER_HELP = "0, 1, 2 or " + ", ".join(PLAYER_NAMES)
-"""How to name a player, for the API's messages: `0, 1, 2 or blue, orange, purple`."""
+PLAYER_HELP = "0, 1, 2 or " + ", ".join(PLAYER_NAMES) + " (or " + ", ".join(BUTTON_LETTERS) + ")"
+"""How to name a player, for the API's messages: `0, 1, 2 or blue, orange, purple (or a, b,
+c)`."""
 
 
 def player_help() -> str:
@@ -43,15 +44,35 @@ def player_name(player: int) -> str:
     return _(_SHOWN_NAMES[player])
 
 
+def player_number(word: int | str) -> int | None:
+    """The player a word names, for the API, the command line and the bridge alike: a number
+    (the board checks it is in the game), its digits (``"1"``), a colour or a button letter, in
+    any case; None when it names no player."""
+    if isinstance(word, bool):
+        return None
+    if isinstance(word, int):
+        return word
+    text = word.strip().lower()
+    if text in PLAYER_WORDS:
+        return PLAYER_WORDS[text]
+    if text.isdigit() and int(text) < MAX_PLAYERS:
+        return int(text)
+    return None
+
+
 def parse_player(text: str) -> int:
     """A player as 0, 1, 2, a colour or a button letter (any case); ValueError with a message
     for people otherwise."""
-    word = text.strip().lower()
-    if word in PLAYER_WORDS:
-        return PLAYER_WORDS[word]
-    if word.isdigit() and int(word) < MAX_PLAYERS:
-        return int(word)
-    raise ValueError(_("unknown player %(word)r: use %(how)s", word=text, how=player_help()))
+    player = player_number(text)
+    if player is None:
+        raise ValueError(_("unknown player %(word)r: use %(how)s", word=text, how=player_help()))
+    return player
+
+
+def game_players(players: int) -> str:
+    """The players a game of `players` has, for the API's messages: `0 (blue) and 1 (orange)`."""
+    named = [f"{p} ({PLAYER_NAMES[p]})" for p in range(players)]
+    return ", ".join(named[:-1]) + " and " + named[-1]
 
 
 def initial(player: int) -> str:

@@ -4,9 +4,16 @@ new game, the win), not by its protocol fields; `watch --raw` prints those."""
 
 from __future__ import annotations
 
-from cribboard.api import BoardState
-from cribboard.client import Event
-from cribboard.errors import CribboardError
+from cribboard.api import (
+    AdmitEvent,
+    BoardEvent,
+    BoardState,
+    ButtonEvent,
+    HelloEvent,
+    LinkEvent,
+    SettingsEvent,
+    StateEvent,
+)
 from cribboard.i18n import N_, _, n_
 from cribboard.names import player_name
 from cribboard.terminal import describe_state
@@ -27,8 +34,21 @@ _BUTTONS = {
 }
 
 
-def _scores(state: BoardState) -> str:
-    return ", ".join(f"{player_name(p)} {state.front[p]}" for p in range(state.players))
+def _undone(before: BoardState, after: BoardState) -> list[str]:
+    """What an undo took back: each player whose score it moved, from where to where (the
+    scores after alone read as if every player's were taken back)."""
+    moved = [p for p in range(after.players) if after.front[p] != before.front[p]]
+    if not moved:
+        return [_("undone: the last change")]
+    return [
+        _(
+            "undone: %(player)s back from %(before)d to %(score)d",
+            player=player_name(p),
+            before=before.front[p],
+            score=after.front[p],
+        )
+        for p in moved
+    ]
 
 
 class ChangeTeller:
@@ -37,67 +57,63 @@ class ChangeTeller:
     def __init__(self) -> None:
         self.last: BoardState | None = None
 
-    def tell(self, event: Event) -> list[str]:
+    def tell(self, event: BoardEvent) -> list[str]:
         """The lines to print for `event` (none for an event that changes nothing seen)."""
-        fields = event.fields
-        if event.name == "st":
-            return self._state(fields)
-        if event.name == "cfg":
+        if isinstance(event, StateEvent):
+            before, self.last = self.last, event.state
+            if before is None:
+                return describe_state(event.state).splitlines()
+            return changes(before, event.state)
+        if isinstance(event, SettingsEvent):
             return [
                 _(
                     "brightness %(bright)s, the LEDs at most %(budget)s mA",
-                    bright=fields.get("bright", "?"),
-                    budget=fields.get("budget", "?"),
+                    bright=event.settings.brightness,
+                    budget=event.settings.budget,
                 )
             ]
-        if event.name == "btn":
-            text = _BUTTONS.get(fields.get("a", ""), _BUTTONS["tap"])
-            return [_(text, button=fields.get("n", "?"))]
-        if event.name == "hello":
+        if isinstance(event, ButtonEvent):
+            text = _BUTTONS.get(event.action, _BUTTONS["tap"])
+            return [_(text, button=event.name)]
+        if isinstance(event, HelloEvent):
             return [
-                _("the board (re)started: firmware %(firmware)s", firmware=fields.get("fw", "?"))
+                _(
+                    "the board (re)started: firmware %(firmware)s",
+                    firmware=event.fields.get("fw", "?"),
+                )
             ]
-        if event.name == "admit":
-            admitted = (
-                int(fields.get("admitted", "0")) if fields.get("admitted", "").isdigit() else 0
-            )
-            if fields.get("open") == "1":
+        if isinstance(event, AdmitEvent):
+            if event.admission.open:
                 return [_("Bluetooth: every device may change the board (open mode)")]
             return [
                 n_(
                     "Bluetooth: %(count)d device admitted may change the board",
                     "Bluetooth: %(count)d devices admitted may change the board",
-                    admitted,
+                    event.admission.admitted,
                 )
             ]
-        if event.name == "link":
-            return [_(_LINK.get(fields.get("state", ""), _LINK["lost"]))]
+        if isinstance(event, LinkEvent):
+            return [_(_LINK.get(event.state, _LINK["lost"]))]
         return []
-
-    def _state(self, fields: dict[str, str]) -> list[str]:
-        try:
-            state = (
-                BoardState.from_fields(fields) if self.last is None else self.last.updated(fields)
-            )
-        except CribboardError:
-            return []
-        before, self.last = self.last, state
-        if before is None:
-            return describe_state(state).splitlines()
-        return changes(before, state)
 
 
 def changes(before: BoardState, after: BoardState) -> list[str]:
     """What a person sees change between two states of a board, in sentences."""
     if after.rev == before.rev:
         return []
+    # An undo first: one back to nothing pegged looks like a new game, but a new game is one
+    # more change to undo, not one fewer.
+    undone = after.undo < before.undo
     if (after.target, after.players) != (before.target, before.players) or (
-        not any(after.front) and not any(after.back) and (any(before.front) or any(before.back))
+        not undone
+        and not any(after.front)
+        and not any(after.back)
+        and (any(before.front) or any(before.back))
     ):
         return [_("new game: %(game)s", game=describe_state(after).splitlines()[0])]
     lines: list[str] = []
-    if after.undo < before.undo:
-        lines.append(_("undone: %(scores)s", scores=_scores(after)))
+    if undone:
+        lines.extend(_undone(before, after))
     else:
         for p in range(after.players):
             name = player_name(p)

@@ -176,7 +176,17 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "type": {
                 "type": "string",
-                "enum": ["boards", "state", "cfg", "button", "frame", "hello", "link", "event"],
+                "enum": [
+                    "boards",
+                    "state",
+                    "cfg",
+                    "button",
+                    "frame",
+                    "hello",
+                    "admit",
+                    "link",
+                    "event",
+                ],
             },
             "board": {"type": "string"},
             "boards": {"type": "array", "items": _ref("Board")},
@@ -193,6 +203,9 @@ SCHEMAS: dict[str, Any] = {
             "milliamps": {"type": "integer"},
             "rgb": {"type": "string"},
             "fields": {"type": "object", "additionalProperties": {"type": "string"}},
+            "open": {"type": "boolean", "description": "admit: every device may change it"},
+            "you": {"type": "boolean", "description": "admit: the bridge's link may change it"},
+            "admitted": {"type": "integer", "description": "admit: the devices admitted"},
         },
     },
 }

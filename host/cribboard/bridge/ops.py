@@ -11,7 +11,7 @@ from typing import Any
 from cribboard.api import Board
 from cribboard.bridge.registry import frame_json
 from cribboard.errors import BoardRejected, CribboardError, LinkError
-from cribboard.names import BUTTON_LETTERS, PLAYER_HELP, PLAYER_WORDS
+from cribboard.names import PLAYER_HELP, player_number
 from cribcore import protocol
 from cribcore.limits import MAX_POINTS, PLAYER_COUNTS, TARGETS
 
@@ -72,9 +72,7 @@ class Op:
     result: str  # the component schema of the 200 reply
 
 
-PLAYER_TEXT = f"{PLAYER_HELP} (or {', '.join(BUTTON_LETTERS)})"
-"""How the API names a player: a number or a name."""
-_PLAYER = Param("player", "player", True, PLAYER_TEXT, 0)
+_PLAYER = Param("player", "player", True, PLAYER_HELP, 0)
 _TARGETS = " or ".join(str(t) for t in TARGETS)
 
 
@@ -247,15 +245,15 @@ def parse_args(op: Op, body: object) -> dict[str, int]:
                 raise ApiError(400, "bad_request", f"missing field {param.name!r}")
             continue
         if param.kind == "player" and isinstance(value, str):
-            word = value.strip().lower()
-            if word not in PLAYER_WORDS:
-                raise ApiError(400, "bad_player", f"unknown player {value!r}: use {PLAYER_TEXT}")
-            args[param.name] = PLAYER_WORDS[word]
+            player = player_number(value)
+            if player is None:
+                raise ApiError(400, "bad_player", f"unknown player {value!r}: use {PLAYER_HELP}")
+            args[param.name] = player
         elif param.kind == "player" and (isinstance(value, bool) or not isinstance(value, int)):
             raise ApiError(
                 400,
                 "bad_request",
-                f"{param.name} must be {PLAYER_TEXT}, not {json.dumps(value)}",
+                f"{param.name} must be {PLAYER_HELP}, not {json.dumps(value)}",
             )
         else:
             args[param.name] = _int(param.name, value)

@@ -14,9 +14,20 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from cribboard.api import Board, BoardState, Frame, Settings
-from cribboard.client import Event, Hello
+from cribboard.api import (
+    Board,
+    BoardEvent,
+    BoardState,
+    Frame,
+    HelloEvent,
+    LinkEvent,
+    Settings,
+    SettingsEvent,
+    StateEvent,
+)
+from cribboard.client import Hello
 from cribboard.errors import CribboardError
+from cribboard.i18n import _
 from cribboard.waiting import within
 from cribboard.web.hub import Hub
 
@@ -27,6 +38,12 @@ Opener = Callable[[str], Awaitable[Board]]
 RETRY_S = 1.0  # between attempts to open a board that is not there
 FRAME_POLL_S = 0.25  # frame refresh while the board animates (a blinking preview, the winner)
 DISCOVERY_S = 3.0  # between scans for newly plugged-in boards
+
+
+def _message(entry: BoardEntry, event: BoardEvent) -> dict[str, Any]:
+    """A board's event as the bridge sends it: its type, the board's id, the rest."""
+    message = event.to_json()
+    return {"type": message.pop("type"), "board": entry.id, **message}
 
 
 def frame_json(frame: Frame) -> dict[str, Any]:
@@ -50,6 +67,7 @@ class BoardEntry:
         self.frame_dirty = False
         self.frame_task: asyncio.Task[None] | None = None
         self.task: asyncio.Task[None] | None = None
+        self.away = False  # its loss was said, its return not yet
 
     def info(self) -> dict[str, Any]:
         hello = self.hello
@@ -78,20 +96,6 @@ class BoardEntry:
         state = self.state
         return state is not None and (state.winner is not None or any(state.pending))
 
-    def merge_state(self, fields: dict[str, str]) -> bool:
-        """Merge a state event's fields over the state we have (the protocol's events may be
-        partial); False when they are older (a lower rev) or make no whole state yet."""
-        try:
-            if self.state is not None and int(fields.get("r", "0")) < self.state.rev:
-                return False
-            if self.state is None:
-                self.state = BoardState.from_fields(fields)
-            else:
-                self.state = self.state.updated(fields)
-        except (CribboardError, ValueError):
-            return False
-        return True
-
 
 BLE_PREFIX = (
     "ble:"  # a board reached over Bluetooth LE: ble:NAME_OR_ADDRESS (ble: alone: the only one)
@@ -112,8 +116,11 @@ class Registry:
         opener: Opener = _open_board,
         retry_s: float = RETRY_S,
         frame_poll_s: float = FRAME_POLL_S,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.hub = hub
+        # Tells the person running the bridge when a board goes away and comes back.
+        self._say = say or (lambda text: log.info("%s", text))
         self.entries: dict[str, BoardEntry] = {}
         self._opener = opener
         self._retry_s = retry_s
@@ -213,6 +220,7 @@ class Registry:
             entry.board = board
             entry.hello = board.hello
             entry.connected = True
+            self._back(entry)
             entry.problem = ""
             entry.state = None
             try:
@@ -225,6 +233,15 @@ class Registry:
                 with contextlib.suppress(Exception):
                     await board.close()
             entry.problem = "link gone: reopening"
+            entry.away = True
+            self._say(
+                _(
+                    "board %(board)s (%(port)s) did not come back: opening it again as soon as "
+                    "it answers",
+                    board=entry.id,
+                    port=entry.port,
+                )
+            )
             self.hub.publish({"type": "link", "board": entry.id, "state": "gone"})
             self._boards_changed()
             await asyncio.sleep(self._retry_s)
@@ -242,42 +259,48 @@ class Registry:
             self._publish_state(entry)
         self._set_settings(entry, settings)
 
-    def _on_event(self, entry: BoardEntry, event: Event, gone: asyncio.Event) -> None:
-        name, fields = event.name, event.fields
-        if name == "st":
-            if entry.merge_state(fields):
+    def _on_event(self, entry: BoardEntry, event: BoardEvent, gone: asyncio.Event) -> None:
+        """A board's event as the bridge's message: the library's own shape (cribboard.events)
+        with the board's id; the state and settings are also kept for new subscribers."""
+        if isinstance(event, StateEvent):
+            # A state older than the one kept (a lower rev) is a late copy: passed over.
+            if entry.state is None or event.state.rev >= entry.state.rev:
+                entry.state = event.state
                 self._publish_state(entry)
-        elif name == "cfg":
-            with contextlib.suppress(CribboardError):
-                self._set_settings(entry, Settings.from_fields(fields))
-        elif name == "btn":
-            self.hub.publish(
-                {
-                    "type": "button",
-                    "board": entry.id,
-                    "name": fields.get("n", ""),
-                    "action": fields.get("a", ""),
-                }
-            )
-        elif name == "hello":
+            return
+        if isinstance(event, SettingsEvent):
+            self._set_settings(entry, event.settings)
+            return
+        if isinstance(event, LinkEvent):
+            if event.state == "gone":
+                gone.set()
+                return
+            entry.connected = event.state != "lost"
+            if event.state == "back":
+                entry.state = None
+                self._back(entry)
+            else:
+                entry.away = True
+                self._say(
+                    _(
+                        "board %(board)s (%(port)s) is lost: reconnecting",
+                        board=entry.id,
+                        port=entry.port,
+                    )
+                )
+        elif isinstance(event, HelloEvent):
             # The board restarted: its revisions start again from 0.
             entry.state = None
             with contextlib.suppress(CribboardError):
-                entry.hello = Hello.from_fields(fields)
-            self.hub.publish({"type": "hello", "board": entry.id, "fields": fields})
+                entry.hello = Hello.from_fields(event.fields)
+        self.hub.publish(_message(entry, event))
+        if isinstance(event, LinkEvent | HelloEvent):
             self._boards_changed()
-        elif name == "link":
-            link_state = fields.get("state", "")
-            if link_state == "gone":
-                gone.set()
-                return
-            entry.connected = link_state != "lost"
-            if link_state == "back":
-                entry.state = None
-            self.hub.publish({"type": "link", "board": entry.id, "state": link_state})
-            self._boards_changed()
-        else:
-            self.hub.publish({"type": "event", "board": entry.id, "name": name, "fields": fields})
+
+    def _back(self, entry: BoardEntry) -> None:
+        if entry.away:
+            entry.away = False
+            self._say(_("board %(board)s (%(port)s) is back", board=entry.id, port=entry.port))
 
     def _publish_state(self, entry: BoardEntry) -> None:
         self.hub.publish({"type": "state", "board": entry.id, "state": entry.state_json()})

@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 COOKIE = "cribboard_token"
+MIN_LAN_TOKEN = 12
+"""The shortest token a bridge reachable from the network takes (on loopback, any will do)."""
+MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(12))'"
+"""A command that makes a good token (16 characters)."""
 MAX_BODY = 16 * 1024
 WAIT_FOR_BOARD_S = 2.0  # a request for a board that is reconnecting waits this long for it
 _HTTP_CODES = {
@@ -323,11 +327,18 @@ class Bridge:
         if not self.loopback and self.token is None:
             raise BridgeConfigError(
                 f"binding to {host} lets other computers reach the board: it needs a token "
-                "(--token or $CRIBBOARD_TOKEN)"
+                f"(--token or $CRIBBOARD_TOKEN; {MAKE_TOKEN} makes one)"
+            )
+        if not self.loopback and self.token is not None and len(self.token) < MIN_LAN_TOKEN:
+            raise BridgeConfigError(
+                f"a token of {len(self.token)} characters is soon guessed by anyone on the "
+                f"network: use at least {MIN_LAN_TOKEN} ({MAKE_TOKEN} makes one)"
             )
         self.hub = Hub()
         self.registry = (
-            Registry(self.hub, opener=opener) if opener is not None else Registry(self.hub)
+            Registry(self.hub, opener=opener, say=say)
+            if opener is not None
+            else Registry(self.hub, say=say)
         )
         self._virtual_boards: list[Any] = []
         self._runner: web.AppRunner | None = None

@@ -24,6 +24,7 @@ from cribboard.cmdline.table import (
     build_parser,
     chosen,
     command_line,
+    seconds,
 )
 from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
@@ -72,7 +73,13 @@ GLOBAL_ARGS = (
             "for the only board advertising"
         ),
     ),
-    arg("--timeout", type=float, default=2.0, board=True, help=N_("seconds to wait for a reply")),
+    arg(
+        "--timeout",
+        type=seconds(N_("the timeout")),
+        default=2.0,
+        board=True,
+        help=N_("seconds to wait for a reply"),
+    ),
     arg(
         "-v",
         "--verbose",
@@ -128,11 +135,17 @@ def _lang_given(words: Sequence[str]) -> str | None:
     return given
 
 
+def parse(words: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """A command line read as `cribboard` reads it (the words after the program's name): the
+    arguments, and the words it did not take. A bad argument exits as argparse does (status
+    2, one line on stderr)."""
+    return parser().parse_known_args(_ble_before_command(without_verbosity(list(words))))
+
+
 def _run(words: list[str]) -> int:
     # -v counts wherever it stands, counted before the parser sees the line.
     configure_logging(verbosity(words))
-    whole = parser()
-    args, rest = whole.parse_known_args(_ble_before_command(without_verbosity(words)))
+    args, rest = parse(words)
     commands = chosen(args)
     command = commands[-1]
     portshare.owner_label = command_line(commands)  # as another process names us

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cribboard import portshare
-from cribboard.api import Board, Health
+from cribboard.api import Board, Health, LinkEvent
 from cribboard.cli.hall_deploy import HALL_ARGS
 from cribboard.client import Hello
 from cribboard.cmdline.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
@@ -152,19 +152,57 @@ async def _watch(board: Board, args: argparse.Namespace) -> int:
             _("watching %(board)s (Ctrl-C to stop)", board=board.name), file=sys.stderr, flush=True
         )
         teller = ChangeTeller()
+        watched = board.hello.fields.get("ble")  # which board it is, when it says
         if not (args.json or args.raw):  # the game as it is, then what changes
             teller.last = await board.state()
             print(describe_state(teller.last), flush=True)
         async for event in events:
             if args.json:
-                print(json.dumps({"event": event.name, **event.fields}), flush=True)
+                print(json.dumps(event.to_json()), flush=True)
             elif args.raw:
-                fields = " ".join(f"{k}={v}" for k, v in event.fields.items())
-                print(f"{event.name} {fields}".rstrip(), flush=True)
+                if event.line is not None:
+                    fields = " ".join(f"{k}={v}" for k, v in event.line.fields.items())
+                    print(f"{event.line.name} {fields}".rstrip(), flush=True)
             else:
                 for line in teller.tell(event):
                     print(line, flush=True)
+            if isinstance(event, LinkEvent):
+                _say_where_the_board_went(board.name, event.state)
+                answering = board.hello.fields.get("ble")
+                if event.state == "back" and watched and answering not in (None, watched):
+                    raise CribboardError(
+                        _(
+                            "another board answers on %(port)s now (%(board)s, not "
+                            "%(watched)s): stopped watching",
+                            port=board.name,
+                            board=answering,
+                            watched=watched,
+                        )
+                    )
     return 0
+
+
+def _say_where_the_board_went(port: str, link: str) -> None:
+    """While the link is lost, a hint on stderr when its port has gone (a virtual board that
+    stopped); when it is given up, the end of the watch (exit 1)."""
+    vanished = port.startswith("/") and not os.path.exists(port)
+    if link == "lost" and vanished:
+        print(
+            _(
+                "%(port)s is gone: was it a virtual board that stopped? `%(prog)s sim` starts "
+                "one (Ctrl-C to stop watching)",
+                port=port,
+                prog=PROG,
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
+    elif link == "gone":
+        raise CribboardError(
+            _("%(port)s did not come back: stopped watching", port=port)
+            if not vanished
+            else _("%(port)s is gone: stopped watching", port=port)
+        )
 
 
 def _list(args: argparse.Namespace) -> int:

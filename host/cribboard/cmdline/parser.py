@@ -1,11 +1,58 @@
-"""Argument parsing for the command lines: a bad argument is one line on stderr, exit 2."""
+"""Argument parsing for the command lines: a bad argument is one line on stderr, exit 2, and
+argparse's own words (`usage:`, `positional arguments`, its errors) in the language in use."""
 
 from __future__ import annotations
 
 import argparse
 from typing import NoReturn
 
-from cribboard.i18n import _
+from cribboard.i18n import N_, _
+
+ARGPARSE_WORDS = (
+    # Translators: argparse's own words, as Python writes them: keep each placeholder (%s, %r,
+    # %(name)s) as it is. The first starts a command's usage line; the space after it stays.
+    N_("usage: "),
+    N_("positional arguments"),
+    N_("options"),
+    N_("show this help message and exit"),
+    N_("show program's version number and exit"),
+    N_("argument %(argument_name)s: %(message)s"),
+    N_("the following arguments are required: %s"),
+    N_("one of the arguments %s is required"),
+    N_("not allowed with argument %s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"),
+    N_("expected one argument"),
+    N_("expected at most one argument"),
+    N_("expected at least one argument"),
+    N_("expected %s argument"),
+    N_("expected %s arguments"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("unrecognized arguments: %s"),
+    N_("ignored explicit argument %r"),
+)
+"""What argparse says to people, marked for the catalog: argparse asks gettext for each as it
+speaks, and `_argparse_text` answers from cribboard's catalog."""
+
+
+def _argparse_text(message: str) -> str:
+    return _(message) if message in ARGPARSE_WORDS else message
+
+
+def _argparse_plural(singular: str, plural: str, count: int) -> str:
+    # The catalog's languages say one and many as English does: each form is its own entry.
+    return _argparse_text(singular if count == 1 else plural)
+
+
+def _speak_for_argparse() -> None:
+    """argparse finds its words through its module's own `_` and `ngettext` (gettext's, in the
+    process's default domain, which cribboard does not use): point them at cribboard's catalog.
+    English stays argparse's text, as does every message the catalog does not hold."""
+    setattr(argparse, "_", _argparse_text)  # noqa: B010 (argparse's private name)
+    setattr(argparse, "ngettext", _argparse_plural)  # noqa: B010
+
+
+_speak_for_argparse()
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -5,6 +5,7 @@ from the table."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -229,6 +230,28 @@ def int_in(low: int, high: int, what: str | Later) -> Callable[[str], int]:
                     low=low,
                     high=high,
                     value=value,
+                )
+            )
+        return value
+
+    return parse
+
+
+def seconds(what: str | Later) -> Callable[[str], float]:
+    """An argument type: a number of seconds above 0 (`2`, `0.5`); `what` names it in the
+    error (marked with N_ to be said in the language in use)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(
+                _(
+                    "%(what)s must be a number of seconds above 0, not %(text)r",
+                    what=said(what),
+                    text=text,
                 )
             )
         return value

@@ -41,8 +41,7 @@ from typing import Any
 
 import aiomqtt
 
-from cribboard.api import Board, BoardState
-from cribboard.client import Event
+from cribboard.api import Board, BoardEvent, BoardState, HelloEvent, LinkEvent, StateEvent
 from cribboard.errors import CribboardError
 from cribboard.i18n import _, n_
 from cribboard.link import LinkedGameError, topics
@@ -183,7 +182,7 @@ class LinkedGameSide:
         self._shown_game = self.file.game
         self._shown_live = tuple(self.file.live)
         self._shown_starts = frozenset(self.file.starts)
-        self._events: list[Event] = []
+        self._events: list[BoardEvent] = []
         self._wake = asyncio.Event()
         self._rebase = False
         # Revisions of this side's own requests whose state has not come back yet, and the
@@ -263,7 +262,7 @@ class LinkedGameSide:
             await asyncio.sleep(BOARD_RETRY_S)
 
     async def _with_board(self, board: Board) -> None:
-        def take(event: Event) -> None:
+        def take(event: BoardEvent) -> None:
             self._events.append(event)
             self._wake.set()
 
@@ -272,7 +271,7 @@ class LinkedGameSide:
             now = await board.state()
             # What came before the state was read is in it.
             self._events = [
-                e for e in self._events if e.name == "st" and int(e.fields.get("r", -1)) > now.rev
+                e for e in self._events if isinstance(e, StateEvent) and e.state.rev > now.rev
             ]
             before, self.board_state = self.board_state, now
             self.board = board
@@ -304,29 +303,22 @@ class LinkedGameSide:
         events, self._events = self._events, []
         seen = False
         for event in events:
-            if event.name == "link":
-                if event.fields.get("state") == "gone":
+            if isinstance(event, LinkEvent):
+                if event.state == "gone":
                     return False
                 self._stuck = None  # requests lost with the link are worth another try
                 self._own_revs.clear()  # their states come back, if at all, in the resync
                 continue
-            if event.name == "hello":
+            if isinstance(event, HelloEvent):
                 # The board restarted: its revisions begin again, and the state it reads back
                 # is where it is, not a move (a power cut may have lost its last second).
                 self._rebase = True
                 self._own_revs.clear()
                 self._stuck = None
                 continue
-            if event.name != "st":
+            if not isinstance(event, StateEvent):
                 continue
-            try:
-                state = (
-                    self.board_state.updated(event.fields)
-                    if self.board_state is not None and not self._rebase
-                    else BoardState.from_fields(event.fields)
-                )
-            except CribboardError:
-                continue
+            state = event.state
             before, self.board_state = self.board_state, state
             seen = True
             if before is None or self._rebase:

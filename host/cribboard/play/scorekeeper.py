@@ -38,7 +38,7 @@ from functools import partial
 
 from cribboard.api import Board, BoardState
 from cribboard.errors import BoardRejected
-from cribboard.i18n import _
+from cribboard.i18n import _, n_
 from cribboard.names import PLAYER_NAMES, initial, player_name
 from cribboard.play.boards import choose_board
 from cribboard.play.driver import off_loop
@@ -46,6 +46,7 @@ from cribboard.play.screen import CLEAR, terminal_input, terminal_output
 from cribboard.rules.cards import format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.scorekeeping import (
+    NOTHING,
     CardSeen,
     Counted,
     ImpossibleCount,
@@ -213,34 +214,33 @@ class Scorekeeper:
             ]
         self._rev = state.rev
 
-    def _new_game_text(self, target: int) -> str:
-        """A new game: which, to what, who deals after the cut (and the pone's bonus)."""
-        dealer = self.turn.dealer
-        other = self.keeping.pone
-        values = {
-            "target": target,
-            "dealer": self.name(dealer),
-            "key": f"d {self._letter(other)}",
-            "other": self.name(other),
-        }
+    def _new_game_text(self, target: int, after_win: bool = False) -> str:
+        """A new game: which, to what, who deals (after the cut, or as the board chose after
+        a won game) and how to give the deal to another seat, and the pone's bonus."""
         if self.game.pone_bonus:
-            return _(
-                "new five-card game to %(target)d. Cut for the deal: %(dealer)s deals (%(key)s "
-                "if %(other)s does). The pone pegs %(bonus)d once the deal is settled.",
-                bonus=self.game.pone_bonus,
-                **values,
-            )
-        if self.game.partnerships:
-            return _(
-                "new game of four, in partnerships, to %(target)d. Cut for the deal: "
-                "%(dealer)s deals (%(key)s if %(other)s does).",
-                **values,
-            )
-        return _(
-            "new game to %(target)d. Cut for the deal: %(dealer)s deals (%(key)s if %(other)s "
-            "does).",
-            **values,
+            game = _("new five-card game to %(target)d.", target=target)
+        elif self.game.partnerships:
+            game = _("new game of four, in partnerships, to %(target)d.", target=target)
+        else:
+            game = _("new game to %(target)d.", target=target)
+        dealer = self.turn.dealer
+        seats = self.keeping.seats
+        others = ", ".join(
+            _("%(key)s if %(other)s does", key=f"d {self._letter(seat)}", other=self.name(seat))
+            for seat in ((dealer + step) % seats for step in range(1, seats))
         )
+        values = {"dealer": self.name(dealer), "others": others}
+        if not after_win:
+            deal = _("Cut for the deal: %(dealer)s deals (%(others)s).", **values)
+        elif self.game.sides == 2:
+            # The board gives the next game's first deal to the loser of a two-sided game.
+            deal = _("%(dealer)s lost the last game and deals first (%(others)s).", **values)
+        else:
+            deal = _("The deal passes on: %(dealer)s deals (%(others)s).", **values)
+        if not self.game.pone_bonus:
+            return f"{game} {deal}"
+        bonus = _("The pone pegs %(bonus)d once the deal is settled.", bonus=self.game.pone_bonus)
+        return f"{game} {deal} {bonus}"
 
     # --- one line of input ---------------------------------------------------------------------
 
@@ -293,16 +293,18 @@ class Scorekeeper:
                 cards=self._example(),
             )
         if isinstance(err, WrongCards) and err.size == 3:
-            return _(
-                "%(whose)s: three cards, then the starter, not %(given)d cards",
+            return n_(
+                "%(whose)s: three cards, then the starter, not %(count)d card",
+                "%(whose)s: three cards, then the starter, not %(count)d cards",
+                err.given,
                 whose=whose,
-                given=err.given,
             )
         if isinstance(err, WrongCards):
-            return _(
-                "%(whose)s: four cards, then the starter, not %(given)d cards",
+            return n_(
+                "%(whose)s: four cards, then the starter, not %(count)d card",
+                "%(whose)s: four cards, then the starter, not %(count)d cards",
+                err.given,
                 whose=whose,
-                given=err.given,
             )
         if isinstance(err, StarterInHand):
             return _(
@@ -450,6 +452,17 @@ class Scorekeeper:
                 self.messages.append(
                     _("%(whose)s: %(points)d is right", whose=whose, points=counted.claim)
                 )
+            elif counted.claim == NOTHING:
+                # 19 is the table's word for nothing, never a count the cards fall short of.
+                self.messages.append(
+                    _("%(whose)s: nineteen, nothing, is right", whose=whose)
+                    if not actual
+                    else _(
+                        "%(whose)s has %(actual)d, not nothing: pegged %(actual)d",
+                        whose=whose,
+                        actual=actual,
+                    )
+                )
             elif verdict is Verdict.OVER:
                 self.messages.append(
                     _(
@@ -563,11 +576,12 @@ class Scorekeeper:
             if words[0] not in [str(t) for t in TARGETS] or len(words) > 1:
                 raise Problem(_("n, or %(choices)s", choices=" / ".join(f"n {t}" for t in TARGETS)))
             target = int(words[0])
+        won = self.state is not None and self.state.winner is not None
         await self.board.new_game(target, self.players)
         self._changes += 1
         state = await self._read()
         self.keeping.new_game(state.dealer)
-        self.messages.append(self._new_game_text(state.target))
+        self.messages.append(self._new_game_text(state.target, after_win=won))
         return _("new game")
 
     async def _undo(self) -> None:

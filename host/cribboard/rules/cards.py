@@ -52,11 +52,12 @@ class Card:
 
 
 def parse_card(text: str) -> Card:
-    """A card from its short text (`5H`, `jd`, `10S`, `TS`, `AC`); raises CardError."""
+    """A card from its short text (`5H`, `jd`, `10S`, `TS`, `AC`); raises CardError, naming
+    the card as cards are written (`1H`, whatever case it was typed in)."""
     word = text.strip().upper()
     if len(word) < 2:
         raise CardError(
-            _("bad card %(text)r: write rank then suit, like 5H, JD, 10S or AC", text=text)
+            _("bad card %(text)r: write rank then suit, like 5H, JD, 10S or AC", text=word)
         )
     rank_word, suit = word[:-1], word[-1]
     rank = _RANK_WORDS.get(rank_word)
@@ -65,7 +66,7 @@ def parse_card(text: str) -> Card:
             _(
                 "bad card %(text)r: unknown rank %(rank)r (an ace is A); ranks are A 2-10 (or T) "
                 "J Q K",
-                text=text,
+                text=word,
                 rank=rank_word,
             )
         )
@@ -73,7 +74,7 @@ def parse_card(text: str) -> Card:
         raise CardError(
             _(
                 "bad card %(text)r: unknown rank %(rank)r; ranks are A 2-10 (or T) J Q K",
-                text=text,
+                text=word,
                 rank=rank_word,
             )
         )
@@ -83,7 +84,7 @@ def parse_card(text: str) -> Card:
         raise CardError(
             _(
                 "bad card %(text)r: unknown suit %(suit)r; suits are C D H S",
-                text=text,
+                text=word,
                 suit=suit,
             )
         )

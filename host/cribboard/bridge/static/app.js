@@ -38,7 +38,10 @@ const PAGE_TEXT = [
   ["#target", "aria-label", N_("game length")],
   ["#player-count", "aria-label", N_("players")],
   ["#new", "text", N_("New game")],
+  ["#large-text", "text", N_("Large text")],
+  ["#legend-title", "text", N_("What the lights mean")],
 ];
+const LARGE_TEXT_KEY = "cribboard.large-text"; // the large-text mode, remembered in this browser
 
 let layout, limits, codec, view, link;
 let current = params.get("board");
@@ -111,16 +114,46 @@ function log(text, isError = false) {
   }));
 }
 
+// Do something on the board; true when it was done, else the reason is logged.
 async function act(what) {
-  if (!link) return;
+  if (!link) return false;
   try {
     await what();
+    return true;
   } catch (err) {
     // The bridge's and the board's own messages stay as they come: the API speaks English.
     log(err.code === "denied"
       ? _("the board asks who this is: tap its deal button (its win hole blinks) to let this device score")
       : err.message, true);
+    return false;
   }
+}
+
+// An undo, from here or anywhere, leaves a line: whose score it moved, from where to where.
+function tellUndo(before, after) {
+  if (!before || after.undo >= before.undo || after.players !== before.players) return;
+  const moved = after.front.map((_f, p) => p).filter((p) => after.front[p] !== before.front[p]);
+  if (!moved.length) {
+    log(_("undone: the last change"));
+    return;
+  }
+  for (const p of moved) {
+    log(_("undone: %(player)s back from %(before)d to %(score)d",
+          { player: playerName(p), before: before.front[p], score: after.front[p] }));
+  }
+}
+
+// The large-text mode: the page's words and numbers bigger, kept through a change of language
+// and for the next visit.
+function useLargeText(on, remember = true) {
+  document.documentElement.classList.toggle("large-text", on);
+  $("#large-text").setAttribute("aria-pressed", String(on));
+  if (!remember) return;
+  try { localStorage.setItem(LARGE_TEXT_KEY, on ? "1" : "0"); } catch { /* private mode */ }
+}
+
+function largeTextChosen() {
+  try { return localStorage.getItem(LARGE_TEXT_KEY) === "1"; } catch { return false; }
 }
 
 // --- players -----------------------------------------------------------------------------
@@ -150,11 +183,20 @@ function buildPlayers(count) {
       pegs.appendChild(b);
     }
     const form = card.querySelector(".more");
-    form.querySelector("input").max = limits.max_points;
-    form.addEventListener("submit", (e) => {
+    const field = form.querySelector("input");
+    field.max = limits.max_points;
+    form.addEventListener("submit", async (e) => {
       e.preventDefault();
-      const n = parseInt(form.querySelector("input").value, 10);
-      act(() => link.peg(p, n));
+      const text = field.value.trim();
+      const n = Number(text);
+      if (!Number.isInteger(n) || n < 1 || n > limits.max_points) {
+        log(text
+          ? _("%(player)s: a count is 1 to %(most)d, not %(count)s: nothing pegged",
+              { player: playerName(p), most: limits.max_points, count: text })
+          : _("%(player)s: type the count first", { player: playerName(p) }), true);
+        return;
+      }
+      if (await act(() => link.peg(p, n))) field.value = ""; // a second tap must not peg it again
     });
     box.appendChild(card);
   }
@@ -271,6 +313,9 @@ function showState(state) {
   for (const card of $("#players").children) {
     const p = +card.dataset.player;
     card.querySelector(".front").textContent = state.front[p];
+    const toGo = card.querySelector(".to-go");
+    toGo.hidden = over;
+    toGo.textContent = _("%(points)d to go", { points: Math.max(0, state.target - state.front[p]) });
     const { lap, laps } = lapsOf({ front: state.front[p], players: state.players, target: state.target });
     const values = { back: state.back[p], lap, laps, games: state.games[p] };
     card.querySelector(".meta").textContent = laps > 1 && lap === laps
@@ -366,6 +411,7 @@ async function useLink(next) {
   window.cribboard.link = next;
   next.on("boards", (m) => showBoards(m.boards))
     .on("state", (m) => {
+      if (m.board === current) tellUndo(states[m.board], m.state);
       states[m.board] = m.state;
       followDeal(m.board, m.state);
       if (m.board === current) showState(m.state);
@@ -392,6 +438,9 @@ async function connectBluetooth() {
 // --- start -------------------------------------------------------------------------------
 
 async function main() {
+  useLargeText(largeTextChosen(), false);
+  $("#large-text").addEventListener("click", () =>
+    useLargeText($("#large-text").getAttribute("aria-pressed") !== "true"));
   await startLanguage();
   buildLanguageMenu();
   showText();
@@ -408,6 +457,7 @@ async function main() {
   view.orient(portrait.matches);
   portrait.addEventListener("change", (e) => view.orient(e.matches));
 
+  $("#legend-box").open = !portrait.matches; // on a phone, a tap away
   $("#undo").addEventListener("click", () => act(() => link.undo()));
   $("#deal").addEventListener("click", () => act(() => link.deal()));
   $("#new").addEventListener("click", () => act(() =>
