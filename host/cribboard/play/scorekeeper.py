@@ -9,6 +9,11 @@ After each change the board is drawn again, as its LEDs show it. What the app kn
 rules (whose count, who deals, claims, muggins, undo) is `rules.scorekeeping.Scorekeeping`,
 which has no board and no words; this module reads the keys, pegs the board and says it all.
 
+One deal has one starter and his heels at most once, for a jack (`rules.scorekeeping` says how
+each entry is held to that); an entry refused says in one line what to type instead. While it
+waits for a line, the board is followed: a change made elsewhere (its buttons, another program,
+a phone) is drawn at once and said with where it came from, and `u` takes it back like an entry.
+
 Two or three players, four in two partnerships (blue 1 and blue 2 against orange 1 and orange 2,
 partners opposite: the board shows the two sides), and the five-card game (three-card hands, the
 pone's 3 once at the start, to 61).
@@ -42,20 +47,26 @@ from cribboard.i18n import _
 from cribboard.names import PLAYER_NAMES, initial, player_name
 from cribboard.play.boards import choose_board
 from cribboard.play.driver import off_loop
-from cribboard.play.screen import CLEAR, terminal_input, terminal_output
+from cribboard.play.outside import Outside, OutsideChanges, Source, looks
+from cribboard.play.screen import CLEAR, reprompt, terminal_input, terminal_output
 from cribboard.rules.cards import format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.scorekeeping import (
     CardSeen,
     Counted,
+    HeelsPegged,
     ImpossibleCount,
+    JackExpected,
     NoSeat,
     NoStarter,
+    NotAJack,
     NothingOverlooked,
     NothingToCount,
+    OtherStarter,
     Refused,
     Scorekeeping,
     StarterInHand,
+    StarterKnown,
     Turn,
     Verdict,
     WrongCards,
@@ -65,6 +76,9 @@ from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLA
 from cribboard.terminal import describe_state, draw_frame, fit_lines
 from cribboard.words import combo_summary
 from cribcore.limits import MAX_POINTS, TARGETS
+from cribcore.state import UNDO_DEPTH
+
+_PROMPT = "> "
 
 
 def keys_help(hand: str = "5H 5S 5C JD") -> str:
@@ -122,6 +136,7 @@ class Scorekeeper:
         game: Variant = STANDARD,
     ) -> None:
         self.board = board
+        self._terminal = input is None  # typed at a terminal: the prompt is shown again
         self._input = input or terminal_input
         self._output = output or terminal_output
         self.color = color
@@ -136,7 +151,8 @@ class Scorekeeper:
         self.messages: list[str] = []
         self._helping = False  # the keys are shown
         self._changes = 0
-        self._rev = -1
+        self.outside: OutsideChanges | None = None
+        """The board's changes made elsewhere, once started."""
 
     @property
     def turn(self) -> Turn:
@@ -168,7 +184,10 @@ class Scorekeeper:
     # --- the board -----------------------------------------------------------------------------
 
     async def _read(self) -> BoardState:
+        """The board after this app's own changes: what a change made elsewhere is told from."""
         self.state = await self.board.state()
+        if self.outside is not None:
+            self.outside.known = self.state
         return self.state
 
     async def _peg(self, player: int, points: int) -> None:
@@ -197,6 +216,9 @@ class Scorekeeper:
             await self.board.new_game(target, self.players)
             state = await self._read()
             fresh = True
+        self.keeping.depth = state.undo
+        if self.outside is None:
+            self.outside = OutsideChanges(self.board, state)
         if fresh:
             self.keeping.new_game(state.dealer)
             self.messages = [self._new_game_text(state.target)]
@@ -205,13 +227,12 @@ class Scorekeeper:
             scores = ", ".join(f"{player_name(p)} {state.front[p]}" for p in range(state.players))
             self.messages = [
                 _(
-                    "going on with the game on the board: %(scores)s; %(dealer)s deals (u "
-                    "takes back the board's last change)",
+                    "going on with the game on the board: %(scores)s; %(dealer)s deals (n "
+                    "starts a new game; u takes back the board's last change)",
                     scores=scores,
                     dealer=self.name(self.turn.dealer),
                 )
             ]
-        self._rev = state.rev
 
     def _new_game_text(self, target: int) -> str:
         """A new game: which, to what, who deals after the cut (and the pone's bonus)."""
@@ -253,6 +274,7 @@ class Scorekeeper:
         if word in ("q", "quit", "exit"):
             return False
         if word in ("", "r"):
+            await self._sync()
             return True
         if word in ("?", "h", "help"):
             # The keys stand in for the status lines: with the board, they fit 80x24.
@@ -275,9 +297,9 @@ class Scorekeeper:
         except BoardRejected as err:
             self.messages.append(self._board_problem(err))
         finally:
-            self.keeping.record(before, self._changes, what)
-            if self._changes:
-                self._rev = (await self._read()).rev
+            state = await self._read() if self._changes else self.state
+            assert state is not None
+            self.keeping.record(before, self._changes, what, state.undo, looks(state))
         return True
 
     def _refused(self, err: Refused) -> str:
@@ -314,6 +336,29 @@ class Scorekeeper:
                 card=err.card,
                 whose=self._whose(err.hand),
             )
+        if isinstance(err, StarterKnown) and err.given == err.starter:
+            return _("the starter is %(starter)s already", starter=err.starter)
+        if isinstance(err, StarterKnown):
+            return _(
+                "this deal's starter is %(starter)s already: to change it, u back to it, then "
+                "s %(card)s",
+                starter=err.starter,
+                card=err.given,
+            )
+        if isinstance(err, HeelsPegged):
+            return _("his heels were pegged in this deal already: once a deal (u takes them back)")
+        if isinstance(err, NotAJack):
+            return _(
+                "the starter is %(starter)s, no jack: no heels (u back to the starter to change "
+                "it)",
+                starter=err.starter,
+            )
+        if isinstance(err, JackExpected):
+            return _(
+                "his heels were pegged, so the starter is a jack, not %(card)s (u takes the "
+                "heels back)",
+                card=err.given,
+            )
         if isinstance(err, NothingOverlooked):
             return _(
                 "muggins: nothing overlooked to take (it follows a claimed count with its cards)"
@@ -341,19 +386,47 @@ class Scorekeeper:
         return _("%(winner)s WINS! n: new game  u: undo  q: quit", winner=winner)
 
     async def _sync(self) -> None:
-        """Notice changes made on the board itself (its buttons, another program)."""
-        state = await self._read()
-        if self._rev >= 0 and state.rev != self._rev:
-            self.keeping.changed_elsewhere(state.dealer)
-            self.messages.append(_("the board was changed on the board itself"))
-        self._rev = state.rev
+        """Take in the changes made on the board elsewhere (its buttons, another program, a
+        phone) since it was last seen: the events that came, then the board read again (its
+        events come before the reply, so one not seen yet is a change without its event)."""
+        assert self.outside is not None, "start() first"
+        for change in self.outside.pending():
+            self._take(change)
+        state = await self.board.state()
+        for change in self.outside.pending():
+            self._take(change)
+        if state.rev != self.outside.known.rev:
+            self._take(Outside(self.outside.known, state, Source.ELSEWHERE))
+            self.outside.known = state
+        self.state = self.outside.known
+
+    def _take(self, change: Outside) -> None:
+        """A change made elsewhere: said, and taken as a step of its own (u takes it back); the
+        entries it undid are taken out; a new game or the deal passing goes on from there."""
+        after = change.after
+        what = change.describe()
+        depth = after.undo if after.undo < UNDO_DEPTH else None
+        undone = self.keeping.elsewhere(depth, looks(after), after.dealer, what)
+        if change.new_game and after.players == self.players:
+            self.keeping.new_game(after.dealer)
+        self.state = after
+        self.messages.append(what)
+        for entry in undone:
+            if not entry.elsewhere:
+                self.messages.append(_("taken back there: %(what)s", what=entry.what))
+        if after.players != self.players:
+            self.messages.append(
+                _(
+                    "the board now plays a game of %(players)d: q, then cribboard keep --players "
+                    "%(players)d",
+                    players=after.players,
+                )
+            )
 
     async def _command(self, text: str) -> str:
         word = text.lower()
         words = word.split()
         head = _ALIASES.get(words[0], words[0])
-        if self.turn.bonus_due and head not in ("d", "n"):
-            await self._pone_bonus()
         if head.isdigit():
             return await self._count(int(head), words[1:])
         if head == "c":
@@ -395,8 +468,10 @@ class Scorekeeper:
         return self.keeping.seat_dealing(self._player(word), self.turn.dealer + 1)
 
     async def _pone_bonus(self) -> None:
-        """Five-card game: the pone pegs 3 at the start of the game's first deal, once."""
-        self._game_over()
+        """Five-card game: the pone pegs 3 at the start of the game's first deal, once: with the
+        first entry taken (not one refused, nor the cut for the deal)."""
+        if not self.turn.bonus_due:
+            return
         pone = self.keeping.pone
         bonus = self.keeping.pone_bonus()
         await self._peg(*bonus)
@@ -413,6 +488,8 @@ class Scorekeeper:
         points = int(points_text) if points_text else 1
         if not 1 <= points <= MAX_POINTS:
             raise Problem(_("pegging points are 1..%(most)d", most=MAX_POINTS))
+        self._game_over()
+        await self._pone_bonus()
         await self._peg(player, points)
         self.messages.append(
             _("%(player)s pegs %(points)d", player=player_name(player), points=points)
@@ -428,17 +505,23 @@ class Scorekeeper:
         self._game_over()
         if claim is not None and not 0 <= claim <= MAX_POINTS:
             raise Problem(_("a hand counts 0..%(most)d", most=MAX_POINTS))
-        counted = self.keeping.count(claim, parse_cards(card_words))
+        cards = parse_cards(card_words)
+        try:
+            counted = self.keeping.count(claim, cards)
+        except OtherStarter as err:
+            typed = f"{'c' if claim is None else claim} {format_cards(cards[:-1])}"
+            raise Problem(
+                _(
+                    "the starter is %(starter)s, not %(card)s: %(typed)s counts %(whose)s with it",
+                    starter=err.starter,
+                    card=err.given,
+                    typed=typed,
+                    whose=self.whose(),
+                )
+            ) from None
+        await self._pone_bonus()
         whose = self._whose(counted.hand)
         verdict = counted.verdict
-        if counted.turned is not None and counted.count is not None:
-            self.messages.append(
-                _(
-                    "(the starter was %(starter)s; counted with %(card)s)",
-                    starter=counted.turned,
-                    card=counted.count.starter,
-                )
-            )
         if counted.nineteen:
             # Translators: players call a hand that scores nothing "nineteen" (no hand counts
             # 19), so 19 typed means 0.
@@ -503,14 +586,11 @@ class Scorekeeper:
         if len(words) != 1:
             raise Problem(_("s and the starter card: s 5D"))
         card = parse_card(words[0])
-        try:
-            heels = self.keeping.starter(card)
-        except CardSeen as err:
-            where = self._whose(err.hand)
-            raise Problem(_("%(card)s was already in %(whose)s", card=card, whose=where)) from None
+        self._game_over()
+        heels = self.keeping.starter(card)
+        await self._pone_bonus()
         self.messages.append(_("starter %(card)s", card=card))
         if heels is not None:
-            self._game_over()
             await self._peg(*heels)
             self.messages.append(self._heels_text())
         return _("starter %(card)s", card=card)
@@ -521,7 +601,9 @@ class Scorekeeper:
 
     async def _heels(self) -> str:
         self._game_over()
-        await self._peg(*self.keeping.heels())
+        heels = self.keeping.heels()
+        await self._pone_bonus()
+        await self._peg(*heels)
         self.messages.append(self._heels_text())
         return _("his heels")
 
@@ -530,6 +612,7 @@ class Scorekeeper:
         taker = self._player(words[0]) if words else None
         self._game_over()
         taken = self.keeping.muggins(taker)
+        await self._pone_bonus()
         await self._peg(*taken)
         player = player_name(taken.side)
         self.messages.append(
@@ -579,14 +662,16 @@ class Scorekeeper:
                 self.messages.append(_("nothing to undo"))
                 return
             state = await self._read()
-            self.keeping.restart_deal(state.dealer)
-            self._rev = state.rev
+            self.keeping.restart_deal(state.dealer, state.undo)
             self.messages.append(_("undone: the board's last change"))
             return
-        for _change in range(entry.changes):
-            await self.board.undo()
+        try:
+            for _change in range(entry.changes):
+                await self.board.undo()
+        except BoardRejected:  # its history is full: the oldest steps are gone
+            self.messages.append(_("the board's history goes back no further"))
         state = await self._read()
-        self._rev = state.rev
+        self.keeping.depth = state.undo
         self.messages.append(_("undone: %(what)s", what=entry.what))
 
     # --- the screen ----------------------------------------------------------------------------
@@ -635,7 +720,7 @@ class Scorekeeper:
     async def draw(self) -> None:
         """Show the board, the scores, the last messages and the status."""
         frame = await self.board.frame()
-        state = await self._read()
+        state = self.state = await self.board.state()
         lines = []
         if self.where:
             lines.extend(fit_lines([_("cribboard scorekeeper on %(board)s", board=self.where)]))
@@ -647,17 +732,43 @@ class Scorekeeper:
         self._output(CLEAR + text if self.color else text)
 
     async def run(self, new: bool = False) -> int:
-        """Start, then take lines until q or the end of input."""
+        """Start, then take lines until q or the end of input; meanwhile the board is followed
+        and a change made elsewhere is drawn at once."""
         await self.start(new)
-        while True:
-            await self.draw()
-            try:
-                line = await off_loop(partial(self._input, "> "))
-            except EOFError:
-                break
-            if not await self.handle(line):
-                break
+        try:
+            while True:
+                await self.draw()
+                line = await self._next_line()
+                if line is None or not await self.handle(line):
+                    break
+        finally:
+            if self.outside is not None:
+                self.outside.close()
         return 0
+
+    async def _next_line(self) -> str | None:
+        """The next line typed (None at the end of the input). While it is typed, each change
+        made on the board elsewhere is taken in and the screen drawn again."""
+        assert self.outside is not None
+        reading = asyncio.ensure_future(off_loop(partial(self._input, _PROMPT)))
+        while True:
+            change = asyncio.ensure_future(self.outside.wait())
+            await asyncio.wait((reading, change), return_when=asyncio.FIRST_COMPLETED)
+            if not change.done():
+                change.cancel()
+                break
+            self.messages = []
+            self._helping = False
+            self._take(change.result())
+            for more in self.outside.pending():
+                self._take(more)
+            await self.draw()
+            if self._terminal:
+                reprompt(_PROMPT)
+        try:
+            return reading.result()
+        except EOFError:
+            return None
 
 
 def _breakdown(count: HandCount, whose: str) -> str:

@@ -8,6 +8,7 @@ come and the board is printed after each change."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -23,9 +24,17 @@ def terminal_input(prompt: str) -> str:
     swap it). Raises EOFError at the end of the input."""
     fd = _piped_stdin()
     if fd is None:
+        _line_editor()
         return builtins.input(prompt)
     builtins.print(prompt, end="", flush=True)
     return _PIPED_LINES.readline(fd)
+
+
+def _line_editor() -> None:
+    """Line editing for `input` at a terminal, where Python has it (GNU readline or libedit):
+    a line being typed can then be shown again after the screen is drawn (`reprompt`)."""
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (imported for what it does to input)
 
 
 def _piped_stdin() -> int | None:
@@ -123,3 +132,11 @@ class TableScreen:
         parts.append("")
         parts.extend(self.log[-self.log_lines :])
         self.output(CLEAR + "\n".join(parts))
+
+
+def reprompt(prompt: str) -> None:
+    """The prompt again, after the screen was drawn while a line is typed, with what was typed
+    so far when the line editor can tell (it goes on where it was)."""
+    editor = sys.modules.get("readline")
+    typed = editor.get_line_buffer() if editor is not None else ""
+    builtins.print(prompt + typed, end="", flush=True)
