@@ -4,9 +4,11 @@ another program (the bridge's page, a script, `cribboard peg` in another termina
 An app that changes the board itself (the scorekeeper, the game against the computer) tells
 `OutsideChanges` each state it reads after its own changes (`known`); every state the board
 pushes beyond that is a change made elsewhere, handed out in order with the state before it and
-where it came from as far as the board tells: a `! btn` event comes before the state a button
-changed; anything else is another program or a phone (the board's events do not say which
-link a request came on)."""
+where it came from as far as the board tells. A button's `! btn` event comes when it is let go:
+after the count its press started (a preview: a count being entered, which is said without a
+source), before what comes next; a count the buttons entered is theirs until it commits, by
+itself a moment later or at the deal button. Anything else is another program or a phone (the
+board's events do not say which link a request came on)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ class Source(Enum):
 
     BUTTONS = "buttons"
     ELSEWHERE = "elsewhere"
+    UNTOLD = "untold"
+    """A count being entered that no event says more of (a press, or a program's preview)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ class Outside:
         what = "; ".join(changes(self.before, self.after)) or _("the board changed")
         if self.source is Source.BUTTONS:
             return _("%(change)s (on the board's buttons)", change=what)
+        if self.source is Source.UNTOLD:
+            return what
         return _("%(change)s (from another program or a phone)", change=what)
 
     @property
@@ -68,6 +74,7 @@ class OutsideChanges:
         self._latest: BoardState | None = None
         self._button = False  # a button event since the last state
         self._restarted = False  # the board restarted: its revisions start again from 0
+        self._entered: set[int] = set()  # players whose count being entered is the buttons'
         self._queue: asyncio.Queue[tuple[BoardState, bool, bool]] = asyncio.Queue()
         self._unsubscribe = board.subscribe(self._on_event)
 
@@ -123,9 +130,27 @@ class OutsideChanges:
         return restarted or state.rev > self.known.rev
 
     def _outside(self, state: BoardState, button: bool) -> Outside:
-        change = Outside(self.known, state, Source.BUTTONS if button else Source.ELSEWHERE)
+        before = self.known
+        players = range(min(state.players, before.players))
+        entered = self._entered
+        if button:
+            entered = entered | {p for p in players if state.pending[p] or before.pending[p]}
+        moved = [p for p in players if state.pending[p] != before.pending[p]]
+        counting = looks(state) == looks(before) and bool(moved)
+        committed = any(
+            p in entered
+            and before.pending[p]
+            and not state.pending[p]
+            and state.front[p] - before.front[p] == before.pending[p]
+            for p in players
+        )
+        if button or committed or (counting and all(p in entered for p in moved)):
+            source = Source.BUTTONS
+        else:
+            source = Source.UNTOLD if counting else Source.ELSEWHERE
+        self._entered = {p for p in entered if p in players and state.pending[p]}
         self.known = state
-        return change
+        return Outside(before, state, source)
 
 
 def looks(state: BoardState) -> tuple[object, ...]:

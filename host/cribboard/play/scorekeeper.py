@@ -40,15 +40,24 @@ import contextlib
 import re
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
+from cribboard import portshare
 from cribboard.api import Board, BoardState
 from cribboard.errors import BoardRejected
 from cribboard.i18n import _
 from cribboard.names import PLAYER_NAMES, initial, player_name
-from cribboard.play.boards import choose_board
+from cribboard.play.boards import ChosenBoard, choose_board, ending_on_signals
 from cribboard.play.driver import off_loop
 from cribboard.play.outside import Outside, OutsideChanges, Source, looks
-from cribboard.play.screen import CLEAR, reprompt, terminal_input, terminal_output
+from cribboard.play.screen import (
+    CLEAR,
+    reprompt,
+    terminal_input,
+    terminal_kept,
+    terminal_output,
+)
+from cribboard.play.tablefile import load_table, save_table, table_path
 from cribboard.rules.cards import format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.scorekeeping import (
@@ -122,7 +131,8 @@ class Scorekeeper:
     """The table app on an open board. `input` and `output` default to the terminal; tests pass
     their own. `where` says which board this is. `game` is the form of cribbage at the table
     (see `table_game`); `target` None keeps the board's target (the five-card game: 61).
-    `keeping` is the game model it tells what the table does."""
+    `keeping` is the game model it tells what the table does. `table_file`: where the deal is
+    kept for the next run on the board `board_key` names (cribboard.play.tablefile)."""
 
     def __init__(
         self,
@@ -134,8 +144,12 @@ class Scorekeeper:
         where: str = "",
         target: int | None = None,
         game: Variant = STANDARD,
+        table_file: Path | None = None,
+        board_key: str = "",
     ) -> None:
         self.board = board
+        self.table_file = table_file
+        self.board_key = board_key
         self._terminal = input is None  # typed at a terminal: the prompt is shown again
         self._input = input or terminal_input
         self._output = output or terminal_output
@@ -224,6 +238,11 @@ class Scorekeeper:
             self.messages = [self._new_game_text(state.target)]
         else:
             self.keeping.go_on(state.dealer)
+            kept = None
+            if self.table_file is not None:
+                kept = load_table(self.table_file, self.board_key, self.game, state)
+            if kept is not None:
+                self.keeping.turn = kept
             scores = ", ".join(f"{player_name(p)} {state.front[p]}" for p in range(state.players))
             self.messages = [
                 _(
@@ -233,6 +252,16 @@ class Scorekeeper:
                     dealer=self.name(self.turn.dealer),
                 )
             ]
+            if kept is not None:
+                self.messages.append(
+                    _("the deal goes on where it was: %(whose)s counts next", whose=self.whose())
+                )
+        self._keep_table()
+
+    def _keep_table(self) -> None:
+        """Where the table is in its deal, kept for the next run (with a table file)."""
+        if self.table_file is not None and self.state is not None:
+            save_table(self.table_file, self.board_key, self.game, self.state, self.turn)
 
     def _new_game_text(self, target: int) -> str:
         """A new game: which, to what, who deals after the cut (and the pone's bonus)."""
@@ -741,6 +770,7 @@ class Scorekeeper:
                 line = await self._next_line()
                 if line is None or not await self.handle(line):
                     break
+                self._keep_table()
         finally:
             if self.outside is not None:
                 self.outside.close()
@@ -762,6 +792,7 @@ class Scorekeeper:
             self._take(change.result())
             for more in self.outside.pending():
                 self._take(more)
+            self._keep_table()
             await self.draw()
             if self._terminal:
                 reprompt(_PROMPT)
@@ -812,20 +843,33 @@ def run_scorekeeper(
     color: bool = False,
     timeout: float = 2.0,
 ) -> int:
-    """`cribboard keep`: find a board (or start the virtual one), say which, keep the score."""
+    """`cribboard keep`: find a board (or start the virtual board, whose game outlives the app),
+    say which, keep the score; at the end, say where the game is kept."""
+    chosen: list[ChosenBoard] = []
 
     async def main() -> int:
         with contextlib.ExitStack() as stack:
-            chosen = await choose_board(port, virtual, stack)
-            builtins.print(_("playing on %(board)s", board=chosen.description), flush=True)
-            async with await Board.open(chosen.port, timeout=timeout) as board:
+            chosen.append(await choose_board(port, virtual, stack, portshare.owner_label))
+            where = chosen[0]
+            builtins.print(_("playing on %(board)s", board=where.description), flush=True)
+            async with await Board.open(where.port, timeout=timeout) as board:
                 keeper = Scorekeeper(
-                    board, color=color, where=chosen.description, target=target, game=game
+                    board,
+                    color=color,
+                    where=where.description,
+                    target=target,
+                    game=game,
+                    table_file=table_path(),
+                    board_key=str(where.flash) if where.flash else portshare.port_key(where.port),
                 )
                 return await keeper.run(new)
 
-    try:
-        return asyncio.run(main())
-    except KeyboardInterrupt:
-        builtins.print()
-        return 130
+    with ending_on_signals(), terminal_kept():
+        try:
+            status = asyncio.run(main())
+        except KeyboardInterrupt:
+            builtins.print()
+            status = 130
+    if chosen:
+        builtins.print(chosen[0].kept("`cribboard keep`"), flush=True)
+    return status

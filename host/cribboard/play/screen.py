@@ -11,7 +11,8 @@ import builtins
 import contextlib
 import os
 import sys
-from collections.abc import Callable
+import termios
+from collections.abc import Callable, Iterator
 
 from cribboard.api import Board, BoardState
 from cribboard.terminal import describe_state, draw_frame, fit_lines
@@ -69,6 +70,24 @@ class _Lines:
 
 
 _PIPED_LINES = _Lines()
+
+
+@contextlib.contextmanager
+def terminal_kept() -> Iterator[None]:
+    """The terminal's settings as they were, again at the end: a line editor left reading on
+    its thread when the app ends (a Ctrl-C, q while the board was drawn) must not leave the
+    terminal without its echo."""
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd) if os.isatty(fd) else None
+    except (AttributeError, OSError, ValueError, termios.error):
+        saved = None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(OSError, termios.error):
+                termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 def terminal_output(text: str) -> None:
