@@ -106,6 +106,7 @@ class DealLedger:
 
     dealer: int  # a seat
     counted: int = 0  # hands of the show counted
+    shown: bool = False  # the crib too: the show is over
     starter: Card | None = None
     heels: bool = False
     seen: dict[Card, tuple[int, bool]] = field(default_factory=dict)
@@ -125,11 +126,14 @@ class Board:
 
 @dataclass
 class Step:
-    """What `u` takes back: the deal before it and how many board changes it made."""
+    """What `u` takes back: the deal before it and how many board changes it made; `linked`:
+    with the step under it (an entry's parts: the pone's bonus under it, the deal passing
+    after the crib on it; the board may undo each alone)."""
 
     deal: DealLedger
     changes: int
     elsewhere: bool
+    linked: bool = False
 
 
 class Ledger:
@@ -198,17 +202,30 @@ class Ledger:
     # one entry
     def begin(self) -> DealLedger:
         self.changes = 0
+        self.part = self.deal  # where the entry's part began
+        self.linked = False
         return self.deal
 
     def done(self, before: DealLedger) -> None:
-        if self.changes or self.deal != before:
-            self.steps.append(Step(before, self.changes, False))
+        """The entry's last part."""
+        if self.changes or self.deal != self.part:
+            self.steps.append(Step(self.part, self.changes, False, self.linked))
+
+    def cut(self, deal_after: DealLedger) -> None:
+        """The entry's part so far is a step; the next begins at `deal_after`."""
+        if self.changes or deal_after != self.part:
+            self.steps.append(Step(self.part, self.changes, False, self.linked))
+            self.linked = True
+        self.part = deal_after
+        self.changes = 0
 
     def bonus(self) -> None:
-        if self.deal.bonus_due:
+        """The pone's 3, with the first entry taken: a step under the entry's own."""
+        if self.part.bonus_due:
             self.deal = dataclasses.replace(self.deal, bonus_due=False)
-            pone = (self.deal.dealer + 1) % self.seats
+            pone = (self.part.dealer + 1) % self.seats
             self.peg(self.side(pone), self.variant.pone_bonus)
+            self.cut(dataclasses.replace(self.part, bonus_due=False))
 
     def won(self) -> bool:
         return self.board.winner is not None
@@ -254,7 +271,7 @@ class Ledger:
 
     def count(self, claim: int | None, cards: tuple[Card, ...]) -> bool:
         deal = self.deal
-        if self.won():
+        if self.won() or deal.shown:
             return False
         seat, crib = self.order()[deal.counted]
         side = self.side(seat)
@@ -302,8 +319,9 @@ class Ledger:
         if deal.counted + 1 < len(self.order()):
             self.deal = dataclasses.replace(deal, counted=deal.counted + 1, overlooked=overlooked)
         else:
-            self.deal = dataclasses.replace(deal, overlooked=overlooked)
-            if not self.won():  # after the crib the deal passes on
+            self.deal = dataclasses.replace(deal, shown=True, overlooked=overlooked)
+            if not self.won():  # after the crib the deal passes on: a part of its own
+                self.cut(self.deal)
                 pone = (deal.dealer + 1) % self.seats
                 self.set_dealer(self.side(pone))
                 self.deal = self.new_deal(pone, overlooked)
@@ -340,11 +358,13 @@ class Ledger:
     def undo(self) -> bool:
         if not self.steps:
             return False  # (the board's history starts with the keeper's: nothing under it)
-        step = self.steps.pop()
-        for _ in range(step.changes):
-            self.board_undo()
-        self.deal = step.deal
-        return True
+        while True:  # the entry, all its parts
+            step = self.steps.pop()
+            for _ in range(step.changes):
+                self.board_undo()
+            self.deal = step.deal
+            if not step.linked:
+                return True
 
     # changes made elsewhere: each a step of its own
     def elsewhere_peg(self, side: int, points: int) -> bool:
@@ -509,9 +529,10 @@ async def check(
     assert state.dealer == expected.dealer, said
     assert state.winner == expected.winner and state.target == expected.target, said
     turn, deal = keeper.turn, ledger.deal
-    assert (turn.dealer, turn.step, turn.starter, turn.heels) == (
+    assert (turn.dealer, turn.step, turn.shown, turn.starter, turn.heels) == (
         deal.dealer,
         deal.counted,
+        deal.shown,
         deal.starter,
         deal.heels,
     ), said

@@ -191,6 +191,26 @@ async def test_changes_made_elsewhere_are_told_and_undone_as_steps_of_their_own(
     assert state.front[:2] == [0, 0]
 
 
+async def test_the_deal_passing_undone_elsewhere_leaves_the_crib_counted(
+    keeper: Scorekeeper,
+) -> None:
+    """The crib's count and the deal passing after it are one entry in two steps: another
+    program's undo (the page's) takes back the passing alone, and the crib stays counted:
+    it is not counted twice."""
+    state = await typed(keeper, "2", "3", "4")  # the crib; the deal passes to orange
+    assert state.dealer == 1 and state.front[:2] == [7, 2]
+    await keeper.board.undo()  # the page's undo
+    state = await typed(keeper, "4")
+    assert keeper.messages[-1] == "the show of this deal is over: d passes the deal on"
+    assert state.dealer == 0 and state.front[:2] == [7, 2]
+    assert "taken back there: the deal passes to orange" in keeper.messages
+    state = await typed(keeper, "d")
+    assert state.dealer == 1 and keeper.whose() == "blue's hand"
+    state = await typed(keeper, "u", "u")  # the d, then the crib
+    assert state.front[:2] == [3, 2] and keeper.whose() == "blue's crib"
+    assert keeper.messages == ["undone: blue's crib 4"]
+
+
 async def test_the_app_runs_on_typed_lines_and_draws_the_board(vboard: VirtualBoard) -> None:
     lines = iter(["o12", "?", "what", "q"])
     out: list[str] = []

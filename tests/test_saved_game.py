@@ -209,7 +209,7 @@ def test_a_damaged_table_file_is_ignored(tmp_path: Path) -> None:
 
     state = BoardState(7, 121, 2, 0, None, "playing", [5, 9], [0, 3], [0, 0], [0, 0], 2, False)
     path = tmp_path / "table.json"
-    turn = Turn(dealer=0, deal_no=3, step=1, starter=parse_card("JD"), heels=True)
+    turn = Turn(dealer=0, deal_no=3, step=2, starter=parse_card("JD"), heels=True, shown=True)
     save_table(path, "board", STANDARD, state, turn)
     assert load_table(path, "board", STANDARD, state) == turn
     assert load_table(path, "another", STANDARD, state) is None
@@ -217,7 +217,8 @@ def test_a_damaged_table_file_is_ignored(tmp_path: Path) -> None:
     assert load_table(path, "board", STANDARD, moved) is None
     text = path.read_text()
     for damaged in (
-        text.replace('"step": 1', '"step": 99'),
+        text.replace('"step": 2', '"step": 99'),
+        text.replace('"shown": true', '"shown": "yes"'),
         text.replace('"JD"', '"ZZ"'),
         text.replace('"heels": true', '"heels": 1'),
         text[:40],

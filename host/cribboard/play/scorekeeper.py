@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 import re
 from collections.abc import Callable
 from functools import partial
@@ -74,6 +75,7 @@ from cribboard.rules.scorekeeping import (
     OtherStarter,
     Refused,
     Scorekeeping,
+    ShowOver,
     StarterInHand,
     StarterKnown,
     Turn,
@@ -164,7 +166,13 @@ class Scorekeeper:
         self.state: BoardState | None = None
         self.messages: list[str] = []
         self._helping = False  # the keys are shown
+        # The entry being made, in parts (each a step on the board; see Entry.linked): where
+        # the part began, the board changes made for it, whether a part came before it, and
+        # what the last part is called when it is not the entry typed (the deal passing).
+        self._part = self.keeping.turn
         self._changes = 0
+        self._linked = False
+        self._last_part: str | None = None
         self.outside: OutsideChanges | None = None
         """The board's changes made elsewhere, once started."""
 
@@ -314,8 +322,10 @@ class Scorekeeper:
         if word in ("u", "undo"):
             await self._undo()
             return True
-        before = self.turn
+        self._part = self.turn
         self._changes = 0
+        self._linked = False
+        self._last_part = None
         what = text
         try:
             what = await self._command(text)
@@ -326,10 +336,30 @@ class Scorekeeper:
         except BoardRejected as err:
             self.messages.append(self._board_problem(err))
         finally:
-            state = await self._read() if self._changes else self.state
-            assert state is not None
-            self.keeping.record(before, self._changes, what, state.undo, looks(state))
+            if self._last_part is None:
+                await self._record_part(what)
+            else:
+                await self._record_part(self._last_part, auto=True)
         return True
+
+    async def _record_part(self, what: str, *, auto: bool = False) -> None:
+        """The entry so far, recorded as a step (linked to its part before, if any); the next
+        part starts here."""
+        state = await self._read() if self._changes else self.state
+        assert state is not None
+        steps = len(self.keeping.history)
+        self.keeping.record(
+            self._part,
+            self._changes,
+            what,
+            state.undo,
+            looks(state),
+            linked=self._linked,
+            auto=auto,
+        )
+        self._linked = self._linked or len(self.keeping.history) > steps
+        self._part = self.turn
+        self._changes = 0
 
     def _refused(self, err: Refused) -> str:
         """What the rules refused, in words, with what to type instead."""
@@ -374,6 +404,8 @@ class Scorekeeper:
                 starter=err.starter,
                 card=err.given,
             )
+        if isinstance(err, ShowOver):
+            return _("the show of this deal is over: d passes the deal on")
         if isinstance(err, HeelsPegged):
             return _("his heels were pegged in this deal already: once a deal (u takes them back)")
         if isinstance(err, NotAJack):
@@ -502,15 +534,21 @@ class Scorekeeper:
         if not self.turn.bonus_due:
             return
         pone = self.keeping.pone
+        part = self._part
         bonus = self.keeping.pone_bonus()
         await self._peg(*bonus)
-        self.messages.append(
-            _(
-                "%(player)s, the pone, pegs %(points)d for the first deal",
-                player=self.name(pone),
-                points=bonus.points,
-            )
+        said = _(
+            "%(player)s, the pone, pegs %(points)d for the first deal",
+            player=self.name(pone),
+            points=bonus.points,
         )
+        self.messages.append(said)
+        # A step of its own under the entry's: the board may undo one without the other.
+        state = await self._read()
+        self.keeping.record(part, 1, said, state.undo, looks(state), auto=True)
+        self._linked = True
+        self._part = dataclasses.replace(part, bonus_due=False)
+        self._changes = 0
 
     async def _pegging(self, who: str, points_text: str) -> str:
         player = self._player(who)
@@ -592,24 +630,27 @@ class Scorekeeper:
                 if counted.points
                 else _("%(whose)s: nothing", whose=whose)
             )
-        await self._next_step(counted)
-        return f"{whose} {counted.points}"
+        what = f"{whose} {counted.points}"
+        await self._next_step(counted, what)
+        return what
 
     def _example(self) -> str:
         return "5H 5S JD 5D" if self.game.kept == 3 else "5H 5S 5C JD 5D"
 
-    async def _next_step(self, counted: Counted) -> None:
-        """After a hand of the show: the next hand, or after the crib the deal passes on
-        (unless the game is won)."""
+    async def _next_step(self, counted: Counted, what: str) -> None:
+        """After a hand of the show (`what`): the next hand, or after the crib the deal passes
+        on (unless the game is won), a part of the entry of its own."""
         if self.keeping.next_hand(counted.overlooked):
             return
         if self.state is not None and self._changes:
             await self._read()
         if self.state is not None and self.state.winner is not None:
             return
+        await self._record_part(what)
         await self._deal_to(self.keeping.next_dealer)
         dealer = self.keeping.pass_deal(counted.overlooked)
-        self.messages.append(_("the deal passes to %(player)s", player=self.name(dealer)))
+        self._last_part = _("the deal passes to %(player)s", player=self.name(dealer))
+        self.messages.append(self._last_part)
 
     async def _starter(self, words: list[str]) -> str:
         if len(words) != 1:
@@ -694,14 +735,20 @@ class Scorekeeper:
             self.keeping.restart_deal(state.dealer, state.undo)
             self.messages.append(_("undone: the board's last change"))
             return
+        parts = [entry]
+        while parts[-1].linked and self.keeping.history:  # the whole entry, each of its parts
+            step = self.keeping.undo()
+            assert step is not None
+            parts.append(step)
         try:
-            for _change in range(entry.changes):
+            for _change in range(sum(part.changes for part in parts)):
                 await self.board.undo()
         except BoardRejected:  # its history is full: the oldest steps are gone
             self.messages.append(_("the board's history goes back no further"))
         state = await self._read()
         self.keeping.depth = state.undo
-        self.messages.append(_("undone: %(what)s", what=entry.what))
+        typed = next((part.what for part in parts if not part.auto), entry.what)
+        self.messages.append(_("undone: %(what)s", what=typed))
 
     # --- the screen ----------------------------------------------------------------------------
 
@@ -727,6 +774,8 @@ class Scorekeeper:
             )
         else:
             show = _("show: 12⏎ counts %(whose)s", whose=rest[0])
+        if turn.shown:
+            show = _("the show of this deal is over: d passes the deal on")
         if turn.step == 0:
             letters = " / ".join(f"{initial(p)}2" for p in range(self.players))
             show = _("play: %(keys)s pegs 2 (letter alone: 1)", keys=letters) + " · " + show

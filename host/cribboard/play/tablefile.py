@@ -45,6 +45,7 @@ def save_table(path: Path, board: str, variant: Variant, state: BoardState, turn
         "step": turn.step,
         "starter": None if turn.starter is None else str(turn.starter),
         "heels": turn.heels,
+        "shown": turn.shown,
         "seen": [[str(card), hand.seat, hand.crib] for card, hand in turn.seen],
         "overlooked": None if turn.overlooked is None else list(turn.overlooked),
         "bonus": turn.bonus_due,
@@ -95,18 +96,19 @@ def _turn(record: dict[str, Any], variant: Variant) -> Turn | None:
             return None
         pegs = Pegs(side, points)
     starter = record.get("starter")
-    heels, bonus = record.get("heels"), record.get("bonus")
-    if not isinstance(heels, bool) or not isinstance(bonus, bool):
+    heels, shown, bonus = record.get("heels"), record.get("shown"), record.get("bonus")
+    if not all(isinstance(flag, bool) for flag in (heels, shown, bonus)):
         return None
     return Turn(
         dealer=dealer,
         deal_no=deal,
         step=step,
         starter=None if starter is None else _card(starter),
-        heels=heels,
+        heels=bool(heels),
+        shown=bool(shown),
         seen=tuple(seen),
         overlooked=pegs,
-        bonus_due=bonus,
+        bonus_due=bool(bonus),
     )
 
 

@@ -75,6 +75,9 @@ class Turn:
     starter: Card | None = None
     heels: bool = False
     """His heels were pegged in this deal (the starter is a jack, even before it is told)."""
+    shown: bool = False
+    """The crib is counted: the show of this deal is over (the deal passes, unless the game
+    was won or the passing was undone elsewhere)."""
     seen: tuple[tuple[Card, ShowHand], ...] = ()
     """Cards typed in this deal, and whose they were (to catch a card typed twice)."""
     overlooked: Pegs | None = None
@@ -137,6 +140,11 @@ class Entry:
     depth: int = 0
     after: Hashable = None
     elsewhere: bool = False
+    linked: bool = False
+    """Undo takes it back with the step under it: a part of one entry (the pone's bonus
+    before it, the deal passing after the crib), each part a step of its own on the board."""
+    auto: bool = False
+    """A part the table did not type (the bonus, the deal passing)."""
 
 
 class Refused(IllegalMove):
@@ -238,6 +246,13 @@ class JackExpected(Refused):
     def __init__(self, given: Card) -> None:
         super().__init__(f"his heels were pegged: the starter is a jack, not {given}")
         self.given = given
+
+
+class ShowOver(Refused):
+    """A count after the crib: the show of this deal is over."""
+
+    def __init__(self) -> None:
+        super().__init__("the show of this deal is over")
 
 
 class NothingOverlooked(Refused):
@@ -450,6 +465,8 @@ class Scorekeeping:
         no hand can make is refused, and so are cards whose last one is not this deal's starter
         (or no jack after his heels). The cards are remembered (and the starter, if not turned
         yet); the place in the show moves on with `next_hand`, once the points are pegged."""
+        if self.turn.shown:
+            raise ShowOver()
         hand = self.hand()
         side = self.side(hand.seat)
         if claim is not None and not 0 <= claim <= HIGHEST:
@@ -501,12 +518,15 @@ class Scorekeeping:
 
     def next_hand(self, overlooked: Pegs | None = None) -> bool:
         """After a hand of the show is pegged: on to the next hand (True); at the end of the
-        show (False) the place stays on the crib, and the caller passes the deal unless the game
-        is won. Either way the points `overlooked` may be taken."""
+        show (False) the place stays on the crib, the show is over, and the caller passes the
+        deal unless the game is won. Either way the points `overlooked` may be taken."""
         step = self.turn.step + 1
         more = step < len(self.show_order())
         self.turn = dataclasses.replace(
-            self.turn, step=step if more else self.turn.step, overlooked=overlooked
+            self.turn,
+            step=step if more else self.turn.step,
+            shown=not more,
+            overlooked=overlooked,
         )
         return more
 
@@ -526,13 +546,22 @@ class Scorekeeping:
     # --- undo ------------------------------------------------------------------------------------
 
     def record(
-        self, before: Turn, changes: int, what: str, depth: int = 0, after: Hashable = None
+        self,
+        before: Turn,
+        changes: int,
+        what: str,
+        depth: int = 0,
+        after: Hashable = None,
+        *,
+        linked: bool = False,
+        auto: bool = False,
     ) -> None:
-        """An entry is done: `before`, the turn it started from; `changes` made on the board
-        for it, which holds `depth` undo steps after it and looks like `after`; `what` the
-        caller calls it. An entry that changed nothing is no undo step."""
+        """An entry (or a part of one) is done: `before`, the turn it started from; `changes`
+        made on the board for it, which holds `depth` undo steps after it and looks like
+        `after`; `what` the caller calls it; `linked`, `auto`: see Entry. An entry that changed
+        nothing is no undo step."""
         if changes or self.turn != before:
-            self.history.append(Entry(before, changes, what, depth, after))
+            self.history.append(Entry(before, changes, what, depth, after, False, linked, auto))
         self.depth = depth
 
     def undo(self) -> Entry | None:
