@@ -25,7 +25,12 @@ One deal is one story, whatever order the table tells it in:
 - his heels are pegged at most once, and only for a jack: by `starter` of a jack, or by
   `heels` while the starter is a jack or not yet known (`HeelsPegged`, `NotAJack`); a starter
   told after `heels` must be a jack (`JackExpected`). A count never pegs his heels;
+- after the crib the show is over (`Turn.shown`): another count is refused until the deal
+  passes (`ShowOver`);
 - undo puts the whole deal back as it was before the entry, its starter and heels included.
+  An entry that changes the board more than once (the five-card game's bonus before it, the
+  deal passing after the crib) is recorded in parts, a step each, linked: the board's own
+  undo takes back one change, and the table then stands where that part left it.
 
 The board may also be changed elsewhere (its buttons, another program, a phone): `elsewhere`
 takes such a change as a step of its own, on top of the entries, so undo takes it back first,
@@ -367,7 +372,12 @@ class Scorekeeping:
                 if start < depth:  # part of it is still on the board: a step of its own
                     self.history.append(
                         dataclasses.replace(
-                            entry, changes=depth - start, depth=depth, after=after, elsewhere=True
+                            entry,
+                            changes=depth - start,
+                            depth=depth,
+                            after=after,
+                            elsewhere=True,
+                            linked=False,
                         )
                     )
             known = self.history[-1].depth if self.history else min(self.depth, depth)
