@@ -218,6 +218,9 @@ def main() -> None:
     from flash_bench import main as flash_bench  # bench/flash_bench.py: the store on flash
 
     flash_bench()
+    from keeper_bench import main as keeper_bench  # bench/keeper_bench.py: a shared board
+
+    keeper_bench([])
     from bridge_bench import main as bridge_bench  # bench/bridge_bench.py: cribboard serve
 
     bridge_bench()

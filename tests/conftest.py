@@ -47,6 +47,10 @@ os.environ["LANGUAGE"] = "en"
 # so a developer's running sim or watch is not in them (a short path: a Unix socket's is short).
 os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="crt")
 atexit.register(shutil.rmtree, os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
+# The same for the state directory (cribboard.paths.state_dir): the virtual board `keep` and
+# `play` start keeps its game there; a test of that gives each program a directory of its own.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="cst")
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], ignore_errors=True)
 
 
 # The files that take longest, started first: `make test` runs two workers, a file each at a

@@ -87,6 +87,55 @@ async def test_cards_are_counted_and_a_short_claim_is_muggins(keeper: Scorekeepe
     assert state.dealer == 1 and keeper.turn.starter is None  # a fresh deal
 
 
+async def test_one_starter_a_deal_and_his_heels_once_for_a_jack(keeper: Scorekeeper) -> None:
+    """The issue's sequence in a fresh keep, blue dealing: s JS, j, s 7D, j pegged blue 2, 4,
+    4 and 6 (his heels twice, then on a 7). Each refused entry says what to type instead."""
+    state = await typed(keeper, "s JS")
+    assert state.front[:2] == [2, 0]
+    assert keeper.messages == ["starter JS", "his heels: blue pegs 2"]
+    state = await typed(keeper, "j")
+    assert state.front[:2] == [2, 0]
+    assert keeper.messages == [
+        "his heels were pegged in this deal already: once a deal (u takes them back)"
+    ]
+    state = await typed(keeper, "s 7D")
+    assert state.front[:2] == [2, 0]
+    assert keeper.messages == [
+        "this deal's starter is JS already: to change it, u back to it, then s 7D"
+    ]
+    state = await typed(keeper, "j")
+    assert state.front[:2] == [2, 0] and "starter JS" in keeper.status()[0]
+    state = await typed(keeper, "u", "s 7D")  # the way to change it: his heels go back too
+    assert state.front[:2] == [0, 0] and keeper.messages == ["starter 7D"]
+    state = await typed(keeper, "j")
+    assert state.front[:2] == [0, 0]
+    assert keeper.messages == [
+        "the starter is 7D, no jack: no heels (u back to the starter to change it)"
+    ]
+
+
+async def test_a_count_agrees_with_the_deals_starter(keeper: Scorekeeper) -> None:
+    """The issue: after s 7C, c 5H 5S 5C JD 5D said "(the starter was 7C; counted with 5D)" and
+    pegged 29 (14 with 7C) while the deal line said starter 7C."""
+    state = await typed(keeper, "s 7C", "c 5H 5S 5C JD 5D")
+    assert state.front[:2] == [0, 0] and keeper.whose() == "orange's hand"
+    assert keeper.messages == [
+        "the starter is 7C, not 5D: c 5H 5S 5C JD counts orange's hand with it"
+    ]
+    state = await typed(keeper, "14 5H 5S 5C JD 5D")
+    assert keeper.messages == [  # a claim too: what to type keeps it
+        "the starter is 7C, not 5D: 14 5H 5S 5C JD counts orange's hand with it"
+    ]
+    state = await typed(keeper, "c 5H 5S 5C JD")
+    assert state.front[:2] == [0, 14] and "starter 7C" in keeper.status()[0]
+    # j before any starter: the starter must then be a jack
+    state = await typed(keeper, "d", "j", "s 7D")
+    assert state.front[:2] == [0, 16]  # orange deals now: his heels, once
+    assert keeper.messages == [
+        "his heels were pegged, so the starter is a jack, not 7D (u takes the heels back)"
+    ]
+
+
 async def test_undo_takes_back_entries_and_the_place_in_the_deal(keeper: Scorekeeper) -> None:
     await typed(keeper, "o2", "10", "6")
     assert keeper.whose() == "blue's crib"
@@ -121,15 +170,48 @@ async def test_a_game_to_the_end_and_a_new_one(keeper: Scorekeeper) -> None:
     assert state.winner == 1 and state.front[:2] == [5, 61]
 
 
-async def test_changes_on_the_board_itself_are_noticed(keeper: Scorekeeper) -> None:
+async def test_changes_made_elsewhere_are_told_and_undone_as_steps_of_their_own(
+    keeper: Scorekeeper,
+) -> None:
+    # Two requests that reach the board together get one state event; the steps are told
+    # apart only when each has its own, which `every 1` asks for.
+    await keeper.board.ask_every_change()
     await typed(keeper, "b4")
-    await keeper.board.peg(1, 7)  # someone pegs on the board's buttons
+    await keeper.board.peg(1, 7)  # another program pegs, and passes the deal
     await keeper.board.set_dealer(1)
     state = await typed(keeper, "5")
-    assert "the board was changed on the board itself" in keeper.messages
-    assert state.front[:2] == [9, 7] and state.dealer == 1  # blue is now the pone
-    state = await typed(keeper, "u", "u")  # ours, then the board's own history
-    assert state.front[:2] == [4, 7]
+    assert keeper.messages[:2] == [
+        "orange pegs 7: 7 (from another program or a phone)",
+        "orange deals (from another program or a phone)",
+    ]
+    assert state.front[:2] == [9, 7] and state.dealer == 1  # blue, now the pone, counted 5
+    state = await typed(keeper, "u")  # the 5
+    assert state.front[:2] == [4, 7] and keeper.whose() == "blue's hand"
+    state = await typed(keeper, "u")  # the deal passing, taken back: blue deals again
+    assert state.dealer == 0 and keeper.whose() == "orange's hand"
+    assert keeper.messages == ["undone: orange deals (from another program or a phone)"]
+    state = await typed(keeper, "u", "u")  # orange's 7, then the b4 under it
+    assert state.front[:2] == [0, 0]
+
+
+async def test_the_deal_passing_undone_elsewhere_leaves_the_crib_counted(
+    keeper: Scorekeeper,
+) -> None:
+    """The crib's count and the deal passing after it are one entry in two steps: another
+    program's undo (the page's) takes back the passing alone, and the crib stays counted:
+    it is not counted twice."""
+    state = await typed(keeper, "2", "3", "4")  # the crib; the deal passes to orange
+    assert state.dealer == 1 and state.front[:2] == [7, 2]
+    await keeper.board.undo()  # the page's undo
+    state = await typed(keeper, "4")
+    assert keeper.messages[-1] == "the show of this deal is over: d passes the deal on"
+    assert state.dealer == 0 and state.front[:2] == [7, 2]
+    assert "taken back there: the deal passes to orange" in keeper.messages
+    state = await typed(keeper, "d")
+    assert state.dealer == 1 and keeper.whose() == "blue's hand"
+    state = await typed(keeper, "u", "u")  # the d, then the crib
+    assert state.front[:2] == [3, 2] and keeper.whose() == "blue's crib"
+    assert keeper.messages == ["undone: blue's crib 4"]
 
 
 async def test_the_app_runs_on_typed_lines_and_draws_the_board(vboard: VirtualBoard) -> None:

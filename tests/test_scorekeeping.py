@@ -30,14 +30,19 @@ from cribboard.rules.scorekeeping import (
     IMPOSSIBLE_THREE,
     CardSeen,
     Counted,
+    HeelsPegged,
     ImpossibleCount,
+    JackExpected,
     NoSeat,
     NoStarter,
+    NotAJack,
     NothingOverlooked,
     NothingToCount,
+    OtherStarter,
     Pegs,
     Scorekeeping,
     StarterInHand,
+    StarterKnown,
     Verdict,
     WrongCards,
 )
@@ -199,15 +204,6 @@ def test_a_short_claim_for_the_crib_can_be_taken_in_the_next_deal() -> None:
     assert table.keeping.muggins(taker=0) == Pegs(0, 28)  # a side named takes them
 
 
-def test_a_starter_typed_with_other_cards_is_counted_with_them() -> None:
-    keeping = Scorekeeping(STANDARD)
-    keeping.new_game(0)
-    assert keeping.starter(parse_card("5D")) is None
-    counted = keeping.count(None, parse_cards("5H 5S 5C JD 6D"))
-    assert counted.turned == parse_card("5D") and counted.count is not None
-    assert counted.count.starter == parse_card("6D") and keeping.turn.starter == parse_card("5D")
-
-
 def test_the_starter_and_his_heels() -> None:
     keeping = Scorekeeping(STANDARD)
     keeping.new_game(1)  # orange deals
@@ -215,6 +211,100 @@ def test_the_starter_and_his_heels() -> None:
     keeping.count(None, parse_cards("5H 5S 5C 5D"))
     with pytest.raises(CardSeen):
         keeping.starter(parse_card("5H"))  # already in blue's hand
+
+
+def test_one_starter_a_deal_and_his_heels_once_for_a_jack() -> None:
+    """The issue's sequence at a fresh table, blue dealing: s JS, j, s 7D, j pegged his heels
+    three times (twice on a jack, once on a 7). One starter a deal; his heels once, for a jack."""
+    keeping = Scorekeeping(STANDARD)
+    keeping.new_game(0)
+    assert keeping.starter(parse_card("JS")) == Pegs(0, 2)
+    with pytest.raises(HeelsPegged):
+        keeping.heels()
+    with pytest.raises(StarterKnown) as known:
+        keeping.starter(parse_card("7D"))
+    assert (known.value.starter, known.value.given) == (parse_card("JS"), parse_card("7D"))
+    with pytest.raises(StarterKnown):
+        keeping.starter(parse_card("JS"))  # the same again: his heels are not pegged twice
+    with pytest.raises(HeelsPegged):
+        keeping.heels()
+    assert keeping.turn.starter == parse_card("JS") and keeping.turn.heels
+
+
+def test_his_heels_before_the_starter_say_it_is_a_jack() -> None:
+    keeping = Scorekeeping(STANDARD)
+    keeping.new_game(0)
+    assert keeping.heels() == Pegs(0, 2)  # j before any starter: taken, the starter a jack
+    with pytest.raises(JackExpected):
+        keeping.starter(parse_card("7D"))
+    with pytest.raises(JackExpected):
+        keeping.count(None, parse_cards("5H 5S 5C 2D 7D"))  # a count's starter, the same
+    assert keeping.starter(parse_card("JD")) is None  # the jack told: no second heels
+    assert keeping.turn.starter == parse_card("JD") and keeping.turn.heels
+    other = Scorekeeping(STANDARD)
+    other.new_game(0)
+    other.heels()
+    counted = other.count(None, parse_cards("5H 5S 5C 2D JD"))  # a jack starter: counted
+    assert counted.count is not None and counted.count.starter == parse_card("JD")
+    with pytest.raises(StarterKnown):
+        other.starter(parse_card("JD"))
+
+
+def test_his_heels_are_for_a_jack_only() -> None:
+    keeping = Scorekeeping(STANDARD)
+    keeping.new_game(0)
+    assert keeping.starter(parse_card("7D")) is None
+    with pytest.raises(NotAJack) as refused:
+        keeping.heels()
+    assert refused.value.starter == parse_card("7D") and not keeping.turn.heels
+    # a starter known from a count, a jack, with his heels not pegged yet: s pegs them once
+    counted = Scorekeeping(STANDARD)
+    counted.new_game(1)
+    counted.count(None, parse_cards("5H 5S 5C 2D JD"))
+    assert counted.starter(parse_card("JD")) == Pegs(1, 2)
+    with pytest.raises(HeelsPegged):
+        counted.heels()
+
+
+def test_a_count_agrees_with_the_deals_starter() -> None:
+    """The issue: after s 7C, c 5H 5S 5C JD 5D pegged 29 (14 with 7C) while the deal said 7C.
+    A count's last card is the deal's starter, or the count is refused."""
+    keeping = Scorekeeping(STANDARD)
+    keeping.new_game(0)
+    keeping.starter(parse_card("7C"))
+    turn = keeping.turn
+    with pytest.raises(OtherStarter) as other:
+        keeping.count(None, parse_cards("5H 5S 5C JD 5D"))
+    assert (other.value.starter, other.value.given) == (parse_card("7C"), parse_card("5D"))
+    assert keeping.turn == turn  # nothing remembered of it
+    counted = keeping.count(None, parse_cards("5H 5S 5C JD"))  # the hand alone, with 7C
+    assert counted.points == 14 and counted.count is not None
+    assert counted.count.starter == parse_card("7C")
+    keeping.next_hand()
+    counted = keeping.count(None, parse_cards("2H 3H 4H 6D 7C"))  # or with 7C last
+    assert counted.count is not None and counted.count.starter == parse_card("7C")
+    # the first count with cards tells the starter when none was typed: then it holds
+    fresh = Scorekeeping(STANDARD)
+    fresh.new_game(0)
+    fresh.count(None, parse_cards("5H 5S 5C JD 5D"))
+    fresh.next_hand()
+    with pytest.raises(OtherStarter):
+        fresh.count(None, parse_cards("2H 3H 4H 6D 7C"))
+    with pytest.raises(StarterKnown):
+        fresh.starter(parse_card("7C"))
+
+
+def test_undo_takes_the_starter_and_his_heels_back_with_the_entry() -> None:
+    keeping = Scorekeeping(STANDARD)
+    keeping.new_game(0)
+    before = keeping.turn
+    keeping.starter(parse_card("JS"))
+    keeping.record(before, 1, "starter JS", depth=1)
+    assert keeping.undo() is not None  # the jack and its heels go back together
+    assert keeping.turn.starter is None and not keeping.turn.heels and keeping.depth == 0
+    assert keeping.starter(parse_card("7D")) is None
+    with pytest.raises(NotAJack):
+        keeping.heels()
 
 
 def test_claims_no_hand_can_make() -> None:
@@ -273,20 +363,68 @@ def test_undo_takes_entries_back_with_the_place_in_the_deal() -> None:
     assert keeping.turn.step == 0 and keeping.undo() is None
 
 
-def test_changes_made_on_the_board_itself() -> None:
+def test_changes_made_on_the_board_elsewhere_are_steps_of_their_own() -> None:
+    """A change made elsewhere (its buttons, another program) is a step on top of the entries:
+    undo takes it back first, and the entries under it stay; an entry undone elsewhere goes out
+    of the history with the place in the deal it made."""
     keeping = Scorekeeping(STANDARD)
     keeping.new_game(0)
     before = keeping.turn
     keeping.count(5)
-    keeping.record(before, 1, "5")
-    keeping.changed_elsewhere(dealer_side=0)  # the same dealer: only the undo steps go
-    assert keeping.history == [] and keeping.turn.step == 0 and keeping.hand() == hand(1)
     keeping.next_hand()
-    keeping.changed_elsewhere(dealer_side=1)  # the dealer lamp moved: the deal has passed
+    keeping.record(before, 1, "5", depth=1, after="5")
+    assert keeping.elsewhere(2, "o3", dealer_side=0, what="orange 3") == []
+    assert [(e.what, e.elsewhere, e.changes) for e in keeping.history] == [
+        ("5", False, 1),
+        ("orange 3", True, 1),
+    ]
+    assert keeping.hand() == hand(0)  # the show goes on where it was
+    step = keeping.undo()
+    assert step is not None and step.elsewhere and keeping.depth == 1
+    assert keeping.hand() == hand(0)
+    assert [e.what for e in keeping.history] == ["5"]
+    # undone elsewhere: the entry goes, and the place in the deal with it
+    undone = keeping.elsewhere(0, "start", dealer_side=0, what="undone")
+    assert [e.what for e in undone] == ["5"] and keeping.history == []
+    assert keeping.hand() == hand(1)
+    # the dealer lamp moved elsewhere: the deal has passed, undo takes it back
+    keeping.elsewhere(1, "deal", dealer_side=1, what="orange deals")
     assert (keeping.turn.dealer, keeping.turn.deal_no, keeping.turn.step) == (1, 2, 0)
+    keeping.undo()
+    assert (keeping.turn.dealer, keeping.turn.deal_no) == (0, 1)
+    # changed and undone there at once (the same depth, the board unlike the entry's): whose
+    # steps are whose cannot be told, so the entries can no longer be undone; so with a full
+    # history (depth None)
+    keeping.record(keeping.turn, 1, "b2", depth=1, after="b2")
+    keeping.elsewhere(1, "o2", dealer_side=0, what="?")
+    assert keeping.history == []
+    keeping.record(keeping.turn, 1, "b2", depth=2, after="b2")
+    keeping.elsewhere(None, "o2", dealer_side=0, what="?")
+    assert keeping.history == []
+    # part of an entry undone elsewhere (the crib's points stay, the deal passing went back)
+    keeping = Scorekeeping(STANDARD)
+    keeping.new_game(0)
     keeping.next_hand()
-    keeping.restart_deal(dealer_side=0)  # the board went back: that deal starts over
-    assert (keeping.turn.dealer, keeping.turn.deal_no, keeping.turn.step) == (0, 2, 0)
+    keeping.next_hand()
+    before = keeping.turn
+    keeping.count(4)
+    keeping.next_hand()
+    keeping.pass_deal()
+    keeping.record(before, 2, "crib 4", depth=2, after="passed")
+    undone = keeping.elsewhere(1, "pegged", dealer_side=0, what="undone")
+    assert [e.what for e in undone] == ["crib 4"] and keeping.turn == before
+    assert [(e.what, e.changes, e.elsewhere) for e in keeping.history] == [("crib 4", 1, True)]
+
+
+def test_the_boards_own_undo_keeps_the_deal_unless_the_dealer_changed() -> None:
+    keeping = Scorekeeping(STANDARD)
+    keeping.new_game(0)
+    keeping.starter(parse_card("JS"))
+    keeping.next_hand()
+    keeping.restart_deal(dealer_side=0, depth=3)  # a step this table knows nothing of
+    assert keeping.turn.heels and keeping.turn.step == 1 and keeping.depth == 3
+    keeping.restart_deal(dealer_side=1, depth=2)  # the deal went back to orange: over again
+    assert (keeping.turn.dealer, keeping.turn.step, keeping.turn.heels) == (1, 0, False)
 
 
 @pytest.mark.parametrize("variant", [STANDARD, THREE_PLAYER, FOUR_PLAYER, FIVE_CARD])

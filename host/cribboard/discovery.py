@@ -1,5 +1,7 @@
 """Finding boards: serial ports whose USB ids belong to a supported microcontroller board,
-each confirmed by a protocol hello (a Pico running something else is not a cribbage board)."""
+each confirmed by a protocol hello (a Pico running something else is not a cribbage board);
+without one, the virtual board running now (`cribboard sim`, or the one `keep` or `play`
+started), found in the runtime directory (cribboard.simregistry)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from cribboard.client import Client, Hello
 from cribboard.errors import CribboardError, NoBoardFound
 from cribboard.i18n import _, n_
 from cribboard.repl import AtPrompt
+from cribboard.simregistry import RunningSim, running_sims
 from cribboard.transport import SerialTransport
 from cribcore.profiles import PROFILES
 
@@ -91,10 +94,36 @@ async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundB
 
 @dataclass(frozen=True)
 class ChosenPort:
-    """The port a command or app uses, and a sentence saying which board it is."""
+    """The port a command or app uses, and a sentence saying which board it is; `sim`: the
+    running virtual board it is, when it was found as one."""
 
     port: str
     description: str
+    sim: RunningSim | None = None
+
+
+def running_virtual_board() -> ChosenPort | None:
+    """The virtual board running now, if one is (None when none is); NoBoardFound naming each
+    when several are, since none of them is the one."""
+    sims = running_sims()
+    if len(sims) > 1:
+        raise NoBoardFound(
+            _(
+                "no board found on USB, and several virtual boards run: %(boards)s; choose one "
+                "with --port",
+                boards="; ".join(_sim_text(sim) for sim in sims),
+            )
+        )
+    if not sims:
+        return None
+    return ChosenPort(
+        sims[0].port, _("the virtual board %(board)s", board=_sim_text(sims[0])), sims[0]
+    )
+
+
+def _sim_text(sim: RunningSim) -> str:
+    """`/dev/pts/4 (cribboard keep, pid 4242)`."""
+    return _("%(port)s (%(program)s, pid %(pid)d)", port=sim.port, program=sim.label, pid=sim.pid)
 
 
 def named_port(port: str | None = None) -> str | None:
@@ -104,11 +133,25 @@ def named_port(port: str | None = None) -> str | None:
 
 async def resolve_port(port: str | None = None, *, first_of_several: bool = False) -> ChosenPort:
     """The board to use: `port` (``--port``), else $CRIBBOARD_PORT, else the board found on USB
-    (the first one with `first_of_several`, else only when it is the only one). Raises
-    NoBoardFound, saying what to do."""
+    (the first one with `first_of_several`, else only when it is the only one), else the
+    virtual board running now (only when one runs). Raises NoBoardFound, saying what to do."""
     named = named_port(port)
     if named:
         return ChosenPort(named, _("the board on %(port)s", port=named))
+    found = await usb_board(first_of_several=first_of_several)
+    if found is None:
+        found = running_virtual_board()
+    if found is None:
+        raise NoBoardFound(
+            _("no board found: plug one in, or start the virtual board with `cribboard sim`")
+        )
+    return found
+
+
+async def usb_board(*, first_of_several: bool = False) -> ChosenPort | None:
+    """The board found on USB (the first one with `first_of_several`, else only when it is
+    the only one); None when no board answers there. Raises NoBoardFound for several boards,
+    or a board that sits at MicroPython's prompt."""
     found = await find_boards()
     boards = [board for board in found if board.hello is not None]
     stopped = [board.port for board in found if board.at_prompt]
@@ -121,12 +164,7 @@ async def resolve_port(port: str | None = None, *, first_of_several: bool = Fals
             )
         )
     if not boards:
-        raise NoBoardFound(
-            _(
-                "no board found: plug one in, or start the virtual board with `cribboard sim` "
-                "and pass the path it prints as --port"
-            )
-        )
+        return None
     if len(boards) > 1 and not first_of_several:
         raise NoBoardFound(
             _(

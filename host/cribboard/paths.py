@@ -1,7 +1,9 @@
-"""Where the package finds the files it ships beside its Python code."""
+"""Where the package finds the files it ships beside its Python code, and where it keeps the
+user's own (the state directory)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import cribcore
@@ -47,3 +49,19 @@ def firmware_sources(root: Path | None = None) -> dict[str, Path]:
             if "__pycache__" not in relative.parts:
                 files[f"{CORE_PACKAGE}/{relative.as_posix()}"] = path
     return dict(sorted(files.items()))
+
+
+STATE_ENV = "XDG_STATE_HOME"
+"""The XDG base directory variable for data that should outlive the program (its state)."""
+
+
+def state_dir() -> Path:
+    """Where cribboard keeps what must outlive a program, such as the virtual board's flash
+    (the game on it): ``$XDG_STATE_HOME/cribboard``, by default ``~/.local/state/cribboard``
+    (the XDG base directory rules: a relative $XDG_STATE_HOME is ignored). Made, for this user
+    only, when missing."""
+    base = os.environ.get(STATE_ENV, "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
+    path = root / "cribboard"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path

@@ -58,6 +58,7 @@ def _play(args: argparse.Namespace) -> int:
         seed=args.seed,
         color=use_color(args),
         timeout=args.timeout,
+        new=args.new,
     )
 
 
@@ -217,7 +218,7 @@ APP_COMMANDS: tuple[Command, ...] = (
         "keep",
         N_(
             "keep the score of a game played with real cards: the table app (the board found "
-            "on USB, else the virtual board)"
+            "on USB, else the virtual board, whose game is kept for the next time)"
         ),
         _keep,
         (
@@ -252,7 +253,16 @@ APP_COMMANDS: tuple[Command, ...] = (
         "play",
         N_("play a game against the computer, scored on the board"),
         _play,
-        (_VIRTUAL, _TARGET, arg("--seed", type=int, help=N_("random seed for the deals"))),
+        (
+            _VIRTUAL,
+            _TARGET,
+            arg("--seed", type=int, help=N_("random seed for the deals")),
+            arg(
+                "--new",
+                action="store_true",
+                help=N_("start a new game even if the board shows one in progress"),
+            ),
+        ),
         usb_only=True,
     ),
     Command(

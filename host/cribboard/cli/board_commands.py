@@ -63,8 +63,13 @@ async def _with_board(args: argparse.Namespace, action: Action, reconnect: bool)
     if args.ble is not None:  # --ble [NAME_OR_ADDRESS]
         board = await Board.open_ble(args.ble or None, timeout=args.timeout, reconnect=reconnect)
     else:
-        port = (await resolve_port(args.port)).port
-        board = await Board.open(port, timeout=args.timeout, reconnect=reconnect)
+        chosen = await resolve_port(args.port)
+        if chosen.sim is not None:  # found running, not named: say which
+            print(
+                _("on %(board)s: no board found on USB", board=chosen.description),
+                file=sys.stderr,
+            )
+        board = await Board.open(chosen.port, timeout=args.timeout, reconnect=reconnect)
     async with board:
         return await action(board, args)
 
@@ -230,7 +235,7 @@ def _list(args: argparse.Namespace) -> int:
         else:
             print(f"{board.port}  {board.description}  (not answering: {board.problem})")
     for sim, hello in sims:
-        where = _("virtual: cribboard sim, pid %(pid)d", pid=sim.pid)
+        where = _("virtual: %(program)s, pid %(pid)d", program=sim.label, pid=sim.pid)
         if isinstance(hello, Hello):
             print(
                 f"{sim.port}  {hello.board}  firmware {hello.firmware}  protocol "
@@ -266,7 +271,13 @@ def _usb_json(board: Any) -> dict[str, object]:
 
 def _sim_json(sim: Any, hello: Hello | BaseException) -> dict[str, object]:
     """One running `cribboard sim`, for `list --json`."""
-    entry: dict[str, object] = {"link": "virtual", "port": sim.port, "pid": sim.pid}
+    entry: dict[str, object] = {
+        "link": "virtual",
+        "port": sim.port,
+        "pid": sim.pid,
+        "program": sim.label,
+        "flash": sim.flash or None,
+    }
     if isinstance(hello, Hello):
         return {**entry, **_hello_json(hello), "problem": None}
     return {**entry, "problem": str(hello)}

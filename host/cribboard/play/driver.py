@@ -22,10 +22,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
-from cribboard.api import Board
+from cribboard.api import Board, BoardState
 from cribboard.i18n import _
 from cribboard.names import player_name
+from cribboard.play.outside import Outside, OutsideChanges
 from cribboard.play.players import DiscardView, Player, PlayView
+from cribboard.play.screen import reprompt
 from cribboard.rules.cards import Card, format_cards, shuffled_deck
 from cribboard.rules.errors import IllegalMove
 from cribboard.rules.game import Deal, Game, Phase, Reason, ScoreEvent, cut_for_deal
@@ -164,6 +166,18 @@ class GameDriver:
 
     # --- the game --------------------------------------------------------------------------------
 
+    def _can_go_on(self, state: BoardState) -> bool:
+        """Whether the board shows a game of this form in progress (two players or three, one
+        a seat; the five-card game's bonus is for a game's start)."""
+        variant = self.variant
+        return (
+            not variant.partnerships
+            and not variant.pone_bonus
+            and (state.players, state.target) == (variant.sides, variant.target)
+            and state.winner is None
+            and any(state.front)
+        )
+
     def cut_for_deal(self) -> int:
         """The players cut: lowest card deals, ties cut again."""
         while True:
@@ -181,16 +195,37 @@ class GameDriver:
                 return dealer
             self.say(_("cut for deal: %(cuts)s: a tie, cut again", cuts=cuts))
 
-    async def play_game(self) -> Game:
-        """Play a whole game, pegging every score; returns the finished game."""
+    async def play_game(self, go_on: bool = False) -> Game:
+        """Play a whole game, pegging every score; returns the finished game. `go_on`: a game
+        of this form in progress on the board goes on from its scores, with a new deal by its
+        dealer (the cards of a deal left unfinished are gone)."""
         variant = self.variant
-        dealer = self.cut_for_deal() if self.first_dealer is None else self.first_dealer
-        game = self.game = Game(variant, dealer=dealer, rng=self.rng)
-        await self.board.new_game(variant.target, variant.sides)
-        await self.board.set_dealer(variant.side_of(dealer))
+        state = await self.board.state() if go_on else None
+        if state is not None and self._can_go_on(state):
+            game = self.game = Game(variant, dealer=state.dealer, rng=self.rng)
+            game.scores = list(state.front[: variant.sides])
+            scores = ", ".join(
+                f"{self.names[seat]} {game.scores[seat]}" for seat in range(variant.players)
+            )
+            self.say(
+                _(
+                    "going on with the game on the board: %(scores)s; %(dealer)s deals (--new "
+                    "starts a fresh one)",
+                    scores=scores,
+                    dealer=self.names[state.dealer],
+                )
+            )
+        else:
+            dealer = self.cut_for_deal() if self.first_dealer is None else self.first_dealer
+            game = self.game = Game(variant, dealer=dealer, rng=self.rng)
+            await self.board.new_game(variant.target, variant.sides)
+            await self.board.set_dealer(variant.side_of(dealer))
         await self._changed()
-        while not game.over:
-            await self.play_deal(game)
+        try:
+            while not game.over:
+                await self.play_deal(game)
+        except WonElsewhere:
+            pass
         assert game.winner is not None
         winner = self._side_name(game.winner)
         others = ", ".join(
@@ -298,7 +333,39 @@ class GameDriver:
         return deal
 
     async def _ask(self, player: Player, call: Callable[[], T]) -> T:
-        return await off_loop(call) if player.interactive else call()
+        """A player's answer: a person's is asked off the event loop, and meanwhile a change
+        made on the board elsewhere (its buttons, another program, a phone) is said and drawn
+        at once, and the game's scores follow the board."""
+        if not player.interactive:
+            return call()
+        follow = OutsideChanges(self.board, await self.board.state())
+        asking = asyncio.ensure_future(off_loop(call))
+        try:
+            while True:
+                change = asyncio.ensure_future(follow.wait())
+                await asyncio.wait((asking, change), return_when=asyncio.FIRST_COMPLETED)
+                if not change.done():
+                    change.cancel()
+                    return asking.result()
+                await self._outside(change.result())
+                if player.prompt:
+                    reprompt(player.prompt)
+        finally:
+            follow.close()
+
+    async def _outside(self, change: Outside) -> None:
+        """A change made on the board elsewhere: said, drawn, and the game's scores follow the
+        board's; a win there ends the game (WonElsewhere)."""
+        self.say(change.describe())
+        await self._changed()
+        game = self.game
+        after = change.after
+        if game is None or after.players != self.variant.sides:
+            return
+        game.scores = list(after.front[: self.variant.sides])
+        if after.winner is not None:
+            game.winner = after.winner
+            raise WonElsewhere
 
     async def _discards(self, deal: Deal) -> None:
         game = deal.game
@@ -387,6 +454,10 @@ class GameDriver:
             self.say(_("the count starts again"))
 
 
+class WonElsewhere(Exception):
+    """The game was won by a change made on the board elsewhere, in the middle of a deal."""
+
+
 def board_player_names(variant: Variant) -> list[str]:
     """The board's colour for each seat (partners share one)."""
     return [player_name(variant.side_of(seat)) for seat in range(variant.players)]
@@ -401,20 +472,27 @@ def run_play(
     color: bool = False,
     timeout: float = 2.0,
     delay: float = 0.8,
+    new: bool = False,
 ) -> int:
     """`cribboard play`: you (blue) against the computer (orange), scored on the board found on
-    USB, else on the virtual board; to `target` (61 or 121; None: 121)."""
-    from cribboard.play.boards import choose_board
+    USB, else on the virtual board (whose game outlives the app); to `target` (61 or 121; None:
+    121). A game in progress on the board goes on, unless `new`; at the end, says where the
+    game is kept."""
+    from cribboard import portshare
+    from cribboard.play.boards import ChosenBoard, choose_board, ending_on_signals
     from cribboard.play.players import Computer, HumanTerminal, LeaveGame
-    from cribboard.play.screen import TableScreen
+    from cribboard.play.screen import TableScreen, terminal_kept
     from cribboard.rules.variants import SHORT
+
+    chosen: list[ChosenBoard] = []
 
     async def main() -> None:
         with contextlib.ExitStack() as stack:
-            chosen = await choose_board(port, virtual, stack)
-            print(_("playing on %(board)s", board=chosen.description), flush=True)
+            chosen.append(await choose_board(port, virtual, stack, portshare.owner_label))
+            where = chosen[0]
+            print(_("playing on %(board)s", board=where.description), flush=True)
             you, computer = player_name(0), player_name(1)
-            async with await Board.open(chosen.port, timeout=timeout) as board:
+            async with await Board.open(where.port, timeout=timeout) as board:
                 screen = TableScreen(
                     board,
                     color=color,
@@ -422,7 +500,7 @@ def run_play(
                         "you are %(you)s, the computer %(computer)s · on %(board)s",
                         you=you,
                         computer=computer,
-                        board=chosen.description,
+                        board=where.description,
                     ),
                 )
                 driver = GameDriver(
@@ -435,15 +513,19 @@ def run_play(
                     on_board=screen.refresh,
                 )
                 screen.status = driver.situation
-                await driver.play_game()
+                await driver.play_game(go_on=not new)
 
-    try:
-        asyncio.run(main())
-    except LeaveGame:
-        print(_("you left the game; the board keeps the score"))
-    except EOFError:  # the end of the input: the person is gone
-        print()
-    except KeyboardInterrupt:
-        print()
-        return 130
-    return 0
+    status = 0
+    with ending_on_signals(), terminal_kept():
+        try:
+            asyncio.run(main())
+        except LeaveGame:
+            print(_("you left the game"))
+        except EOFError:  # the end of the input: the person is gone
+            print()
+        except KeyboardInterrupt:
+            print()
+            status = 130
+    if chosen:
+        print(chosen[0].kept("`cribboard play`"), flush=True)
+    return status

@@ -92,6 +92,9 @@ class Player(ABC):
 
     name: str
     interactive: bool = False
+    prompt: str = ""
+    """The question an interactive player is answering now: shown again after the screen is
+    drawn while it is typed."""
 
     @abstractmethod
     def discard(self, view: DiscardView) -> Sequence[Card]:
@@ -316,6 +319,7 @@ class HumanTerminal(Player):
     def _ask(self, prompt: str) -> str | None:
         """A line typed in answer to `prompt`; None after `?` (the keys were shown). Raises
         LeaveGame for `q`."""
+        self.prompt = prompt
         line = self._input(prompt).strip()
         word = line.lower()
         if word in _QUIT_WORDS:

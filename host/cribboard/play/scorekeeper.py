@@ -9,6 +9,11 @@ After each change the board is drawn again, as its LEDs show it. What the app kn
 rules (whose count, who deals, claims, muggins, undo) is `rules.scorekeeping.Scorekeeping`,
 which has no board and no words; this module reads the keys, pegs the board and says it all.
 
+One deal has one starter and his heels at most once, for a jack (`rules.scorekeeping` says how
+each entry is held to that); an entry refused says in one line what to type instead. While it
+waits for a line, the board is followed: a change made elsewhere (its buttons, another program,
+a phone) is drawn at once and said with where it came from, and `u` takes it back like an entry.
+
 Two or three players, four in two partnerships (blue 1 and blue 2 against orange 1 and orange 2,
 partners opposite: the board shows the two sides), and the five-card game (three-card hands, the
 pone's 3 once at the start, to 61).
@@ -32,31 +37,48 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 import re
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
+from cribboard import portshare
 from cribboard.api import Board, BoardState
 from cribboard.errors import BoardRejected
 from cribboard.i18n import _, n_
 from cribboard.names import PLAYER_NAMES, initial, player_name
-from cribboard.play.boards import choose_board
+from cribboard.play.boards import ChosenBoard, choose_board, ending_on_signals
 from cribboard.play.driver import off_loop
-from cribboard.play.screen import CLEAR, terminal_input, terminal_output
+from cribboard.play.outside import Outside, OutsideChanges, Source, looks
+from cribboard.play.screen import (
+    CLEAR,
+    reprompt,
+    terminal_input,
+    terminal_kept,
+    terminal_output,
+)
+from cribboard.play.tablefile import load_table, save_table, table_path
 from cribboard.rules.cards import format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.scorekeeping import (
     NOTHING,
     CardSeen,
     Counted,
+    HeelsPegged,
     ImpossibleCount,
+    JackExpected,
     NoSeat,
     NoStarter,
+    NotAJack,
     NothingOverlooked,
     NothingToCount,
+    OtherStarter,
     Refused,
     Scorekeeping,
+    ShowOver,
     StarterInHand,
+    StarterKnown,
     Turn,
     Verdict,
     WrongCards,
@@ -66,6 +88,9 @@ from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLA
 from cribboard.terminal import describe_state, draw_frame, fit_lines
 from cribboard.words import combo_summary
 from cribcore.limits import MAX_POINTS, TARGETS
+from cribcore.state import UNDO_DEPTH
+
+_PROMPT = "> "
 
 
 def keys_help(hand: str = "5H 5S 5C JD") -> str:
@@ -109,7 +134,8 @@ class Scorekeeper:
     """The table app on an open board. `input` and `output` default to the terminal; tests pass
     their own. `where` says which board this is. `game` is the form of cribbage at the table
     (see `table_game`); `target` None keeps the board's target (the five-card game: 61).
-    `keeping` is the game model it tells what the table does."""
+    `keeping` is the game model it tells what the table does. `table_file`: where the deal is
+    kept for the next run on the board `board_key` names (cribboard.play.tablefile)."""
 
     def __init__(
         self,
@@ -121,8 +147,13 @@ class Scorekeeper:
         where: str = "",
         target: int | None = None,
         game: Variant = STANDARD,
+        table_file: Path | None = None,
+        board_key: str = "",
     ) -> None:
         self.board = board
+        self.table_file = table_file
+        self.board_key = board_key
+        self._terminal = input is None  # typed at a terminal: the prompt is shown again
         self._input = input or terminal_input
         self._output = output or terminal_output
         self.color = color
@@ -136,8 +167,15 @@ class Scorekeeper:
         self.state: BoardState | None = None
         self.messages: list[str] = []
         self._helping = False  # the keys are shown
+        # The entry being made, in parts (each a step on the board; see Entry.linked): where
+        # the part began, the board changes made for it, whether a part came before it, and
+        # what the last part is called when it is not the entry typed (the deal passing).
+        self._part = self.keeping.turn
         self._changes = 0
-        self._rev = -1
+        self._linked = False
+        self._last_part: str | None = None
+        self.outside: OutsideChanges | None = None
+        """The board's changes made elsewhere, once started."""
 
     @property
     def turn(self) -> Turn:
@@ -169,7 +207,10 @@ class Scorekeeper:
     # --- the board -----------------------------------------------------------------------------
 
     async def _read(self) -> BoardState:
+        """The board after this app's own changes: what a change made elsewhere is told from."""
         self.state = await self.board.state()
+        if self.outside is not None:
+            self.outside.known = self.state
         return self.state
 
     async def _peg(self, player: int, points: int) -> None:
@@ -198,21 +239,38 @@ class Scorekeeper:
             await self.board.new_game(target, self.players)
             state = await self._read()
             fresh = True
+        self.keeping.depth = state.undo
+        if self.outside is None:
+            self.outside = OutsideChanges(self.board, state)
         if fresh:
             self.keeping.new_game(state.dealer)
             self.messages = [self._new_game_text(state.target)]
         else:
             self.keeping.go_on(state.dealer)
+            kept = None
+            if self.table_file is not None:
+                kept = load_table(self.table_file, self.board_key, self.game, state)
+            if kept is not None:
+                self.keeping.turn = kept
             scores = ", ".join(f"{player_name(p)} {state.front[p]}" for p in range(state.players))
             self.messages = [
                 _(
-                    "going on with the game on the board: %(scores)s; %(dealer)s deals (u "
-                    "takes back the board's last change)",
+                    "going on with the game on the board: %(scores)s; %(dealer)s deals (n "
+                    "starts a new game; u takes back the board's last change)",
                     scores=scores,
                     dealer=self.name(self.turn.dealer),
                 )
             ]
-        self._rev = state.rev
+            if kept is not None:
+                self.messages.append(
+                    _("the deal goes on where it was: %(whose)s counts next", whose=self.whose())
+                )
+        self._keep_table()
+
+    def _keep_table(self) -> None:
+        """Where the table is in its deal, kept for the next run (with a table file)."""
+        if self.table_file is not None and self.state is not None:
+            save_table(self.table_file, self.board_key, self.game, self.state, self.turn)
 
     def _new_game_text(self, target: int, after_win: bool = False) -> str:
         """A new game: which, to what, who deals (after the cut, or as the board chose after
@@ -253,6 +311,7 @@ class Scorekeeper:
         if word in ("q", "quit", "exit"):
             return False
         if word in ("", "r"):
+            await self._sync()
             return True
         if word in ("?", "h", "help"):
             # The keys stand in for the status lines: with the board, they fit 80x24.
@@ -263,8 +322,10 @@ class Scorekeeper:
         if word in ("u", "undo"):
             await self._undo()
             return True
-        before = self.turn
+        self._part = self.turn
         self._changes = 0
+        self._linked = False
+        self._last_part = None
         what = text
         try:
             what = await self._command(text)
@@ -275,10 +336,30 @@ class Scorekeeper:
         except BoardRejected as err:
             self.messages.append(self._board_problem(err))
         finally:
-            self.keeping.record(before, self._changes, what)
-            if self._changes:
-                self._rev = (await self._read()).rev
+            if self._last_part is None:
+                await self._record_part(what)
+            else:
+                await self._record_part(self._last_part, auto=True)
         return True
+
+    async def _record_part(self, what: str, *, auto: bool = False) -> None:
+        """The entry so far, recorded as a step (linked to its part before, if any); the next
+        part starts here."""
+        state = await self._read() if self._changes else self.state
+        assert state is not None
+        steps = len(self.keeping.history)
+        self.keeping.record(
+            self._part,
+            self._changes,
+            what,
+            state.undo,
+            looks(state),
+            linked=self._linked,
+            auto=auto,
+        )
+        self._linked = self._linked or len(self.keeping.history) > steps
+        self._part = self.turn
+        self._changes = 0
 
     def _refused(self, err: Refused) -> str:
         """What the rules refused, in words, with what to type instead."""
@@ -316,6 +397,31 @@ class Scorekeeper:
                 card=err.card,
                 whose=self._whose(err.hand),
             )
+        if isinstance(err, StarterKnown) and err.given == err.starter:
+            return _("the starter is %(starter)s already", starter=err.starter)
+        if isinstance(err, StarterKnown):
+            return _(
+                "this deal's starter is %(starter)s already: to change it, u back to it, then "
+                "s %(card)s",
+                starter=err.starter,
+                card=err.given,
+            )
+        if isinstance(err, ShowOver):
+            return _("the show of this deal is over: d passes the deal on")
+        if isinstance(err, HeelsPegged):
+            return _("his heels were pegged in this deal already: once a deal (u takes them back)")
+        if isinstance(err, NotAJack):
+            return _(
+                "the starter is %(starter)s, no jack: no heels (u back to the starter to change "
+                "it)",
+                starter=err.starter,
+            )
+        if isinstance(err, JackExpected):
+            return _(
+                "his heels were pegged, so the starter is a jack, not %(card)s (u takes the "
+                "heels back)",
+                card=err.given,
+            )
         if isinstance(err, NothingOverlooked):
             return _(
                 "muggins: nothing overlooked to take (it follows a claimed count with its cards)"
@@ -343,19 +449,47 @@ class Scorekeeper:
         return _("%(winner)s WINS! n: new game  u: undo  q: quit", winner=winner)
 
     async def _sync(self) -> None:
-        """Notice changes made on the board itself (its buttons, another program)."""
-        state = await self._read()
-        if self._rev >= 0 and state.rev != self._rev:
-            self.keeping.changed_elsewhere(state.dealer)
-            self.messages.append(_("the board was changed on the board itself"))
-        self._rev = state.rev
+        """Take in the changes made on the board elsewhere (its buttons, another program, a
+        phone) since it was last seen: the events that came, then the board read again (its
+        events come before the reply, so one not seen yet is a change without its event)."""
+        assert self.outside is not None, "start() first"
+        for change in self.outside.pending():
+            self._take(change)
+        state = await self.board.state()
+        for change in self.outside.pending():
+            self._take(change)
+        if state.rev != self.outside.known.rev:
+            self._take(Outside(self.outside.known, state, Source.ELSEWHERE))
+            self.outside.known = state
+        self.state = self.outside.known
+
+    def _take(self, change: Outside) -> None:
+        """A change made elsewhere: said, and taken as a step of its own (u takes it back); the
+        entries it undid are taken out; a new game or the deal passing goes on from there."""
+        after = change.after
+        what = change.describe()
+        depth = after.undo if after.undo < UNDO_DEPTH else None
+        undone = self.keeping.elsewhere(depth, looks(after), after.dealer, what)
+        if change.new_game and after.players == self.players:
+            self.keeping.new_game(after.dealer)
+        self.state = after
+        self.messages.append(what)
+        for entry in undone:
+            if not entry.elsewhere:
+                self.messages.append(_("taken back there: %(what)s", what=entry.what))
+        if after.players != self.players:
+            self.messages.append(
+                _(
+                    "the board now plays a game of %(players)d: q, then cribboard keep --players "
+                    "%(players)d",
+                    players=after.players,
+                )
+            )
 
     async def _command(self, text: str) -> str:
         word = text.lower()
         words = word.split()
         head = _ALIASES.get(words[0], words[0])
-        if self.turn.bonus_due and head not in ("d", "n"):
-            await self._pone_bonus()
         if head.isdigit():
             return await self._count(int(head), words[1:])
         if head == "c":
@@ -397,24 +531,34 @@ class Scorekeeper:
         return self.keeping.seat_dealing(self._player(word), self.turn.dealer + 1)
 
     async def _pone_bonus(self) -> None:
-        """Five-card game: the pone pegs 3 at the start of the game's first deal, once."""
-        self._game_over()
+        """Five-card game: the pone pegs 3 at the start of the game's first deal, once: with the
+        first entry taken (not one refused, nor the cut for the deal)."""
+        if not self.turn.bonus_due:
+            return
         pone = self.keeping.pone
+        part = self._part
         bonus = self.keeping.pone_bonus()
         await self._peg(*bonus)
-        self.messages.append(
-            _(
-                "%(player)s, the pone, pegs %(points)d for the first deal",
-                player=self.name(pone),
-                points=bonus.points,
-            )
+        said = _(
+            "%(player)s, the pone, pegs %(points)d for the first deal",
+            player=self.name(pone),
+            points=bonus.points,
         )
+        self.messages.append(said)
+        # A step of its own under the entry's: the board may undo one without the other.
+        state = await self._read()
+        self.keeping.record(part, 1, said, state.undo, looks(state), auto=True)
+        self._linked = True
+        self._part = dataclasses.replace(part, bonus_due=False)
+        self._changes = 0
 
     async def _pegging(self, who: str, points_text: str) -> str:
         player = self._player(who)
         points = int(points_text) if points_text else 1
         if not 1 <= points <= MAX_POINTS:
             raise Problem(_("pegging points are 1..%(most)d", most=MAX_POINTS))
+        self._game_over()
+        await self._pone_bonus()
         await self._peg(player, points)
         self.messages.append(
             _("%(player)s pegs %(points)d", player=player_name(player), points=points)
@@ -430,17 +574,23 @@ class Scorekeeper:
         self._game_over()
         if claim is not None and not 0 <= claim <= MAX_POINTS:
             raise Problem(_("a hand counts 0..%(most)d", most=MAX_POINTS))
-        counted = self.keeping.count(claim, parse_cards(card_words))
+        cards = parse_cards(card_words)
+        try:
+            counted = self.keeping.count(claim, cards)
+        except OtherStarter as err:
+            typed = f"{'c' if claim is None else claim} {format_cards(cards[:-1])}"
+            raise Problem(
+                _(
+                    "the starter is %(starter)s, not %(card)s: %(typed)s counts %(whose)s with it",
+                    starter=err.starter,
+                    card=err.given,
+                    typed=typed,
+                    whose=self.whose(),
+                )
+            ) from None
+        await self._pone_bonus()
         whose = self._whose(counted.hand)
         verdict = counted.verdict
-        if counted.turned is not None and counted.count is not None:
-            self.messages.append(
-                _(
-                    "(the starter was %(starter)s; counted with %(card)s)",
-                    starter=counted.turned,
-                    card=counted.count.starter,
-                )
-            )
         if counted.nineteen:
             # Translators: players call a hand that scores nothing "nineteen" (no hand counts
             # 19), so 19 typed means 0.
@@ -493,37 +643,37 @@ class Scorekeeper:
                 if counted.points
                 else _("%(whose)s: nothing", whose=whose)
             )
-        await self._next_step(counted)
-        return f"{whose} {counted.points}"
+        what = f"{whose} {counted.points}"
+        await self._next_step(counted, what)
+        return what
 
     def _example(self) -> str:
         return "5H 5S JD 5D" if self.game.kept == 3 else "5H 5S 5C JD 5D"
 
-    async def _next_step(self, counted: Counted) -> None:
-        """After a hand of the show: the next hand, or after the crib the deal passes on
-        (unless the game is won)."""
+    async def _next_step(self, counted: Counted, what: str) -> None:
+        """After a hand of the show (`what`): the next hand, or after the crib the deal passes
+        on (unless the game is won), a part of the entry of its own."""
         if self.keeping.next_hand(counted.overlooked):
             return
         if self.state is not None and self._changes:
             await self._read()
         if self.state is not None and self.state.winner is not None:
             return
+        await self._record_part(what)
         await self._deal_to(self.keeping.next_dealer)
         dealer = self.keeping.pass_deal(counted.overlooked)
-        self.messages.append(_("the deal passes to %(player)s", player=self.name(dealer)))
+        self._last_part = _("the deal passes to %(player)s", player=self.name(dealer))
+        self.messages.append(self._last_part)
 
     async def _starter(self, words: list[str]) -> str:
         if len(words) != 1:
             raise Problem(_("s and the starter card: s 5D"))
         card = parse_card(words[0])
-        try:
-            heels = self.keeping.starter(card)
-        except CardSeen as err:
-            where = self._whose(err.hand)
-            raise Problem(_("%(card)s was already in %(whose)s", card=card, whose=where)) from None
+        self._game_over()
+        heels = self.keeping.starter(card)
+        await self._pone_bonus()
         self.messages.append(_("starter %(card)s", card=card))
         if heels is not None:
-            self._game_over()
             await self._peg(*heels)
             self.messages.append(self._heels_text())
         return _("starter %(card)s", card=card)
@@ -534,7 +684,9 @@ class Scorekeeper:
 
     async def _heels(self) -> str:
         self._game_over()
-        await self._peg(*self.keeping.heels())
+        heels = self.keeping.heels()
+        await self._pone_bonus()
+        await self._peg(*heels)
         self.messages.append(self._heels_text())
         return _("his heels")
 
@@ -543,6 +695,7 @@ class Scorekeeper:
         taker = self._player(words[0]) if words else None
         self._game_over()
         taken = self.keeping.muggins(taker)
+        await self._pone_bonus()
         await self._peg(*taken)
         player = player_name(taken.side)
         self.messages.append(
@@ -593,15 +746,23 @@ class Scorekeeper:
                 self.messages.append(_("nothing to undo"))
                 return
             state = await self._read()
-            self.keeping.restart_deal(state.dealer)
-            self._rev = state.rev
+            self.keeping.restart_deal(state.dealer, state.undo)
             self.messages.append(_("undone: the board's last change"))
             return
-        for _change in range(entry.changes):
-            await self.board.undo()
+        parts = [entry]
+        while parts[-1].linked and self.keeping.history:  # the whole entry, each of its parts
+            step = self.keeping.undo()
+            assert step is not None
+            parts.append(step)
+        try:
+            for _change in range(sum(part.changes for part in parts)):
+                await self.board.undo()
+        except BoardRejected:  # its history is full: the oldest steps are gone
+            self.messages.append(_("the board's history goes back no further"))
         state = await self._read()
-        self._rev = state.rev
-        self.messages.append(_("undone: %(what)s", what=entry.what))
+        self.keeping.depth = state.undo
+        typed = next((part.what for part in parts if not part.auto), entry.what)
+        self.messages.append(_("undone: %(what)s", what=typed))
 
     # --- the screen ----------------------------------------------------------------------------
 
@@ -627,6 +788,8 @@ class Scorekeeper:
             )
         else:
             show = _("show: 12⏎ counts %(whose)s", whose=rest[0])
+        if turn.shown:
+            show = _("the show of this deal is over: d passes the deal on")
         if turn.step == 0:
             letters = " / ".join(f"{initial(p)}2" for p in range(self.players))
             show = _("play: %(keys)s pegs 2 (letter alone: 1)", keys=letters) + " · " + show
@@ -649,7 +812,7 @@ class Scorekeeper:
     async def draw(self) -> None:
         """Show the board, the scores, the last messages and the status."""
         frame = await self.board.frame()
-        state = await self._read()
+        state = self.state = await self.board.state()
         lines = []
         if self.where:
             lines.extend(fit_lines([_("cribboard scorekeeper on %(board)s", board=self.where)]))
@@ -661,17 +824,45 @@ class Scorekeeper:
         self._output(CLEAR + text if self.color else text)
 
     async def run(self, new: bool = False) -> int:
-        """Start, then take lines until q or the end of input."""
+        """Start, then take lines until q or the end of input; meanwhile the board is followed
+        and a change made elsewhere is drawn at once."""
         await self.start(new)
-        while True:
-            await self.draw()
-            try:
-                line = await off_loop(partial(self._input, "> "))
-            except EOFError:
-                break
-            if not await self.handle(line):
-                break
+        try:
+            while True:
+                await self.draw()
+                line = await self._next_line()
+                if line is None or not await self.handle(line):
+                    break
+                self._keep_table()
+        finally:
+            if self.outside is not None:
+                self.outside.close()
         return 0
+
+    async def _next_line(self) -> str | None:
+        """The next line typed (None at the end of the input). While it is typed, each change
+        made on the board elsewhere is taken in and the screen drawn again."""
+        assert self.outside is not None
+        reading = asyncio.ensure_future(off_loop(partial(self._input, _PROMPT)))
+        while True:
+            change = asyncio.ensure_future(self.outside.wait())
+            await asyncio.wait((reading, change), return_when=asyncio.FIRST_COMPLETED)
+            if not change.done():
+                change.cancel()
+                break
+            self.messages = []
+            self._helping = False
+            self._take(change.result())
+            for more in self.outside.pending():
+                self._take(more)
+            self._keep_table()
+            await self.draw()
+            if self._terminal:
+                reprompt(_PROMPT)
+        try:
+            return reading.result()
+        except EOFError:
+            return None
 
 
 def _breakdown(count: HandCount, whose: str) -> str:
@@ -715,20 +906,33 @@ def run_scorekeeper(
     color: bool = False,
     timeout: float = 2.0,
 ) -> int:
-    """`cribboard keep`: find a board (or start the virtual one), say which, keep the score."""
+    """`cribboard keep`: find a board (or start the virtual board, whose game outlives the app),
+    say which, keep the score; at the end, say where the game is kept."""
+    chosen: list[ChosenBoard] = []
 
     async def main() -> int:
         with contextlib.ExitStack() as stack:
-            chosen = await choose_board(port, virtual, stack)
-            builtins.print(_("playing on %(board)s", board=chosen.description), flush=True)
-            async with await Board.open(chosen.port, timeout=timeout) as board:
+            chosen.append(await choose_board(port, virtual, stack, portshare.owner_label))
+            where = chosen[0]
+            builtins.print(_("playing on %(board)s", board=where.description), flush=True)
+            async with await Board.open(where.port, timeout=timeout) as board:
                 keeper = Scorekeeper(
-                    board, color=color, where=chosen.description, target=target, game=game
+                    board,
+                    color=color,
+                    where=where.description,
+                    target=target,
+                    game=game,
+                    table_file=table_path(),
+                    board_key=str(where.flash) if where.flash else portshare.port_key(where.port),
                 )
                 return await keeper.run(new)
 
-    try:
-        return asyncio.run(main())
-    except KeyboardInterrupt:
-        builtins.print()
-        return 130
+    with ending_on_signals(), terminal_kept():
+        try:
+            status = asyncio.run(main())
+        except KeyboardInterrupt:
+            builtins.print()
+            status = 130
+    if chosen:
+        builtins.print(chosen[0].kept("`cribboard keep`"), flush=True)
+    return status

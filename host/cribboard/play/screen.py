@@ -8,9 +8,11 @@ come and the board is printed after each change."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+import termios
+from collections.abc import Callable, Iterator
 
 from cribboard.api import Board, BoardState
 from cribboard.terminal import describe_state, draw_frame, fit_lines
@@ -23,9 +25,17 @@ def terminal_input(prompt: str) -> str:
     swap it). Raises EOFError at the end of the input."""
     fd = _piped_stdin()
     if fd is None:
+        _line_editor()
         return builtins.input(prompt)
     builtins.print(prompt, end="", flush=True)
     return _PIPED_LINES.readline(fd)
+
+
+def _line_editor() -> None:
+    """Line editing for `input` at a terminal, where Python has it (GNU readline or libedit):
+    a line being typed can then be shown again after the screen is drawn (`reprompt`)."""
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (imported for what it does to input)
 
 
 def _piped_stdin() -> int | None:
@@ -60,6 +70,24 @@ class _Lines:
 
 
 _PIPED_LINES = _Lines()
+
+
+@contextlib.contextmanager
+def terminal_kept() -> Iterator[None]:
+    """The terminal's settings as they were, again at the end: a line editor left reading on
+    its thread when the app ends (a Ctrl-C, q while the board was drawn) must not leave the
+    terminal without its echo."""
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd) if os.isatty(fd) else None
+    except (AttributeError, OSError, ValueError, termios.error):
+        saved = None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(OSError, termios.error):
+                termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 def terminal_output(text: str) -> None:
@@ -123,3 +151,11 @@ class TableScreen:
         parts.append("")
         parts.extend(self.log[-self.log_lines :])
         self.output(CLEAR + "\n".join(parts))
+
+
+def reprompt(prompt: str) -> None:
+    """The prompt again, after the screen was drawn while a line is typed, with what was typed
+    so far when the line editor can tell (it goes on where it was)."""
+    editor = sys.modules.get("readline")
+    typed = editor.get_line_buffer() if editor is not None else ""
+    builtins.print(prompt + typed, end="", flush=True)

@@ -17,12 +17,30 @@ after the crib, gives the pone's bonus in the five-card game, and undoes entries
 facts (who pegs how many, what a count was) and refuses what the rules do not allow with a
 `Refused` that says what was wrong; its caller pegs on a board and says it all in words. The
 scores are the board's: a Scorekeeping holds none.
+
+One deal is one story, whatever order the table tells it in:
+- it has one starter: the first `starter`, or the last card of the first count typed with its
+  cards; another starter after that is refused (`StarterKnown`, `OtherStarter`), and undo is
+  the way to change it;
+- his heels are pegged at most once, and only for a jack: by `starter` of a jack, or by
+  `heels` while the starter is a jack or not yet known (`HeelsPegged`, `NotAJack`); a starter
+  told after `heels` must be a jack (`JackExpected`). A count never pegs his heels;
+- after the crib the show is over (`Turn.shown`): another count is refused until the deal
+  passes (`ShowOver`);
+- undo puts the whole deal back as it was before the entry, its starter and heels included.
+  An entry that changes the board more than once (the five-card game's bonus before it, the
+  deal passing after the crib) is recorded in parts, a step each, linked: the board's own
+  undo takes back one change, and the table then stands where that part left it.
+
+The board may also be changed elsewhere (its buttons, another program, a phone): `elsewhere`
+takes such a change as a step of its own, on top of the entries, so undo takes it back first,
+and an entry undone elsewhere is taken out of the history with the place in the deal it made.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
@@ -60,6 +78,11 @@ class Turn:
     step: int = 0
     """How many hands of the show have been counted (the crib is the last)."""
     starter: Card | None = None
+    heels: bool = False
+    """His heels were pegged in this deal (the starter is a jack, even before it is told)."""
+    shown: bool = False
+    """The crib is counted: the show of this deal is over (the deal passes, unless the game
+    was won or the passing was undone elsewhere)."""
     seen: tuple[tuple[Card, ShowHand], ...] = ()
     """Cards typed in this deal, and whose they were (to catch a card typed twice)."""
     overlooked: Pegs | None = None
@@ -87,8 +110,7 @@ class Verdict(StrEnum):
 class Counted:
     """One hand of the show, counted: whose (`hand`, pegging for `side`), the count claimed
     (0 for `nineteen`), the cards' count, the `points` to peg, and the points `overlooked` that
-    the opponent may take. `turned`: the starter turned earlier, when the cards came with
-    another one (they are counted with theirs)."""
+    the opponent may take."""
 
     hand: ShowHand
     side: int
@@ -97,7 +119,6 @@ class Counted:
     points: int
     overlooked: Pegs | None = None
     nineteen: bool = False
-    turned: Card | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -113,12 +134,22 @@ class Counted:
 
 @dataclass(frozen=True)
 class Entry:
-    """One entry that can be undone: the turn before it, how many changes the caller made on
-    its board for it, and what the caller calls it."""
+    """One step that can be undone: the turn before it, how many changes (undo steps) the
+    board holds for it, what the caller calls it, and the board after it: its undo depth
+    (`depth`) and what it looked like (`after`, the caller's). `elsewhere`: a change made on
+    the board by something else, not an entry of this table."""
 
     turn: Turn
     changes: int
     what: str
+    depth: int = 0
+    after: Hashable = None
+    elsewhere: bool = False
+    linked: bool = False
+    """Undo takes it back with the step under it: a part of one entry (the pone's bonus
+    before it, the deal passing after the crib), each part a step of its own on the board."""
+    auto: bool = False
+    """A part the table did not type (the bonus, the deal passing)."""
 
 
 class Refused(IllegalMove):
@@ -181,6 +212,54 @@ class CardSeen(Refused):
         self.hand = hand
 
 
+class OtherStarter(Refused):
+    """A count's last card is not `starter`, this deal's starter."""
+
+    def __init__(self, starter: Card, given: Card) -> None:
+        super().__init__(f"the starter is {starter}, not {given}")
+        self.starter = starter
+        self.given = given
+
+
+class StarterKnown(Refused):
+    """The starter typed again (`given`): this deal's is `starter` already."""
+
+    def __init__(self, starter: Card, given: Card) -> None:
+        super().__init__(f"the starter is {starter} already")
+        self.starter = starter
+        self.given = given
+
+
+class HeelsPegged(Refused):
+    """His heels again: they were pegged in this deal."""
+
+    def __init__(self) -> None:
+        super().__init__("his heels were pegged in this deal already")
+
+
+class NotAJack(Refused):
+    """His heels with a `starter` that is no jack."""
+
+    def __init__(self, starter: Card) -> None:
+        super().__init__(f"the starter {starter} is not a jack")
+        self.starter = starter
+
+
+class JackExpected(Refused):
+    """A starter (`given`) that is no jack, after his heels were pegged."""
+
+    def __init__(self, given: Card) -> None:
+        super().__init__(f"his heels were pegged: the starter is a jack, not {given}")
+        self.given = given
+
+
+class ShowOver(Refused):
+    """A count after the crib: the show of this deal is over."""
+
+    def __init__(self) -> None:
+        super().__init__("the show of this deal is over")
+
+
 class NothingOverlooked(Refused):
     """Muggins with no short claim before it."""
 
@@ -197,6 +276,8 @@ class Scorekeeping:
         self.variant = variant
         self.turn = Turn(dealer=self._seat(dealer))
         self.history: list[Entry] = []
+        self.depth = 0
+        """The board's undo depth as last known (after the last entry or change elsewhere)."""
 
     def _seat(self, seat: int) -> int:
         if not 0 <= seat < self.variant.players:
@@ -268,22 +349,61 @@ class Scorekeeping:
         the show not begun."""
         self.turn = Turn(dealer=self.seat_dealing(dealer_side, 0))
 
-    def changed_elsewhere(self, dealer_side: int) -> None:
-        """The board was changed by something else: the entries no longer line up with it and
-        cannot be undone; if its dealer is another side now, the deal has passed to it."""
-        self.history.clear()
+    def elsewhere(
+        self, depth: int | None, after: Hashable, dealer_side: int, what: str
+    ) -> list[Entry]:
+        """The board was changed elsewhere (its buttons, another program): it holds `depth` undo
+        steps now (None: its history is full, so steps cannot be told apart) and looks like
+        `after`. Entries whose steps it no longer holds were undone there: they are taken out,
+        the place in the deal going back with them (returned, the last first; what stays of an
+        entry partly undone is a step of its own). Steps added are one entry `elsewhere` called
+        `what`, which undo takes back before the entries under it. When the steps cannot be
+        told apart, the entries can no longer be undone. If the dealer is another side now, the
+        deal has passed to it."""
+        undone: list[Entry] = []
+        if depth is None:
+            self.history.clear()
+        else:
+            while self.history and self.history[-1].depth > depth:
+                entry = self.history.pop()
+                undone.append(entry)
+                self.turn = entry.turn
+                start = entry.depth - entry.changes
+                if start < depth:  # part of it is still on the board: a step of its own
+                    self.history.append(
+                        dataclasses.replace(
+                            entry,
+                            changes=depth - start,
+                            depth=depth,
+                            after=after,
+                            elsewhere=True,
+                            linked=False,
+                        )
+                    )
+            known = self.history[-1].depth if self.history else min(self.depth, depth)
+            if depth > known:
+                self.history.append(Entry(self.turn, depth - known, what, depth, after, True))
+            elif self.history and self.history[-1].after != after:
+                self.history.clear()  # changed and undone there: whose steps are whose?
+        self.depth = depth or 0
         if dealer_side != self.side(self.turn.dealer):
             self.turn = Turn(
                 dealer=self.seat_dealing(dealer_side, self.turn.dealer + 1),
                 deal_no=self.turn.deal_no + 1,
+                overlooked=None,
+                bonus_due=self.turn.bonus_due,
             )
+        return undone
 
-    def restart_deal(self, dealer_side: int) -> None:
-        """The deal starts over (the board went back a step of its own): dealt by `dealer_side`,
-        the same deal's number."""
-        self.turn = Turn(
-            dealer=self.seat_dealing(dealer_side, self.turn.dealer), deal_no=self.turn.deal_no
-        )
+    def restart_deal(self, dealer_side: int, depth: int) -> None:
+        """The board went back a step this table knows nothing of (its undo, with no entry left
+        to take back); it holds `depth` steps now. With the same dealer the deal goes on as it
+        was; with another, that side's deal starts over (the same deal's number)."""
+        self.depth = depth
+        if dealer_side != self.side(self.turn.dealer):
+            self.turn = Turn(
+                dealer=self.seat_dealing(dealer_side, self.turn.dealer), deal_no=self.turn.deal_no
+            )
 
     # --- the deal --------------------------------------------------------------------------------
 
@@ -311,16 +431,34 @@ class Scorekeeping:
         return Pegs(self.side(self.pone), self.variant.pone_bonus)
 
     def starter(self, card: Card) -> Pegs | None:
-        """The starter is turned; a jack is his heels: the dealer pegs 2 (returned). Refused
-        when the card was already in a hand."""
+        """The starter is turned; a jack is his heels: the dealer pegs 2 (returned), unless they
+        were pegged already. Refused when the card was already in a hand, when the deal has
+        another starter (or this one, and nothing is left to peg), and when his heels were
+        pegged and it is no jack."""
         for seen, where in self.turn.seen:
             if seen == card:
                 raise CardSeen(card, where)
-        self.turn = dataclasses.replace(self.turn, starter=card)
-        return self.heels() if card.rank == JACK else None
+        known = self.turn.starter
+        if known is not None and (known != card or card.rank != JACK or self.turn.heels):
+            raise StarterKnown(known, card)
+        if self.turn.heels and card.rank != JACK:
+            raise JackExpected(card)
+        heels = card.rank == JACK and not self.turn.heels
+        self.turn = dataclasses.replace(self.turn, starter=card, heels=self.turn.heels or heels)
+        return self._heels_pegs() if heels else None
 
     def heels(self) -> Pegs:
-        """His heels: the dealer pegs 2."""
+        """His heels: the dealer pegs 2 (returned). Refused when they were pegged in this deal
+        already, or the starter is known and no jack; before the starter is told, it must be a
+        jack when it is."""
+        if self.turn.heels:
+            raise HeelsPegged()
+        if self.turn.starter is not None and self.turn.starter.rank != JACK:
+            raise NotAJack(self.turn.starter)
+        self.turn = dataclasses.replace(self.turn, heels=True)
+        return self._heels_pegs()
+
+    def _heels_pegs(self) -> Pegs:
         return Pegs(self.side(self.turn.dealer), HEELS)
 
     # --- the show --------------------------------------------------------------------------------
@@ -334,8 +472,11 @@ class Scorekeeping:
         unless it was turned), or both. The cards are counted and the claim held against their
         count: an over-claim pegs what they make, a short one pegs the claim and leaves the rest
         for the opponent (`Counted.overlooked`). 19 claimed without cards means nothing; a claim
-        no hand can make is refused. The cards are remembered (and the starter, if not turned
+        no hand can make is refused, and so are cards whose last one is not this deal's starter
+        (or no jack after his heels). The cards are remembered (and the starter, if not turned
         yet); the place in the show moves on with `next_hand`, once the points are pegged."""
+        if self.turn.shown:
+            raise ShowOver()
         hand = self.hand()
         side = self.side(hand.seat)
         if claim is not None and not 0 <= claim <= HIGHEST:
@@ -348,22 +489,23 @@ class Scorekeeping:
                     raise ImpossibleCount(claim)
                 return Counted(hand, side, 0, None, 0, nineteen=True)
             return Counted(hand, side, claim, None, claim)
-        count, turned = self._count_cards(cards, hand)
+        count = self._count_cards(cards, hand)
         if claim is None or claim >= count.total:
-            return Counted(hand, side, claim, count, count.total, turned=turned)
+            return Counted(hand, side, claim, count, count.total)
         taker = (side + 1) % self.variant.sides
         overlooked = Pegs(taker, count.total - claim)
-        return Counted(hand, side, claim, count, claim, overlooked, turned=turned)
+        return Counted(hand, side, claim, count, claim, overlooked)
 
-    def _count_cards(self, cards: Sequence[Card], hand: ShowHand) -> tuple[HandCount, Card | None]:
-        """The cards' count, and the starter turned when they came with another one."""
+    def _count_cards(self, cards: Sequence[Card], hand: ShowHand) -> HandCount:
+        """The cards' count (with this deal's starter, which they may tell)."""
         check_distinct(cards)
         size = 4 if hand.crib else self.variant.kept
-        turned = None
         if len(cards) == size + 1:
             held, starter = tuple(cards[:size]), cards[size]
             if self.turn.starter is not None and starter != self.turn.starter:
-                turned = self.turn.starter
+                raise OtherStarter(self.turn.starter, starter)
+            if self.turn.heels and starter.rank != JACK:
+                raise JackExpected(starter)
         elif len(cards) == size:
             if self.turn.starter is None:
                 raise NoStarter()
@@ -382,16 +524,19 @@ class Scorekeeping:
             starter=self.turn.starter or starter,
             seen=self.turn.seen + tuple((card, hand) for card in held),
         )
-        return count, turned
+        return count
 
     def next_hand(self, overlooked: Pegs | None = None) -> bool:
         """After a hand of the show is pegged: on to the next hand (True); at the end of the
-        show (False) the place stays on the crib, and the caller passes the deal unless the game
-        is won. Either way the points `overlooked` may be taken."""
+        show (False) the place stays on the crib, the show is over, and the caller passes the
+        deal unless the game is won. Either way the points `overlooked` may be taken."""
         step = self.turn.step + 1
         more = step < len(self.show_order())
         self.turn = dataclasses.replace(
-            self.turn, step=step if more else self.turn.step, overlooked=overlooked
+            self.turn,
+            step=step if more else self.turn.step,
+            shown=not more,
+            overlooked=overlooked,
         )
         return more
 
@@ -410,17 +555,32 @@ class Scorekeeping:
 
     # --- undo ------------------------------------------------------------------------------------
 
-    def record(self, before: Turn, changes: int, what: str) -> None:
-        """An entry is done: `before`, the turn it started from; `changes` made on the board
-        for it; `what` the caller calls it. An entry that changed nothing is no undo step."""
+    def record(
+        self,
+        before: Turn,
+        changes: int,
+        what: str,
+        depth: int = 0,
+        after: Hashable = None,
+        *,
+        linked: bool = False,
+        auto: bool = False,
+    ) -> None:
+        """An entry (or a part of one) is done: `before`, the turn it started from; `changes`
+        made on the board for it, which holds `depth` undo steps after it and looks like
+        `after`; `what` the caller calls it; `linked`, `auto`: see Entry. An entry that changed
+        nothing is no undo step."""
         if changes or self.turn != before:
-            self.history.append(Entry(before, changes, what))
+            self.history.append(Entry(before, changes, what, depth, after, False, linked, auto))
+        self.depth = depth
 
     def undo(self) -> Entry | None:
-        """Take back the last entry: the turn is as before it; returns it (its board changes
-        are the caller's to undo), or None when there is none."""
+        """Take back the last step (an entry, or a change made elsewhere): the turn is as before
+        it; returns it (its board changes are the caller's to undo), or None when there is
+        none."""
         if not self.history:
             return None
         entry = self.history.pop()
         self.turn = entry.turn
+        self.depth = max(0, entry.depth - entry.changes)
         return entry

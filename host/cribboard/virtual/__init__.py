@@ -6,7 +6,13 @@ reads its LEDs through a side channel. See docs/virtual-board.md.
 """
 
 from .control import FlashStop, SimControl
-from .errors import MicroPythonNotFoundError, NoFrameError, SimControlError, VirtualBoardError
+from .errors import (
+    FlashInUse,
+    MicroPythonNotFoundError,
+    NoFrameError,
+    SimControlError,
+    VirtualBoardError,
+)
 from .interpreter import ENV_MICROPYTHON, find_micropython
 from .launcher import DEFAULT_FLASH_SIZE, DEFAULT_HEAP, VirtualBoard
 from .sidechannel import FrameCallback
@@ -14,6 +20,7 @@ from .sidechannel import FrameCallback
 __all__ = [
     "DEFAULT_FLASH_SIZE",
     "DEFAULT_HEAP",
+    "FlashInUse",
     "ENV_MICROPYTHON",
     "FlashStop",
     "FrameCallback",

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     registered = None
     try:
-        registered = _register(board)
+        registered = _register(board, args.flash)
         print(board.port, flush=True)
         if isinstance(board, RP2Board):
             print(f"flash: {board.flash_path}", flush=True)
@@ -83,11 +83,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _register(board: VirtualBoard | RP2Board) -> Path | None:
-    """Tell `cribboard list` about this board; a runtime directory that cannot be used only
-    means it is not listed."""
+def _register(board: VirtualBoard | RP2Board, kept: str | None) -> Path | None:
+    """Tell `cribboard list` and the other commands about this board (`kept`: the flash image
+    given, where it keeps its game); a runtime directory that cannot be used only means it is
+    not listed."""
+    flash = Path(kept).resolve() if kept is not None else None
     try:
-        return register(board.port, "rp2" if isinstance(board, RP2Board) else "unix")
+        return register(
+            board.port,
+            "rp2" if isinstance(board, RP2Board) else "unix",
+            "cribboard sim",
+            str(flash.resolve()) if flash is not None else "",
+        )
     except (CribboardError, OSError) as err:
         print(
             _("cribboard sim: not listed by cribboard list: %(error)s", error=err), file=sys.stderr
@@ -129,6 +136,7 @@ def _start_board(args: argparse.Namespace, show: _Show | None) -> VirtualBoard |
         firmware=args.firmware,
         stock=args.stock,
         on_frame=show.remember if show is not None else None,
+        save_on_stop=args.flash is not None,  # a Ctrl-C keeps the last second's change too
     ).start()
 
 

@@ -9,6 +9,10 @@ class VirtualBoardError(CribboardError):
     """Root of the virtual board's errors: the board could not start or went away."""
 
 
+class FlashInUse(VirtualBoardError):
+    """Another board runs on the flash image (its lock is held)."""
+
+
 class MicroPythonNotFoundError(VirtualBoardError):
     """No MicroPython unix-port interpreter could be found or run."""
 

@@ -8,19 +8,19 @@ import os
 import shutil
 from pathlib import Path
 
-from .errors import VirtualBoardError
+from .errors import FlashInUse
 
 
 def lock_flash(path: Path, what: str, holder: str) -> int:
     """Open `path` (created empty if missing) and lock it for this board alone; return the file
-    descriptor holding the lock. Another board holding it is a VirtualBoardError: "`what` PATH
-    is in use by another `holder`"."""
+    descriptor holding the lock. Another board holding it is a FlashInUse: "`what` PATH is in
+    use by another `holder`"."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise VirtualBoardError(f"{what} {path} is in use by another {holder}") from None
+        raise FlashInUse(f"{what} {path} is in use by another {holder}") from None
     return fd
 
 

@@ -64,6 +64,7 @@ _BOOT_TIMEOUT = 10.0
 _RECENT_OUTPUT = 4096
 _QUICK_FAILURES = 3
 _WATCHDOG_BOOTS = 6  # start() waits through this many watchdog resets of a failing first boot
+_SAVE_TIMEOUT = 5.0  # stop() waits this long at most for the app to end and save (save_on_stop)
 
 # Marker left in pty A's local modes while the interpreter runs code: MicroPython switches its
 # terminal to lflag 0 to read REPL input and restores our settings to run code. NOFLSH does
@@ -123,6 +124,9 @@ class VirtualBoard:
         native: whether the image's firmware has its native functions compiled to machine code
             for the interpreter (when it has a native emitter); False: all bytecode, as for a
             board without one.
+        save_on_stop: stop() ends the board's app as a Ctrl-C does, which saves a change made
+            within its last second (the board's store waits for a quiet second), before the
+            interpreter stops; False: stop() cuts the power, as unplugging a board does.
     """
 
     def __init__(
@@ -139,6 +143,7 @@ class VirtualBoard:
         ble: bool = True,
         environment: dict[str, str] | None = None,
         native: bool = True,
+        save_on_stop: bool = False,
     ) -> None:
         if flash_size <= 0 or flash_size % _BLOCK_SIZE:
             raise ValueError(f"flash_size must be a positive multiple of {_BLOCK_SIZE}")
@@ -153,6 +158,7 @@ class VirtualBoard:
         self._ble = ble
         self._environment = dict(environment or {})
         self._native = native
+        self._save_on_stop = save_on_stop
         self._directory: Path | None = None
         self._flash_lock: int | None = None
         self._flash_path: Path | None = None
@@ -183,7 +189,13 @@ class VirtualBoard:
                 **self._environment,
             }
             relay = _Relay(
-                executable, self._heap, sim_dir, side_env, self._directory, self._on_frame
+                executable,
+                self._heap,
+                sim_dir,
+                side_env,
+                self._directory,
+                self._on_frame,
+                self._save_on_stop,
             )
             self._relay = relay
             self._thread = threading.Thread(
@@ -302,8 +314,10 @@ class _Relay:
         extra_env: dict[str, str],
         directory: Path,
         on_frame: FrameCallback | None,
+        save_on_stop: bool = False,
     ) -> None:
         self._executable = executable
+        self._save_on_stop = save_on_stop
         self._heap = heap
         self._sim_dir = sim_dir
         self.side = SideChannel(directory, self.reset_request, self._describe, on_frame)
@@ -533,6 +547,22 @@ class _Relay:
             data = data.replace(b"\x03", b"")
         self._to_board += data
 
+    def _end_app(self) -> None:
+        """End the board's app as a Ctrl-C does: it saves what it has not saved yet
+        (cribfw/app.py), then MicroPython waits at its prompt; waits for that, within
+        _SAVE_TIMEOUT."""
+        if not self._code_running():
+            return
+        assert self._proc is not None
+        os.kill(self._proc.pid, signal.SIGINT)
+        deadline = time.monotonic() + _SAVE_TIMEOUT
+        while self._code_running() and time.monotonic() < deadline:
+            select.select([self._board_master], [], [], _IDLE_TICK)
+            try:
+                os.read(self._board_master, 4096)  # its last words: nobody reads them now
+            except OSError:
+                pass
+
     def _code_running(self) -> bool:
         if self._proc is None or self._proc.poll() is not None:
             return False
@@ -675,6 +705,8 @@ class _Relay:
         }
 
     def _shutdown(self) -> None:
+        if self._save_on_stop:
+            self._end_app()
         if self._proc is not None and self._proc.poll() is None:
             self._kill()
         if self._pidfd is not None:
