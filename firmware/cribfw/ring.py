@@ -130,13 +130,13 @@ class Ring:
         True when the region holds something that could be a later entry than the one returned
         but cannot be read (a torn or damaged header where the ring would have gone on writing,
         or entries whose seqs do not follow their places), or, when none was accepted, anything
-        written that is not an entry; the caller's accept sees every entry tried before.
-        `order(found)`, when given, is the record's own place in time, kept inside its
-        checked bytes (a header's seq is not: damage or an erase cut short can change it): the
-        newest of the blocks before and after the one found must come before it, and when
-        anything is in doubt the newest record of every block is read and the latest by
-        `order` returned. Reads every block's headers once (8 bytes a slot), and the records of
-        the blocks it tries, newest first."""
+        written that is not an entry or that accept refused. `order(found)`, when given, is the
+        record's own place in time, kept inside its checked bytes (a header's seq is not: damage
+        or an erase cut short can change it): the newest records of the blocks before and after
+        the one found must come before it (two more records read), and when anything is in doubt
+        the newest record of every block is read and the latest by `order` returned. Reads every
+        block's headers once (8 bytes a slot), and the records of the blocks it tries, newest
+        first."""
         count = self.count
         # Per block, from its slots: the first and last entry's seq (-1: no entry), the offset
         # of its last unreadable slot (-1: none), whether one came before its first entry
