@@ -30,10 +30,14 @@ What the model holds, each from the document's section:
   asked for an event after every request (`every 1`, which the Checker sends on each link it
   attaches): requests read together then get theirs one by one, as one at a time. Without it
   the board pushes once after what it read together, which depends on how the bytes arrived;
-  tests/core/test_protocol.py and tests/core/test_blelink.py check that;
+  expect_together() gives that push for lines read together (the vectors' steps that send
+  several), and tests/core/test_protocol.py and tests/core/test_blelink.py check the board;
 - the tally (games): never below zero; a win adds 1 (2 for a skunk with x2=1); taking a win back
-  takes back what it added and the tally still holds. Tracked here independently of the board's
-  code (`award`, with its own undo history), and checked against the oracle on every change;
+  takes back what it added and the tally still holds; a correction that keeps the winner settles
+  the game again only when the result changed and the win's games are in the tally (none after
+  `games clear`). Tracked here independently of the board's code (`award`, with its own undo
+  history; results from the skunk lines), and checked against the oracle on every change;
+- revisions (5): every change moves `r` by exactly one;
 - health (4): its fields; `bad` counts the lines answered bad_line, unknown or too_long.
 
 The game's own rules (leapfrog, the win, skunks, undo, previews, which rule error a bad request
@@ -53,7 +57,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from cribcore.state import NO_WINNER, SKUNK, UNDO_DEPTH, GameError, GameState
+from cribcore.state import NO_WINNER, UNDO_DEPTH, GameError, GameState
 from cribfw.version import FIRMWARE_VERSION
 
 MAX_LINE = 64
@@ -260,6 +264,42 @@ class ProtocolModel:
             step.remember = (name, rid)
         return step
 
+    def expect_together(
+        self, name: str, lines: list[bytes]
+    ) -> tuple[list[Step], dict[str, list[Out]]]:
+        """Requests read together on link `name` while no link asked for an event after every
+        request (section 5): each request's reply as expect() gives it, then one push after
+        the last, with the values then: the state once when any changed it (a brief event to a
+        link that asked only when there was one change, a peg or a preview), the settings once,
+        the admission once, each even when the requests left it where it began. Returns the
+        steps, their outputs the replies alone (settle() each in order), and the push."""
+        assert not any(link.every for link in self.links.values()), "every: one at a time"
+        rev = self.game.rev
+        changed: set[bytes] = set()
+        last = b""  # the verb of the last request that changed the state
+        steps = []
+        for line in lines:
+            step = self.expect(name, line)
+            for outs in step.outputs.values():
+                for out in [o for o in outs if (o.exact or b"").startswith(b"! ")]:
+                    kind = out.exact.split(b" ")[1]  # type: ignore[union-attr]
+                    changed.add(b"st" if kind in (b"st", b"p", b"q") else kind)
+                    if kind in (b"st", b"p", b"q"):
+                        last = step.line.split()[1 if step.rid else 0]
+                    outs.remove(out)
+            steps.append(step)
+        push: dict[str, list[Out]] = {n: [] for n in self.links}
+        one = self.game.rev == rev + 1
+        for n, link in self.links.items():
+            if b"st" in changed:
+                push[n].append(Out(exact=self._state_event(link, last if one else b"")))
+            if b"cfg" in changed:
+                fields = b" bright=%d budget=%d" % (self.bright, self.budget)
+                push[n].append(Out(exact=b"! cfg" + fields + b"\n"))
+            if b"admit" in changed:
+                push[n].append(Out(exact=b"! admit" + self.admission_fields(n) + b"\n"))
+        return steps, push
+
     def settle(self, step: Step, reply: bytes) -> None:
         """The board answered `step` with `reply` (one of the lines the model allowed): keep it
         for resends when the document says it is remembered, and count health's bad lines."""
@@ -403,7 +443,7 @@ class ProtocolModel:
             # Setting what is already so: nothing moved, not even an undo step.
             assert snapshot(game) == before, f"{verb!r} changed the game without a revision"
             return
-        assert game.rev > rev
+        assert game.rev == rev + 1, f"{verb!r} moved r by {game.rev - rev}, not one"
         self._check_tally(verb, before)
         for name, link in self.links.items():
             step.outputs[name].append(Out(exact=self._state_event(link, verb)))
@@ -441,12 +481,20 @@ class ProtocolModel:
                 expect = old_games
             else:  # peg, set: the game is settled again
                 games = list(old_games)
-                if old_winner != NO_WINNER:
-                    games[old_winner] -= self.award  # what the win added and the tally holds
-                self.award = 0
-                if game.winner != NO_WINNER:
-                    self.award = 2 if game.skunk_double and game.result() >= SKUNK else 1
-                    games[game.winner] += self.award
+                if old_winner != NO_WINNER and old_winner == game.winner:
+                    # The same winner: again only for another result, and only while the
+                    # win's games are in the tally (none after `games clear`).
+                    if self.award and result_of(snapshot(game)) != result_of(before):
+                        games[old_winner] -= self.award
+                        self.award = worth(result_of(snapshot(game)), game.skunk_double)
+                        games[old_winner] += self.award
+                else:
+                    if old_winner != NO_WINNER:
+                        games[old_winner] -= self.award  # what the win added and the tally holds
+                    self.award = 0
+                    if game.winner != NO_WINNER:
+                        self.award = worth(result_of(snapshot(game)), game.skunk_double)
+                        games[game.winner] += self.award
                 expect = tuple(games)
         got = tuple(game.games[:n])
         assert got == expect, f"tally after {change!r}: the document gives {expect}, got {got}"
@@ -648,6 +696,22 @@ def state_fields(game: GameState) -> bytes:
 
 def games_fields(game: GameState) -> bytes:
     return b" g=%s x2=%d" % (numbers(game.games, game.players), game.skunk_double)
+
+
+def result_of(state: tuple[object, ...]) -> int:
+    """The result of a snapshot() by the document's rule (section 5), not the board's code:
+    judged on the lowest losing score; 0 playing, 1 won, 2 skunk, 3 double skunk."""
+    target, winner, fronts = state[1], state[3], state[4]
+    if winner == NO_WINNER:
+        return 0
+    lowest = min(f for p, f in enumerate(fronts) if p != winner)  # type: ignore[arg-type]
+    double_line, skunk_line = (61, 91) if target == 121 else (0, 31)
+    return 3 if lowest < double_line else 2 if lowest < skunk_line else 1
+
+
+def worth(result: int, skunk_double: bool) -> int:
+    """Games a win adds to the tally: 1, or 2 for a skunk or double skunk while x2 is on."""
+    return 2 if skunk_double and result >= 2 else 1
 
 
 def snapshot(game: GameState) -> tuple[object, ...]:

@@ -164,6 +164,55 @@ def test_a_cut_or_damaged_newest_save_falls_back_to_the_one_before(
         board.stop()
 
 
+def test_a_damaged_header_in_the_last_sessions_block_brings_back_the_save_before_and_says_so(
+    played_image: Path, tmp_path: Path
+) -> None:
+    """One damaged byte in the header of the block the last session wrote (its only save): the
+    save before comes back as the backup, never as "saved" (issue 35, B2)."""
+    image = tmp_path / "session.img"
+    shutil.copyfile(played_image, image)
+    with VirtualBoard(flash=image) as board, SyncBoard.open(board.port, timeout=10) as link:
+        link.peg(1, 2)  # a session of its own: its save takes a fresh block
+        wait_saved_sync(image, lambda game: game.front[:2] == [12, 9])
+    data = bytearray(image.read_bytes())
+    start = len(data) - STATE_BLOCKS * BLOCK
+    firsts = {}  # ring block: the seq of its first entry
+    for block in range(STATE_BLOCKS):
+        seq = int.from_bytes(data[start + block * BLOCK : start + block * BLOCK + 4], "little")
+        if seq != 0xFFFFFFFF:
+            firsts[block] = seq
+    last = max(firsts, key=lambda block: firsts[block])
+    at = start + last * BLOCK + 7  # the high byte of ~length in the entry's header
+    assert data[at] == 0xFF
+    data[at] = 0x33
+    image.write_bytes(data)
+    board, link = open_board(image)
+    try:
+        assert link.hello.fields["store"] == "backup"
+        assert link.state().front == [12, 7]
+    finally:
+        link.close()
+        board.stop()
+
+
+def test_a_ring_overwritten_with_zeros_is_a_fresh_game_that_says_so(
+    played_image: Path, tmp_path: Path
+) -> None:
+    """Zeros are programmed flash, not erased: saves that are gone, not "nothing saved" (B3)."""
+    data = bytearray(played_image.read_bytes())
+    start = len(data) - STATE_BLOCKS * BLOCK
+    data[start:] = bytes(len(data) - start)
+    image = tmp_path / "zeros.img"
+    image.write_bytes(data)
+    board, link = open_board(image)
+    try:
+        assert link.hello.fields["store"] == "fresh-corrupt"
+        assert link.state().front == [0, 0]
+    finally:
+        link.close()
+        board.stop()
+
+
 def test_a_region_of_garbage_is_a_fresh_game_that_says_so(
     played_image: Path, tmp_path: Path
 ) -> None:
@@ -176,7 +225,7 @@ def test_a_region_of_garbage_is_a_fresh_game_that_says_so(
     image.write_bytes(data)
     board, link = open_board(image)
     try:
-        assert link.hello.fields["store"] in ("fresh", "fresh-corrupt")
+        assert link.hello.fields["store"] == "fresh-corrupt"  # saves were there: not "fresh"
         assert link.state().front == [0, 0]
         link.peg(1, 4)  # a fresh game that plays
         assert link.state().front == [0, 4]

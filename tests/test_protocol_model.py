@@ -61,11 +61,18 @@ def replay_session(model: ProtocolModel, steps: list[tuple[object, ...]], links:
         else:
             link = links[sender]  # type: ignore[index]
             outputs = {name: [] for name in links}
-            for line in model.lines(link, data):  # type: ignore[arg-type]
-                s = model.expect(link, line)
+            lines = list(model.lines(link, data))  # type: ignore[arg-type]
+            if len(lines) > 1:  # read together: the replies, then one push (section 5)
+                steps_, push = model.expect_together(link, lines)
+            else:
+                steps_, push = [model.expect(link, line) for line in lines], {}
+            replies = iter(want[link])
+            for s in steps_:
                 for name, outs in s.outputs.items():
                     outputs[name] += outs
-                model.settle(s, want[link][0] if s.outputs[link] else b"")
+                model.settle(s, next(replies) if s.outputs[link] else b"")
+            for name, outs in push.items():
+                outputs[name] += outs
         for name in links:
             got: list[Out] = outputs.get(name, [])
             assert len(got) == len(want[name]), (data, name, [str(o) for o in got], want[name])
@@ -92,6 +99,10 @@ def test_the_model_gives_every_example_of_the_document() -> None:
     model.connect("usb", usb=True)
     model.connect("ble", usb=False, address=V.ADMISSION_ADDRESS)
     replay_session(model, V.ADMISSION, ["usb", "ble"])
+
+    model = ProtocolModel()
+    model.connect("usb", usb=True)
+    replay_session(model, [(0, data, lines) for data, lines in V.RULES], ["usb"])
 
 
 # --- the board against the model ----------------------------------------------------------------

@@ -3,9 +3,12 @@ new, games clear, games x2, deal), run on the shared core (cribcore.state) with 
 
 The rules checked (docs/protocol.md, "games"): the tally never goes below zero; a win adds 1, or 2
 for a skunk or double skunk while x2 is on; a correction that takes a win back takes back exactly
-what that win added and is still in the tally (nothing after `games clear`); every change can be
-undone back to the state before it; an operation that leaves the state as it is moves nothing,
-not even the revision.
+what that win added and is still in the tally (nothing after `games clear`); a correction that
+keeps the winner changes the tally only when it changes the result, and only while the win's
+games are in the tally (settled again under the x2 rule of then); every change can be undone back
+to the state before it; every change moves the revision by exactly one; an operation that leaves
+the state as it is moves nothing, not even the revision. Two and three players, both targets;
+scores drawn near the skunk lines and the win hole, where the rules differ.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from cribcore.layout import skunk_lines
 from cribcore.state import NO_WINNER, SKUNK, UNDO_DEPTH, GameError, GameState
+
+# Scores where the rules change (the skunk lines of both games, the win holes), and any other.
+SCORES = st.one_of(
+    st.sampled_from((0, 1, 30, 31, 32, 59, 60, 61, 62, 89, 90, 91, 92, 119, 120, 121)),
+    st.integers(0, 121),
+)
 
 
 def _saved(game: GameState) -> tuple[object, ...]:
@@ -56,6 +66,7 @@ class TallyMachine(RuleBasedStateMachine):
             # Nothing changed: no undo step either.
             assert _saved(game) == before and game.undo_count == undo
             return False
+        assert game.rev == rev + 1, "a change moves the revision by exactly one"
         return True
 
     def _expected_award(self) -> int:
@@ -64,22 +75,41 @@ class TallyMachine(RuleBasedStateMachine):
             return 0
         return 2 if game.skunk_double and game.result() >= SKUNK else 1
 
+    @staticmethod
+    def _result(before: tuple[object, ...]) -> int:
+        """The result of a saved state, from the document's rule (section 5), not the board's
+        code: judged on the lowest losing score; 0 playing, 1 won, 2 skunk, 3 double skunk."""
+        players, target, _, winner, fronts = before[:5]
+        if winner == NO_WINNER:
+            return 0
+        lowest = min(f for p, f in enumerate(fronts) if p != winner)  # type: ignore[arg-type]
+        double_line, skunk_line = skunk_lines(target)
+        return 3 if lowest < double_line else 2 if lowest < skunk_line else 1
+
     def _record(self, before: tuple[object, ...], award: int) -> None:
         self.history.append((before, award))
         del self.history[:-UNDO_DEPTH]
 
     def _settled(self, before: tuple[object, ...], games_before: list[int]) -> None:
         """After a peg or set: the tally changed by exactly what the win taken back and the
-        win now held account for."""
+        win now held account for; a correction that keeps the winner settles the game again
+        only when the result changed and the win's games are still in the tally."""
         game = self.game
         expected = list(games_before)
         old_winner = before[3]
-        if old_winner != NO_WINNER:
-            expected[old_winner] -= self.win_award  # type: ignore[index]
-        self.win_award = self._expected_award()
-        if game.winner != NO_WINNER:
-            expected[game.winner] += self.win_award
-        assert list(game.games) == expected, (expected, game.games)
+        if old_winner != NO_WINNER and old_winner == game.winner:
+            after = _saved(game)
+            if self.win_award and self._result(after) != self._result(before):
+                expected[game.winner] -= self.win_award
+                self.win_award = self._expected_award()
+                expected[game.winner] += self.win_award
+        else:
+            if old_winner != NO_WINNER:
+                expected[old_winner] -= self.win_award  # type: ignore[index]
+            self.win_award = self._expected_award()
+            if game.winner != NO_WINNER:
+                expected[game.winner] += self.win_award
+        assert list(game.games) == expected, (before, _saved(game), expected, game.games)
 
     # -- rules -------------------------------------------------------------------------------
 
@@ -90,11 +120,7 @@ class TallyMachine(RuleBasedStateMachine):
             self._record(before, award)
             self._settled(before, games)
 
-    @rule(
-        player=st.integers(0, 2),
-        front=st.integers(0, 121),
-        gap=st.integers(0, 70),
-    )
+    @rule(player=st.integers(0, 2), front=SCORES, gap=st.integers(0, 70))
     def set_pegs(self, player: int, front: int, gap: int) -> None:
         before, games, award = _saved(self.game), list(self.game.games), self.win_award
         back = max(0, front - gap)

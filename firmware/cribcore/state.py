@@ -146,7 +146,8 @@ class GameState:
 
     @micropython.native
     def set_pegs(self, player, front, back):
-        """Place a player's pegs directly (a host correcting a mistake)."""
+        """Place a player's pegs directly (a host correcting a mistake). Pegs that move clear
+        the player's pending count, as a peg does; pegs already there change nothing."""
         self._check_player(player)
         if not (isinstance(front, int) and isinstance(back, int)):
             raise GameError("bad_pegs", "pegs must be whole numbers")
@@ -156,9 +157,9 @@ class GameState:
             raise GameError("bad_pegs", "pegs must be less than a lap apart")
         if front == self.target and self.winner != NO_WINNER and self.winner != player:
             raise GameError("game_over", "another player has already won")
-        if front == self.front[player] and back == self.back[player] and not self.pending[player]:
-            return  # already so: nothing changes (no undo step, no new revision)
-        self._move(player, front, back)
+        if front == self.front[player] and back == self.back[player]:
+            return  # already so: nothing changes (no undo step, no revision, the count stays)
+        self._move(player, front, back)  # (which clears the player's count, as a peg does)
 
     @micropython.native
     def set_dealer(self, player):
@@ -352,28 +353,43 @@ class GameState:
             self.undo_count = undo_count + 1
         if player < 0:
             return 0
+        old_result = PLAYING
+        if old != NO_WINNER:
+            old_result = int(self.result())
         fronts[player] = front
         backs[player] = back
         pending = self.pending
         pending[player] = 0
         # The winner follows from the pegs; games won stay in step with it, so a correction
         # that takes a peg back out of the win hole also takes the win back: exactly the games
-        # the win added and still in the tally (`award`; 0 once the tally was cleared).
+        # the win added and still in the tally (`award`; 0 once the tally was cleared). A
+        # correction that keeps the winner settles the game again only when the result
+        # changed, and only while the win's games are in the tally.
         winner = NO_WINNER
         for p in range(players):
             if int(fronts[p]) >= target:
                 winner = p
-        if old != NO_WINNER:
-            games[old] = int(games[old]) - old_award
         self.winner = winner
-        award = 0
-        if winner != NO_WINNER:
-            award = 1
-            if self.skunk_double:
-                if int(self.result()) >= SKUNK:
-                    award = 2
-            games[winner] = int(games[winner]) + award
-        self.award = award
+        if winner != NO_WINNER and winner == old:
+            result = int(self.result())
+            if old_award != 0 and result != old_result:
+                award = 1
+                if self.skunk_double:
+                    if result >= SKUNK:
+                        award = 2
+                games[winner] = int(games[winner]) - old_award + award
+                self.award = award
+        else:
+            if old != NO_WINNER:
+                games[old] = int(games[old]) - old_award
+            award = 0
+            if winner != NO_WINNER:
+                award = 1
+                if self.skunk_double:
+                    if int(self.result()) >= SKUNK:
+                        award = 2
+                games[winner] = int(games[winner]) + award
+            self.award = award
         rev = int(self.rev) + 1
         self.rev = rev
         return rev

@@ -31,6 +31,18 @@
 # the oldest in the ring, which the ring would erase next anyway; the erase only comes earlier
 # (the ring keeps count - AHEAD blocks of older records: 29 of 32 on the cribboard images).
 #
+# Reading (newest): every block's header slots, a page at a time past one that does not read (so
+# one damaged header hides nothing after it), then the entries newest first by seq until the
+# caller accepts one. The seq is in the header, outside the record's own checks: damage, or an
+# erase cut short (its first bytes erased: 0xFF in the seq's low bytes), can change it. So the
+# ring also says whether it is in doubt (`doubt`): an entry refused before the one found, an
+# unreadable slot where a later entry would be, or seqs that do not follow the places the ring
+# writes them in; the caller then does not claim the newest. A caller that knows its records'
+# own order (the store: the save's seq, inside its crc32) passes it: the blocks around the one
+# found are checked with it, and in doubt the newest record of every block is read and the
+# latest by that order wins; a later save could then only be after it in its block or in the
+# next block, so that alone decides the doubt.
+#
 # Wear: every entry is written once; a block is erased once per pass round the ring.
 
 try:
@@ -49,6 +61,7 @@ _ERASE = const(6)  # ioctl: erase a block
 _NO_SEQ = const(0xFFFFFFFF)  # erased flash
 AHEAD = const(3)  # blocks erase_ahead keeps erased: 6-12 saves of a game, 30 s of nonstop changes
 _ERASED = b"\xff" * PAGE  # a page's end after its record
+_ERASED_HEAD = b"\xff" * _HEADER
 
 
 class Ring:
@@ -71,56 +84,190 @@ class Ring:
         self._size = 0  # its entry's bytes, whole pages
         self._page = None  # one page of it, laid out for the program (made at the first)
         self.erases = 0  # blocks erased since boot (figures)
+        self.doubt = False  # newest() found signs of a later entry it could not read
 
     # --- reading ------------------------------------------------------------------------------
 
-    def _entry(self, block, offset):
-        """(seq, length) of the entry at `offset` in ring block `block`, or None."""
+    def _slot(self, block, offset):
+        """The header slot at `offset` of ring block `block`: (seq, length) of an entry; None
+        when it is erased (nothing was written there, nor after it in the block: the end of the
+        block's entries); False when something was written there that is not a whole header
+        (torn by a cut, damaged, or never an entry: zeros, garbage)."""
         if offset + _HEADER > self.block_size:
             return None
         head = self._head
         self.device.readblocks(self.first + block, head, offset)
+        if head == _ERASED_HEAD:
+            return None
         seq, length, check = struct.unpack("<IHH", head)
         if seq == _NO_SEQ or length ^ check != 0xFFFF or length == 0:
-            return None
+            return False
         if offset + _HEADER + length > self.block_size:
-            return None
+            return False
         return seq, length
 
-    def newest(self, accept):
+    def _entries(self, block):
+        """Ring block `block`'s slots in the order they were written, up to the first erased
+        one: (offset, seq, length) for an entry, (offset, -1, 0) for a slot written but not a
+        header, after which the block is searched a page at a time for the next entry (entries
+        start at pages), so one damaged header hides nothing after it."""
+        found = []
+        offset = 0
+        while True:
+            slot = self._slot(block, offset)
+            if slot is None:
+                return found
+            if slot is False:
+                found.append((offset, -1, 0))
+                offset += PAGE
+            else:
+                found.append((offset, slot[0], slot[1]))
+                offset += _pages(_HEADER + slot[1])
+
+    def newest(self, accept, order=None):
         """The newest record for which accept(record) is not None, as accept returns it; None
-        when no record is accepted. Remembers where it was, for the next append."""
-        order = []  # blocks by the seq of their first entry, newest first
-        for block in range(self.count):
-            entry = self._entry(block, 0)
-            if entry is not None:
-                i = 0
-                while i < len(order) and order[i][0] > entry[0]:
-                    i += 1
-                order.insert(i, (entry[0], block))
-        for _, block in order:
-            offsets = []
-            offset = 0
-            while True:
-                entry = self._entry(block, offset)
-                if entry is None:
-                    break
-                offsets.append((offset, entry[0], entry[1]))
-                offset += _pages(_HEADER + entry[1])
-            for i in range(len(offsets) - 1, -1, -1):
-                offset, seq, length = offsets[i]
+        when no record is accepted. Remembers where it was, for the next append. Sets `doubt`:
+        True when the region holds something that could be a later entry than the one returned
+        but cannot be read (a torn or damaged header where the ring would have gone on writing,
+        or entries whose seqs do not follow their places), or, when none was accepted, anything
+        written that is not an entry or that accept refused. `order(found)`, when given, is the
+        record's own place in time, kept inside its checked bytes (a header's seq is not: damage
+        or an erase cut short can change it): the newest records of the blocks before and after
+        the one found must come before it (two more records read), and when anything is in doubt
+        the newest record of every block is read and the latest by `order` returned. Reads every
+        block's headers once (8 bytes a slot), and the records of the blocks it tries, newest
+        first."""
+        count = self.count
+        # Per block, from its slots: the first and last entry's seq (-1: no entry), the offset
+        # of its last unreadable slot (-1: none), whether one came before its first entry
+        # (lead) or after its last (tail), whether its entries' seqs do not go up one by one.
+        lo = [-1] * count
+        hi = [-1] * count
+        torn = [-1] * count
+        lead = [False] * count
+        tail = [False] * count
+        jumbled = [False] * count
+        top = -1
+        for block in range(count):
+            for offset, seq, _ in self._entries(block):
+                if seq < 0:
+                    torn[block] = offset
+                    if lo[block] < 0:
+                        lead[block] = True
+                    tail[block] = True
+                    continue
+                if lo[block] < 0:
+                    lo[block] = seq
+                elif seq <= hi[block] or (not tail[block] and seq != hi[block] + 1):
+                    jumbled[block] = True  # (after an unreadable slot: any later seq)
+                hi[block] = max(hi[block], seq)
+                top = max(top, seq)
+                tail[block] = False
+        slots = (lo, hi, torn, lead, tail, jumbled)
+        tried = []  # blocks tried, newest first: accept refused every entry of all but the last
+        best = None  # (found, block, offset, seq, refused)
+        while best is None:
+            # The untried block with the newest entry (of two with the same newest seq, the one
+            # a failed write left is the one that starts lower: the entry was written again
+            # after it, in the next block, under the same seq).
+            block = -1
+            for b in range(count):
+                if hi[b] < 0 or b in tried:
+                    continue
+                if block < 0 or (hi[b], lo[b]) > (hi[block], lo[block]):
+                    block = b
+            if block < 0:
+                # Nothing read back: the next entry goes above everything there.
+                self._seq = (top + 1) & 0x7FFFFFFF
+                self.doubt = max(torn) >= 0 or bool(tried)
+                return None
+            tried.append(block)
+            best = self._newest_in(block, accept)
+        found, block, offset, seq, after_it = best
+        # Entries refused before it (in blocks with newer entries, or after it in its own):
+        # the last save did not read back.
+        self.doubt = len(tried) > 1 or after_it or self._in_doubt(block, offset, slots)
+        if order is not None and count > 1:
+            key = order(found)
+            for b in ((block - 1) % count, (block + 1) % count):
+                other = self._newest_in(b, accept) if hi[b] >= 0 else None
+                if other is not None and order(other[0]) >= key:
+                    self.doubt = True  # a record as new as it or newer, by its own order
+            if self.doubt:
+                # The headers cannot be trusted: the newest record of every block, by its own
+                # order; then a later save can only be after it in its block, or in the next.
+                for b in range(count):
+                    other = self._newest_in(b, accept) if hi[b] >= 0 and b != block else None
+                    if other is not None and order(other[0]) > key:
+                        best = other
+                        key = order(other[0])
+                found, block, offset, seq, after_it = best
+                after = (block + 1) % count
+                self.doubt = (
+                    after_it
+                    or torn[block] > offset
+                    or (
+                        after != block
+                        and (hi[after] >= 0 or torn[after] >= 0)
+                        and self._newest_in(after, accept) is None
+                    )
+                )
+        self._good = block
+        self._seq = (max(seq, hi[block]) + 1) & 0x7FFFFFFF
+        self._block = -1
+        self._ahead = 0
+        self._writing = None
+        return found
+
+    def _newest_in(self, block, accept):
+        """(found, block, offset, seq, refused) of the last entry in ring block `block` that
+        `accept` takes (refused: entries after it it did not), or None."""
+        entries = self._entries(block)
+        refused = False
+        for i in range(len(entries) - 1, -1, -1):
+            offset, seq, length = entries[i]
+            if seq >= 0:
                 record = bytearray(length)
                 self.device.readblocks(self.first + block, record, offset + _HEADER)
                 found = accept(record)
                 if found is not None:
-                    self._good = block
-                    last = offsets[len(offsets) - 1][1]
-                    self._seq = (max(seq, last) + 1) & 0x7FFFFFFF
-                    self._block = -1
-                    self._ahead = 0
-                    self._writing = None
-                    return found
+                    return found, block, offset, seq, refused
+                refused = True
         return None
+
+    def _in_doubt(self, block, offset, slots):
+        """Whether a later entry than the one accepted at `offset` of `block` may have been
+        lost, from the slots' summary (newest()). The ring writes on after an entry in its
+        block, then in the next block, never skipping one, and erases only the blocks after the
+        newest (ahead of need). So a later entry could only be after it in its block or in the
+        next block; and going round the ring from the next block, past the blocks without
+        entries there (erased ahead, never written, or never the ring's), every block holds
+        entries, each block's seqs following the block before's, up to this one. Anything else
+        (an unreadable slot where a later entry would be, an erased block among written ones,
+        seqs out of their places: a damaged seq) is doubt."""
+        lo, hi, torn, lead, tail, jumbled = slots
+        if torn[block] > offset or jumbled[block]:
+            return True
+        count = self.count
+        b = (block + 1) % count
+        if b != block and hi[b] < 0 and torn[b] >= 0:
+            return True  # the next block was written, and not one entry in it reads
+        while b != block and hi[b] < 0:
+            b = (b + 1) % count
+        prev = -1  # the last block with entries
+        loose = False  # a block whose slots are all unreadable since: its entries took seqs
+        while b != block:
+            if hi[b] >= 0:
+                if prev >= 0 and not _follows(hi[prev], lo[b], loose or tail[prev] or lead[b]):
+                    return True
+                prev = b
+                loose = False
+            elif torn[b] < 0:
+                return True  # an erased block among written ones: never left by the ring
+            else:
+                loose = True
+            b = (b + 1) % count
+        return prev >= 0 and not _follows(hi[prev], lo[block], loose or tail[prev] or lead[block])
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -222,6 +369,14 @@ class Ring:
         self.erases += 1
         self._ahead += 1
         return True
+
+
+def _follows(last, first, torn_between):
+    """Whether a block whose first entry has seq `first` follows one whose last has `last`:
+    the next seq, or the same after a write that failed (it is written again in a fresh block),
+    or any later one when an unreadable slot comes between them (it may have taken a seq)."""
+    step = first - last
+    return step > 0 if torn_between else step in (0, 1)
 
 
 def _pages(n):

@@ -7,8 +7,10 @@
 # record wins at boot) and a crc32.
 #
 # Where the state came from at boot, Store.source (the hello's `store=` field, so a reset is never
-# silent): "saved" (the last save), "backup" (the last save was unreadable: the one before it),
-# "fresh" (nothing saved: a new game), "fresh-corrupt" (saves exist, none readable: a new game),
+# silent, nor a rollback): "saved" (the last save, and nothing on the flash could be a later
+# one), "backup" (an earlier save: the last did not read back, or something that could have been
+# a later one cannot be read: cribfw/ring.py's doubt), "fresh" (nothing was ever written: a new
+# game), "fresh-corrupt" (something was written, no save reads back: a new game),
 # "fresh-version" (only saves of another record version: a new game; the next save replaces them).
 #
 # Where it lives (Store's `place`): a Ring of records in a raw flash region outside the file
@@ -247,12 +249,17 @@ class _RingPlace:
             seen[0] |= 2 if rec == OTHER_VERSION else 1
             return None
 
-        rec = self.ring.newest(accept)
+        ring = self.ring
+        rec = ring.newest(accept, _seq_of)
         if rec is None:
-            source = "fresh-version" if seen[0] & 2 else "fresh-corrupt" if seen[0] & 1 else "fresh"
+            # "fresh" only for a region with nothing written in it: anything else was a save.
+            damaged = seen[0] & 1 or ring.doubt
+            source = "fresh-version" if seen[0] & 2 else "fresh-corrupt" if damaged else "fresh"
             return None, source, 0, False
-        # A newer record that did not read back: the last save was cut or damaged.
-        newest = not seen[0] & 1
+        # A later entry that did not read back, or signs of one (ring.doubt): the last save was
+        # cut or damaged, or may have been (or is of another version). Never "saved" then: a
+        # host is told.
+        newest = not ring.doubt
         return rec, "saved" if newest else "backup", rec[0], newest
 
     def begin(self, rec):
@@ -263,6 +270,11 @@ class _RingPlace:
 
     def erase_ahead(self):
         self.ring.erase_ahead()
+
+
+def _seq_of(rec):
+    """A decoded record's own seq (inside its crc32): the order of the saves."""
+    return rec[0]
 
 
 def attach(app, root, sim=False, ring=None):

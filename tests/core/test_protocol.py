@@ -155,10 +155,13 @@ def request_verb(data):
 # --- the vectors against the firmware --------------------------------------------------------
 
 
-def test_vectors_against_the_firmware():
+def _run_session(steps):
+    """Run a vectors session (VECTORS, RULES) on a fresh board: every step's lines exactly, the
+    state its events show the board's own, nothing changed where no event says so; returns the
+    last step's lines and the board's state after it."""
     s = Session()
     try:
-        for data, expected in V.VECTORS:
+        for data, expected in steps:
             before = snapshot(s.board, s.renderer)
             got = s.send(data)
             assert got == expected, "%r: got %r, expected %r" % (data, got, expected)
@@ -184,11 +187,21 @@ def test_vectors_against_the_firmware():
                 assert after[:12] == before[:12], "%r changed the board" % data
             if not cfg_event:
                 assert after[12:] == before[12:], "%r changed the settings" % data
-        end = W.decode_line(got[0])
-        assert W.decode_state(end.fields) == V.END_STATE
-        assert board_state(s.board) == V.END_STATE
+        return got, board_state(s.board)
     finally:
         s.close()
+
+
+def test_vectors_against_the_firmware():
+    got, state = _run_session(V.VECTORS)
+    end = W.decode_line(got[0])
+    assert W.decode_state(end.fields) == V.END_STATE
+    assert state == V.END_STATE
+
+
+def test_the_rules_session_against_the_firmware():
+    got, state = _run_session(V.RULES)
+    assert W.decode_state(W.decode_line(got[0]).fields) == state
 
 
 def test_vectors_cover_every_verb_and_error_code():
@@ -502,7 +515,7 @@ def test_document_examples_are_real_bytes():
     text = _document()
     assert text is not None, "docs/protocol.md not found"
     known = set()
-    for data, lines in V.VECTORS:
+    for data, lines in V.VECTORS + V.RULES:
         known.add(data)
         for line in lines:
             known.add(line)
@@ -524,6 +537,33 @@ def test_document_examples_are_real_bytes():
         assert _mask_fw(literal) in known, (
             "docs/protocol.md quotes %r, not in the vectors" % literal
         )
+
+
+def test_every_error_text_the_board_sends_is_in_the_documents_table():
+    """Section 8 lists, per code, every text the board sends: each error line of the vectors'
+    sessions is there, in its code's row."""
+    text = _document()
+    assert text is not None, "docs/protocol.md not found"
+    table = text[text.find("## 8. Error codes") :]
+    table = table[: table.find("\n## ")]
+    rows = {}
+    for row in table.split("\n"):
+        if row.startswith("| `"):
+            rows[row[3 : row.find("`", 3)]] = row
+    lines = []
+    for _data, got in V.VECTORS + V.RULES:
+        lines += got
+    for step in V.TWO_LINKS + V.ADMISSION:
+        lines += step[2] + step[3]
+    checked = 0
+    for line in lines:
+        decoded = W.decode_line(line)
+        if decoded.kind == "err":
+            quoted = "`" + decoded.text.replace("|", "\\|") + "`"
+            row = rows[decoded.code]
+            assert quoted in row, "section 8 lacks %s for %s" % (quoted, decoded.code)
+            checked += 1
+    assert checked > 30
 
 
 def test_every_remembered_reply_fits_the_memory_with_the_longest_id():

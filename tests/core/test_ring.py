@@ -325,3 +325,94 @@ def test_a_save_in_steps_writes_the_state_it_started_with():
     assert Store(Ring(flash, 0, 4)).load(again, Settings()) == "saved"
     assert again.front[0] == 30 and again.undo_count == 30
     assert store.save(game, Settings())  # the change is not the saved state: written
+
+
+# --- what the store says after damage: never "saved" for a save that may not be the last ---------
+
+
+def _sessions(flash, count, saves_per_session):
+    """Saves of a game in sessions (a restart between two: each session's first save takes a
+    fresh block); returns the fronts saved, oldest first."""
+    fronts = []
+    game = GameState()
+    for saves in saves_per_session:
+        game = GameState()
+        store = Store(Ring(flash, 0, count))
+        store.load(game, Settings())
+        for _ in range(saves):
+            game.peg(len(fronts) % 2, 3)
+            assert store.save(game, Settings())
+            fronts.append(list(game.front[:2]))
+    return fronts
+
+
+def _load(flash, count):
+    game = GameState()
+    return Store(Ring(flash, 0, count)).load(game, Settings()), list(game.front[:2])
+
+
+def test_a_damaged_header_in_the_last_sessions_block_is_a_backup_not_a_save():
+    """B2: five saves, the last session's one block; byte 7 of that block (the first entry's
+    header) 0xff -> 0x33: the save before it comes back, and the board says so."""
+    flash = NorFlash(count=4)
+    fronts = _sessions(flash, 4, (4, 1))
+    assert _load(flash, 4) == ("saved", fronts[-1])
+    last = flash.block_size  # the last session's block: the second
+    assert flash.data[last + 7] == 0xFF
+    flash.data[last + 7] = 0x33
+    assert _load(flash, 4) == ("backup", fronts[-2])
+
+
+def test_a_damaged_header_before_intact_entries_hides_nothing():
+    flash = NorFlash(count=4)
+    fronts = _sessions(flash, 4, (1, 3))
+    flash.data[flash.block_size + 7] = 0x33  # the first of the last session's three
+    assert _load(flash, 4) == ("saved", fronts[-1])
+
+
+def test_a_region_overwritten_with_zeros_is_not_nothing_saved():
+    """B3: programmed flash, not erased."""
+    flash = NorFlash(count=4)
+    _sessions(flash, 4, (2, 1))
+    flash.data[:] = bytes(len(flash.data))
+    assert _load(flash, 4) == ("fresh-corrupt", [0, 0])
+    flash = NorFlash(count=4)
+    flash.data[: flash.block_size] = bytes(flash.block_size)  # zeros where nothing was saved
+    assert _load(flash, 4) == ("fresh-corrupt", [0, 0])
+    assert _load(NorFlash(count=4), 4) == ("fresh", [0, 0])
+
+
+def test_a_damaged_number_never_passes_an_old_save_for_the_last():
+    """A header's seq is outside the record's checksum: the newest save's made low (it looks
+    like the oldest block's) or an old save's made high (it looks newest). The saves' own
+    numbers (inside their checksums) find the last one, which is there whole: saved."""
+    for block, byte, value in ((0, 0, 0), (1, 3, 0x7F)):
+        flash = NorFlash(count=4)
+        fronts = _sessions(flash, 4, (1, 1, 1, 1, 1))  # one a block; the fifth wraps to block 0
+        at = block * flash.block_size + byte  # seq 4 made 0 (block 0's before), seq 1 made huge
+        assert flash.data[at] != value
+        flash.data[at] = value
+        source, front = _load(flash, 4)
+        assert (source, front) == ("saved", fronts[-1]), (block, source, front, fronts)
+
+
+def test_an_erase_cut_short_never_brings_back_the_oldest_save():
+    """An erase that stops after its first bytes leaves the oldest block's first header with
+    0xFF in its seq's low bytes: a number higher than every other, in front of a record that
+    still reads. The newest save comes back, and it is the last (the cut save wrote nothing)."""
+    for cut in (1, 2, 3):
+        flash = NorFlash(count=4)
+        fronts = _sessions(flash, 4, (1, 1, 1, 1))
+        game = GameState()
+        store = Store(Ring(flash, 0, 4))
+        store.load(game, Settings())
+        game.peg(0, 5)
+        flash.cut_after = cut  # the save's erase of block 0, the oldest
+        try:
+            store.save(game, Settings())
+            raise AssertionError("the cut did not happen")
+        except OSError:
+            pass
+        flash.cut_after = -1
+        source, front = _load(flash, 4)
+        assert (source, front) == ("saved", fronts[-1]), (cut, source, front)

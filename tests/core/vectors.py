@@ -8,6 +8,9 @@
 # dispatcher running on MicroPython, not written by hand.
 #
 # TWO_LINKS: two links (say USB and BLE) on one fresh board; see there.
+# ADMISSION: a Bluetooth central not admitted, beside USB; see there.
+# RULES: the document's rules beyond VECTORS' session (the tally after corrections, pending
+# counts, dealers, requests read together, ...), another session from a fresh board.
 # ENCODE_VECTORS: (encode_request's positional arguments, the bytes it makes).
 # ENCODE_REJECTS: encode_request's positional arguments it refuses with ValueError.
 # DECODE_VECTORS: (line, (kind, request_id, name, fields, code, text), decode_state(fields)).
@@ -682,6 +685,10 @@ ADMISSION = [
     (1, b"games\n", [], [b"ok g=0,0 x2=0\n"]),
     (1, b"bright\n", [], [b"ok bright=128 budget=400\n"]),
     (1, b"admit\n", [], [b"ok open=0 you=0 admitted=0\n"]),
+    # ...and sets what only its own link receives (brief events, an event after every request)
+    (1, b"brief\n", [], [b"ok brief=0\n"]),
+    (1, b"#e3 every 1\n", [], [b"#e3 ok every=1\n"]),
+    (1, b"#e4 every 0\n", [], [b"#e4 ok every=0\n"]),
     (
         0,
         b"#u1 peg 0 12\n",
@@ -737,6 +744,319 @@ ADMISSION = [
     (1, b"#p2 peg 0 1\n", [], [b"#p2 " + DENIED]),
 ]
 ADMISSION_ADDRESS = b"\x01\xc0\x11\x22\x33\x44\x55"
+
+# The document's rules beyond the first session, on a fresh board and one link (USB), as in
+# VECTORS: (bytes the host sends, [the lines the board writes back]). A step may send several
+# requests at once (the board reads them together).
+RULES = [
+    # the games won after a correction (section 4): a 61-20 win with x2=1 is worth two games;
+    # x2 back to 0, the loser's peg moved but still under the skunk line: the same result,
+    # nothing settled again; over the line: another result, settled again under x2=0
+    (
+        b"#t1 new 61\n",
+        [
+            b"#t1 ok r=1\n",
+            b"! st r=1 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
+        ],
+    ),
+    (
+        b"#t2 games x2 1\n",
+        [
+            b"#t2 ok g=0,0 x2=1\n",
+            b"! st r=2 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=1 x2=1\n",
+        ],
+    ),
+    (
+        b"#t3 set 0 60 55\n",
+        [
+            b"#t3 ok r=3\n",
+            b"! st r=3 t=61 n=2 d=1 w=-1 x=0 f=60,0 b=55,0 g=0,0 q=0,0 u=2 x2=1\n",
+        ],
+    ),
+    (
+        b"#t4 set 1 20 15\n",
+        [
+            b"#t4 ok r=4\n",
+            b"! st r=4 t=61 n=2 d=1 w=-1 x=0 f=60,20 b=55,15 g=0,0 q=0,0 u=3 x2=1\n",
+        ],
+    ),
+    (
+        b"#t5 peg 0 1\n",
+        [
+            b"#t5 ok r=5\n",
+            b"! st r=5 t=61 n=2 d=1 w=0 x=2 f=61,20 b=60,15 g=2,0 q=0,0 u=4 x2=1\n",
+        ],
+    ),
+    (
+        b"#t6 games x2 0\n",
+        [
+            b"#t6 ok g=2,0 x2=0\n",
+            b"! st r=6 t=61 n=2 d=1 w=0 x=2 f=61,20 b=60,15 g=2,0 q=0,0 u=4 x2=0\n",
+        ],
+    ),
+    (
+        b"#t7 set 1 10 0\n",
+        [
+            b"#t7 ok r=7\n",
+            b"! st r=7 t=61 n=2 d=1 w=0 x=2 f=61,10 b=60,0 g=2,0 q=0,0 u=5 x2=0\n",
+        ],
+    ),
+    (
+        b"#t8 set 1 40 20\n",
+        [
+            b"#t8 ok r=8\n",
+            b"! st r=8 t=61 n=2 d=1 w=0 x=1 f=61,40 b=60,20 g=1,0 q=0,0 u=6 x2=0\n",
+        ],
+    ),
+    # after `games clear` a won game's games are out of the tally: a correction that keeps the
+    # winner adds nothing (another result included), one that takes the win back takes nothing
+    (
+        b"#t9 new 121\n",
+        [
+            b"#t9 ok r=9\n",
+            b"! st r=9 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=1,0 q=0,0 u=7 x2=0\n",
+        ],
+    ),
+    (
+        b"#ta set 0 120 110\n",
+        [
+            b"#ta ok r=10\n",
+            b"! st r=10 t=121 n=2 d=1 w=-1 x=0 f=120,0 b=110,0 g=1,0 q=0,0 u=8 x2=0\n",
+        ],
+    ),
+    (
+        b"#tb set 1 20 15\n",
+        [
+            b"#tb ok r=11\n",
+            b"! st r=11 t=121 n=2 d=1 w=-1 x=0 f=120,20 b=110,15 g=1,0 q=0,0 u=9 x2=0\n",
+        ],
+    ),
+    (
+        b"#tc peg 0 1\n",
+        [
+            b"#tc ok r=12\n",
+            b"! st r=12 t=121 n=2 d=1 w=0 x=3 f=121,20 b=120,15 g=2,0 q=0,0 u=10 x2=0\n",
+        ],
+    ),
+    (
+        b"#td games clear\n",
+        [
+            b"#td ok g=0,0 x2=0\n",
+            b"! st r=13 t=121 n=2 d=1 w=0 x=3 f=121,20 b=120,15 g=0,0 q=0,0 u=11 x2=0\n",
+        ],
+    ),
+    (
+        b"#te set 1 75 70\n",
+        [
+            b"#te ok r=14\n",
+            b"! st r=14 t=121 n=2 d=1 w=0 x=2 f=121,75 b=120,70 g=0,0 q=0,0 u=12 x2=0\n",
+        ],
+    ),
+    (
+        b"#tf set 0 110 100\n",
+        [
+            b"#tf ok r=15\n",
+            b"! st r=15 t=121 n=2 d=1 w=-1 x=0 f=110,75 b=100,70 g=0,0 q=0,0 u=13 x2=0\n",
+        ],
+    ),
+    (
+        b"#tg undo\n",
+        [
+            b"#tg ok r=16\n",
+            b"! st r=16 t=121 n=2 d=1 w=0 x=2 f=121,75 b=120,70 g=0,0 q=0,0 u=12 x2=0\n",
+        ],
+    ),
+    # three players: the result is judged on the lowest loser (50: a double skunk, still with
+    # the other loser at 80); at 70 a skunk, settled again under x2=1
+    (
+        b"#th new 121 3\n",
+        [
+            b"#th ok r=17\n",
+            b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=13 x2=0\n",
+        ],
+    ),
+    (
+        b"#ti set 0 120 0\n",
+        [
+            b"#ti ok r=18\n",
+            b"! st r=18 t=121 n=3 d=0 w=-1 x=0 f=120,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=14 x2=0\n",
+        ],
+    ),
+    (
+        b"#tj set 1 50 0\n",
+        [
+            b"#tj ok r=19\n",
+            b"! st r=19 t=121 n=3 d=0 w=-1 x=0 f=120,50,0 b=0,0,0 g=0,0,0 q=0,0,0 u=15 x2=0\n",
+        ],
+    ),
+    (
+        b"#tk set 2 95 0\n",
+        [
+            b"#tk ok r=20\n",
+            b"! st r=20 t=121 n=3 d=0 w=-1 x=0 f=120,50,95 b=0,0,0 g=0,0,0 q=0,0,0 u=16 x2=0\n",
+        ],
+    ),
+    (
+        b"#tl peg 0 1\n",
+        [
+            b"#tl ok r=21\n",
+            b"! st r=21 t=121 n=3 d=0 w=0 x=3 f=121,50,95 b=120,0,0 g=1,0,0 q=0,0,0 u=17 x2=0\n",
+        ],
+    ),
+    (
+        b"#tm games x2 1\n",
+        [
+            b"#tm ok g=1,0,0 x2=1\n",
+            b"! st r=22 t=121 n=3 d=0 w=0 x=3 f=121,50,95 b=120,0,0 g=1,0,0 q=0,0,0 u=17 x2=1\n",
+        ],
+    ),
+    (
+        b"#tn set 2 80 0\n",
+        [
+            b"#tn ok r=23\n",
+            b"! st r=23 t=121 n=3 d=0 w=0 x=3 f=121,50,80 b=120,0,0 g=1,0,0 q=0,0,0 u=18 x2=1\n",
+        ],
+    ),
+    (
+        b"#to set 1 70 0\n",
+        [
+            b"#to ok r=24\n",
+            b"! st r=24 t=121 n=3 d=0 w=0 x=2 f=121,70,80 b=120,0,0 g=2,0,0 q=0,0,0 u=19 x2=1\n",
+        ],
+    ),
+    # pending counts (section 4): a set that moves a player's pegs clears the player's count,
+    # a set to the pegs it has changes nothing (the count stays); undo clears every count
+    (
+        b"#p1 new 121 2\n",
+        [
+            b"#p1 ok r=25\n",
+            b"! st r=25 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=20 x2=1\n",
+        ],
+    ),
+    (
+        b"#p2 pend 0 5\n",
+        [
+            b"#p2 ok r=26\n",
+            b"! st r=26 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=5,0 u=20 x2=1\n",
+        ],
+    ),
+    (b"#p3 set 0 0 0\n", [b"#p3 ok r=26\n"]),
+    (
+        b"#p4 set 0 4 0\n",
+        [
+            b"#p4 ok r=27\n",
+            b"! st r=27 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=0,0 u=21 x2=1\n",
+        ],
+    ),
+    (
+        b"#p5 pend 1 3\n",
+        [
+            b"#p5 ok r=28\n",
+            b"! st r=28 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=0,3 u=21 x2=1\n",
+        ],
+    ),
+    (
+        b"#p6 pend 0 2\n",
+        [
+            b"#p6 ok r=29\n",
+            b"! st r=29 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=2,3 u=21 x2=1\n",
+        ],
+    ),
+    (
+        b"#p7 undo\n",
+        [
+            b"#p7 ok r=30\n",
+            b"! st r=30 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=20 x2=1\n",
+        ],
+    ),
+    # a new game with another number of players: player 0 deals first, the tally starts at 0
+    (
+        b"#d1 deal 1\n",
+        [
+            b"#d1 ok d=1\n",
+            b"! st r=31 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=21 x2=1\n",
+        ],
+    ),
+    (
+        b"#d2 new 121 3\n",
+        [
+            b"#d2 ok r=32\n",
+            b"! st r=32 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=22 x2=1\n",
+        ],
+    ),
+    (
+        b"#d3 deal 2\n",
+        [
+            b"#d3 ok d=2\n",
+            b"! st r=33 t=121 n=3 d=2 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=23 x2=1\n",
+        ],
+    ),
+    (
+        b"#d4 new 121 2\n",
+        [
+            b"#d4 ok r=34\n",
+            b"! st r=34 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=24 x2=1\n",
+        ],
+    ),
+    # deal after a finished game passes the deal as always; the next two-player game is dealt
+    # first by the loser all the same
+    (
+        b"#d5 set 0 121 100\n",
+        [
+            b"#d5 ok r=35\n",
+            b"! st r=35 t=121 n=2 d=0 w=0 x=3 f=121,0 b=100,0 g=2,0 q=0,0 u=25 x2=1\n",
+        ],
+    ),
+    (
+        b"#d6 deal\n",
+        [
+            b"#d6 ok d=1\n",
+            b"! st r=36 t=121 n=2 d=1 w=0 x=3 f=121,0 b=100,0 g=2,0 q=0,0 u=26 x2=1\n",
+        ],
+    ),
+    (
+        b"#d7 new\n",
+        [
+            b"#d7 ok r=37\n",
+            b"! st r=37 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1\n",
+        ],
+    ),
+    # requests read together (section 5): their replies, then one event of each kind that
+    # changed, with the values after the last, even when they end where they began
+    (
+        b"bright 10\nbright 128\n",
+        [
+            b"ok bright=10 budget=400\n",
+            b"ok bright=128 budget=400\n",
+            b"! cfg bright=128 budget=400\n",
+        ],
+    ),
+    (
+        b"admit open 1\nadmit open 0\n",
+        [
+            b"ok open=1 you=1 admitted=0\n",
+            b"ok open=0 you=1 admitted=0\n",
+            b"! admit open=0 you=1 admitted=0\n",
+        ],
+    ),
+    (
+        b"#c1 peg 0 1\n#c2 undo\n",
+        [
+            b"#c1 ok r=38\n",
+            b"#c2 ok r=39\n",
+            b"! st r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1\n",
+        ],
+    ),
+    # a line of spaces is blank up to the longest request; longer, it is too long (section 1)
+    (b" " * 63 + b"\n", []),
+    (b" " * 64 + b"\n", [b"err too_long line too long\n"]),
+    # every without an argument only reads: its reply is not remembered (section 2)
+    (b"#v7 every\n", [b"#v7 ok every=0\n"]),
+    (b"#v7 every 1\n", [b"#v7 ok every=1\n"]),
+    (b"#v8 every 0\n", [b"#v8 ok every=0\n"]),
+    # after all that, the state
+    (b"#end st\n", [b"#end ok r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1\n"]),
+]
 
 ENCODE_VECTORS = [
     (("peg", (0, 12), "7"), b"#7 peg 0 12\n"),
