@@ -101,8 +101,13 @@ def web_fields(ctx, out):
     out.key(b"wifi")
     out.text(net.mode)
     if net.ip:
-        out.key(b"ip")
+        out.key(b"web")
+        out.text(b"http://")
         out.text(net.ip)
+        if net.port != 80:
+            out.byte(58)  # ':'
+            out.number(net.port)
+        out.byte(47)  # '/'
     out.key(b"name")
     out.text(net.name)
     out.field(b"wconn", ctx.web.sockets())

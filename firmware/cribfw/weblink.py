@@ -36,6 +36,7 @@ from cribfw.linebuffer import LineAssembler
 MAX_PAYLOAD = const(256)  # the longest frame a page may send (a request line is 64 bytes)
 OUT_SIZE = const(1024)  # per socket: frames waiting to be written
 HANDLE_ROOM = const(800)  # a page's input is read while this much is free (the frame: 757 + 4)
+LINGER = const(2048)  # after the board's close frame: bytes read and dropped at most
 TOKEN_HEX = const(12)  # a token: 12 hex digits (6 bytes)
 TOKEN_TYPE = const(0x57)  # "W": the first byte of a page's admission address (BLE's are 0..3)
 
@@ -236,6 +237,18 @@ async def serve(link, reader, writer, conn, asyncio):
             link.out_n = 0
             writer.write(close_frame(code, reason))
             await writer.drain()
+            # What the peer sent after is read and dropped until it closes too (at most
+            # LINGER bytes; the server's head deadline, HEAD_MS, bounds the time): closing with
+            # unread bytes would reset the connection, and the close frame could be lost.
+            conn.head = True
+            conn.socket = False
+            conn.opened_ms = ticks_ms()
+            left = LINGER
+            while left > 0:
+                k = await reader.readinto(view)
+                if not k:
+                    break
+                left -= k
         except OSError:
             pass
 

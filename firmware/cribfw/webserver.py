@@ -208,7 +208,7 @@ class WebServer:
 
         if len(self.conns) >= MAX_CONNS:
             self.refused += 1
-            _close(writer)
+            await _close(writer)
             return
         conn = Conn(asyncio.current_task(), ticks_ms())
         self.conns.append(conn)
@@ -223,7 +223,7 @@ class WebServer:
             self.closed_bad += 1
         finally:
             self.conns.remove(conn)
-            _close(writer)
+            await _close(writer)
 
     async def _handle(self, conn, reader, writer):
         buf = bytearray(HEAD_SIZE)
@@ -376,8 +376,9 @@ async def _answer(writer, status, body, kind=b"text/plain", extra=b"", head_only
         pass
 
 
-def _close(writer):
+async def _close(writer):
+    # (MicroPython's Stream.close() does nothing: wait_closed() closes the socket, at once)
     try:
-        writer.close()
+        await writer.wait_closed()
     except OSError:
         pass

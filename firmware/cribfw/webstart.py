@@ -9,8 +9,9 @@ PORT = 80
 class HostNet:
     """The virtual board's network: the host's, already up (nothing to join or open)."""
 
-    def __init__(self, ip):
+    def __init__(self, ip, port):
         self.config = None
+        self.port = port
         self.mode = b"host"
         self.ip = ip
         self.name = b"localhost"
@@ -71,7 +72,7 @@ def start_web(app, network=None):
         if where is None:
             return None
         host, port = where
-        net = HostNet(host.encode())
+        net = HostNet(host.encode(), port)
     from cribfw import pagefiles
     from cribfw.webserver import WebServer
 

@@ -32,6 +32,7 @@ class WifiNet:
         self.ssid = (config.ssid or "").encode()
         self.mode = b"join"
         self.ip = b""
+        self.port = 80
         self.dns = None  # the captive-portal DNS while the access point is open
 
     def reconfigure(self, config):

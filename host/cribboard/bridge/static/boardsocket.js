@@ -82,7 +82,9 @@ export class BoardSocketLink extends LineLink {
           ws.send(waiting.line);
           if (waiting.armed) this.rearm(waiting);
         }
-        if (!first) this.request("st").then((r) => this.onState(r.fields), () => {});
+        // A new socket resynchronises (docs/protocol.md, section 7): the board may have
+        // restarted meanwhile, its revisions counting from 0 again.
+        if (!first) this.request("st").then((r) => { this.fields = {}; this.onState(r.fields); }, () => {});
         resolve();
       };
       ws.onmessage = (e) => { if (this.ws === ws) { this.tries = 0; this.received(String(e.data)); } };
