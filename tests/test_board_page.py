@@ -24,6 +24,7 @@ from browsersupport import chromium, needs_chromium
 from cribboard.api import Board
 from cribboard.bridge import boardpage
 from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.wifisetup import describe_page
 from cribcore.profiles import PROFILES
 from support import WAIT_S
 
@@ -215,8 +216,9 @@ async def test_usb_changes_show_at_once_and_two_phones_play_together(
         await first.click('button[data-player="1"][data-points="2"]')
         await wait_score(second, 1, 9)
         assert (await usb.state()).front == [4, 9]
-        health = await usb.health()
-        assert health is not None
+        health = await usb.health()  # what `cribboard status` and the scorekeeper say
+        assert health is not None and health.page == url and health.page_sockets == 2
+        assert describe_page(health) == f"page: {url}"
         await second.close()
     await first.close()
     await usb.set_open(False)
@@ -497,3 +499,50 @@ async def test_a_page_that_stops_reading_is_closed_and_the_board_plays_on(
                 received += len(chunk)
         assert received < 2000 * 760  # cut off before it had every reply
     await still_playing(usb)
+
+
+# --- deploy --wifi -----------------------------------------------------------------------------
+
+
+def test_deploy_wifi_puts_the_network_on_the_board_and_its_firmware_reads_it() -> None:
+    from cribboard.deploy import _mpremote
+    from cribboard.wifisetup import WifiSetup, write_wifi
+
+    secret = "a long secret"
+    said: list[str] = []
+    with VirtualBoard() as board:
+        write_wifi(board.port, WifiSetup("Home net", secret), reset=False, progress=said.append)
+        read = _mpremote(
+            board.port,
+            [
+                "exec",
+                "from cribfw import wificonfig\nc = wificonfig.load()\nprint(c.ssid, '|', c.password == %r)"
+                % secret,
+            ],
+            30,
+        )
+    assert read.stdout.strip() == "Home net | True"
+    assert said and secret not in said[0] and "Home net" in said[0]
+
+
+@pytest.mark.parametrize(
+    ("words", "error"),
+    [
+        (["deploy", "--wifi", "home"], "8 to 63"),  # the password from the environment: short
+        (["deploy", "--wifi", "x" * 33], "1 to 32 bytes"),
+    ],
+)
+def test_deploy_wifi_refuses_a_bad_network_in_one_line(words: list[str], error: str) -> None:
+    import subprocess
+    import sys
+
+    env = dict(os.environ, CRIBBOARD_WIFI_PASSWORD="short", LANGUAGE="en")
+    result = subprocess.run(
+        [sys.executable, "-m", "cribboard", "--port", "/nonexistent/tty", *words],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode != 0 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert error in result.stderr and "short" not in result.stderr

@@ -33,7 +33,10 @@ _LEFT_OUT = {"static/index.html"}
 
 def _page_catalog(data: bytes, scripts: str, names: set[str]) -> bytes:
     catalog = json.loads(data)
-    keep = lambda message: message in scripts or message in names  # noqa: E731
+
+    def keep(message: str) -> bool:
+        return message in scripts or message in names
+
     catalog["messages"] = {k: v for k, v in catalog["messages"].items() if keep(k)}
     catalog["plurals"] = {k: v for k, v in catalog["plurals"].items() if keep(k)}
     return (json.dumps(catalog, ensure_ascii=False, separators=(",", ":")) + "\n").encode()

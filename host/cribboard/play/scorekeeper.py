@@ -63,6 +63,7 @@ from cribboard.rules.scorekeeping import (
 from cribboard.rules.show import HandCount, ShowHand
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
 from cribboard.terminal import describe_state, draw_frame, fit_lines
+from cribboard.wifisetup import describe_page
 from cribboard.words import combo_summary
 from cribcore.limits import MAX_POINTS, TARGETS
 
@@ -212,6 +213,10 @@ class Scorekeeper:
                 )
             ]
         self._rev = state.rev
+        health = await self.board.health()
+        page = describe_page(health) if health is not None else None
+        if page is not None:  # where the phones at the table find the board's own page
+            self.messages.append(page)
 
     def _new_game_text(self, target: int) -> str:
         """A new game: which, to what, who deals after the cut (and the pone's bonus)."""
