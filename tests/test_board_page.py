@@ -49,7 +49,9 @@ def test_the_generator_writes_them_and_its_check_finds_them_stale(tmp_path: Any)
     assert boardpage.stale(tmp_path) == []
     (tmp_path / "web" / "static" / "app.js.gz").write_bytes(boardpage.compress(b"old"))
     assert boardpage.stale(tmp_path) == ["/static/app.js"]
-    source = boardpage.frozen_module(tmp_path)
+    from cribboard.frozen import page_module
+
+    source = page_module(tmp_path)
     namespace: dict[str, Any] = {}
     exec(source, namespace)  # noqa: S102 (our own generated module)
     assert [path for path, _, _ in namespace["FILES"]][:2] == [
@@ -546,3 +548,81 @@ def test_deploy_wifi_refuses_a_bad_network_in_one_line(words: list[str], error: 
     )
     assert result.returncode != 0 and len(result.stderr.splitlines()) == 1, result.stderr
     assert error in result.stderr and "short" not in result.stderr
+
+
+# --- the access point's parts, on MicroPython ------------------------------------------------
+
+
+def run_on_micropython(code: str) -> str:
+    import subprocess
+
+    from cribboard.virtual.interpreter import find_micropython
+
+    firmware = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "firmware")
+    done = subprocess.run(
+        [find_micropython(), "-c", f"import sys\nsys.path[:0] = [{firmware!r}]\n{code}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def dns_query(name: str, qtype: int = 1) -> bytes:
+    labels = b"".join(bytes((len(p),)) + p.encode() for p in name.split(".")) + b"\0"
+    return (
+        b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00" + labels + struct.pack(">HH", qtype, 1)
+    )
+
+
+def test_the_access_points_dns_answers_every_name_with_the_board_and_drops_the_rest() -> None:
+    import socket
+
+    queries = {
+        "a": dns_query("connectivitycheck.gstatic.com"),
+        "aaaa": dns_query("captive.apple.com", 28),  # not an A query: no answer
+        "short": b"\x12\x34\x01",
+        "response": bytes([0x12, 0x34, 0x81]) + dns_query("x.y")[3:],
+    }
+    out = run_on_micropython(
+        "from cribfw.captivedns import answer\n"
+        + "".join(
+            f"r = answer({q!r}, {len(q)}, bytes((192, 168, 4, 1)))\n"
+            f"print({k!r}, None if r is None else bytes(r).hex())\n"
+            for k, q in queries.items()
+        )
+    )
+    replies = dict(line.split(" ", 1) for line in out.splitlines())
+    assert replies["aaaa"] == replies["short"] == replies["response"] == "None"
+    reply = bytes.fromhex(replies["a"])
+    assert reply[:2] == b"\x12\x34" and reply[2] & 0x80 and reply[6:8] == b"\x00\x01"
+    assert reply[-4:] == socket.inet_aton("192.168.4.1")
+
+
+def test_in_access_point_mode_every_site_leads_to_the_setup_page() -> None:
+    out = run_on_micropython(
+        """
+from cribfw.setuppage import Setup
+from cribfw.webserver import Request
+from cribfw.admission import Admission
+class Net:
+    mode = b"ap"
+    ip = b"192.168.4.1"
+    name = b"cribboard"
+    ap_ssid = b"Cribboard-1A2B"
+    ssid = b""
+    config = None
+setup = Setup(Net(), Admission())
+for host in (b"connectivitycheck.gstatic.com", b"captive.apple.com", b"192.168.4.1"):
+    answer = setup.route(Request(b"GET", b"/generate_204", {b"host": host}, b""))
+    print(host.decode(), None if answer is None else (answer[0], answer[3]))
+page = setup.route(Request(b"GET", b"/setup", {b"host": b"192.168.4.1"}, b""))
+print("setup", page[0], b"Cribboard-1A2B" in page[2], b"<script" in page[2])
+"""
+    )
+    lines = out.splitlines()
+    assert lines[0] == lines[1].replace("captive.apple.com", "connectivitycheck.gstatic.com")
+    assert "302" in lines[0] and "http://192.168.4.1/setup" in lines[0]
+    assert lines[2] == "192.168.4.1 None"  # the board's own address: its page, not a redirect
+    assert lines[3] == "setup 200 True False"  # no script: a sign-in window shows it as it is
