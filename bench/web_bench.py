@@ -197,29 +197,27 @@ def heap_unix() -> None:
 PICO_PROBE = """import gc
 gc.collect()
 free = gc.mem_free()
-before = gc.mem_alloc()
 import asyncio
 asyncio.Event
-gc.collect()
-base = gc.mem_alloc()
-from cribfw.webserver import WebServer
-from cribfw.weblink import WebLink
-from cribfw import pagefiles
 from cribfw.dispatch import Dispatcher, RecentReplies
 from cribfw.context import Context
+from cribfw.linebuffer import LineAssembler
 from cribcore.state import GameState
-gc.collect()
-modules = gc.mem_alloc()
+from cribcore.render import Renderer
 class Pixels:
     def __init__(self):
         self.buf = bytearray(363)
     def write(self):
         pass
-from cribcore.render import Renderer
 ctx = Context(GameState(), Renderer(Pixels()), 'pico', '0')
 dispatcher = Dispatcher(ctx)
 gc.collect()
-app = gc.mem_alloc()
+base = gc.mem_alloc()
+from cribfw.webserver import WebServer
+from cribfw.weblink import WebLink
+from cribfw import pagefiles
+gc.collect()
+modules = gc.mem_alloc()
 files = pagefiles.load()
 server = WebServer(dispatcher, ctx.admission, files)
 gc.collect()
@@ -227,7 +225,7 @@ built = gc.mem_alloc()
 link = WebLink(dispatcher, None, RecentReplies(), asyncio)
 gc.collect()
 one = gc.mem_alloc()
-print(free, modules - base, built - app, one - built, 0 if files is None else len(files.entries))
+print(free, modules - base, built - modules, one - built, 0 if files is None else len(files.entries))
 """
 
 

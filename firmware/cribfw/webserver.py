@@ -33,8 +33,10 @@ HEAD_MS = const(5000)
 IDLE_MS = const(30000)  # a page pings every 10 s (static/boardsocket.js)
 STALL_MS = const(5000)
 WATCH_MS = const(500)
-# Measured (make bench, docs/protocol.md): the server about 4 KB, each WebSocket about 5 KB
-# of heap at once; four pages and four files in flight stay under 40 KB.
+# Measured (make bench, bench/web_bench.py): on a Pico W image the server's modules and object
+# take about 3.2 KB of heap and each WebSocket's link 2.4 KB, plus its stream and tasks (on the
+# 64-bit unix port about 7 KB a socket in all). Four pages then cost about 14 KB of the 190 KB a
+# Pico W has, beside Bluetooth's and the hall client's; a fifth is refused.
 MAX_SOCKETS = const(4)
 MAX_CONNS = const(8)
 MEMORIES = const(4)  # pages gone whose remembered replies are kept
