@@ -53,12 +53,16 @@ async def wait_served(url: str) -> None:
     raise SystemExit("the board's page never answered")
 
 
-async def page_figures(url: str) -> None:
+async def page_figures(url: str, port: str) -> None:
     from browsersupport import CHROMIUM, chromium  # tests/browsersupport.py
 
     if not os.access(CHROMIUM, os.X_OK):
         print(f"   skipped: no {CHROMIUM} (make browser)")
         return
+    from cribboard.api import Board
+
+    async with await Board.open(port) as usb:
+        await usb.set_open(True)  # open mode: the page changes the board unadmitted
     async with chromium(412, 915) as context:
         page = await context.new_page()
         responses: list[Any] = []
@@ -99,6 +103,28 @@ async def page_figures(url: str) -> None:
             f"   a peg from the page (link.peg, WebSocket, to its reply): median "
             f"{statistics.median(times):.2f} ms, max {max(times):.2f} ms ({PAGE_PEGS} pegs)"
         )
+        await usb_to_page(page, port)
+
+
+async def usb_to_page(page: Any, port: str) -> None:
+    """A peg over USB until the page shows it (with the DevTools round trip to ask the page)."""
+    from cribboard.api import Board
+
+    times = []
+    async with await Board.open(port) as usb:
+        await usb.new_game(121, 2)
+        for i in range(1, 21):
+            shown = page.wait_for_function(
+                f"document.querySelector('#score-1').textContent == '{i}'"
+            )
+            start = time.perf_counter()
+            await usb.peg(1, 1)
+            await shown
+            times.append((time.perf_counter() - start) * 1000)
+    print(
+        f"   a peg over USB until the page shows it: median {statistics.median(times):.1f} ms, "
+        f"max {max(times):.1f} ms (20 pegs; the page asks for the frame after each)"
+    )
 
 
 async def raw_figures(url: str, port: str) -> None:
@@ -269,7 +295,7 @@ def main() -> None:
         assert url is not None
         asyncio.run(wait_served(url))
         asyncio.run(raw_figures(url, board.port))
-        asyncio.run(page_figures(url))
+        asyncio.run(page_figures(url, board.port))
     print("\n   heap on MicroPython's unix port:")
     heap_unix()
     print("\n   heap on the emulated Pico W (cribboard-RPI_PICO_W.uf2):")

@@ -264,8 +264,12 @@ def _start_web(app):
         import network
     except ImportError:
         network = None
-        if app.profile.name != "sim":
-            return None
+        import os
+
+        if app.profile.name != "sim" or not getattr(os, "getenv", lambda _: None)(
+            "CRIBBOARD_SIM_WEB"
+        ):
+            return None  # (the virtual board serves it when its launcher names a port)
     from cribfw.webstart import start_web
 
     return start_web(app, network)
