@@ -75,7 +75,7 @@ class Setup:
         path = req.path()
         if net.mode == b"ap" and not self._ours(req.headers.get(b"host")):
             # A phone's captive-portal check (or any other site): the set-up page.
-            where = b"http://" + net.ip + b"/setup"
+            where = _base(net) + b"setup"
             return 302, b"text/plain", b"", b"Location: " + where + b"\r\n"
         if path != b"/setup":
             return None
@@ -127,13 +127,16 @@ class Setup:
 
     def page(self):
         net = self.net
+        base = _base(net)
         if net.mode == b"sta":
             where = b"on the network " + escape(net.ssid) + b", at http://" + net.name
-            where += b".local/ (" + net.ip + b")"
+            where += b".local/ (" + base + b")"
         elif net.mode == b"ap":
-            where = b"its own network " + escape(net.ap_ssid) + b", at http://" + net.ip + b"/"
+            where = b"its own network " + escape(net.ap_ssid) + b", at " + base
+        elif net.mode == b"host":
+            where = b"on this computer's network, at " + base  # (the virtual board)
         else:
-            where = b"joining " + escape(net.ssid)
+            where = b"joining the network " + escape(net.ssid)
         body = b"<!doctype html><html lang=en><head><meta charset=utf-8>"
         body += b'<meta name=viewport content="width=device-width,initial-scale=1">'
         if self.pending is not None:
@@ -150,6 +153,14 @@ class Setup:
         body += b"<label>Network name<input name=ssid maxlength=32 required></label>"
         body += b"<label>Password<input name=password type=password maxlength=63></label>"
         body += b"<button>Save</button></form>"
-        body += b"<p class=note>If this window cannot scroll or type, open http://" + net.ip
-        body += b"/setup in the phone's browser instead.</p></body></html>"
+        body += b"<p class=note>If this window cannot scroll or type, open " + base
+        body += b"setup in the phone's browser instead.</p></body></html>"
         return body
+
+
+def _base(net):
+    """The page's address: b"http://192.168.4.1/" (with the port when it is not 80)."""
+    base = b"http://" + net.ip
+    if net.port != 80:
+        base += b":%d" % net.port
+    return base + b"/"
