@@ -221,6 +221,11 @@ async def test_usb_changes_show_at_once_and_two_phones_play_together(
         health = await usb.health()  # what `cribboard status` and the scorekeeper say
         assert health is not None and health.page == url and health.page_sockets == 2
         assert describe_page(health) == f"page: {url}"
+        from cribboard.play.scorekeeper import Scorekeeper
+
+        keeper = Scorekeeper(usb, output=lambda text: None)
+        await keeper.start()  # `cribboard keep`'s first lines: where the phones find the page
+        assert f"page: {url}" in keeper.messages
         await second.close()
     await first.close()
     await usb.set_open(False)
