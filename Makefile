@@ -54,10 +54,13 @@ typecheck: $(STAMP)
 hardware: $(STAMP)
 	$(BIN)/python -m cribboard.hardware
 
-# firmware/package.json, the firmware's package for MicroPython's installer (mpremote mip
-# install), from the file list deploy uses (tests/test_mip.py fails when stale).
+# firmware/web/, the table page as a board with Wi-Fi serves it (gzip-compressed; tests/
+# test_board_page.py fails when stale), then firmware/package.json, the firmware's package for
+# MicroPython's installer (mpremote mip install), from the file list deploy uses
+# (tests/test_mip.py fails when stale).
 .PHONY: mip
 mip: $(STAMP)
+	$(BIN)/python -m cribboard.bridge.boardpage
 	$(BIN)/python -m cribboard.mip
 
 # The README's pictures in docs/images/: the scorekeeper in a terminal and the bridge's page in

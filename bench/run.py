@@ -247,6 +247,10 @@ def main() -> None:
 
     hall_firmware_bench()
     print()
+    from web_bench import main as web_bench  # bench/web_bench.py: the board's own page
+
+    web_bench()
+    print()
     from rp2_bench import main as rp2_bench  # bench/rp2_bench.py: the emulated Pico
 
     rp2_bench()

@@ -1,4 +1,4 @@
-"""A model of the board's line protocol, written from docs/protocol.md (protocol 1.2), not from the
+"""A model of the board's line protocol, written from docs/protocol.md (protocol 1.3), not from the
 firmware: given the board's state, it says what each request line must get back on every link.
 
 The tests (tests/test_protocol_model.py) and the soak (bench/soak.py) feed it the bytes they send

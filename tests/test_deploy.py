@@ -16,7 +16,7 @@ import serial
 from cribboard.api import BoardState, Frame, SyncBoard
 from cribboard.deploy import board_files, deploy, plan
 from cribboard.firmware_build import MARCH, NO_NATIVE, built_files, native_arch, source_files
-from cribboard.paths import firmware_dir
+from cribboard.paths import firmware_dir, page_files
 from cribboard.virtual import VirtualBoard
 from cribboard.virtual.interpreter import find_micropython, interpreter_arch
 from cribfw.version import FIRMWARE_VERSION
@@ -47,7 +47,12 @@ def test_the_board_gets_bytecode_except_main() -> None:
     assert not [p for p in built if p.endswith(".py") and p != "main.py"]
     assert built["cribfw/app.mpy"].read_bytes()[:1] == b"M"  # the .mpy header
     source = built_files(compiled=False)
-    assert sorted(source) == sorted(source_files())
+    # The modules, and the table page a board with Wi-Fi serves, copied as it is (gzip).
+    assert sorted(source) == sorted([*source_files(), *page_files()])
+    assert (
+        built["web/static/app.js.gz"].read_bytes()
+        == page_files()["web/static/app.js.gz"].read_bytes()
+    )
 
 
 def mpy_arch(path: Path) -> int:
@@ -106,7 +111,8 @@ def test_a_board_without_a_native_emitter_gets_plain_bytecode_or_source() -> Non
     decorated = [
         board_path
         for board_path, path in source.items()
-        if any(line.strip() in emitters for line in path.read_text().splitlines())
+        if board_path.endswith(".py")
+        and any(line.strip() in emitters for line in path.read_text().splitlines())
     ]
     assert decorated == []
     # The line numbers stay those of the firmware's source (tracebacks point at the right line).

@@ -18,7 +18,7 @@ from typing import Any
 from cribboard.api import SyncBoard
 from cribboard.firmware_build import source_files
 from cribboard.mip import PACKAGE_FILE, main, package_text
-from cribboard.paths import firmware_dir
+from cribboard.paths import firmware_dir, page_files
 from cribboard.virtual import VirtualBoard
 from cribfw.version import FIRMWARE_VERSION
 
@@ -51,7 +51,8 @@ def test_the_package_file_is_up_to_date_and_lists_what_deploy_copies() -> None:
     )
     data = json.loads(PACKAGE.read_text(encoding="utf-8"))
     assert data["version"] == FIRMWARE_VERSION
-    assert [board for board, _ in data["urls"]] == list(source_files())
+    # The firmware's modules, then the table page a board with Wi-Fi serves (firmware/web/).
+    assert [board for board, _ in data["urls"]] == [*source_files(), *page_files()]
     for _, url in data["urls"]:
         assert (firmware_dir() / url).is_file(), url
 

@@ -30,6 +30,7 @@ from cribboard.frozen import (
     frozen_name,
     frozen_sources,
 )
+from cribboard.paths import page_files
 from cribboard.uf2 import UF2Error
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,7 +217,7 @@ def test_encode_rejects_what_no_boot_rom_takes(
 
 
 def _small_tree(root: Path) -> Path:
-    for relative, path in frozen_sources().items():
+    for relative, path in (*frozen_sources().items(), *page_files().items()):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, root / relative)
     return root
@@ -247,6 +248,10 @@ def test_the_digest_follows_every_frozen_file(tmp_path: Path) -> None:
     assert frozen_digest(tree) != before
     (tree / "cribcore" / "extra.py").unlink()
     (tree / "cribcore" / "state.py").rename(tree / "cribcore" / "state2.py")
+    assert frozen_digest(tree) != before
+    (tree / "cribcore" / "state2.py").rename(tree / "cribcore" / "state.py")
+    page = tree / "web" / "static" / "app.js.gz"  # the table page the Wi-Fi images freeze
+    page.write_bytes(page.read_bytes() + b"\0")
     assert frozen_digest(tree) != before
 
 

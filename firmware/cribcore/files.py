@@ -3,3 +3,6 @@
 # every board loads it, with or without the features the files are for.
 
 HALL_CONFIG = "hall.json"  # a club hall's table settings (cribboard deploy --broker)
+WIFI_CONFIG = (
+    "wifi.json"  # the network a Wi-Fi board joins for its own page (cribboard deploy --wifi)
+)

@@ -29,7 +29,8 @@ from cribcore.state import LAST_PEG
 from cribcore.twins import ptr8, ptr32
 
 PROTOCOL_MAJOR = const(1)  # bumped when a change breaks older hosts
-PROTOCOL_MINOR = const(2)  # bumped when something is added (1.1: admit; 1.2: brief, health, every)
+PROTOCOL_MINOR = const(3)  # bumped when something is added (1.1: admit; 1.2: brief, health, every;
+# 1.3: the page's fields in health, the WebSocket transport)
 MAX_LINE = const(64)  # request bytes including the newline
 MAX_ID = const(8)  # characters in a request id
 MAX_ARGS = const(3)

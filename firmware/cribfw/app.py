@@ -219,10 +219,12 @@ def main():
     buttons = _buttons(profile, pad)
     app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons, _cribio())
     admitted = _attach_storage(app, profile)
-    if ble is not None:
+    web = _start_web(app)
+    if ble is not None or web is not None:
         from cribfw.admitfile import AdmitRecords
 
         app.ctx.admission.keep(AdmitRecords(admitted))
+    if ble is not None:
         try:
             app.add_ble(ble, pad)
         except OSError:
@@ -253,6 +255,24 @@ def main():
         _save_now(app.ctx)
         if status is not None:
             status.value(0)
+
+
+def _start_web(app):
+    """The board's own page: over Wi-Fi on a board with it, on the host's loopback on the
+    virtual board when its launcher asks; None elsewhere (nothing of it loaded)."""
+    try:
+        import network
+    except ImportError:
+        network = None
+        import os
+
+        if app.profile.name != "sim" or not getattr(os, "getenv", lambda _: None)(
+            "CRIBBOARD_SIM_WEB"
+        ):
+            return None  # (the virtual board serves it when its launcher names a port)
+    from cribfw.webstart import start_web
+
+    return start_web(app, network)
 
 
 def _strip(pin):

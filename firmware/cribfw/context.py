@@ -15,10 +15,12 @@ class Context:
         self.game = game  # cribcore.state.GameState
         self.renderer = renderer  # cribcore.render.Renderer: brightness, budget, the frame
         self.admission = admission if admission is not None else Admission()
-        self.links = []  # every connected link (USB, Bluetooth centrals)
+        self.links = []  # every connected link (USB, Bluetooth centrals, pages' WebSockets)
         self.every = 0  # how many of them asked for an event after every request (`every 1`)
         self.store = None  # cribfw.store.Store, once the app attached one
         self.ble = None  # cribfw.blelink.BleLink, on a board with Bluetooth
+        self.web = None  # cribfw.webserver.WebServer, on a board that serves its page
+        self.net = None  # its network (cribfw.wifinet.WifiNet; the virtual board's HostNet)
         self.settings_rev = 0  # bumped when brightness or budget change
         self.t_ms = 0  # animation time of the last frame drawn
         self.refresh = self.draw  # shows any change on the LEDs now (the app's show_changes)

@@ -35,7 +35,7 @@ def join_hall(app):
     if config is None:
         return
     wlan = None
-    if config.ssid:
+    if config.ssid and app.ctx.net is None:  # (a board serving its page joins in wifinet.py)
         try:
             import network
 

@@ -91,6 +91,26 @@ def health(ctx, link, req, out):
         out.field(b"bheld", ctx.ble.held_most)
         out.field(b"bheap", ctx.ble.held_most_bytes)
     out.field(b"bad", ctx.bad_lines)
+    if ctx.web is not None:
+        web_fields(ctx, out)
+
+
+def web_fields(ctx, out):
+    """The page's address and its sockets (a board that serves its page)."""
+    net = ctx.net
+    out.key(b"wifi")
+    out.text(net.mode)
+    if net.ip:
+        out.key(b"web")
+        out.text(b"http://")
+        out.text(net.ip)
+        if net.port != 80:
+            out.byte(58)  # ':'
+            out.number(net.port)
+        out.byte(47)  # '/'
+    out.key(b"name")
+    out.text(net.name)
+    out.field(b"wconn", ctx.web.sockets())
 
 
 @micropython.native

@@ -121,6 +121,15 @@ class Health:
     admission_errors: int
     lost_lines: int
     bad_lines: int
+    wifi: str | None = None
+    """A board that serves its own page (protocol 1.3): ``sta`` on a network, ``ap`` its own
+    access point, ``join`` joining, ``host`` the virtual board (the host's network)."""
+    page: str | None = None
+    """The page's address (``http://192.168.1.23/``), once the board has one."""
+    page_name: str | None = None
+    """The board's name on the network (``cribboard``: ``http://cribboard.local/``)."""
+    page_sockets: int = 0
+    """Pages connected now."""
 
     @classmethod
     def from_fields(cls, fields: dict[str, str]) -> Health:
@@ -136,6 +145,10 @@ class Health:
             number("aerr"),
             number("lost"),
             number("bad"),
+            fields.get("wifi"),
+            fields.get("web"),
+            fields.get("name"),
+            number("wconn"),
         )
 
     def to_json(self) -> dict[str, Any]:

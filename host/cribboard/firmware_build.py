@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from cribboard.errors import CribboardError
-from cribboard.paths import firmware_sources
+from cribboard.paths import firmware_sources, page_files
 
 # Never deployed: sim/ stands in for a board's own modules; ports/ builds whole firmware images
 # (flashed over USB, not copied file by file).
@@ -100,7 +100,8 @@ def build(root: Path | None = None, compiled: bool = True, arch: int = NO_NATIVE
     compiler = _mpy_cross() if compiled else None
     march = MARCH.get(arch)
     digest = hashlib.sha256(repr((compiler, march)).encode())
-    for name, path in sources.items():
+    page = page_files(root)  # the table page (a board with Wi-Fi serves it), copied as it is
+    for name, path in (*sources.items(), *page.items()):
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     out = Path(tempfile.gettempdir()) / f"cribboard-firmware-{digest.hexdigest()[:20]}"
     if out.is_dir():
@@ -127,6 +128,10 @@ def build(root: Path | None = None, compiled: bool = True, arch: int = NO_NATIVE
             shutil.rmtree(staging, ignore_errors=True)
             error = result.stderr.decode(errors="replace").strip()
             raise BuildError(f"mpy-cross failed on {name}: {error}")
+    for name, path in page.items():
+        target = staging / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
     try:
         os.rename(staging, out)  # atomic: a parallel build of the same content may win
     except OSError:

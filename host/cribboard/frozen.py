@@ -3,7 +3,8 @@
 `firmware/ports/rp2/manifest.py` (included by each board folder of `firmware/ports/rp2/boards/`)
 freezes the `cribcore` and `cribfw` packages, `main.py` (the app's start-up), `cribboot.py` (the
 boot guard), `umqtt/simple.py` (micropython-lib's MQTT client) and the project's `_boot.py` into
-MicroPython's rp2 port. The build records the
+MicroPython's rp2 port; the Wi-Fi boards' manifests add the table page (`firmware/web/`, as the
+module `cribpage`, :func:`page_module`). The build records the
 digest of exactly those files next to each image; the tests compare it with the digest of the
 tree as it is now, so an image built from older firmware is caught.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from cribboard.paths import firmware_dir, firmware_sources
+from cribboard.paths import PAGE_DIR, firmware_dir, firmware_sources, page_files
 
 FROZEN_PACKAGES = ("cribcore", "cribfw")  # frozen whole: every .py file under them
 # main.py runs at boot, frozen: the board starts straight into the app; cribboot.py is the boot
@@ -43,10 +44,33 @@ def frozen_digest(root: Path | None = None) -> str:
     so no two different trees give the same stream.
     """
     digest = hashlib.sha256()
-    for relative, path in frozen_sources(root).items():
+    for relative, path in (*frozen_sources(root).items(), *page_files(root).items()):
         content = path.read_bytes()
         digest.update(b"%s\0%d\0" % (relative.encode(), len(content)) + content)
     return digest.hexdigest()
+
+
+PAGE_MODULE = "cribpage.py"
+"""The module the Wi-Fi boards' images freeze the table page into (firmware/cribfw/pagefiles.py
+reads it): written by the build from ``firmware/web/`` (:func:`page_module`), frozen by the
+boards' manifests from the folder ``$CRIBBOARD_PAGE_DIR`` names."""
+
+
+def page_module(root: Path | None = None) -> str:
+    """The source of ``cribpage``: FILES, a tuple of (URL path, ETag, gzip bytes) as bytes
+    literals, which stay in the image's flash (none of it in the heap)."""
+    folder = (root or firmware_dir()) / PAGE_DIR
+    lines = [
+        "# The table page's files, frozen into a cribboard image (firmware/cribfw/pagefiles.py);",
+        "# written by firmware/ports/rp2/build.py from firmware/web/.",
+        "FILES = (",
+    ]
+    for line in (folder / "files.txt").read_text().splitlines():
+        path, tag = line.split()
+        data = (folder / (path[1:] + ".gz")).read_bytes()
+        lines.append(f"    ({path.encode()!r}, {tag.encode()!r}, {data!r}),")
+    lines.append(")")
+    return "\n".join(lines) + "\n"
 
 
 BOARDS = "ports/rp2/boards"  # the cribboard board definitions (relative to the firmware tree)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cribboard.firmware_build import source_files
-from cribboard.paths import firmware_dir
+from cribboard.paths import firmware_dir, page_files
 
 PACKAGE_FILE = "package.json"
 _VERSION = re.compile(r'^FIRMWARE_VERSION = "([^"]+)"$', re.M)
@@ -42,7 +42,7 @@ def package(root: Path | None = None) -> dict[str, Any]:
     """mip's package description of the firmware in `root` (default: the package's firmware/):
     `urls` pairs each file's path on the board with its URL relative to the package file."""
     root = root or firmware_dir()
-    urls = [[board_path, board_path] for board_path in source_files(root)]
+    urls = [[board_path, board_path] for board_path in (*source_files(root), *page_files(root))]
     return {"urls": urls, "version": firmware_version(root)}
 
 

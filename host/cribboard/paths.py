@@ -65,3 +65,21 @@ def state_dir() -> Path:
     path = root / "cribboard"
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
+
+
+PAGE_DIR = "web"
+"""The table page as a board serves it, gzip-compressed, in the firmware tree (written by
+``make mip``: cribboard.bridge.boardpage)."""
+
+
+def page_files(root: Path | None = None) -> dict[str, Path]:
+    """The board's page files in the firmware tree `root` by their path there
+    (``web/static/app.js.gz``, ``web/files.txt``), sorted; empty when it has none."""
+    folder = (root or firmware_dir()) / PAGE_DIR
+    if not folder.is_dir():
+        return {}
+    return {
+        path.relative_to(folder.parent).as_posix(): path
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }

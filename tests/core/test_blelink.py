@@ -264,7 +264,7 @@ def test_lines_arrive_in_writes_of_any_size_and_replies_are_split_to_20_bytes():
         rig.ble.connect(1, PHONE)
         rig.link.service()
         lines = rig.send(1, b"#1 hello\n#2 ping\n", pieces=7)
-        assert lines[0].startswith(b"#1 ok proto=1.2 ") and b" ble=Cribboard-71A3" in lines[0]
+        assert lines[0].startswith(b"#1 ok proto=1.3 ") and b" ble=Cribboard-71A3" in lines[0]
         assert lines[1] == b"#2 ok\n"
         rig.ble.write(1, b"#3 st\r\n")
         rig.link.service()

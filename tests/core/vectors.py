@@ -20,7 +20,7 @@ from cribfw.version import FIRMWARE_VERSION
 
 FW = FIRMWARE_VERSION.encode()
 HELLO_FIELDS = (
-    b"proto=1.2 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
+    b"proto=1.3 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
     b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,"
     b"admit,brief,health,every"
 )

@@ -41,11 +41,13 @@ sys.path[:0] = [str(ROOT / "host"), str(FIRMWARE)]
 
 from cribboard import uf2  # noqa: E402
 from cribboard.frozen import (  # noqa: E402
+    PAGE_MODULE,
     board_digest,
     board_files,
     frozen_digest,
     frozen_name,
     frozen_sources,
+    page_module,
 )
 
 MICROPYTHON_TAG = "v1.28.0"
@@ -872,7 +874,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         top = work / "src" / "micropython"
         epoch = git("log", "-1", "--format=%ct", MICROPYTHON_COMMIT, cwd=top)
-        env = dict(os.environ, SOURCE_DATE_EPOCH=epoch)
+        page = work / "page"  # the table page as a module, for the Wi-Fi boards' manifests
+        page.mkdir(parents=True, exist_ok=True)
+        (page / PAGE_MODULE).write_text(page_module(FIRMWARE), encoding="utf-8")
+        env = dict(os.environ, SOURCE_DATE_EPOCH=epoch, CRIBBOARD_PAGE_DIR=str(page))
         print("building mpy-cross ...", flush=True)
         log = work / "logs" / "mpy-cross.log"
         log.unlink(missing_ok=True)

@@ -9,7 +9,6 @@ page's translations)."""
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -20,18 +19,27 @@ from cribboard.web import BOARD_FILES, meta
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 
-def export(target: Path) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(STATIC_DIR, target / "static", dirs_exist_ok=True)
-    shutil.copy(STATIC_DIR / "index.html", target / "index.html")
-    shutil.copytree(BOARD_FILES, target / "board", dirs_exist_ok=True)
-    (target / "layout.json").write_text(json.dumps(meta.layout_json()) + "\n")
-    (target / "protocol.json").write_text(json.dumps(meta.protocol_json()) + "\n")
-    i18n = target / "i18n"
-    i18n.mkdir(exist_ok=True)
-    (i18n / "languages.json").write_text(json.dumps(catalogs.languages_json()) + "\n")
+def site_files() -> dict[str, bytes]:
+    """The static site's files by their path in it (``static/app.js``), sorted: what
+    :func:`export` writes, and what the board serves (cribboard.bridge.boardpage)."""
+    files = {"index.html": (STATIC_DIR / "index.html").read_bytes()}
+    for folder, source in (("static", STATIC_DIR), ("board", BOARD_FILES)):
+        for path in sorted(source.iterdir()):
+            if path.is_file():
+                files[f"{folder}/{path.name}"] = path.read_bytes()
+    files["layout.json"] = (json.dumps(meta.layout_json()) + "\n").encode()
+    files["protocol.json"] = (json.dumps(meta.protocol_json()) + "\n").encode()
+    files["i18n/languages.json"] = (json.dumps(catalogs.languages_json()) + "\n").encode()
     for code in LANGUAGES:
-        (i18n / f"{code}.json").write_text(json.dumps(catalogs.catalog_json(code)) + "\n")
+        files[f"i18n/{code}.json"] = (json.dumps(catalogs.catalog_json(code)) + "\n").encode()
+    return dict(sorted(files.items()))
+
+
+def export(target: Path) -> None:
+    for name, data in site_files().items():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
 
 
 def main(argv: list[str] | None = None) -> int:

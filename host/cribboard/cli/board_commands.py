@@ -24,6 +24,7 @@ from cribboard.i18n import L_, N_, _, n_
 from cribboard.names import PLAYER_NAMES, parse_player
 from cribboard.terminal import describe_state, draw_frame
 from cribboard.watchwords import ChangeTeller
+from cribboard.wifisetup import describe_page
 from cribcore.limits import (
     MAX_BRIGHTNESS,
     MAX_BUDGET_MA,
@@ -147,6 +148,9 @@ def describe_health(health: Health, hello: dict[str, str]) -> str:
         )
     if health.admission_errors:
         lines.append(_("warning: the admitted Bluetooth devices could not be saved"))
+    page = describe_page(health)
+    if page is not None:
+        lines.insert(1, page)
     return "\n".join(lines)
 
 
@@ -358,9 +362,12 @@ def _deploy(args: argparse.Namespace) -> int:
     from cribboard.deploy import deploy
 
     drive = _bootsel_drive(args)
-    if drive is not None and args.broker is not None:
-        raise UsageError("--broker is for a board running MicroPython: deploy it once it runs")
+    if drive is not None and (args.broker is not None or args.wifi is not None):
+        raise UsageError(
+            "--broker and --wifi are for a board running MicroPython: deploy them once it runs"
+        )
     hall = hall_deploy.hall_setup(args)
+    wifi = hall_deploy.wifi_setup(args)
     if drive is not None:
         from cribboard.bootsel import choose_image, flash
         from cribboard.virtual.rp2board import images_dir
@@ -395,7 +402,7 @@ def _deploy(args: argparse.Namespace) -> int:
         # A board just reset needs longer than a reply: --timeout raises it for a slow one.
         answer_timeout=max(10.0, args.timeout),
     )
-    hall_deploy.configure(port, hall, reset=not args.no_reset)
+    hall_deploy.configure(port, hall, reset=not args.no_reset, wifi=wifi)
     return 0
 
 

@@ -1,5 +1,6 @@
-"""`cribboard deploy`'s hall options: a Wi-Fi board reports to a club hall from its own firmware
-(cribboard.hall.tablesetup writes its configuration)."""
+"""`cribboard deploy`'s hall and Wi-Fi options: a Wi-Fi board reports to a club hall from its own
+firmware (cribboard.hall.tablesetup writes its configuration), and serves its own page on the
+network `--wifi` names (cribboard.wifisetup, without --broker)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from cribboard.hall.tablesetup import (
     write_config,
 )
 from cribboard.i18n import L_, N_, _
+from cribboard.wifisetup import WifiSetup, WifiSetupError, make_wifi_setup, write_wifi
 from cribcore.hall import MAX_TABLES
 
 HALL_ARGS: tuple[Arg, ...] = (
@@ -44,7 +46,8 @@ HALL_ARGS: tuple[Arg, ...] = (
         "--wifi",
         metavar="SSID",
         help=N_(
-            "the Wi-Fi the board joins; its password from $CRIBBOARD_WIFI_PASSWORD, else asked"
+            "the Wi-Fi the board joins, for its own page (and with --broker, for the hall); its "
+            "password from $CRIBBOARD_WIFI_PASSWORD, else asked"
         ),
     ),
 )
@@ -54,8 +57,8 @@ def hall_setup(args: argparse.Namespace) -> HallSetup | None:
     """The hall configuration deploy's options ask for (passwords read now, before anything is
     copied), or None without --broker."""
     if args.broker is None:
-        if args.table is not None or args.hall or args.user or args.wifi is not None or args.cafile:
-            raise UsageError(_("--table, --hall, --user, --wifi and --cafile go with --broker"))
+        if args.table is not None or args.hall or args.user or args.cafile:
+            raise UsageError(_("--table, --hall, --user and --cafile go with --broker"))
         return None
     if args.table is None:
         raise UsageError(_("--broker needs --table: the board's table number"))
@@ -72,8 +75,24 @@ def hall_setup(args: argparse.Namespace) -> HallSetup | None:
         raise UsageError(str(err)) from None
 
 
-def configure(port: str, setup: HallSetup | None, reset: bool = True) -> None:
-    """Copy the hall configuration to the board on `port` and restart it (unless `reset` is
-    False)."""
+def wifi_setup(args: argparse.Namespace) -> WifiSetup | None:
+    """The network deploy's --wifi asks for without --broker (its password read now), or None."""
+    if args.wifi is None or args.broker is not None:
+        return None  # (with --broker the hall's configuration carries it)
+    from cribboard.hall.tablesetup import ask_secret
+
+    try:
+        return make_wifi_setup(args.wifi, ask_secret)
+    except (WifiSetupError, HallSetupError) as err:
+        raise UsageError(str(err)) from None
+
+
+def configure(
+    port: str, setup: HallSetup | None, reset: bool = True, wifi: WifiSetup | None = None
+) -> None:
+    """Copy the hall configuration and the page's network to the board on `port` and restart it
+    (unless `reset` is False)."""
+    if wifi is not None:
+        write_wifi(port, wifi, reset=reset and setup is None)
     if setup is not None:
         write_config(port, setup, reset=reset)

@@ -86,6 +86,7 @@ from cribboard.rules.scorekeeping import (
 from cribboard.rules.show import HandCount, ShowHand
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
 from cribboard.terminal import describe_state, draw_frame, fit_lines
+from cribboard.wifisetup import describe_page
 from cribboard.words import combo_summary
 from cribcore.limits import MAX_POINTS, TARGETS
 from cribcore.state import UNDO_DEPTH
@@ -266,6 +267,10 @@ class Scorekeeper:
                     _("the deal goes on where it was: %(whose)s counts next", whose=self.whose())
                 )
         self._keep_table()
+        health = await self.board.health()
+        page = describe_page(health) if health is not None else None
+        if page is not None:  # where the phones at the table find the board's own page
+            self.messages.append(page)
 
     def _keep_table(self) -> None:
         """Where the table is in its deal, kept for the next run (with a table file)."""

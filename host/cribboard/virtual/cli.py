@@ -63,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"flash: {board.flash_path}", flush=True)
         else:
             print(f"control: {board.control}", flush=True)
+            if board.web_url is not None:
+                print(f"page: {board.web_url}", flush=True)
         sending: list[tuple[int, int]] = []  # edges of an LED frame still being sent
         while not stop.wait(_SHOW_PERIOD):
             if show is None:
@@ -110,6 +112,7 @@ def _check_options(args: argparse.Namespace) -> None:
             ("--micropython", args.micropython),
             ("--firmware", args.firmware),
             ("--stock", args.stock or None),
+            ("--web", args.web),
         ):
             if value is not None:
                 raise UsageError(
@@ -123,20 +126,29 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError(_("--stock has no firmware in its image: leave out --firmware"))
 
 
+# With the page: the unix port keeps the bytecode of the page's server in its heap, where an
+# image keeps it frozen in the flash (tests/test_board_page.py).
+WEB_HEAP = "144wK"
+
+
 def _start_board(args: argparse.Namespace, show: _Show | None) -> VirtualBoard | RP2Board:
     if args.rp2:
         if args.install_emulator:
             install_emulator(say=lambda line: print(line, file=sys.stderr, flush=True))
         image = args.image if args.image is not None else images_dir() / FIRMWARE_IMAGE
         return RP2Board(image, flash=args.flash).start()
+    heap = args.heap if args.heap is not None else DEFAULT_HEAP
+    if args.web is not None and args.heap is None:
+        heap = WEB_HEAP
     return VirtualBoard(
         flash=args.flash,
-        heap=args.heap if args.heap is not None else DEFAULT_HEAP,
+        heap=heap,
         micropython=args.micropython,
         firmware=args.firmware,
         stock=args.stock,
         on_frame=show.remember if show is not None else None,
         save_on_stop=args.flash is not None,  # a Ctrl-C keeps the last second's change too
+        web_port=args.web,
     ).start()
 
 
@@ -224,6 +236,15 @@ SIM = Command(
             ),
         ),
         arg("--show", action="store_true", help=N_("show the LEDs in the terminal")),
+        arg(
+            "--web",
+            metavar="PORT",
+            type=int,
+            help=N_(
+                "serve the board's own page and WebSocket on this port of 127.0.0.1, as a board "
+                "with Wi-Fi does (0: a free port; the address is printed)"
+            ),
+        ),
     ),
     boardless=True,  # it is the board
     description=N_(

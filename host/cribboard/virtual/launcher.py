@@ -25,6 +25,7 @@ import logging
 import os
 import select
 import signal
+import socket
 import subprocess
 import tempfile
 import termios
@@ -91,6 +92,13 @@ def _prepare_child() -> None:
     die_with_parent()
 
 
+def _free_port() -> int:
+    """A TCP port free on the loopback now (the board binds it when it starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 class VirtualBoard:
     """A simulated cribboard: the firmware on MicroPython's unix port behind a pty.
 
@@ -127,6 +135,8 @@ class VirtualBoard:
         save_on_stop: stop() ends the board's app as a Ctrl-C does, which saves a change made
             within its last second (the board's store waits for a quiet second), before the
             interpreter stops; False: stop() cuts the power, as unplugging a board does.
+        web_port: serve the board's own page (as a board with Wi-Fi does) on this port of the
+            host's loopback (127.0.0.1); 0: a free port, read from :attr:`web_url`; None: no page.
     """
 
     def __init__(
@@ -144,6 +154,7 @@ class VirtualBoard:
         environment: dict[str, str] | None = None,
         native: bool = True,
         save_on_stop: bool = False,
+        web_port: int | None = None,
     ) -> None:
         if flash_size <= 0 or flash_size % _BLOCK_SIZE:
             raise ValueError(f"flash_size must be a positive multiple of {_BLOCK_SIZE}")
@@ -159,6 +170,7 @@ class VirtualBoard:
         self._environment = dict(environment or {})
         self._native = native
         self._save_on_stop = save_on_stop
+        self._web_port = _free_port() if web_port == 0 else web_port
         self._directory: Path | None = None
         self._flash_lock: int | None = None
         self._flash_path: Path | None = None
@@ -186,6 +198,11 @@ class VirtualBoard:
                 if self._stock
                 else str(build(self._firmware.resolve(), arch=arch)),
                 "CRIBBOARD_SIM_BLE": "1" if self._ble else "0",
+                **(
+                    {"CRIBBOARD_SIM_WEB": f"127.0.0.1:{self._web_port}"}
+                    if self._web_port is not None
+                    else {}
+                ),
                 **self._environment,
             }
             relay = _Relay(
@@ -259,6 +276,13 @@ class VirtualBoard:
     def control(self) -> str:
         """The side-channel address: a Unix socket path for SimControl."""
         return str(self._running().side.control_path)
+
+    @property
+    def web_url(self) -> str | None:
+        """The board's own page (``http://127.0.0.1:PORT/``), or None when it serves none."""
+        if self._web_port is None:
+            return None
+        return f"http://127.0.0.1:{self._web_port}/"
 
     @property
     def flash_path(self) -> Path:

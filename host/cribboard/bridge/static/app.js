@@ -6,6 +6,7 @@
 import { makeCodec } from "./codec.js";
 import { BoardView, screenColor } from "../board/board.js";
 import { BleLink, BridgeLink } from "./links.js";
+import { BoardSocketLink, servedByBoard } from "./boardsocket.js";
 import { N_, _, language, languageNames, n_, onLanguage, setLanguage, startLanguage } from "./i18n.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -470,6 +471,10 @@ async function main() {
   if (params.has("ble")) {
     status(navigator.bluetooth ? N_("press Bluetooth to connect a board")
                                : N_("this browser has no Web Bluetooth (Chrome has)"), false);
+    return;
+  }
+  if (await servedByBoard()) { // the board's own page: its WebSocket
+    await useLink(new BoardSocketLink(codec));
     return;
   }
   try {

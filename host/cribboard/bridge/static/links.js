@@ -1,7 +1,9 @@
-// The page's two ways to a board, with one interface:
+// The page's ways to a board, with one interface:
 //   BridgeLink: the bridge's HTTP API and WebSocket (cribboard serve).
 //   BleLink: a board straight over Web Bluetooth (Nordic UART Service), speaking the line
 //            protocol with codec.js; no bridge needed (Chrome on Android, desktop Chrome).
+//   BoardSocketLink (boardsocket.js): the board's own WebSocket, on the page the board serves.
+// The last two speak the protocol through LineLink: requests with ids, replies, events.
 // Both emit: "boards" {boards}, "state" {board, state}, "frame" {board, rgb (hex)},
 // "button" {board, name, action}, "cfg" {...}, "status" {text, values, live}: the status is a
 // sentence marked for the catalog (N_) and its values, translated where it is shown.
@@ -105,19 +107,136 @@ const PACKET = 20; // bytes per write at BLE's default ATT MTU (23)
 const SILENCE_MS = 3000;
 const FRAME_POLL_MS = 500; // frame refresh while the board animates
 
-export class BleLink extends Emitter {
-  constructor(codec, bluetooth = navigator.bluetooth) {
+// The line protocol over any link that carries bytes: a subclass writes lines (write) and
+// hands what arrives to received(); requests get ids, replies are matched to them, events keep
+// the state (emitted as the bridge's are) and the frame follows the state.
+export class LineLink extends Emitter {
+  constructor(codec, board) {
     super();
     this.codec = codec;
-    this.bluetooth = bluetooth;
-    this.board = "ble";
+    this.board = board;
     this.buffer = "";
     this.pending = new Map();
     this.nextId = Math.floor(Math.random() * 36 ** 4);
-    this.writing = Promise.resolve();
     this.fields = {};
     this.frameBusy = false;
     this.frameAgain = false;
+  }
+
+  // The clock of a request starts once its line is written (not while it waits behind other
+  // writes) and starts again at every line the board sends (see SILENCE_MS).
+  request(verb, ...args) {
+    this.nextId = (this.nextId + 1) % 36 ** 6;
+    const id = this.nextId.toString(36);
+    const line = this.codec.encodeRequest(verb, args, id);
+    return new Promise((resolve, reject) => {
+      const waiting = { timer: null, armed: false, line, verb };
+      waiting.expire = () => this.silent(id, waiting);
+      waiting.fail = (err) => { clearTimeout(waiting.timer); reject(err); };
+      waiting.done = (reply) => {
+        clearTimeout(waiting.timer);
+        if (reply.kind === "err") {
+          reject(Object.assign(new Error(`${reply.text} (${reply.code})`), { code: reply.code }));
+        }
+        else resolve(reply);
+      };
+      this.pending.set(id, waiting);
+      this.write(line).then(
+        () => { if (this.pending.get(id) === waiting) { waiting.armed = true; this.rearm(waiting); } },
+        (err) => { this.pending.delete(id); reject(err); });
+    });
+  }
+
+  // No word from the board for SILENCE_MS since the request went out.
+  silent(id, waiting) {
+    this.pending.delete(id);
+    waiting.fail(new Error(_("no reply to %(verb)s from the board", { verb: waiting.verb })));
+  }
+
+  rearm(waiting) {
+    clearTimeout(waiting.timer);
+    waiting.timer = setTimeout(waiting.expire, SILENCE_MS);
+  }
+
+  received(text) {
+    for (const waiting of this.pending.values()) if (waiting.armed) this.rearm(waiting);
+    this.buffer += text;
+    let end;
+    while ((end = this.buffer.indexOf("\n")) >= 0) {
+      const text = this.buffer.slice(0, end);
+      this.buffer = this.buffer.slice(end + 1);
+      let line;
+      try { line = this.codec.decodeLine(text); } catch { continue; } // not protocol: skip
+      if (line.kind === "event") this.onEvent(line);
+      else if (line.requestId !== null && this.pending.has(line.requestId)) {
+        const waiting = this.pending.get(line.requestId);
+        this.pending.delete(line.requestId);
+        waiting.done(line);
+      }
+    }
+  }
+
+  onEvent(line) {
+    const f = line.fields;
+    const board = this.board;
+    if (line.name === "st") this.onState(f);
+    else if (line.name === "cfg") { this.emit("cfg", { board, bright: +f.bright, budget: +f.budget }); this.refreshFrame(); }
+    else if (line.name === "btn") this.emit("button", { board, name: f.n, action: f.a });
+    else if (line.name === "hello") { this.fields = {}; this.request("st").then((r) => this.onState(r.fields), () => {}); }
+  }
+
+  onState(f) {
+    if (this.fields.r !== undefined && f.r !== undefined && +f.r < +this.fields.r) return;
+    this.fields = { ...this.fields, ...f };
+    try {
+      const state = this.codec.stateJson(this.codec.decodeState(this.fields));
+      this.state = state;
+      this.emit("state", { board: this.board, state });
+    } catch { /* partial state: wait for more */ }
+    this.refreshFrame();
+  }
+
+  async refreshFrame() {
+    if (this.frameBusy) { this.frameAgain = true; return; }
+    this.frameBusy = true;
+    try {
+      do {
+        this.frameAgain = false;
+        const f = (await this.request("frame")).fields;
+        this.emit("frame", { board: this.board, rgb: f.rgb, scale: +f.scale, milliamps: +f.ma });
+        const s = this.state;
+        if (s && (s.winner !== null || s.pending.some((p) => p > 0)) && !this.frameAgain) {
+          await new Promise((r) => setTimeout(r, FRAME_POLL_MS));
+          this.frameAgain = true;
+        }
+      } while (this.frameAgain);
+    } catch { /* the link is gone; the status says so */ }
+    this.frameBusy = false;
+  }
+
+  // The hello, checked: the board's protocol must have this page's major version.
+  async checkHello() {
+    const hello = (await this.request("hello")).fields;
+    const major = parseInt((hello.proto || "").split(".")[0], 10);
+    if (major !== this.codec.major) {
+      throw new Error(_("the board speaks protocol %(board)s; this page speaks %(page)s.x",
+                        { board: hello.proto, page: this.codec.major }));
+    }
+    this.hello = hello;
+    return hello;
+  }
+
+  async peg(player, points) { return this.request("peg", player, points); }
+  async undo() { return this.request("undo"); }
+  async newGame(target, players) { return this.request("new", target, players); }
+  async deal() { return this.request("deal"); }
+}
+
+export class BleLink extends LineLink {
+  constructor(codec, bluetooth = navigator.bluetooth) {
+    super(codec, "ble");
+    this.bluetooth = bluetooth;
+    this.writing = Promise.resolve();
   }
 
   async start() {
@@ -133,16 +252,12 @@ export class BleLink extends Emitter {
     this.rx = chars.find((c) => c.properties.write || c.properties.writeWithoutResponse);
     this.tx = chars.find((c) => c.properties.notify);
     if (!this.rx || !this.tx) throw new Error(_("not a cribboard: no UART characteristics"));
-    this.tx.addEventListener("characteristicvaluechanged", (e) => this.received(e.target.value));
+    const decoder = new TextDecoder();
+    this.tx.addEventListener("characteristicvaluechanged",
+                             (e) => this.received(decoder.decode(e.target.value)));
     await this.tx.startNotifications();
     await this.write("\n"); // end whatever partial line an earlier host left
-    const hello = (await this.request("hello")).fields;
-    const major = parseInt((hello.proto || "").split(".")[0], 10);
-    if (major !== this.codec.major) {
-      throw new Error(_("the board speaks protocol %(board)s; this page speaks %(page)s.x",
-                        { board: hello.proto, page: this.codec.major }));
-    }
-    this.hello = hello;
+    const hello = await this.checkHello();
     const name = this.device.name || "board";
     const boards = { boards: [{ id: "ble", port: "Bluetooth: " + name, kind: "ble", connected: true,
                                 board: hello.board, firmware: hello.fw, protocol: hello.proto }] };
@@ -172,95 +287,5 @@ export class BleLink extends Emitter {
     return this.writing;
   }
 
-  // The clock of a request starts once its line is written (not while it waits behind other
-  // writes) and starts again at every notification the board sends (see SILENCE_MS).
-  request(verb, ...args) {
-    this.nextId = (this.nextId + 1) % 36 ** 6;
-    const id = this.nextId.toString(36);
-    const line = this.codec.encodeRequest(verb, args, id);
-    return new Promise((resolve, reject) => {
-      const waiting = { timer: null, armed: false };
-      waiting.expire = () => {
-        this.pending.delete(id);
-        reject(new Error(_("no reply to %(verb)s from the board", { verb })));
-      };
-      waiting.done = (reply) => {
-        clearTimeout(waiting.timer);
-        if (reply.kind === "err") {
-          reject(Object.assign(new Error(`${reply.text} (${reply.code})`), { code: reply.code }));
-        }
-        else resolve(reply);
-      };
-      this.pending.set(id, waiting);
-      this.write(line).then(
-        () => { if (this.pending.get(id) === waiting) { waiting.armed = true; this.rearm(waiting); } },
-        (err) => { this.pending.delete(id); reject(err); });
-    });
-  }
-
-  rearm(waiting) {
-    clearTimeout(waiting.timer);
-    waiting.timer = setTimeout(waiting.expire, SILENCE_MS);
-  }
-
-  received(view) {
-    for (const waiting of this.pending.values()) if (waiting.armed) this.rearm(waiting);
-    this.buffer += new TextDecoder().decode(view);
-    let end;
-    while ((end = this.buffer.indexOf("\n")) >= 0) {
-      const text = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 1);
-      let line;
-      try { line = this.codec.decodeLine(text); } catch { continue; } // not protocol: skip
-      if (line.kind === "event") this.onEvent(line);
-      else if (line.requestId !== null && this.pending.has(line.requestId)) {
-        const waiting = this.pending.get(line.requestId);
-        this.pending.delete(line.requestId);
-        waiting.done(line);
-      }
-    }
-  }
-
-  onEvent(line) {
-    const f = line.fields;
-    if (line.name === "st") this.onState(f);
-    else if (line.name === "cfg") { this.emit("cfg", { board: "ble", bright: +f.bright, budget: +f.budget }); this.refreshFrame(); }
-    else if (line.name === "btn") this.emit("button", { board: "ble", name: f.n, action: f.a });
-    else if (line.name === "hello") { this.fields = {}; this.request("st").then((r) => this.onState(r.fields), () => {}); }
-  }
-
-  onState(f) {
-    if (this.fields.r !== undefined && f.r !== undefined && +f.r < +this.fields.r) return;
-    this.fields = { ...this.fields, ...f };
-    try {
-      const state = this.codec.stateJson(this.codec.decodeState(this.fields));
-      this.state = state;
-      this.emit("state", { board: "ble", state });
-    } catch { /* partial state: wait for more */ }
-    this.refreshFrame();
-  }
-
-  async refreshFrame() {
-    if (this.frameBusy) { this.frameAgain = true; return; }
-    this.frameBusy = true;
-    try {
-      do {
-        this.frameAgain = false;
-        const f = (await this.request("frame")).fields;
-        this.emit("frame", { board: "ble", rgb: f.rgb, scale: +f.scale, milliamps: +f.ma });
-        const s = this.state;
-        if (s && (s.winner !== null || s.pending.some((p) => p > 0)) && !this.frameAgain) {
-          await new Promise((r) => setTimeout(r, FRAME_POLL_MS));
-          this.frameAgain = true;
-        }
-      } while (this.frameAgain);
-    } catch { /* the link is gone; the status says so */ }
-    this.frameBusy = false;
-  }
-
-  async peg(player, points) { return this.request("peg", player, points); }
-  async undo() { return this.request("undo"); }
-  async newGame(target, players) { return this.request("new", target, players); }
-  async deal() { return this.request("deal"); }
   close() { if (this.device && this.device.gatt.connected) this.device.gatt.disconnect(); }
 }
