@@ -253,6 +253,7 @@ def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, in
                 (b"st", "st"),
                 (b"hello", "hello"),
                 (b"health", "health"),
+                (b"frame", "frame"),
             )
         ):
             times = []
@@ -644,7 +645,7 @@ def report(figures: Figures) -> None:
     for verb, factor in (("ping", 2.0), ("st", 3.0)):
         value = median(figures.reads[verb])
         row(verb, value, echo, f"<= {factor:g}x echo", value <= factor * echo)
-    for verb in ("hello", "health"):
+    for verb in ("hello", "health", "frame"):
         value = median(figures.reads[verb])
         row(verb, value, echo, "<= 1.5 ms", value <= 1_500_000)
     animated = median(figures.animated)

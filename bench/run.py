@@ -214,6 +214,10 @@ def main() -> None:
     from link_bench import main as link_bench  # bench/link_bench.py: host <-> virtual board
 
     link_bench()
+    print()
+    from cli_bench import main as cli_bench  # bench/cli_bench.py: the command line's start
+
+    cli_bench([])
 
     from flash_bench import main as flash_bench  # bench/flash_bench.py: the store on flash
 

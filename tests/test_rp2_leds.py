@@ -18,7 +18,7 @@ import pytest
 from cribboard.virtual import SimControl, VirtualBoard
 from cribboard.virtual.rp2board import FIRMWARE_IMAGE, RP2Board
 from cribboard.virtual.ws2812 import RESET_NS, decode_ws2812, grb_to_rgb
-from cribcore.layout import HOLES
+from cribcore.layout import HOLES, LED_OF_HOLE
 from rp2support import (
     BoardFactory,
     ProtocolLink,
@@ -137,3 +137,38 @@ def test_the_wire_shows_what_the_virtual_board_shows_over_a_played_game(
         control.close()
         on_pico.close()
         on_virtual.close()
+
+
+def test_the_frame_reply_is_what_the_wire_shows(rp2_boards: BoardFactory) -> None:
+    # `frame` (hole order, before brightness, with its scale) against the wire's last frame
+    # (chain order, scaled): at rest, with a track glowing on its second lap, both pegs in one
+    # hole, and the brightness and the current limiter scaling.
+    pico = rp2_boards(FIRMWARE_IMAGE, pace=0)
+    link = ProtocolLink(pico.port)
+    try:
+        link.wait_up()
+        for setting in (
+            b"new 121 2\n",
+            b"set 0 75 70\n",
+            b"set 1 33 33\n",
+            b"bright 200\n",
+            b"budget 150\n",
+        ):
+            since = quiet_edge(pico)
+            assert link.request(setting).startswith(b"ok")
+            pico.run_until(pico.halt().cycles + FRAME_SETTLED_CYCLES)
+            frames = wire_frames(pico, since)
+            pico.resume()
+            assert frames, f"no frame on the wire after {setting!r}"
+            wire = grb_to_rgb(frames[-1])
+            reply = dict(field.split(b"=", 1) for field in link.request(b"frame\n").split()[1:])
+            scale, rgb = int(reply[b"scale"]), bytes.fromhex(reply[b"rgb"].decode())
+            assert 0 < scale <= 256 and len(rgb) == 3 * HOLES
+            shown = bytearray(3 * HOLES)
+            for hole in range(HOLES):
+                led = LED_OF_HOLE[hole]
+                for c in range(3):
+                    shown[3 * led + c] = rgb[3 * hole + c] * scale >> 8
+            assert bytes(shown) == wire, f"after {setting!r}"
+    finally:
+        link.close()

@@ -462,21 +462,26 @@ class LineWriter:
 
     @micropython.viper
     def hex_bytes(self, data):
+        """Append each byte as two hex digits, as many as fit: then overflow."""
         p = ptr8(self.buf)
         s = ptr8(data)
         h = ptr8(_HEX)
         n = int(self.n)
         size = int(self.size)
-        for i in range(int(len(data))):
-            if n + 2 > size:
-                if n < size:
-                    p[n] = h[s[i] >> 4]  # (cut short: as many digits as fit)
-                    n += 1
-                self.overflow = True
-                break
-            p[n] = h[s[i] >> 4]
-            p[n + 1] = h[s[i] & 15]
+        count = int(len(data))
+        fit = (size - n) >> 1  # (the bytes whose two digits fit: no check in the loop)
+        if count < fit:
+            fit = count
+        for i in range(fit):
+            v = s[i]
+            p[n] = h[v >> 4]
+            p[n + 1] = h[v & 15]
             n += 2
+        if fit < count:
+            if n < size:
+                p[n] = h[s[fit] >> 4]  # (cut short: as many digits as fit)
+                n += 1
+            self.overflow = True
         self.n = n
 
     @micropython.viper

@@ -227,21 +227,30 @@ class Renderer:
         return tuple(runs)
 
     @property
+    @micropython.viper
     def frame(self):
         """The frame in hole order: 3 bytes (RGB, before brightness) per hole, hole ids of
-        cribcore/layout.py. Worked out from the strip's layout into one buffer, each time."""
-        frame = self._frame
-        if frame is None:
-            frame = self._frame = bytearray(3 * HOLES)
-        chain = self._chain
-        bpp = self._bpp
-        for hole in range(HOLES):
-            d = LED_OF_HOLE[hole] * bpp
-            i = 3 * hole
-            frame[i] = chain[d + self._order_r]
-            frame[i + 1] = chain[d + self._order_g]
-            frame[i + 2] = chain[d + self._order_b]
-        return frame
+        cribcore/layout.py. Worked out from the strip's layout into one buffer, each time (a
+        host's `frame` request: as bytecode, about 550,000 cycles on an RP2040)."""
+        frame_buf = self._frame
+        if not frame_buf:  # (None: the first time; viper before MicroPython 1.29 has no `is None`)
+            frame_buf = bytearray(3 * _HOLES)
+            self._frame = frame_buf
+        frame = ptr8(frame_buf)
+        chain = ptr8(self._chain)
+        led_of = ptr8(LED_OF_HOLE)
+        bpp = int(self._bpp)
+        r = int(self._order_r)
+        g = int(self._order_g)
+        b = int(self._order_b)
+        i = 0
+        for hole in range(_HOLES):
+            d = led_of[hole] * bpp
+            frame[i] = chain[d + r]
+            frame[i + 1] = chain[d + g]
+            frame[i + 2] = chain[d + b]
+            i += 3
+        return frame_buf
 
     # --- drawing -----------------------------------------------------------------------------
 

@@ -62,6 +62,7 @@ def state(ctx, link, req, out):
     protocol.write_state_fields(out, ctx.game)
 
 
+@micropython.native
 def frame(ctx, link, req, out):
     # What the LEDs show: a reading request never writes them itself (a change not yet shown,
     # from this burst of requests, is shown first, as it would be once the burst is handled).

@@ -1,24 +1,24 @@
 """Finding boards: serial ports whose USB ids belong to a supported microcontroller board,
 each confirmed by a protocol hello (a Pico running something else is not a cribbage board);
 without one, the virtual board running now (`cribboard sim`, or the one `keep` or `play`
-started), found in the runtime directory (cribboard.simregistry)."""
+started), found in the runtime directory (cribboard.simregistry).
+
+Cheap to import (the command line's table names PORT_ENV): the port listing, the protocol
+client and asyncio are imported when a board is looked for, never for a port that is named."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from serial.tools import list_ports
-
-from cribboard.client import Client, Hello
 from cribboard.errors import CribboardError, NoBoardFound
 from cribboard.i18n import _, n_
-from cribboard.repl import AtPrompt
-from cribboard.simregistry import RunningSim, running_sims
-from cribboard.transport import SerialTransport
-from cribcore.profiles import PROFILES
+
+if TYPE_CHECKING:
+    from cribboard.client import Hello
+    from cribboard.simregistry import RunningSim
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,8 @@ class FoundBoard:
 def known_usb_ids() -> dict[tuple[int, int], str]:
     """USB (vendor, product) ids of the supported boards, from the firmware's board profiles:
     the names of the profiles with those ids, joined by "/" (the Picos share MicroPython's)."""
+    from cribcore.profiles import PROFILES
+
     ids: dict[tuple[int, int], str] = {}
     for profile in PROFILES.values():
         for vid_pid in profile.usb_ids:
@@ -51,6 +53,8 @@ def known_usb_ids() -> dict[tuple[int, int], str]:
 
 def candidate_ports() -> list[tuple[str, str]]:
     """(device, description) of serial ports with a supported board's USB ids."""
+    from serial.tools import list_ports
+
     known = known_usb_ids()
     found = []
     for port in list_ports.comports():
@@ -62,6 +66,9 @@ def candidate_ports() -> list[tuple[str, str]]:
 async def probe(port: str, timeout: float = 1.5) -> Hello:
     """Say hello on `port`; raises CribboardError when no board answers (AtPrompt for a board
     at MicroPython's prompt: looking restarts nothing)."""
+    from cribboard.client import Client
+    from cribboard.transport import SerialTransport
+
     client = Client(
         lambda: SerialTransport(port),
         timeout=timeout,
@@ -77,6 +84,10 @@ async def probe(port: str, timeout: float = 1.5) -> Hello:
 
 async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundBoard]:
     """Every candidate port, probed in parallel."""
+    import asyncio
+
+    from cribboard.repl import AtPrompt
+
     ports = candidate_ports() if ports is None else ports
     log.info("probing %d port(s): %s", len(ports), ", ".join(d for d, _ in ports) or "none")
 
@@ -105,6 +116,8 @@ class ChosenPort:
 def running_virtual_board() -> ChosenPort | None:
     """The virtual board running now, if one is (None when none is); NoBoardFound naming each
     when several are, since none of them is the one."""
+    from cribboard.simregistry import running_sims
+
     sims = running_sims()
     if len(sims) > 1:
         raise NoBoardFound(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from cribboard.errors import CribboardError
@@ -28,6 +27,8 @@ def runtime_dir() -> Path:
     if base and os.path.isdir(base):
         path = Path(base) / "cribboard"
     else:
+        import tempfile  # (only here: it brings shutil, random and compression with it)
+
         path = Path(tempfile.gettempdir()) / f"cribboard-{os.getuid()}"
     try:
         path.mkdir(mode=0o700)

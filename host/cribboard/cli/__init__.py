@@ -5,7 +5,11 @@ group its sub-commands. Errors are caught once, here: one line on stderr, `cribb
 (2 for a usage error, as argparse's own).
 
 The language people are spoken to in is chosen first (`--lang`, before or after the command,
-else the environment: see cribboard.i18n), so that the help is built in it too."""
+else the environment: see cribboard.i18n), so that the help is built in it too.
+
+It starts at once: the rows import what they run when they run it, and the parser makes only
+the named command's arguments (cribboard.cmdline.table); `--version` and `--help` load no
+board, network or app code (tests/test_cli_imports.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from cribboard import portshare
 from cribboard.cli.app_commands import APP_COMMANDS
 from cribboard.cli.board_commands import BOARD_COMMANDS
 from cribboard.cmdline.table import (
@@ -148,7 +151,10 @@ def _run(words: list[str]) -> int:
     args, rest = parse(words)
     commands = chosen(args)
     command = commands[-1]
-    portshare.owner_label = command_line(commands)  # as another process names us
+    if not any(one.boardless for one in commands):
+        from cribboard import portshare
+
+        portshare.owner_label = command_line(commands)  # as another process names us
     if rest:
         # The command's own help lists what it takes (the global options too).
         print(

@@ -1,6 +1,7 @@
 """The commands that run an app rather than one request: keep (the scorekeeper), play, demo,
-count and serve (the bridge). Each imports what it runs only when it runs, so the command line
-starts quickly."""
+count and serve (the bridge). Each imports what it runs only when it runs, and a row whose help
+needs the rules' figures makes its arguments in a function, so the command line starts
+quickly."""
 
 from __future__ import annotations
 
@@ -8,20 +9,17 @@ import argparse
 import json
 import os
 import time
+from typing import TYPE_CHECKING
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, TOKEN_ENV
 from cribboard.cli.tableargs import TABLE_ARGS, table_settings
-from cribboard.cmdline.table import Command, UsageError, arg, use_color
+from cribboard.cmdline.table import Arg, Args, Command, UsageError, arg, use_color
 from cribboard.discovery import named_port
 from cribboard.i18n import L_, N_, _
-from cribboard.play.scorekeeper import TABLE_GAMES
-from cribboard.rules.allhands import COMBINATIONS, all_hands_table
-from cribboard.rules.cards import format_cards, parse_cards
-from cribboard.rules.errors import CardError
-from cribboard.rules.show import HandCount, count_hand
-from cribboard.rules.variants import FIVE_CARD, STANDARD
-from cribboard.words import combo_label
 from cribcore.limits import TARGETS
+
+if TYPE_CHECKING:
+    from cribboard.rules.show import HandCount
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -89,6 +87,11 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
+    from cribboard.rules.allhands import COMBINATIONS, all_hands_table
+    from cribboard.rules.cards import parse_cards
+    from cribboard.rules.errors import CardError
+    from cribboard.rules.show import count_hand
+
     if args.all_hands:
         if args.cards or args.no_starter or args.five_card:
             raise UsageError(_("--all-hands takes no cards, no --no-starter and no --five-card"))
@@ -139,6 +142,8 @@ def count_json(count: HandCount) -> dict[str, object]:
 def _check_card_count(given: int, args: argparse.Namespace) -> None:
     """A hand is four cards (three in the five-card game), a crib four, then the starter: a
     card missing is an error, never a smaller hand counted."""
+    from cribboard.rules.errors import CardError
+
     size = 3 if args.five_card and not args.crib else 4
     wanted = size if args.no_starter else size + 1
     if given == wanted:
@@ -168,6 +173,9 @@ def _check_card_count(given: int, args: argparse.Namespace) -> None:
 def format_count(count: HandCount) -> str:
     """The breakdown: a heading, one line per combination (what, points, cards), the total, in
     the language in use."""
+    from cribboard.rules.cards import format_cards
+    from cribboard.words import combo_label
+
     cards = format_cards(count.hand)
     if count.starter is None:
         heading = _("hand %(cards)s (no starter)", cards=cards)
@@ -188,21 +196,96 @@ def format_count(count: HandCount) -> str:
 
 # --- the table -------------------------------------------------------------------------------
 
-_COMBINATIONS_TEXT = f"{COMBINATIONS:,}"
 _VIRTUAL = arg(
     "--virtual",
     action="store_true",
     help=N_("use the virtual board even if a board is plugged in"),
 )
-_TARGET = arg(
-    "--target",
-    type=int,
-    choices=TARGETS,
-    help=L_(
-        "points to play to (default: keep: the board's game; play: %(target)d)",
-        target=STANDARD.target,
-    ),
-)
+
+
+def _target() -> Arg:
+    from cribboard.rules.variants import STANDARD
+
+    return arg(
+        "--target",
+        type=int,
+        choices=TARGETS,
+        help=L_(
+            "points to play to (default: keep: the board's game; play: %(target)d)",
+            target=STANDARD.target,
+        ),
+    )
+
+
+def _keep_args() -> Args:
+    from cribboard.play.scorekeeper import TABLE_GAMES
+    from cribboard.rules.variants import FIVE_CARD
+
+    return (
+        _VIRTUAL,
+        _target(),
+        arg(
+            "--players",
+            type=int,
+            choices=tuple(TABLE_GAMES),
+            default=2,
+            help=N_("2, 3, or 4 in two partnerships (partners opposite; default 2)"),
+        ),
+        arg(
+            "--five-card",
+            action="store_true",
+            help=L_(
+                "the five-card game: two players, three-card hands, the pone's %(bonus)d at "
+                "the start, to %(target)d",
+                bonus=FIVE_CARD.pone_bonus,
+                target=FIVE_CARD.target,
+            ),
+        ),
+        arg(
+            "--new",
+            action="store_true",
+            help=N_("start a new game even if the board shows one in progress"),
+        ),
+    )
+
+
+def _count_args() -> Args:
+    from cribboard.rules.allhands import COMBINATIONS
+
+    return (
+        arg(
+            "cards",
+            nargs="*",
+            metavar="CARD",
+            help=N_("4 hand cards (a crib: 4; --five-card: 3), then the starter"),
+        ),
+        arg(
+            "--crib",
+            action="store_true",
+            help=N_("count as the crib (flush only with all five)"),
+        ),
+        arg("--no-starter", action="store_true", help=N_("the cards alone, no starter")),
+        arg(
+            "--json",
+            action="store_true",
+            help=N_("print the count as JSON (with --all-hands: the hands per score)"),
+        ),
+        arg(
+            "--five-card",
+            action="store_true",
+            help=N_("a three-card hand of the five-card game (its crib has four)"),
+        ),
+        arg(
+            "--all-hands",
+            action="store_true",
+            help=L_(
+                "how many of the %(combinations)s hand + starter combinations make each "
+                "score, and the time taken",
+                combinations=f"{COMBINATIONS:,}",
+            ),
+        ),
+    )
+
 
 APP_COMMANDS: tuple[Command, ...] = (
     Command(
@@ -221,41 +304,16 @@ APP_COMMANDS: tuple[Command, ...] = (
             "on USB, else the virtual board, whose game is kept for the next time)"
         ),
         _keep,
-        (
-            _VIRTUAL,
-            _TARGET,
-            arg(
-                "--players",
-                type=int,
-                choices=tuple(TABLE_GAMES),
-                default=2,
-                help=N_("2, 3, or 4 in two partnerships (partners opposite; default 2)"),
-            ),
-            arg(
-                "--five-card",
-                action="store_true",
-                help=L_(
-                    "the five-card game: two players, three-card hands, the pone's %(bonus)d at "
-                    "the start, to %(target)d",
-                    bonus=FIVE_CARD.pone_bonus,
-                    target=FIVE_CARD.target,
-                ),
-            ),
-            arg(
-                "--new",
-                action="store_true",
-                help=N_("start a new game even if the board shows one in progress"),
-            ),
-        ),
+        _keep_args,
         usb_only=True,
     ),
     Command(
         "play",
         N_("play a game against the computer, scored on the board"),
         _play,
-        (
+        lambda: (
             _VIRTUAL,
-            _TARGET,
+            _target(),
             arg("--seed", type=int, help=N_("random seed for the deals")),
             arg(
                 "--new",
@@ -269,39 +327,7 @@ APP_COMMANDS: tuple[Command, ...] = (
         "count",
         N_("count a hand or crib with its starter (or --all-hands)"),
         _count,
-        (
-            arg(
-                "cards",
-                nargs="*",
-                metavar="CARD",
-                help=N_("4 hand cards (a crib: 4; --five-card: 3), then the starter"),
-            ),
-            arg(
-                "--crib",
-                action="store_true",
-                help=N_("count as the crib (flush only with all five)"),
-            ),
-            arg("--no-starter", action="store_true", help=N_("the cards alone, no starter")),
-            arg(
-                "--json",
-                action="store_true",
-                help=N_("print the count as JSON (with --all-hands: the hands per score)"),
-            ),
-            arg(
-                "--five-card",
-                action="store_true",
-                help=N_("a three-card hand of the five-card game (its crib has four)"),
-            ),
-            arg(
-                "--all-hands",
-                action="store_true",
-                help=L_(
-                    "how many of the %(combinations)s hand + starter combinations make each "
-                    "score, and the time taken",
-                    combinations=_COMBINATIONS_TEXT,
-                ),
-            ),
-        ),
+        _count_args,
         boardless=True,
         description=N_(
             "Count a hand or crib: the cards, the starter last (5H JD 10S or TS AC; suits C D H S)."

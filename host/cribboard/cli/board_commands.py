@@ -1,11 +1,11 @@
 """The commands that act on one board: list, status, peg, set, undo, new, deal, bright, test,
 admit, watch, deploy. Each opens the board named by --port (else $CRIBBOARD_PORT, else the only
-board found) or --ble, acts, and closes it."""
+board found) or --ble, acts, and closes it. What they run (asyncio, the library, the terminal's
+drawing) is imported when they run: the table is read for every command line."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -13,18 +13,21 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cribboard import portshare
-from cribboard.api import Board, Health, LinkEvent
-from cribboard.cli.hall_deploy import HALL_ARGS
-from cribboard.client import Hello
-from cribboard.cmdline.table import PROG, Command, OneOf, Runner, UsageError, arg, int_in, use_color
+from cribboard.cmdline.table import (
+    PROG,
+    Args,
+    Command,
+    OneOf,
+    Runner,
+    UsageError,
+    arg,
+    int_in,
+    use_color,
+)
 from cribboard.discovery import PORT_ENV, resolve_port
 from cribboard.errors import CribboardError
 from cribboard.i18n import L_, N_, _, n_
 from cribboard.names import PLAYER_NAMES, parse_player
-from cribboard.terminal import describe_state, draw_frame
-from cribboard.watchwords import ChangeTeller
-from cribboard.wifisetup import describe_page
 from cribcore.limits import (
     MAX_BRIGHTNESS,
     MAX_BUDGET_MA,
@@ -35,11 +38,13 @@ from cribcore.limits import (
 )
 
 if TYPE_CHECKING:
+    from cribboard.api import Board, Health
     from cribboard.bootsel import BootselDrive
+    from cribboard.client import Hello
 
 BLE_LIST_SCAN = 2.0  # seconds `list` scans for Bluetooth boards
 
-Action = Callable[[Board, argparse.Namespace], Awaitable[int]]
+Action = Callable[["Board", argparse.Namespace], Awaitable[int]]
 
 
 def player_arg(text: str) -> int:
@@ -55,12 +60,16 @@ def on_board(action: Action, *, reconnect: bool = False) -> Runner:
     link is opened again when it drops (a watcher rides out a board restart)."""
 
     def run(args: argparse.Namespace) -> int:
+        import asyncio
+
         return asyncio.run(_with_board(args, action, reconnect))
 
     return run
 
 
 async def _with_board(args: argparse.Namespace, action: Action, reconnect: bool) -> int:
+    from cribboard.api import Board
+
     if args.ble is not None:  # --ble [NAME_OR_ADDRESS]
         board = await Board.open_ble(args.ble or None, timeout=args.timeout, reconnect=reconnect)
     else:
@@ -79,6 +88,8 @@ async def _with_board(args: argparse.Namespace, action: Action, reconnect: bool)
 
 
 async def _status(board: Board, args: argparse.Namespace) -> int:
+    from cribboard.terminal import describe_state, draw_frame
+
     state = await board.state()
     frame = await board.frame()
     health = await board.health()
@@ -107,6 +118,8 @@ async def _status(board: Board, args: argparse.Namespace) -> int:
 
 def describe_health(health: Health, hello: dict[str, str]) -> str:
     """The board's health in a line, and a warning line for each thing that needs a look."""
+    from cribboard.wifisetup import describe_page
+
     minutes, seconds = divmod(health.uptime, 60)
     hours, minutes = divmod(minutes, 60)
     up = f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
@@ -155,6 +168,10 @@ def describe_health(health: Health, hello: dict[str, str]) -> str:
 
 
 async def _watch(board: Board, args: argparse.Namespace) -> int:
+    from cribboard.api import LinkEvent
+    from cribboard.terminal import describe_state
+    from cribboard.watchwords import ChangeTeller
+
     with board.events() as events:
         # Said once subscribed: whatever changes from here on is printed.
         print(
@@ -215,6 +232,9 @@ def _say_where_the_board_went(port: str, link: str) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from cribboard.client import Hello
     from cribboard.discovery import find_boards
 
     boards = asyncio.run(find_boards())
@@ -275,6 +295,8 @@ def _usb_json(board: Any) -> dict[str, object]:
 
 def _sim_json(sim: Any, hello: Hello | BaseException) -> dict[str, object]:
     """One running `cribboard sim`, for `list --json`."""
+    from cribboard.client import Hello
+
     entry: dict[str, object] = {
         "link": "virtual",
         "port": sim.port,
@@ -289,6 +311,8 @@ def _sim_json(sim: Any, hello: Hello | BaseException) -> dict[str, object]:
 
 async def _running_sims() -> list[tuple[Any, Hello | BaseException]]:
     """The virtual boards `cribboard sim` runs now, each asked its hello as a USB board is."""
+    import asyncio
+
     from cribboard.discovery import probe
     from cribboard.simregistry import running_sims
 
@@ -300,6 +324,8 @@ async def _running_sims() -> list[tuple[Any, Hello | BaseException]]:
 def _scan_ble() -> tuple[list[Any], str | None]:
     """Boards advertising over Bluetooth LE (a short scan), and why Bluetooth could not be
     used (None when it could)."""
+    import asyncio
+
     try:
         from cribboard.ble import BluetoothUnavailable, scan
 
@@ -319,6 +345,8 @@ def _change(make: Callable[[Board, argparse.Namespace], Awaitable[int]]) -> Acti
     """An action that changes the board, then prints the game as it is."""
 
     async def action(board: Board, args: argparse.Namespace) -> int:
+        from cribboard.terminal import describe_state
+
         await make(board, args)
         print(describe_state(await board.state()))
         return 0
@@ -358,6 +386,9 @@ async def _admit(board: Board, args: argparse.Namespace) -> int:
 
 
 def _deploy(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from cribboard import portshare
     from cribboard.cli import hall_deploy
     from cribboard.deploy import deploy
 
@@ -423,6 +454,46 @@ def _bootsel_drive(args: argparse.Namespace) -> BootselDrive | None:
         names = ", ".join(str(drive.path) for drive in drives)
         raise UsageError(f"several boards in BOOTSEL mode ({names}): name one with --drive")
     return drives[0] if drives else None
+
+
+def _deploy_args() -> Args:
+    # The hall's options name its default hall, from its set-up (and the broker's client).
+    from cribboard.cli.hall_deploy import HALL_ARGS
+
+    return (
+        arg(
+            "--drive",
+            type=Path,
+            help=N_(
+                "the BOOTSEL drive of a Pico to flash (default: the only one mounted, when "
+                "no --port is named)"
+            ),
+        ),
+        arg(
+            "--image",
+            help=N_(
+                "the UF2 image to flash onto a BOOTSEL drive: a file, or a name in "
+                "firmware/ports/rp2/images/ (default: cribboard-RPI_PICO.uf2 for an RP2040, "
+                "cribboard-RPI_PICO2_W.uf2 for an RP2350; a Pico W takes "
+                "cribboard-RPI_PICO_W.uf2 for Bluetooth)"
+            ),
+        ),
+        arg("--no-reset", action="store_true", help=N_("do not reset the board after")),
+        arg(
+            "--source",
+            action="store_true",
+            help=N_(
+                "copy .py source instead of compiling to .mpy (for a board whose "
+                "MicroPython is older than 1.22)"
+            ),
+        ),
+        arg(
+            "--firmware",
+            type=Path,
+            help=N_("firmware tree to deploy (default: the one in this package)"),
+        ),
+        *HALL_ARGS,
+    )
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -571,40 +642,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
             "with the firmware frozen in onto a board in BOOTSEL mode"
         ),
         _deploy,
-        (
-            arg(
-                "--drive",
-                type=Path,
-                help=N_(
-                    "the BOOTSEL drive of a Pico to flash (default: the only one mounted, when "
-                    "no --port is named)"
-                ),
-            ),
-            arg(
-                "--image",
-                help=N_(
-                    "the UF2 image to flash onto a BOOTSEL drive: a file, or a name in "
-                    "firmware/ports/rp2/images/ (default: cribboard-RPI_PICO.uf2 for an RP2040, "
-                    "cribboard-RPI_PICO2_W.uf2 for an RP2350; a Pico W takes "
-                    "cribboard-RPI_PICO_W.uf2 for Bluetooth)"
-                ),
-            ),
-            arg("--no-reset", action="store_true", help=N_("do not reset the board after")),
-            arg(
-                "--source",
-                action="store_true",
-                help=N_(
-                    "copy .py source instead of compiling to .mpy (for a board whose "
-                    "MicroPython is older than 1.22)"
-                ),
-            ),
-            arg(
-                "--firmware",
-                type=Path,
-                help=N_("firmware tree to deploy (default: the one in this package)"),
-            ),
-            *HALL_ARGS,
-        ),
+        _deploy_args,
         usb_only=True,
     ),
 )

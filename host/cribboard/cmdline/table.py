@@ -1,6 +1,11 @@
 """The command table's parts: a command is one small entry (its name, help, arguments and
 runner), a group of commands an entry holding its own (`hall start`), and the parser is built
-from the table."""
+from the table.
+
+The command line starts at once: a row is cheap to import (what it runs, and any heavy module
+its arguments' help needs, is imported by its runner or by a function that makes its
+arguments), and the parser adds a command's arguments only when the line names it (or asks for
+its help): `cribboard peg` builds `peg`'s, never `keep`'s."""
 
 from __future__ import annotations
 
@@ -49,6 +54,10 @@ class OneOf:
     required: bool = False
 
 
+Args = tuple[Arg | OneOf, ...]
+"""A command's arguments."""
+
+
 CHOSEN = "chosen"
 """The parsed arguments' attribute that holds the commands named, outermost first."""
 
@@ -63,7 +72,9 @@ class Command:
     name: str
     help: str | Later
     run: Runner | None = None
-    args: tuple[Arg | OneOf, ...] = ()
+    args: Args | Callable[[], Args] = ()
+    """Its arguments, or a function that makes them (called only when its parser is built: a
+    row whose help needs a heavy module's figures imports it there)."""
     description: str | Later | None = None
     usb_only: bool = False
     """It needs a serial link: refused with --ble (a group: each of its commands)."""
@@ -79,6 +90,10 @@ class Command:
         if self.run is None and not self.commands:
             raise ValueError(f"{self.name}: a command runs, or holds commands that do")
 
+    def arguments(self) -> Args:
+        """Its arguments (made now when the row gives a function)."""
+        return self.args() if callable(self.args) else self.args
+
 
 def chosen(args: argparse.Namespace) -> tuple[Command, ...]:
     """The commands the parsed line names, outermost first (`hall`, `start`)."""
@@ -92,7 +107,33 @@ def command_line(commands: Sequence[Command]) -> str:
 
 
 class _SubParser(OneLineParser):
-    # Sub-commands report errors under the program's name, as the main parser does.
+    """A command's parser. Sub-commands report errors under the program's name, as the main
+    parser does. Its arguments are added when it first parses or shows its help (`fill`):
+    a line names one command, and only that one's arguments are made."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fill: Callable[[], None] | None = None
+
+    def _filled(self) -> None:
+        fill, self.fill = self.fill, None
+        if fill is not None:
+            fill()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._filled()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._filled()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._filled()
+        return super().format_help()
+
     def error(self, message: str) -> NoReturn:
         self.exit(
             2,
@@ -145,27 +186,33 @@ def _add_command(
     outer: tuple[Command, ...],
     global_args: Sequence[Arg],
 ) -> None:
-    """A command's sub-parser, with its arguments, and its own sub-commands' beneath it."""
+    """A command's sub-parser (its name and help in its group's list now), its arguments and
+    its own sub-commands' beneath it once it is named."""
     options = dict(command.extra)
     if command.description is not None:
         options["description"] = said(command.description)
     sub_parser = sub.add_parser(command.name, help=said(command.help), **options)
-    _add_args(sub_parser, command.args)
     path = (*outer, command)
-    if command.run is not None:
-        sub_parser.set_defaults(**{CHOSEN: path})
-        boardless = any(one.boardless for one in path)
-        _add_global_args(
-            sub_parser, command, [a for a in global_args if not (boardless and a.board)]
-        )
-    if command.commands:
-        inner = sub_parser.add_subparsers(metavar="COMMAND", parser_class=_SubParser)
-        inner.required = command.run is None
-        for one in command.commands:
-            _add_command(inner, one, path, global_args)
+
+    def fill() -> None:
+        args = command.arguments()
+        _add_args(sub_parser, args)
+        if command.run is not None:
+            sub_parser.set_defaults(**{CHOSEN: path})
+            boardless = any(one.boardless for one in path)
+            _add_global_args(
+                sub_parser, args, [a for a in global_args if not (boardless and a.board)]
+            )
+        if command.commands:
+            inner = sub_parser.add_subparsers(metavar="COMMAND", parser_class=_SubParser)
+            inner.required = command.run is None
+            for one in command.commands:
+                _add_command(inner, one, path, global_args)
+
+    sub_parser.fill = fill
 
 
-def _add_args(parser: argparse.ArgumentParser, args: Sequence[Arg | OneOf]) -> None:
+def _add_args(parser: argparse.ArgumentParser, args: Args) -> None:
     for item in args:
         if isinstance(item, OneOf):
             group = parser.add_mutually_exclusive_group(required=item.required)
@@ -180,18 +227,19 @@ def parser_of(command: Command) -> argparse.ArgumentParser:
     cribboard.virtual.cli`), its errors as the command line's."""
     description = None if command.description is None else said(command.description)
     parser = _SubParser(prog=command_line((command,)), description=description)
-    _add_args(parser, command.args)
+    _add_args(parser, command.arguments())
     return parser
 
 
 def _add_global_args(
-    sub_parser: argparse.ArgumentParser, command: Command, global_args: Sequence[Arg]
+    sub_parser: argparse.ArgumentParser, args: Args, global_args: Sequence[Arg]
 ) -> None:
-    """The global options, for after the command: given there, they replace the values given
-    before it (or the defaults); not given, they leave those alone (SUPPRESS)."""
+    """The global options, for after a command whose own arguments are `args`: given there,
+    they replace the values given before it (or the defaults); not given, they leave those
+    alone (SUPPRESS)."""
     own = {
         name
-        for item in command.args
+        for item in args
         for one in (item.args if isinstance(item, OneOf) else (item,))
         for name in one.names
     }

@@ -22,7 +22,6 @@ The main command line's table holds :data:`HALL`, the group of these commands.""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import math
@@ -33,12 +32,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cribboard.cmdline.table import Arg, Command, OneOf, UsageError, arg, int_in
 from cribboard.errors import HallError
 from cribboard.i18n import L_, N_, _, n_
 from cribcore.hall import MAX_TABLES
+
+if TYPE_CHECKING:
+    import asyncio
 
 DIR_ENV = "CRIBBOARD_HALL_DIR"
 PASSWORD_ENV = "CRIBBOARD_HALL_PASSWORD"
@@ -68,6 +70,8 @@ def _round_resend(args: argparse.Namespace) -> int:
 
 
 def _ask(hall_dir: Path, method: str, route: str, body: object = None) -> dict[str, Any]:
+    import asyncio
+
     from cribboard.hall.control import DirectorNotRunning, call
 
     try:
@@ -86,6 +90,8 @@ def _ask(hall_dir: Path, method: str, route: str, body: object = None) -> dict[s
 
 
 def _director_running(hall_dir: Path) -> bool:
+    import asyncio
+
     from cribboard.hall.control import DirectorNotRunning, call
 
     try:
@@ -436,6 +442,8 @@ def _note_stop(signum: int, frame: object) -> None:
 
 
 def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
+    import asyncio
+
     from cribboard.hall.broker import Broker
     from cribboard.hallwire import topics
     from cribboard.mqtt.address import BrokerAddress
@@ -590,6 +598,8 @@ def _recorded_pid(broker_dir: Path) -> int | None:
 async def _answers(address: Any) -> bool:
     """Whether a broker at `address` lets its user in now (HallError: it answers, but refuses
     its certificate)."""
+    import asyncio
+
     import aiomqtt
 
     from cribboard.mqtt.address import certificate_refused, refusal
@@ -664,6 +674,8 @@ def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
 
 
 async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) -> int:
+    import asyncio
+
     from cribboard.hall.control import ControlServer
     from cribboard.hall.director import Director
     from cribboard.hall.page import Page
@@ -743,6 +755,8 @@ async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) ->
 
 def _supervisor(hall_dir: Path, hall: _Running) -> asyncio.Task[str] | None:
     """Watch the private broker (ours, or the one taken up): started again when it dies."""
+    import asyncio
+
     from cribboard.hall.lifecycle import supervise_broker
 
     if hall.broker is None or (hall.adopted is None and hall.broker.pid is None):
@@ -784,6 +798,8 @@ def _page_url(page: Any) -> str:
 
 
 def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
+    import asyncio
+
     _no_password_on_the_line(args)
     from cribboard.hall.broker import Broker
     from cribboard.hallwire import topics
@@ -816,6 +832,8 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
 
 
 async def _serve_page(address: Any, hall: str, args: argparse.Namespace) -> int:
+    import asyncio
+
     from cribboard.hall.page import Page
     from cribboard.hall.view import HallView, follow
 

@@ -7,9 +7,7 @@ holds :func:`command`; the linked game's modules are imported when it runs."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,6 +109,9 @@ def command() -> Command:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+
     from cribboard.api import Board
     from cribboard.discovery import resolve_port
     from cribboard.link import LinkedGameError

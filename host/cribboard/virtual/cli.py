@@ -3,26 +3,28 @@
 Prints the serial device path as the first line on stdout and ``control: ADDRESS`` (the unix-port
 board's side channel) or ``flash: PATH`` (the emulated RP2040's flash file, ``--rp2``) as the
 second, then runs until SIGINT or SIGTERM.
+
+The row is read for every command line: the boards, the emulator and the LED decoding are
+imported when `sim` runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 from pathlib import Path
-from types import FrameType
+from typing import TYPE_CHECKING
 
-from ..cmdline.table import PROG, Command, UsageError, arg, parser_of
+from ..cmdline.table import PROG, Args, Command, UsageError, arg, parser_of
 from ..errors import CribboardError
 from ..i18n import L_, N_, _
-from ..simregistry import register, unregister
-from .errors import VirtualBoardError
-from .launcher import DEFAULT_HEAP, VirtualBoard
-from .rp2board import FIRMWARE_IMAGE, RP2Board, images_dir
-from .rp2install import install_emulator
-from .ws2812 import decode_ws2812, grb_to_rgb, split_complete
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from .launcher import VirtualBoard
+    from .rp2board import RP2Board
 
 _SHOW_PERIOD = 0.1  # redraw the board at most ten times a second
 
@@ -42,6 +44,13 @@ def board_picture(chain_rgb: bytes, color: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``cribboard sim`` with its parsed arguments; return the exit status (UsageError for
     options that do not go together)."""
+    import signal
+
+    from ..simregistry import unregister
+    from .errors import VirtualBoardError
+    from .rp2board import RP2Board
+    from .ws2812 import decode_ws2812, grb_to_rgb, split_complete
+
     _check_options(args)
     show = _Show(sys.stdout.isatty()) if args.show else None
     try:
@@ -89,6 +98,9 @@ def _register(board: VirtualBoard | RP2Board, kept: str | None) -> Path | None:
     """Tell `cribboard list` and the other commands about this board (`kept`: the flash image
     given, where it keeps its game); a runtime directory that cannot be used only means it is
     not listed."""
+    from ..simregistry import register
+    from .rp2board import RP2Board
+
     flash = Path(kept).resolve() if kept is not None else None
     try:
         return register(
@@ -132,6 +144,10 @@ WEB_HEAP = "144wK"
 
 
 def _start_board(args: argparse.Namespace, show: _Show | None) -> VirtualBoard | RP2Board:
+    from .launcher import DEFAULT_HEAP, VirtualBoard
+    from .rp2board import FIRMWARE_IMAGE, RP2Board, images_dir
+    from .rp2install import install_emulator
+
     if args.rp2:
         if args.install_emulator:
             install_emulator(say=lambda line: print(line, file=sys.stderr, flush=True))
@@ -177,11 +193,11 @@ class _Show:
         self._drawn_lines = picture.count("\n") + 1
 
 
-SIM = Command(
-    "sim",
-    N_("run the virtual board (see `cribboard sim --help`)"),
-    run,
-    (
+def _sim_args() -> Args:
+    from .launcher import DEFAULT_HEAP
+    from .rp2board import FIRMWARE_IMAGE
+
+    return (
         arg(
             "--flash",
             metavar="PATH",
@@ -245,7 +261,14 @@ SIM = Command(
                 "with Wi-Fi does (0: a free port; the address is printed)"
             ),
         ),
-    ),
+    )
+
+
+SIM = Command(
+    "sim",
+    N_("run the virtual board (see `cribboard sim --help`)"),
+    run,
+    _sim_args,
     boardless=True,  # it is the board
     description=N_(
         "Run the firmware on a virtual board (MicroPython's unix port; with --rp2 an emulated "

@@ -1,0 +1,135 @@
+"""The command line starts at once (issue 39): each command line imports what it needs. Its
+rows are cheap to read, a row's arguments are made only when the line names it, and
+`--version` and `--help` load no board, network or app code. Counted in modules, which no
+load on the machine changes (the times are `make bench`'s: bench/cli_bench.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cribboard.cmdline.table import Args, Command, arg, build_parser
+from cribboard.virtual import VirtualBoard
+
+# Reads the command line as `cribboard` does, then writes the modules it imported.
+DRIVER = """\
+import json, sys
+from cribboard.cli import main
+out, words = sys.argv[1], sys.argv[2:]
+try:
+    status = main(words)
+except SystemExit as stopped:
+    status = stopped.code
+with open(out, "w") as file:
+    json.dump({"status": status, "modules": sorted(sys.modules)}, file)
+"""
+
+# Never for reading the command line: the apps, the board's link, the network.
+APPS = (
+    "cribboard.play.",
+    "cribboard.rules",
+    "cribboard.bridge.",
+    "cribboard.mqtt",
+    "cribboard.web",
+    "cribboard.hallwire",
+    "cribboard.ble",
+    "cribboard.deploy",
+    "paho",
+    "aiomqtt",
+    "bleak",
+)
+ROWS = ("cribboard.hall.cli", "cribboard.link.cli", "cribboard.virtual.cli")
+"""A feature's row of the table: read for every line (the rest of the feature is not)."""
+BOARD = ("asyncio", "serial", "cribboard.api", "cribboard.client", "cribboard.transport")
+
+
+def imported(tmp_path: Path, *words: str) -> set[str]:
+    out = tmp_path / "modules.json"
+    subprocess.run(
+        [sys.executable, "-c", DRIVER, str(out), *words],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    result = json.loads(out.read_text())
+    assert result["status"] in (0, None)
+    return set(result["modules"])
+
+
+def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    """The modules `names` names: a name is the module and its submodules; a name ending in a
+    dot, the package's submodules only (its __init__ is cheap)."""
+
+    def named(module: str, name: str) -> bool:
+        if name.endswith("."):
+            return module.startswith(name)
+        return module == name or module.startswith(name + ".")
+
+    return sorted(m for m in modules if any(named(m, name) for name in names))
+
+
+def features_beyond_rows(modules: set[str]) -> list[str]:
+    """Modules of the hall, linked games and the virtual board other than their rows."""
+    packages = ("cribboard.hall.", "cribboard.link.", "cribboard.virtual.")
+    return [m for m in among(modules, packages) if m not in ROWS]
+
+
+@pytest.mark.parametrize("words", [["--version"], ["--help"], ["--lang", "sv", "--help"]])
+def test_version_and_help_load_no_board_network_or_app(tmp_path: Path, words: list[str]) -> None:
+    modules = imported(tmp_path, *words)
+    assert among(modules, APPS) == []
+    assert among(modules, BOARD) == []
+    assert "cribboard.portshare" not in modules
+    assert features_beyond_rows(modules) == []
+
+
+def test_peg_loads_the_board_link_and_nothing_of_the_apps(
+    tmp_path: Path, vboard: VirtualBoard
+) -> None:
+    modules = imported(tmp_path, "--port", vboard.port, "peg", "blue", "1")
+    assert {"cribboard.api", "cribboard.transport", "cribboard.portshare"} <= modules
+    assert among(modules, APPS) == []
+    assert features_beyond_rows(modules) == []
+
+
+def test_a_command_whose_help_needs_the_rules_loads_them_when_named(tmp_path: Path) -> None:
+    assert "cribboard.play.scorekeeper" in imported(tmp_path, "keep", "--help")
+    assert "cribboard.rules.allhands" in imported(tmp_path, "count", "--help")
+
+
+def test_a_rows_arguments_are_made_only_when_the_line_names_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    made: list[str] = []
+
+    def lazy_args() -> Args:
+        made.append("lazy")
+        return (arg("--deep", action="store_true", help="made late"),)
+
+    table = (
+        Command("quick", "a quick one", lambda args: 0, (arg("n", type=int),)),
+        Command("lazy", "its arguments made late", lambda args: 0, lazy_args),
+        Command(
+            "group",
+            "a group",
+            commands=(Command("inner", "inside", lambda args: 0, lazy_args),),
+        ),
+    )
+    parser = build_parser(table, (), "a table")
+    assert parser.parse_args(["quick", "3"]).n == 3
+    assert made == []
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    assert "its arguments made late" in capsys.readouterr().out
+    assert made == []
+    assert parser.parse_args(["lazy", "--deep"]).deep is True
+    assert made == ["lazy"]
+    assert parser.parse_args(["group", "inner", "--deep"]).deep is True
+    assert made == ["lazy", "lazy"]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["lazy", "--help"])
+    assert "made late" in capsys.readouterr().out
