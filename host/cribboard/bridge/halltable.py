@@ -11,12 +11,14 @@ again after the bridge restarted is answered, not run again.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cribboard.api import BoardState
+from cribboard.api import Board, BoardState
 from cribboard.bridge.registry import BoardEntry, Registry
 from cribboard.errors import BoardRejected, CribboardError
 from cribboard.hallwire import messages, topics
@@ -58,6 +60,7 @@ class HallTable:
         self.settings = settings
         self.say = say
         self.names: tuple[str, ...] = ()  # the players of the game the director started
+        self._asking: asyncio.Task[None] | None = None
         self.client = TableClient(
             settings.address,
             settings.hall,
@@ -71,7 +74,16 @@ class HallTable:
     def start(self) -> None:
         """Join the hall in the background (see TableClient.start_background)."""
         self.registry.state_listeners.append(self._changed)
+        # The director judges a game by every revision: no two changes pushed as one.
+        self.registry.every_change = True
+        entry = self._entry()
+        if entry is not None and entry.board is not None:
+            self._asking = asyncio.create_task(self._ask_every_change(entry.board))
         self.client.start_background()
+
+    async def _ask_every_change(self, board: Board) -> None:
+        with contextlib.suppress(CribboardError):
+            await board.ask_every_change()
 
     async def stop(self) -> None:
         if self._changed in self.registry.state_listeners:
