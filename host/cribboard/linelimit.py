@@ -53,6 +53,13 @@ class LineLimiter:
 
     def say(self, key: str, text: str) -> bool:
         """Say `text` unless `key` has said its lines in this window; True when said."""
+        if self.allow(key):
+            self._say(text)
+            return True
+        return False
+
+    def allow(self, key: str) -> bool:
+        """Whether `key` may say a line now (counted as said; when not, as held back)."""
         now = self._clock()
         window = self._windows.get(key)
         if window is not None and now - window.started >= self.window_s:
@@ -64,7 +71,6 @@ class LineLimiter:
             window = self._windows[key] = _Window(now)
         if window.said < self.burst:
             window.said += 1
-            self._say(text)
             return True
         if window.held_back == 0:
             self._close_later(key, window)

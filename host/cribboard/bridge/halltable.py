@@ -24,6 +24,7 @@ from cribboard.errors import BoardRejected, CribboardError
 from cribboard.hallwire import messages, topics
 from cribboard.hallwire.tableclient import CommandMemory, TableClient
 from cribboard.mqtt.address import BrokerAddress
+from cribboard.plaintext import inert
 
 BOARD_WAIT_S = 5.0  # a command for a board that is being (re)opened waits this long for it
 COLOURS = ("blue", "orange", "purple")
@@ -119,7 +120,7 @@ class HallTable:
             return messages.Ack(command.id, False, "board_unavailable", str(err))
         self.names = command.names
         players = " against ".join(
-            f"{name} ({COLOURS[seat]})" for seat, name in enumerate(command.names)
+            f"{inert(name)} ({COLOURS[seat]})" for seat, name in enumerate(command.names)
         )
         self.say(f"table {self.settings.table}: new game to {command.target}: {players}")
         return messages.Ack(command.id, True)

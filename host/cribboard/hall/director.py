@@ -55,6 +55,7 @@ from cribboard.hallwire import messages, topics
 from cribboard.i18n import N_, _, n_
 from cribboard.linelimit import LineLimiter
 from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.plaintext import inert
 from cribboard.tournament import (
     CIRCLE,
     ROTATION,
@@ -171,6 +172,8 @@ class Director:
         self.refused = 0  # messages refused (malformed, oversized, out of range, retained)
         self._watch: dict[int, GameWatch] = {}  # each table's game this round
         self._changed_watches: dict[int, GameWatch] = {}  # not written to the store yet
+        self._connections = 0  # connections to the broker so far (a gap across one is a crash's)
+        self._session_kept = True  # whether the broker kept the director's session this time
         # A table that floods the director with refused messages or doubtful wins fills no
         # terminal and no log: a few lines a table a minute.
         self._warnings = LineLimiter(lambda text: log.warning("%s", text))
@@ -214,6 +217,8 @@ class Director:
         client.acknowledge_when_taken()
         async with client:
             self._client = client
+            self._connections += 1
+            self._session_kept = client.session_present
             # The retained states come with these subscriptions: every table's board as it is.
             for topic in view_filters(self.hall):
                 await client.subscribe(topic, qos=1)
@@ -298,6 +303,10 @@ class Director:
                     # Every change, in order, queued while the director is away: what it
                     # judges a game by. (`state`, the latest alone, retained, feeds the page.)
                     self._table_state(name.table, state)
+                elif retained and not self._session_kept:
+                    # The broker lost the director's session (it died before saving it): the
+                    # events of the meantime are gone, the retained state is all there is.
+                    self._table_state(name.table, state, newer_only=True)
             elif name.leaf == topics.ACK:
                 self._ack(name.table, messages.decode_ack(payload))
             elif name.leaf == topics.ONLINE:
@@ -323,7 +332,12 @@ class Director:
             return None
         return rounds[-1]
 
-    def _table_state(self, table: int, state: BoardState) -> None:
+    def _table_state(self, table: int, state: BoardState, *, newer_only: bool = False) -> None:
+        """A table's state, in the order the table made them (`newer_only`: a retained state,
+        taken only when newer than the last state seen)."""
+        latest = self.latest.get(table)
+        if newer_only and latest is not None and state.rev <= latest.rev:
+            return
         self.latest[table] = state
         round_ = self._current(table)
         if round_ is None:
@@ -335,11 +349,13 @@ class Director:
         if not command.fresh:
             if is_fresh(state):
                 self.store.mark_fresh(round_.number, table, state.rev, state.games)
-                self._keep(table, GameWatch(round_.number, state))
+                self._keep(table, GameWatch(round_.number, state, connection=self._connections))
             return  # not yet the round's game on the board
         watch = self._watch_of(table, round_.number)
         if state != watch.last:
-            doubt = watch.take(state, self.target)
+            broker_lost = watch.connection != self._connections
+            watch.connection = self._connections
+            doubt = watch.take(state, self.target, broker_lost=broker_lost)
             self._keep(table, watch)
             if doubt is not None and self.store.counted_from_board(*key) is not None:
                 self._hold_counted(round_.number, table, watch.reason())
@@ -368,6 +384,7 @@ class Director:
                 watch = GameWatch.from_command(
                     round_no, self.store.command(round_no, table), self.target
                 )
+            watch.connection = self._connections
             self._watch[table] = watch
         return watch
 
@@ -532,7 +549,7 @@ class Director:
         """Send a table its round's latest command; the future holds the table's answer."""
         command = self.store.command(round_.number, table)
         tournament = self.store.tournament
-        names = tuple(tournament.player(p).name for p in round_.table(table).players)
+        names = tuple(inert(tournament.player(p).name) for p in round_.table(table).players)
         payload = messages.encode_command(messages.NewGame(command.id, self.target, names))
         future = self._pending.futures.get(command.id)
         if future is None or future.done():
@@ -762,7 +779,7 @@ def correct_result(
         names = {tournament.player(p).name.casefold(): seat for seat, p in enumerate(seats)}
         seat = names.get(" ".join(winner.split()).casefold())
         if seat is None:
-            first, second = (tournament.player(p).name for p in seats)
+            first, second = (inert(tournament.player(p).name) for p in seats)
             raise TournamentError(
                 _(
                     "round %(round)d table %(table)d is %(first)s against %(second)s, not "
@@ -834,8 +851,8 @@ def describe(store: Store, result: Result) -> str:
     }[outcome]
     return _(
         words,
-        winner=tournament.player(result.winner).name,
-        loser=tournament.player(result.loser).name,
+        winner=inert(tournament.player(result.winner).name),
+        loser=inert(tournament.player(result.loser).name),
         target=result.target,
         score=result.loser_score,
     )

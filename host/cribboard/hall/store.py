@@ -47,6 +47,7 @@ from typing import Any, TextIO
 
 from cribboard.errors import HallError
 from cribboard.hall.wins import FinishedGame, result_key
+from cribboard.plaintext import csv_cell
 from cribboard.tournament import (
     Correction,
     Player,
@@ -670,7 +671,7 @@ class Store:
             writer.writerow(
                 [
                     s.rank,
-                    s.player.name,
+                    csv_cell(s.player.name),
                     s.points,
                     s.played,
                     s.won,
@@ -690,7 +691,7 @@ class Store:
         corrected = {(c.round, c.table) for c in tournament.corrections}
 
         def name(player_id: int) -> str:
-            return tournament.player(player_id).name
+            return csv_cell(tournament.player(player_id).name)
 
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(GAMES_COLUMNS)

@@ -7,7 +7,8 @@ received make it plausible, one after the other (:meth:`GameWatch.take`):
 
 - each state's revision one above the last (a table client publishes every change, and keeps
   those it made while the broker was away for when it is back): a **gap** is doubtful, since a
-  forger publishes a win at a revision of its own choosing;
+  forger publishes a win at a revision of its own choosing (unless the broker died in between,
+  losing what it had not passed on: then only the points are judged);
 - a revision **lower** than before (or the same with another game) only after the table's
   connection changed (an ``online`` message came), and then with the same game: a board that
   restarted counts its revisions from 0 again, its game as it was. A revision that falls while
@@ -60,12 +61,15 @@ def doubt_about_step(
     *,
     reconnected: bool = False,
     finished: bool = False,
+    broker_lost: bool = False,
 ) -> str | None:
     """Why a board could not have gone from `was` to `now` in the round's game, as states
     received one after the other (None: it could). `reconnected`: the table's connection
     changed in between (a board that restarted counts its revisions from 0 again).
     `finished`: the round's game was won already (the board may start any game of its own
-    since; its revisions must still follow each other)."""
+    since; its revisions must still follow each other). `broker_lost`: the director lost the
+    broker in between (a broker that died loses what it had not passed on: a gap then is the
+    crash's, judged by its points alone)."""
     if not finished and (now.target, now.players) != (target, 2):
         return _(
             "the board plays a %(target)d-point game for %(players)d, not the round's "
@@ -102,7 +106,8 @@ def doubt_about_step(
             now_rev=now.rev,
             now=_score(now),
         )
-    if now.rev > was.rev + 1:
+    moves = now.rev - was.rev
+    if moves > 1 and not broker_lost:
         return n_(
             "the director never received revision %(first)d: the board went from %(was)s at "
             "revision %(was_rev)d to %(now)s at revision %(now_rev)d",
@@ -117,10 +122,13 @@ def doubt_about_step(
             now_rev=now.rev,
         )
     gained = sum(max(0, a - b) for a, b in zip(now.front, was.front, strict=False))
-    if gained > MAX_POINTS:
-        return _(
+    if gained > moves * MAX_POINTS:
+        return n_(
             "the board went from %(was)s at revision %(was_rev)d to %(now)s at revision "
-            "%(now_rev)d: more points than one move can score",
+            "%(now_rev)d: more points than %(count)d move can score",
+            "the board went from %(was)s at revision %(was_rev)d to %(now)s at revision "
+            "%(now_rev)d: more points than %(count)d moves can score",
+            moves,
             was=_score(was),
             was_rev=was.rev,
             now=_score(now),
@@ -164,6 +172,9 @@ class GameWatch:
     more_doubts: int = 0  # doubts beyond MAX_DOUBTS, only counted
     reconnected: bool = False
     finished: bool = False  # the round's game was won on the board
+    # The director's connection to the broker when the last state came (not kept: a director
+    # started again judges the next state as following the last kept).
+    connection: int = field(default=0, compare=False)
 
     @classmethod
     def from_command(cls, round_no: int, command: TableCommand, target: int) -> GameWatch:
@@ -198,11 +209,17 @@ class GameWatch:
             "finished": self.finished,
         }
 
-    def take(self, state: BoardState, target: int) -> str | None:
+    def take(self, state: BoardState, target: int, *, broker_lost: bool = False) -> str | None:
         """Follow the game to `state` (a state different from the last); returns the doubt it
-        raises, if any, which stays with the game."""
+        raises, if any, which stays with the game. `broker_lost`: the director lost the broker
+        since the last state (see :func:`doubt_about_step`)."""
         doubt = doubt_about_step(
-            self.last, state, target, reconnected=self.reconnected, finished=self.finished
+            self.last,
+            state,
+            target,
+            reconnected=self.reconnected,
+            finished=self.finished,
+            broker_lost=broker_lost,
         )
         self.last = state
         self.reconnected = False

@@ -13,6 +13,7 @@ from typing import Any
 
 from cribboard.api import BoardState
 from cribboard.errors import HallError
+from cribboard.plaintext import inert
 from cribboard.tournament import Round, Standing, Tournament
 from cribcore import hall as core
 from cribcore.hall import is_command_id
@@ -239,7 +240,7 @@ def decode_command(payload: bytes) -> NewGame:
     ):
         raise MessageError(f"cmd: names must be a list of {PLAYER_COUNTS} strings", command_id)
     assert isinstance(target, int)
-    return NewGame(command_id, target, tuple(names))
+    return NewGame(command_id, target, tuple(name[:MAX_NAME_CHARS] for name in names))
 
 
 def encode_ack(ack: Ack) -> bytes:
@@ -274,7 +275,7 @@ def encode_round(tournament: Tournament, round_: Round) -> bytes:
     """The retained `round` payload: who plays whom at which table (seat order), and the bye."""
 
     def name(player_id: int) -> str:
-        return tournament.player(player_id).name
+        return inert(tournament.player(player_id).name)
 
     return _dumps(
         {
@@ -299,7 +300,7 @@ def encode_standings(
             "standings": [
                 {
                     "rank": s.rank,
-                    "player": s.player.name,
+                    "player": inert(s.player.name),
                     "points": s.points,
                     "played": s.played,
                     "won": s.won,

@@ -14,7 +14,7 @@ import ssl
 import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiomqtt
@@ -41,6 +41,13 @@ class Client(aiomqtt.Client):
     cancellation: aiomqtt waits with :func:`asyncio.wait_for`, which on Python 3.11 drops a
     cancel that meets a publication's acknowledgement (see :mod:`cribboard.waiting`), and the
     director, a table or a linked game cancelled then never stopped."""
+
+    session_present = False
+    """Whether the broker kept this client's session from before (the CONNACK's flag)."""
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, *args: Any) -> None:
+        self.session_present = bool(getattr(flags, "session_present", False))
+        super()._on_connect(client, userdata, flags, *args)
 
     def acknowledge_when_taken(self) -> None:
         """From now on a QoS 1 message is acknowledged only by :meth:`acknowledge`, once it has
