@@ -9,20 +9,23 @@ every ``event`` and ``ack`` while it is away), follows every table's ``state``, 
   are published (retained). A win counts for the round once the table has acknowledged the
   round's new-game command (its id carries a nonce; a retained ack or event is ignored) and the
   board has shown that fresh game (the previous round's win, still on a board, is not this
-  round's). A win counts only when it is consistent (:func:`doubt_about_step`,
-  :func:`doubt_about_win`): the round's target and two players, points no faster than the
-  board's revisions allow, the games-won tally up by the win alone. Anything else is held for
-  the director with the reason (:meth:`Director.accept_held`, :meth:`Director.reject_held`).
+  round's). A win counts only when the events the director received make it plausible, one
+  revision after the other (:mod:`cribboard.hall.watch`: no gap, no revision falling while the
+  table stays online, the round's target, points no faster than the revisions allow, the
+  games-won tally up by the win alone); the watch and its doubts are kept in the store. A game
+  with a doubt, or a held row, is held for the director with the reasons
+  (:meth:`Director.accept_held`, :meth:`Director.reject_held`); a result counted from the board
+  that a later state puts in doubt is held again.
 - **Hostile messages.** Whatever a table publishes is size-, depth- and range-checked
-  (:mod:`cribboard.hallwire.messages`) and refused with a log line; nothing a message holds, nor a
-  fault in drawing the page, stops the director.
-- **Nothing lost.** On every connection it subscribes again, so the broker hands it every
-  table's retained state, and it records any win not stored yet: a director killed between the
-  broker's delivery and its own write, or a broker restart, loses nothing. It sends again the
-  command of each table that has not acknowledged it (same id: a table that ran it only answers
-  again), republishes ``round`` and ``standings``, and reconnects by itself until stopped. A
-  table that comes online later gets its command then (a table that was never connected has
-  no session on the broker to queue it in).
+  (:mod:`cribboard.hallwire.messages`) and refused with a log line (a few a table a minute);
+  nothing a message holds, nor a fault in drawing the page, stops the director.
+- **Nothing lost.** It acknowledges a message only once it has taken it: one it had not taken
+  when it was killed comes again with its session. On every connection it subscribes again,
+  sends again the command of each table that has not acknowledged it (same id: a table that ran
+  it only answers again), republishes ``round`` and ``standings``, and reconnects by itself
+  until stopped; when the broker lost its session, a table's retained state stands in for the
+  events of the meantime. A table that comes online later gets its command then (a table that
+  was never connected has no session on the broker to queue it in).
 - **Rounds.** :meth:`Director.next_round` pairs the next round (choosing the movement before
   round 1, see :func:`choose_movement`), publishes ``round`` (retained), sends each table a new
   game with the players' names and waits for the acks.
@@ -290,7 +293,7 @@ class Director:
             return
         if name.table is not None and retained and name.leaf in (topics.EVENT, topics.ACK):
             # Never retained by a table client: one that is was left there to be read again.
-            self._refuse(name.table, _("a retained %(leaf)s: ignored", leaf=name.leaf))
+            self._refuse(name.table, f"a retained {name.leaf}: ignored")
             return
         if name.table is None:
             self.view.feed(topic, payload)
@@ -322,8 +325,7 @@ class Director:
     def _refuse(self, table: int, why: str) -> None:
         """A table's message refused: counted, and said (a few lines a table a minute)."""
         self.refused += 1
-        key = _("table %(table)d", table=table)
-        self._warnings.say(key, f"{key}: {why}")
+        self._warnings.say(f"table {table}", f"table {table}: {why}")  # the log: English
 
     def _current(self, table: int) -> Round | None:
         """The current round, if `table` plays in it."""

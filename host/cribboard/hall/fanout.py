@@ -2,7 +2,7 @@
 standings), never a queue of every change.
 
 A table that changes a thousand times a second costs a page's socket at most one message per
-MIN_INTERVAL_S for it: each socket sends what changed since it last sent, the latest of each,
+MIN_INTERVAL_S for it (a change after a quiet while goes at once): each socket sends what changed since it last sent, the latest of each,
 built and serialised once for every socket (a table's drawing is made then, not on every
 change). Publishing is a dictionary write, whatever the number of sockets. A socket that does
 not take what it is sent (its send buffer stays full: a phone gone to sleep, a stranger that
@@ -29,7 +29,7 @@ from cribboard.linelimit import LineLimiter
 
 log = logging.getLogger(__name__)
 
-MIN_INTERVAL_S = 0.1  # a socket sends at most this often (a page needs no more)
+MIN_INTERVAL_S = 0.05  # a socket sends at most this often (a page needs no more)
 SEND_TIMEOUT_S = 10.0  # a socket whose sends wait longer is closed
 
 Build = Callable[[], dict[str, Any]]
@@ -115,6 +115,7 @@ class Fanout:
         version: int,
     ) -> None:
         texts = [json.dumps(message, separators=(",", ":")) for message in first]
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 async with asyncio.timeout(self.send_timeout_s):
@@ -129,8 +130,11 @@ class Fanout:
                 return
             except (ConnectionError, RuntimeError):
                 return
-            await asyncio.sleep(self.min_interval_s)
+            sent = loop.time()
             await self._next_change(version)
+            # A change after a quiet while goes at once; in a stream of them, one send every
+            # min_interval_s carries the latest of each.
+            await asyncio.sleep(max(0.0, sent + self.min_interval_s - loop.time()))
             keys = self._since(version)
             version = self.version
             texts = [text for text in map(self.text, keys) if text is not None]

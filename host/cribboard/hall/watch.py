@@ -108,14 +108,9 @@ def doubt_about_step(
         )
     moves = now.rev - was.rev
     if moves > 1 and not broker_lost:
-        return n_(
-            "the director never received revision %(first)d: the board went from %(was)s at "
-            "revision %(was_rev)d to %(now)s at revision %(now_rev)d",
-            "the director never received revisions %(first)d to %(last)d: the board went from "
-            "%(was)s at revision %(was_rev)d to %(now)s at revision %(now_rev)d",
-            now.rev - was.rev - 1,
-            first=was.rev + 1,
-            last=now.rev - 1,
+        return _(
+            "the director never received the revisions between %(was_rev)d (%(was)s) and "
+            "%(now_rev)d (%(now)s)",
             was=_score(was),
             was_rev=was.rev,
             now=_score(now),

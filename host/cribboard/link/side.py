@@ -207,6 +207,7 @@ class LinkedGameSide:
         self.unknown_messages = 0  # messages not signed with the game's secret, dropped
         # Unknown sides are told a few lines a minute, however many a stranger makes up.
         self._warnings = LineLimiter(lambda text: self.say(text))
+        self._log = LineLimiter(lambda text: log.warning("%s", text))  # malformed, in the log
         self.say = say or (lambda text: log.info("%s", text))
         self.board: Board | None = None
         self.board_state: BoardState | None = self.file.board
@@ -665,7 +666,7 @@ class LinkedGameSide:
         try:
             hello = Hello.decode(payload)
         except ValueError as err:
-            self._warnings.say("hello", f"game {self.game}: side {side}: a bad hello ({err})")
+            self._log.say("hello", f"game {self.game}: side {side}: a bad hello ({err})")
             return
         if self._answers.get(side) != hello.nonce:
             self._answers.pop(side, None)
@@ -730,10 +731,10 @@ class LinkedGameSide:
         try:
             move = decode_move(payload)
         except MoveError as err:
-            self._warnings.say("moves", f"{name.side}/{name.seq}: {err}")
+            self._log.say("moves", f"{name.side}/{name.seq}: {err}")
             return
         if (move.side, move.seq) != (name.side, name.seq):
-            self._warnings.say(
+            self._log.say(
                 "moves", f"move {move.id} on the topic of {name.side}.{name.seq}: ignored"
             )
             return
