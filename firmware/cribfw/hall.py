@@ -207,6 +207,10 @@ class HallClient:
         self._count = count + 1
         self.state_sent = False
 
+    def unsent(self):
+        """How many changes are kept and not published yet (the bench, the tests)."""
+        return self._count
+
     def _next(self, now):
         client = self.client
         self.changed(self.ctx.game)  # (a change the dispatcher did not tell of)
