@@ -345,6 +345,30 @@ def test_a_huge_packet_before_login_or_from_a_table_costs_the_broker_nothing(
         assert rss_kib(broker.pid) - before < 8 * 1024
 
 
+async def test_a_client_away_holds_no_more_than_its_queue(tmp_path: Path) -> None:
+    need_mosquitto()
+    broker = Broker.create(tmp_path / "broker", HALL, tables=1, queued_messages=50)
+    with broker:
+        director = address(broker, t.DIRECTOR_USER)
+        events = t.table_topic(HALL, 1, t.EVENT)
+        async with director.client(t.DIRECTOR_USER, clean_session=False) as client:
+            await client.subscribe(events, qos=1)
+        async with address(broker, "table-1").client("table-1") as table:
+            for rev in range(1, 201):  # the director away: queued for it, up to the limit
+                await table.publish(events, json.dumps(state(rev=rev)).encode(), qos=1)
+            await table.publish(t.table_topic(HALL, 1, t.ONLINE), b"1", qos=1, retain=True)
+        received = 0
+        async with director.client(t.DIRECTOR_USER, clean_session=False) as client:
+            await client.subscribe(t.table_topic(HALL, 1, t.ONLINE), qos=1)  # retained: after
+            async with asyncio.timeout(WAIT_S):
+                async for message in client.messages:
+                    if str(message.topic) == events:
+                        received += 1
+                    elif message.retain:
+                        break
+        assert 0 < received <= 50 + 20  # the queue, and those in flight (max_inflight_messages)
+
+
 BROKER_CHILD = textwrap.dedent(
     """
     import resource, sys, time
