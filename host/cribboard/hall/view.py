@@ -23,6 +23,7 @@ from cribboard.api import BoardState
 from cribboard.errors import HallError
 from cribboard.hall.fanout import Fanout
 from cribboard.hallwire import messages, topics
+from cribboard.linelimit import LineLimiter
 from cribboard.mqtt.address import BrokerAddress, refusal
 from cribcore.render import Renderer
 from cribcore.state import NO_WINNER
@@ -86,6 +87,7 @@ class HallView:
         self.round: dict[str, Any] | None = None
         self.standings: dict[str, Any] | None = None
         self.fanout = Fanout()
+        self._warnings = LineLimiter(lambda text: log.warning("%s", text))
         self.updates = 0  # messages taken, for tests and benchmarks
         self._renderer = Renderer(None)
 
@@ -100,12 +102,13 @@ class HallView:
         a retained `event`, which no table client publishes, is ignored). Never raises:
         whatever a message holds, or a fault in drawing it, stays with the page."""
         if retained and topic.endswith(f"/{topics.EVENT}"):
-            log.warning("%s: retained: ignored", topic)
+            self._warnings.say(topic, f"{topic}: retained: ignored")
             return
         try:
             self._feed(topic, payload)
         except Exception:
-            log.exception("the page could not show %s: ignored", topic)
+            if self._warnings.allow(topic):
+                log.exception("the page could not show %s: ignored", topic)
 
     def _feed(self, topic: str, payload: bytes) -> None:
         try:
@@ -125,7 +128,7 @@ class HallView:
             else:
                 return
         except HallError as err:
-            log.warning("%s: %s", topic, err)
+            self._warnings.say(topic, f"{topic}: {err}")  # a few a topic a minute
             return
         if name.table is None:
             self.updates += 1
