@@ -125,13 +125,19 @@ async def flood_table(table: SimTable, changes: int) -> None:
     game = table.game
     async with table.client.address.client(t.table_user(1)) as client:
         start = time.monotonic()
-        for first in range(0, changes, 50):
+        for first in range(0, changes, 20):
             sends = []
-            for n in range(first, min(changes, first + 50)):
+            for n in range(first, min(changes, first + 20)):
                 game.set_pending(0, 1 + n % 29)
                 payload = messages.encode_state(board_state(game))
-                sends.append(client.publish(table.client.topic(t.STATE), payload, retain=True))
-                sends.append(client.publish(table.client.topic(t.EVENT), payload, qos=1))
+                sends.append(
+                    client.publish(
+                        table.client.topic(t.STATE), payload, retain=True, timeout=WAIT_S
+                    )
+                )
+                sends.append(
+                    client.publish(table.client.topic(t.EVENT), payload, qos=1, timeout=WAIT_S)
+                )
             await asyncio.gather(*sends)
         print(f"flooded {game.rev} {start} {time.monotonic()}", flush=True)
 
