@@ -15,6 +15,11 @@ each peg publishes the board's state to `state` and `event`, as a board's table 
 3. Recovery after a broker restart (stopped cleanly, started on the same port): until the
    director is connected again, and until every table is back (its `online` 1 seen again).
 4. Bytes per state message: the JSON payload, and the whole MQTT PUBLISH packet.
+5. One table flooding (issue 36): table 1 changes its board as fast as its client publishes (a
+   count being entered, again and again: every change a new revision, state and event); the
+   states per second the director judges and keeps, and how long another table's peg takes to
+   reach the page meanwhile. Then the same with 300 WebSockets open on the page that never read
+   (from ten addresses: the page takes 32 from one).
 
     .venv/bin/python bench/hall_bench.py
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import socket
 import statistics
 import subprocess
 import sys
@@ -42,13 +48,15 @@ from cribboard.hall.store import Store
 from cribboard.hallwire import messages
 from cribboard.hallwire import topics as t
 from cribboard.mqtt.address import BrokerAddress
-from cribdev.simtable import SimTable
+from cribdev.simtable import SimTable, board_state
 
 TABLES = 200
 HALL = "club"
 LATENCY_PEGS = 1000
 LATENCY_RATE = 200  # pegs a second, spread over the tables
 BURST_PEGS = 10  # per table
+FLOOD = 6000  # changes of the flooding table
+SLOW_WEBSOCKETS = 300
 WAIT_S = 120.0
 
 
@@ -75,6 +83,7 @@ async def run_tables(port: int, credentials: dict[str, str], ca: Path) -> None:
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     rng = random.Random(1)
+    flooding: set[asyncio.Task[None]] = set()
     while words := (await reader.readline()).decode().split():
         if words[0] == "latency":
             count, rate = int(words[1]), float(words[2])
@@ -95,9 +104,42 @@ async def run_tables(port: int, credentials: dict[str, str], ca: Path) -> None:
             start = time.monotonic()
             await asyncio.gather(*(burst(table) for table in tables))
             print(f"burst {start} {time.monotonic()}", flush=True)
+        elif words[0] == "flood":  # in the background: a peg elsewhere meanwhile
+            if tables[0].online.is_set():
+                await tables[0].stop()  # its credentials flood instead (one client id a user)
+            flooding.add(asyncio.create_task(flood_table(tables[0], int(words[1]))))
+        elif words[0] == "peg":
+            table = tables[int(words[1]) - 1]
+            sent = time.monotonic()
+            state = await table.peg(1, 1)
+            print(f"pegged {table.table} {state.rev} {sent}", flush=True)
         elif words[0] == "quit":
             break
     await asyncio.gather(*(table.stop() for table in tables))
+
+
+async def flood_table(table: SimTable, changes: int) -> None:
+    """Table 1's board changing as fast as a client can publish: a count being entered, again
+    and again (each a new revision), to `state` and `event`, many QoS 1 publications in flight
+    at once; then `flooded LAST_REV START END`."""
+    game = table.game
+    async with table.client.address.client(t.table_user(1)) as client:
+        start = time.monotonic()
+        for first in range(0, changes, 20):
+            sends = []
+            for n in range(first, min(changes, first + 20)):
+                game.set_pending(0, 1 + n % 29)
+                payload = messages.encode_state(board_state(game))
+                sends.append(
+                    client.publish(
+                        table.client.topic(t.STATE), payload, retain=True, timeout=WAIT_S
+                    )
+                )
+                sends.append(
+                    client.publish(table.client.topic(t.EVENT), payload, qos=1, timeout=WAIT_S)
+                )
+            await asyncio.gather(*sends)
+        print(f"flooded {game.rev} {start} {time.monotonic()}", flush=True)
 
 
 # --- the director's side -------------------------------------------------------------------------
@@ -221,6 +263,19 @@ async def run(work: Path) -> None:
                             if len(back) == TABLES:
                                 break
             all_back = time.monotonic()
+
+            # 5. One table flooding, then with 300 WebSockets that never read.
+            floods = []
+            for slow_sockets in (0, SLOW_WEBSOCKETS):
+                slow = [
+                    await asyncio.to_thread(
+                        never_reading, page.bound_port, f"127.0.0.{2 + n // 30}"
+                    )
+                    for n in range(slow_sockets)
+                ]
+                floods.append(await flood(director, tables, feed, slow_sockets))
+                for sock in slow:
+                    sock.close()
             reading.cancel()
 
         # 4. Bytes.
@@ -280,6 +335,20 @@ async def run(work: Path) -> None:
             f"(two players); the MQTT PUBLISH on `{topic}`: {packet(typical, 0)} bytes "
             f"(state, QoS 0), {packet(typical, 1)} (event, QoS 1)"
         )
+        print(f"\n5. One table flooding ({FLOOD} changes as fast as its client publishes them):")
+        for slow_sockets, (rate, sent_rate, peg_ms) in zip(
+            (0, SLOW_WEBSOCKETS), floods, strict=True
+        ):
+            with_what = (
+                f"with {slow_sockets} page WebSockets that never read"
+                if slow_sockets
+                else "the page's one reader"
+            )
+            print(
+                f"   {with_what}: the director judged and kept {rate:.0f} states/s (the table "
+                f"sent {sent_rate:.0f}/s); another table's peg on the page after "
+                f"{peg_ms:.0f} ms"
+            )
     finally:
         if tables.returncode is None:
             tables.stdin.write(b"quit\n")
@@ -294,6 +363,50 @@ async def run(work: Path) -> None:
             pass
         store.close()
         broker.stop()
+
+
+def never_reading(port: int, host: str) -> socket.socket:
+    """A page WebSocket that reads its handshake's answer, then never again."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.bind((host, 0))
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(
+        f"GET /api/ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)
+    return sock
+
+
+async def flood(
+    director: Director, tables: Any, feed: Feed, slow_sockets: int
+) -> tuple[float, float, float]:
+    """Table 1 floods; returns the director's states/s, the table's, and how long a peg at
+    table 2 took to reach the page meanwhile (ms)."""
+    start_rev = director.latest[1].rev if 1 in director.latest else 0
+    tables.stdin.write(f"flood {FLOOD}\n".encode())
+    await asyncio.sleep(0.5)  # well into the flood
+    tables.stdin.write(b"peg 2\n")
+    words = await expect(tables, "pegged")
+    key, sent = (int(words[1]), int(words[2])), float(words[3])
+    async with asyncio.timeout(WAIT_S):
+        while key not in feed.arrived:
+            feed.changed.clear()
+            await feed.changed.wait()
+    peg_ms = 1000 * (feed.arrived[key] - sent)
+    words = await expect(tables, "flooded")
+    last_rev, began, ended = int(words[1]), float(words[2]), float(words[3])
+    await director.wait_until(
+        lambda: director.latest[1].rev >= last_rev,
+        WAIT_S,  # every one of them judged
+    )
+    taken = time.monotonic() - began
+    changes = last_rev - start_rev
+    return changes / taken, changes / (ended - began), peg_ms
 
 
 def main() -> None:

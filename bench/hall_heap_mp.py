@@ -72,7 +72,7 @@ if host != "-":
     from cribfw.hall import ONLINE
 
     deadline = time.ticks_add(time.ticks_ms(), 10000)
-    while hall.phase != ONLINE or hall.published < 3 or hall.event_due:
+    while hall.phase != ONLINE or hall.published < 3 or hall.unsent():
         hall.step(time.ticks_ms())
         time.sleep_ms(5)
         if time.ticks_diff(deadline, time.ticks_ms()) < 0:

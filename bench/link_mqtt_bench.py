@@ -144,7 +144,7 @@ async def run(work: Path) -> None:
 
         peg = Move(a.side, 123, 456, f"{a.side}.1", Change("peg", 0, 12))
         body = encode_move(peg)
-        topic = t.move_topic(a.channel, peg.side, peg.seq)
+        topic = t.move_topic(a.channel, a.instance, peg.side, peg.seq)
         payload = a.key.sign(topic, body)  # the MAC, a space, the move
         # A QoS 1 PUBLISH under 128 bytes: the fixed header (2), the topic's length (2) and
         # the topic, the packet id (2), the payload.

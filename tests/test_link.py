@@ -157,7 +157,7 @@ async def test_pegs_at_both_ends_at_once_converge_and_a_move_delivered_twice_cou
             forged = Move(again.side, again.seq, again.clock, again.game, Change("peg", 0, 29))
             async with link_address(broker).client("test-redeliver") as client:
                 for move in (again, forged):  # signed: only the move's id keeps it out
-                    topic = t.move_topic(a.channel, move.side, move.seq)
+                    topic = t.move_topic(a.channel, a.instance, move.side, move.seq)
                     signed = a.key.sign(topic, encode_move(move))
                     await client.publish(topic, signed, qos=1, retain=True)
             await board_of(a).peg(1, 2)  # a move after them: when it is in, they are too
@@ -211,9 +211,10 @@ async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_
             await stranger.subscribe(f"{t.ROOT}/#", qos=1)
             topics: set[str] = set()
             async with asyncio.timeout(WAIT_S):
-                async for message in stranger.messages:  # 2 moves and 2 onlines, retained
+                # 2 moves, 2 onlines and 2 hellos, retained
+                async for message in stranger.messages:
                     topics.add(str(message.topic))
-                    if len(topics) == 4:
+                    if len(topics) == 6:
                         break
             assert all(a.channel in topic and GAME not in topic for topic in topics), topics
             # A peg, a set and an undo under a's id, and a peg of a side of its own: unsigned
@@ -227,13 +228,13 @@ async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_
                 Move("evil", 1, 53, game, Change("peg", 1, 20)),
             ]
             for i, move in enumerate(forged):
-                topic = t.move_topic(a.channel, move.side, move.seq)
+                topic = t.move_topic(a.channel, a.instance, move.side, move.seq)
                 body = encode_move(move)
                 await stranger.publish(
                     topic, body if i % 2 else guess.sign(topic, body), qos=1, retain=True
                 )
-            online = t.side_topic(a.channel, "evil", t.ONLINE)
-            await stranger.publish(online, b"1", qos=1, retain=True)
+            online = t.side_topic(a.channel, a.instance, "evil", t.ONLINE)
+            await stranger.publish(online, b"1 1", qos=1, retain=True)
         for side in (a, b):  # both ends tell, once per side posed as
             await side.wait_until(lambda s=side: {a.side, "evil"} <= s.strangers, WAIT_S)  # type: ignore[misc]
         for said in (said_a, said_b):
@@ -455,3 +456,114 @@ def test_synced_says_one_move_in_the_singular() -> None:
 
     assert synced_line(1, 0) == "synced: 1 move (0 from elsewhere)"
     assert synced_line(3, 2) == "synced: 3 moves (2 from elsewhere)"
+
+
+async def retained_messages(
+    broker: Broker, enough: Callable[[dict[str, bytes]], bool]
+) -> dict[str, bytes]:
+    """The retained messages of the linked games on the broker, as a stranger with the broker's
+    password reads them, once there are `enough`."""
+    found: dict[str, bytes] = {}
+    async with link_address(broker).client("recorder") as recorder:
+        await recorder.subscribe(f"{t.ROOT}/#", qos=1)
+        async with asyncio.timeout(WAIT_S):
+            async for message in recorder.messages:
+                if message.payload:
+                    found[str(message.topic)] = bytes(message.payload)
+                if enough(found):
+                    break
+    return found
+
+
+async def test_an_earlier_games_messages_replayed_change_nothing(
+    broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    # Last week's "friday": two pegs, then both ends leave (offline 0 each).
+    async with (
+        running_side(broker, vboard.port, tmp_path / "a.json") as a,
+        running_side(broker, other_vboard.port, tmp_path / "b.json") as b,
+    ):
+        await board_of(a).peg(0, 12)
+        await board_of(b).peg(1, 7)
+        await in_step(a, b, moves=3)
+        old_sides, old_instance = {a.side, b.side}, a.instance
+    # A stranger with the broker's password keeps all of it (3 moves, 2 onlines, 2 hellos) and
+    # wipes the broker, as a new broker would be.
+    captured = await retained_messages(broker, lambda found: len(found) == 7)
+    async with link_address(broker).client("attacker") as attacker:
+        for topic in captured:
+            await attacker.publish(topic, b"", qos=1, retain=True)
+        # This week: fresh state files, boards at 0-0, the same name and secret. The captured
+        # messages are put back before the new ends start.
+        for port in (vboard.port, other_vboard.port):
+            async with await Board.open(port) as board:
+                await board.new_game(121)
+        for topic, payload in captured.items():
+            await attacker.publish(topic, payload, qos=1, retain=True)
+        said: list[str] = []
+        async with (
+            running_side(broker, vboard.port, tmp_path / "c.json", said=said) as c,
+            running_side(broker, other_vboard.port, tmp_path / "d.json", said=said) as d,
+        ):
+            start = await in_step(c, d, moves=1)
+            assert start.front == (0, 0) and start.back == (0, 0)  # not last week's 12-7
+            assert c.instance == d.instance != old_instance
+            assert (c.partner, d.partner) == (None, c.side) or c.partner == d.side
+            await board_of(d).peg(1, 4)
+            await in_step(c, d, moves=2)
+            assert c.partner == d.side and d.partner == c.side
+            assert not old_sides & {c.partner, d.partner}
+            # The last week's signed moves and onlines, put back again while they play: ignored.
+            for topic, payload in captured.items():
+                await attacker.publish(topic, payload, qos=1, retain=True)
+            await board_of(c).peg(0, 2)
+            position = await in_step(c, d, moves=3)
+            assert position.front == (2, 4)
+        # d's own `online 0` of this game, captured when it left, replayed once it is back:
+        # c does not take d for gone.
+        offline_topic = t.side_topic(c.channel, c.instance, d.side, t.ONLINE)
+        retained = await retained_messages(broker, lambda found: offline_topic in found)
+        offline = retained[offline_topic]
+        assert offline.split()[1] == b"0"  # signed: `0` and the connection it ended
+        async with (
+            running_side(broker, vboard.port, tmp_path / "c.json", said=said) as c,
+            running_side(broker, other_vboard.port, tmp_path / "d.json", said=said) as d,
+        ):
+            await c.wait_until(lambda: c.peers.get(d.side) is True, WAIT_S)
+            await attacker.publish(offline_topic, offline, qos=1, retain=True)
+            await board_of(d).peg(1, 1)  # after the replay: when it is in, the replay is too
+            await in_step(c, d, moves=4)
+            assert c.peers.get(d.side) is True
+    assert not any("third side" in line for line in said), said
+
+
+async def test_client_ids_cannot_be_read_from_topics_and_unknown_sides_flood_no_one(
+    broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    said_a: list[str] = []
+    async with (
+        running_side(broker, vboard.port, tmp_path / "a.json", said=said_a) as a,
+        running_side(broker, other_vboard.port, tmp_path / "b.json") as b,
+    ):
+        log = broker.state_dir / "mosquitto.log"
+        before = log.stat().st_size
+        # Every id a stranger could make of what the topics show, tried as a client id.
+        for guess in (a.side, f"link-{a.channel[:8]}-{a.side}", f"link-{a.side}", a.channel):
+            async with link_address(broker).client(guess):
+                pass
+        written = log.read_bytes()[before:].decode(errors="replace")
+        assert "already connected" not in written, written
+        await board_of(a).peg(0, 3)
+        await in_step(a, b, moves=2)
+        # 2,000 made-up sides write on the game's topics: a few lines at each end, not 2,000.
+        async with link_address(broker).client("flood") as flood:
+            for n in range(2000):
+                topic = t.side_topic(a.channel, a.instance, f"x{n}", t.ONLINE)
+                await flood.publish(topic, b"1 1", qos=0)
+            await flood.publish(t.side_topic(a.channel, a.instance, "x0", t.ONLINE), b"", qos=1)
+        await a.wait_until(lambda: a.unknown_messages >= 2000, WAIT_S)
+        warnings = [line for line in said_a if line.startswith("WARNING")]
+        assert 1 <= len(warnings) <= 5, len(warnings)
+        assert len(a.strangers) <= 1024
+        await board_of(b).peg(1, 2)
+        await in_step(a, b, moves=3)

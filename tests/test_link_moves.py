@@ -30,7 +30,7 @@ from cribboard.link.moves import (
     game_change,
     merge,
 )
-from cribboard.link.side import describe
+from cribboard.link.side import Hello, describe, read_online
 from cribcore.state import GameError, GameState
 from cribdev.simtable import board_state
 
@@ -132,8 +132,17 @@ def test_payloads_round_trip_and_refuse_what_is_not_a_move() -> None:
     ):
         with pytest.raises(MoveError, match=why):
             decode_move(bad)
-    assert t.parse(t.move_topic("friday", "k3f9", 7)) == t.TopicName("friday", "k3f9", "move", 7)
-    for bad_topic in ("cribboard/link/v1/friday/k3f9/move/0", "cribboard/v1/friday/k3f9/online"):
+    instance = "1a251a2e2c5e7e99"
+    assert t.parse(t.move_topic("friday", instance, "k3f9", 7)) == t.TopicName(
+        "friday", "k3f9", "move", 7, instance
+    )
+    assert t.parse(t.hello_topic("friday", "k3f9")) == t.TopicName("friday", "k3f9", "hello")
+    for bad_topic in (
+        f"cribboard/link/v2/friday/{instance}/k3f9/move/0",
+        "cribboard/link/v2/friday/k3f9/move/1",  # no instance
+        "cribboard/link/v1/friday/k3f9/move/1",  # before instances
+        "cribboard/v1/friday/k3f9/online",
+    ):
         with pytest.raises(LinkedGameError):
             t.parse(bad_topic)
 
@@ -205,7 +214,7 @@ def test_an_undo_on_the_board_reads_as_an_undo() -> None:
 
 def test_the_documented_examples_are_what_the_code_sends() -> None:
     text = DOC.read_text()
-    found = re.findall(r"```\n(cribboard/link/v1/\S+)\n(.*)\n```", text)
+    found = re.findall(r"```\n(cribboard/link/v2/\S+)\n(.*)\n```", text)
     moves = []
     for topic, payload in found:
         name = t.parse(topic)
@@ -215,7 +224,9 @@ def test_the_documented_examples_are_what_the_code_sends() -> None:
             assert (move.side, move.seq) == (name.side, name.seq)
             moves.append(move)
         elif name.leaf == t.ONLINE:
-            assert payload == "1"
+            assert read_online(payload.encode()) == (True, 3)
+        elif name.leaf == t.HELLO:
+            assert Hello.decode(payload.encode()).encode() == payload.encode()
         else:
             assert re.fullmatch(r"[0-9a-f]{16}", payload)
     assert {m.change.kind for m in moves} == {"peg", SET, "deal", UNDO, GAME}

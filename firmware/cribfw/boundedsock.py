@@ -15,13 +15,19 @@
 from cribfw.clock import ticks_ms
 
 ETIMEDOUT = 110
+EMSGSIZE = 90
 
 
 class BoundedSocket:
-    def __init__(self, sock, timeout_s, raw=None):
+    """`max_read`: the most one read may ask for (umqtt reads a packet's topic and payload in
+    one read each, and allocates them whole): more is a packet no table takes, and the
+    connection is given up before a byte of it is allocated."""
+
+    def __init__(self, sock, timeout_s, raw=None, max_read=1 << 30):
         self.sock = sock
         self.raw = sock if raw is None else raw
         self.timeout_s = timeout_s
+        self.max_read = max_read
         self.heard_ms = ticks_ms()  # when a byte last arrived
         self._blocking = True
         self.raw.settimeout(timeout_s)
@@ -38,6 +44,8 @@ class BoundedSocket:
             self.raw.setblocking(False)
 
     def read(self, n):
+        if n > self.max_read:
+            raise OSError(EMSGSIZE)
         data = self.sock.read(n)
         if data:
             self.heard_ms = ticks_ms()

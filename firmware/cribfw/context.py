@@ -17,6 +17,9 @@ class Context:
         self.admission = admission if admission is not None else Admission()
         self.links = []  # every connected link (USB, Bluetooth centrals, pages' WebSockets)
         self.every = 0  # how many of them asked for an event after every request (`every 1`)
+        # Called with the game after each request and each push (the hall's table client keeps
+        # every revision: cribfw/hall.py); None: nobody asked.
+        self.on_change = None
         self.store = None  # cribfw.store.Store, once the app attached one
         self.ble = None  # cribfw.blelink.BleLink, on a board with Bluetooth
         self.web = None  # cribfw.webserver.WebServer, on a board that serves its page

@@ -193,6 +193,8 @@ class Dispatcher:
         link.send(out.buf, out.n)
         if ctx.every:
             self.publish_if_changed()
+        elif ctx.on_change is not None:
+            ctx.on_change(ctx.game)  # each request's change on its own (the hall's table client)
 
     @micropython.native
     def input_done(self):
@@ -244,6 +246,8 @@ class Dispatcher:
         game = ctx.game
         rev = game.rev
         published = self._published_rev
+        if ctx.on_change is not None:
+            ctx.on_change(game)
         if rev != published:
             one_change = rev == published + 1
             self._published_rev = rev

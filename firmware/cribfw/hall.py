@@ -14,9 +14,12 @@
 #   - attempts are spread out: RETRY_FIRST_MS after a loss, doubling to RETRY_MAX_MS, a little
 #     later for each table so a hall's boards do not all come back at once;
 #   - a connection that says nothing for SILENT_MS (pings every PING_MS) is taken as lost.
-# Payloads come from cribfw/hallpayload.py (the state written into one preallocated buffer, the
-# same bytes to `state` and `event`); the last command run is kept on the flash by
-# cribfw/hallmemory.py.
+# Payloads come from cribfw/hallpayload.py; the last command run is kept on the flash by
+# cribfw/hallmemory.py. Every change is kept (the dispatcher tells the client after each request
+# and each push, ctx.on_change) in a ring of RING preallocated states and published in order to
+# `event`, the newest also to `state`: the director judges a game by every revision (a gap is
+# doubtful), also those made while the broker was away, up to RING of them. A command or a read
+# larger than a table ever takes (MAX_READ) ends the connection before it is allocated.
 
 try:
     from micropython import const
@@ -43,6 +46,8 @@ RETRY_FIRST_MS = const(500)
 RETRY_MAX_MS = const(8000)
 _ACK_BYTES = const(160)
 _INBOX = const(4)  # commands received and not run yet (the director sends one at a time)
+RING = const(8)  # changes kept to publish (1.6 KB); beyond, the oldest go
+MAX_READ = const(512)  # the most of one packet read at once: a topic, a command (256 bytes)
 
 # Where the connection is.
 OFFLINE = const(0)
@@ -91,14 +96,20 @@ class HallClient:
         )
         self.names = []  # the players the last new game named (the board shows none)
         self.phase = OFFLINE
-        self.state = LineWriter(STATE_BYTES)
-        self._state_view = memoryview(self.state.buf)
+        # The changes kept, oldest at `_head`: their states, written once each.
+        self.ring = [LineWriter(STATE_BYTES) for _ in range(RING)]
+        self._ring_views = [memoryview(w.buf) for w in self.ring]
+        self._ring_revs = [0] * RING
+        self._head = 0
+        self._count = 0
+        self.kept_rev = -1  # the revision last kept
+        self.state_sent = False  # the newest kept state went to `state` (its event next)
+        self.dropped = 0  # changes dropped from a full ring (the director sees a gap there)
         self.ack = LineWriter(_ACK_BYTES)
         self._ack_view = memoryview(self.ack.buf)
         self.ack_due = False  # an ack waits, to go once the state of ack_rev is out
         self.ack_rev = 0
-        self.published_rev = -1  # the revision last published to `state` (-1: none yet)
-        self.event_due = False  # the same buffer goes to `event` next
+        self.published_rev = -1  # the revision last published to `event` (-1: none yet)
         self.inbox = []  # cmd payloads received, not run yet
         self._pinged_ms = 0
         self._sock = None  # the BoundedSocket of the connection
@@ -109,6 +120,8 @@ class HallClient:
         self.connects = 0  # connections made
         self.losses = 0  # connections lost, or attempts that failed
         self.published = 0  # messages published
+        ctx.on_change = self.changed  # every change, as the dispatcher makes it
+        self.changed(ctx.game)
 
     # --- the task ---------------------------------------------------------------------------
 
@@ -146,7 +159,7 @@ class HallClient:
         try:
             client.connect(clean_session=False, timeout=CONNECT_TIMEOUT_S)
             raw = tls.raw if tls is not None else None
-            self._sock = client.sock = BoundedSocket(client.sock, IO_TIMEOUT_S, raw)
+            self._sock = client.sock = BoundedSocket(client.sock, IO_TIMEOUT_S, raw, MAX_READ)
         except Exception as err:
             if tls is not None and isinstance(err, ValueError):
                 self.refused = str(err)  # mbedTLS says why: signer, name, dates
@@ -171,32 +184,62 @@ class HallClient:
             client.sock = None
         self._sock = None
         self.phase = OFFLINE
-        self.event_due = False  # the state goes again, whole, on the next connection
+        self.state_sent = False  # the newest state goes to `state` again on the next connection
         self.losses += 1
         self._next_try_ms = ticks_add(now, self._retry_ms + self._spread_ms)
         self._retry_ms = min(2 * self._retry_ms, RETRY_MAX_MS)
 
+    def changed(self, game):
+        """Keep the state of a change, to publish in order (the oldest kept goes when the ring
+        is full). Called with every change (ctx.on_change) and each turn: allocates nothing."""
+        rev = game.rev
+        if rev == self.kept_rev:
+            return
+        self.kept_rev = rev
+        count = self._count
+        if count == RING:
+            self._head = (self._head + 1) % RING
+            count -= 1
+            self.dropped += 1
+        slot = (self._head + count) % RING
+        write_state(self.ring[slot], game)
+        self._ring_revs[slot] = rev
+        self._count = count + 1
+        self.state_sent = False
+
+    def unsent(self):
+        """How many changes are kept and not published yet (the bench, the tests)."""
+        return self._count
+
     def _next(self, now):
         client = self.client
-        game = self.ctx.game
+        self.changed(self.ctx.game)  # (a change the dispatcher did not tell of)
         if self.phase == SUBSCRIBING:
             client.subscribe(self.t_cmd, qos=hall.CMD_DELIVERY[0])
             self.phase = ANNOUNCING
         elif self.phase == ANNOUNCING:
             self._publish(self.t_online, hall.ONLINE_PAYLOAD, hall.ONLINE_DELIVERY)
             self.phase = ONLINE
-            self.published_rev = -1  # now the state, whatever was published before
-        elif self.event_due:
-            self._publish(self.t_event, self._state_view[: self.state.n], hall.EVENT_DELIVERY)
-            self.event_due = False
+            if not self._count:  # the state now, whatever was published before
+                self.kept_rev = -1
+                self.changed(self.ctx.game)
+        elif self._count > 1 or (self._count and self.state_sent):
+            # The oldest change kept: to `event` (the newest went to `state` first).
+            head = self._head
+            view = self._ring_views[head][: self.ring[head].n]
+            self._publish(self.t_event, view, hall.EVENT_DELIVERY)
+            self.published_rev = self._ring_revs[head]
+            self._head = (head + 1) % RING
+            self._count -= 1
+        elif self._count:
+            head = self._head
+            self._publish(
+                self.t_state, self._ring_views[head][: self.ring[head].n], hall.STATE_DELIVERY
+            )
+            self.state_sent = True
         elif self.ack_due and self.published_rev >= self.ack_rev and self.published_rev >= 0:
             self._publish(self.t_ack, self._ack_view[: self.ack.n], hall.ACK_DELIVERY)
             self.ack_due = False
-        elif game.rev != self.published_rev:
-            write_state(self.state, game)
-            self._publish(self.t_state, self._state_view[: self.state.n], hall.STATE_DELIVERY)
-            self.published_rev = game.rev
-            self.event_due = True
         elif self.inbox and not self.ack_due:
             self._command(self.inbox.pop(0))
         elif ticks_diff(now, self._pinged_ms) >= PING_MS:

@@ -3,7 +3,7 @@
 # state: tests/core/test_hallpayload.py), an ack, and the director's command. The state and ack
 # are written into a preallocated LineWriter (cribcore.protocol): no allocation per state.
 
-from cribcore.hall import NEW_GAME, is_command_id
+from cribcore.hall import MAX_COMMAND_BYTES, MAX_NAME_CHARS, NEW_GAME, is_command_id
 from cribcore.limits import PLAYER_COUNTS, TARGETS
 from cribcore.state import NO_WINNER, RESULT_NAMES
 
@@ -127,6 +127,8 @@ def read_command(payload):
     CommandError otherwise."""
     import json
 
+    if len(payload) > MAX_COMMAND_BYTES:
+        raise CommandError("longer than 256 bytes")  # not parsed: its id is not to be trusted
     try:
         obj = json.loads(payload)
     except (ValueError, UnicodeError):
@@ -147,4 +149,4 @@ def read_command(payload):
     for name in names:
         if not isinstance(name, str):
             raise CommandError("names must be strings", command_id)
-    return command_id, target, names
+    return command_id, target, [name[:MAX_NAME_CHARS] for name in names]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from cribboard.errors import HallError
+from cribboard.plaintext import unsafe_character
 from cribcore.layout import skunk_lines
 from cribcore.limits import TARGETS
 
@@ -229,6 +230,12 @@ class Tournament:
         name = " ".join(name.split())
         if not name or len(name) > MAX_NAME:
             raise TournamentError(f"a player's name is 1 to {MAX_NAME} characters")
+        unsafe = unsafe_character(name)
+        if unsafe is not None:
+            # A direction override shows one name as another, an escape colours a terminal.
+            raise TournamentError(
+                f"a player's name may not hold {unsafe} (a control or formatting character)"
+            )
         if any(p.name.casefold() == name.casefold() for p in self.players.values()):
             raise TournamentError(f"{name} is already registered")
         if self.rounds:

@@ -132,6 +132,11 @@ class SimTable:
         self.game.peg(seat, points)
         return await self._changed()
 
+    async def preview(self, seat: int, points: int) -> BoardState:
+        """Show a count being entered for `seat` (0 clears it): a change, no points."""
+        self.game.set_pending(seat, points)
+        return await self._changed()
+
     async def play(self, pegs: int | None = None) -> BoardState:
         """Seeded random pegging, the players in turn from the dealer's left, until a player
         wins (or `pegs` pegs were made)."""

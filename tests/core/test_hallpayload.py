@@ -125,6 +125,16 @@ COMMAND_VECTORS = (
     (b'["r1t1"]', ("error", None)),
     (b"not json", ("error", None)),
     (b"", ("error", None)),
+    # docs/mqtt.md's limits, on the board too: a name is cut to 24 characters; a command longer
+    # than 256 bytes is not read at all (its id is not trusted: nothing answers it).
+    (
+        b'{"id":"r1t1","op":"new","target":121,"names":["' + b"A" * 30 + b'","Bob"]}',
+        ("r1t1", 121, ["A" * 24, "Bob"]),
+    ),
+    (
+        b'{"id":"r1t1","op":"new","target":121,"names":["A","B"],"x":"' + b"x" * 200 + b'"}',
+        ("error", None),
+    ),
 )
 
 

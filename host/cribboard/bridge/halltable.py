@@ -11,17 +11,20 @@ again after the bridge restarted is answered, not run again.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cribboard.api import BoardState
+from cribboard.api import Board, BoardState
 from cribboard.bridge.registry import BoardEntry, Registry
 from cribboard.errors import BoardRejected, CribboardError
 from cribboard.hallwire import messages, topics
 from cribboard.hallwire.tableclient import CommandMemory, TableClient
 from cribboard.mqtt.address import BrokerAddress
+from cribboard.plaintext import inert
 
 BOARD_WAIT_S = 5.0  # a command for a board that is being (re)opened waits this long for it
 COLOURS = ("blue", "orange", "purple")
@@ -58,6 +61,7 @@ class HallTable:
         self.settings = settings
         self.say = say
         self.names: tuple[str, ...] = ()  # the players of the game the director started
+        self._asking: asyncio.Task[None] | None = None
         self.client = TableClient(
             settings.address,
             settings.hall,
@@ -71,7 +75,16 @@ class HallTable:
     def start(self) -> None:
         """Join the hall in the background (see TableClient.start_background)."""
         self.registry.state_listeners.append(self._changed)
+        # The director judges a game by every revision: no two changes pushed as one.
+        self.registry.every_change = True
+        entry = self._entry()
+        if entry is not None and entry.board is not None:
+            self._asking = asyncio.create_task(self._ask_every_change(entry.board))
         self.client.start_background()
+
+    async def _ask_every_change(self, board: Board) -> None:
+        with contextlib.suppress(CribboardError):
+            await board.ask_every_change()
 
     async def stop(self) -> None:
         if self._changed in self.registry.state_listeners:
@@ -107,7 +120,7 @@ class HallTable:
             return messages.Ack(command.id, False, "board_unavailable", str(err))
         self.names = command.names
         players = " against ".join(
-            f"{name} ({COLOURS[seat]})" for seat, name in enumerate(command.names)
+            f"{inert(name)} ({COLOURS[seat]})" for seat, name in enumerate(command.names)
         )
         self.say(f"table {self.settings.table}: new game to {command.target}: {players}")
         return messages.Ack(command.id, True)

@@ -129,6 +129,9 @@ class Registry:
         self._changed = asyncio.Event()
         # Called with the board's entry after each new state (a hall table publishes it).
         self.state_listeners: list[Callable[[BoardEntry], None]] = []
+        # Every change pushed on its own, even of requests that reach the board together (a
+        # hall's director judges a game by every revision): asked of each board opened.
+        self.every_change = False
 
     # --- boards ------------------------------------------------------------------------------
 
@@ -224,6 +227,9 @@ class Registry:
             entry.problem = ""
             entry.state = None
             try:
+                if self.every_change:
+                    with contextlib.suppress(CribboardError):
+                        await board.ask_every_change()
                 await self._resync(entry, board)
                 await gone.wait()
             finally:

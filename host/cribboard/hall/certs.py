@@ -32,7 +32,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from cribboard.errors import HallError
+from cribboard.i18n import _
+
 CA_DAYS = 3650
+CA_WARNING_DAYS = 90  # `hall start` warns this long before the CA expires
 SERVER_DAYS = 825  # what browsers and most clients still accept for a server certificate
 CA_FILE = "ca.pem"
 CA_KEY = "ca.key"
@@ -157,6 +161,26 @@ def write_private(path: Path, data: bytes) -> None:
         file.write(data)
 
 
+class CAExpired(HallError):
+    """The hall's CA has expired: no client can verify the broker until it is renewed."""
+
+
+def renew_command() -> str:
+    """What renews a hall's CA."""
+    return "cribboard hall start --renew-ca"
+
+
+def ca_expired_words(ca_file: Path, when: datetime.datetime) -> str:
+    return _(
+        "the hall's CA (%(ca)s) expired on %(date)s: no table can verify the broker any more; "
+        "`%(command)s` makes a new one, then give every table the new ca.pem (`cribboard "
+        "deploy --cafile`, `serve --mqtt --cafile`)",
+        ca=ca_file,
+        date=when.date().isoformat(),
+        command=renew_command(),
+    )
+
+
 class HallCertificates:
     """The CA and the server certificate in one state directory (see the module's docstring)."""
 
@@ -184,14 +208,31 @@ class HallCertificates:
     def ca_der(self) -> bytes:
         return pem_to_der(self.ca_pem)
 
+    @property
+    def ca_expires(self) -> datetime.datetime:
+        """When the hall's CA expires."""
+        return x509.load_pem_x509_certificate(self.ca_pem).not_valid_after_utc
+
+    def renew_ca(self) -> None:
+        """A new CA (the tables need its ca.pem), and a new server certificate signed by it at
+        the next :meth:`ensure`."""
+        cert, key = make_ca(f"cribboard hall {self.hall} CA")
+        write_private(self.state_dir / CA_KEY, key)
+        write_private(self.ca_file, cert)
+        self.server_file.unlink(missing_ok=True)
+
     def ensure(self, names: Iterable[str]) -> bool:
         """Make the CA if there is none; (re)make the server certificate when it is missing,
-        expires within a month, or lacks one of `names`. True when it made a new one."""
+        expires within a month, or lacks one of `names`. True when it made a new one.
+        CAExpired (saying what to run) when the CA has expired."""
         wanted = list(dict.fromkeys(names))
         if not self.ca_file.exists():
             cert, key = make_ca(f"cribboard hall {self.hall} CA")
             write_private(self.state_dir / CA_KEY, key)
             write_private(self.ca_file, cert)
+        ca_expires = self.ca_expires
+        if ca_expires <= _now():
+            raise CAExpired(ca_expired_words(self.ca_file, ca_expires))
         if self.server_file.exists() and self.server_key.exists():
             current = self.server_file.read_bytes()
             expires = x509.load_pem_x509_certificate(current).not_valid_after_utc
@@ -199,7 +240,11 @@ class HallCertificates:
             if fresh and set(wanted) <= server_names(current):
                 return False
             wanted = list(dict.fromkeys(wanted + sorted(server_names(current))))
-        cert, key = make_server(self.ca_pem, (self.state_dir / CA_KEY).read_bytes(), wanted)
+        # Never longer than the CA that signs it: past the CA's date nobody could verify it.
+        days = min(SERVER_DAYS, max(1, (ca_expires - _now()).days))
+        cert, key = make_server(
+            self.ca_pem, (self.state_dir / CA_KEY).read_bytes(), wanted, days=days
+        )
         write_private(self.server_key, key)
         write_private(self.server_file, cert)
         return True

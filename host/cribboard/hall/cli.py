@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from cribboard.cmdline.table import Arg, Command, OneOf, UsageError, arg, int_in
 from cribboard.errors import HallError
 from cribboard.i18n import L_, N_, _, n_
+from cribboard.plaintext import inert
 from cribcore.hall import MAX_TABLES
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def _players_add(hall_dir: Path, names: list[str]) -> int:
 def _players_list(hall_dir: Path) -> int:
     with _open_store(hall_dir) as store:
         for player in store.tournament.players.values():
-            print(player.name)
+            print(inert(player.name))
     return 0
 
 
@@ -161,16 +162,17 @@ def format_standings(standings: Sequence[Any]) -> str:
     # Translators: the standings' columns: points, games played, games won, skunks given, and
     # the spread (points scored minus points conceded).
     headings = (_("points"), _("played"), _("won"), _("skunks"), _("spread"))
-    width = max([len(player)] + [len(s.player.name) for s in standings])
+    names = [inert(s.player.name) for s in standings]
+    width = max([len(player)] + [len(name) for name in names])
     widths = [max(len(h), w) for h, w in zip(headings, (6, 6, 3, 6, 6), strict=True)]
     lines = [
         f"{'#':>3}  {player:<{width}}  "
         + "  ".join(f"{h:>{w}}" for h, w in zip(headings, widths, strict=True))
     ]
-    for s in standings:
+    for s, name in zip(standings, names, strict=True):
         cells = (s.points, s.played, s.won, s.skunks, f"{s.spread:+}" if s.spread else "0")
         lines.append(
-            f"{s.rank:>3}  {s.player.name:<{width}}  "
+            f"{s.rank:>3}  {name:<{width}}  "
             + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
         )
     return "\n".join(lines)
@@ -371,14 +373,14 @@ def format_report(report: dict[str, Any]) -> str:
             _(
                 "  table %(table)3s: %(blue)s (blue) v %(orange)s (orange): %(status)s",
                 table=row["table"],
-                blue=blue,
-                orange=orange,
+                blue=inert(blue),
+                orange=inert(orange),
                 status=status,
             )
         )
     if report.get("bye"):
         # Translators: the player who sits out this round.
-        lines.append(_("  bye: %(player)s", player=report["bye"]))
+        lines.append(_("  bye: %(player)s", player=inert(report["bye"])))
     return "\n".join(lines)
 
 
@@ -408,6 +410,9 @@ def _no_password_on_the_line(args: argparse.Namespace) -> None:
 
 def _start(hall_dir: Path, args: argparse.Namespace) -> int:
     _no_password_on_the_line(args)
+    from cribboard.fdlimit import raise_fd_limit
+
+    raise_fd_limit()  # strangers' idle connections must not run the hall out of descriptors
     from cribboard.hall.lifecycle import HallLock
 
     # SIGTERM as Ctrl-C from the first moment: whatever was started is stopped on the way out.
@@ -502,7 +507,22 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
                 )
             if not broker.tls:
                 print(_(_PLAIN_WARNING), file=sys.stderr, flush=True)
+                if args.renew_ca:
+                    raise UsageError(_("--renew-ca is for a broker with TLS"))
+            elif args.renew_ca:
+                broker.certificates.renew_ca()
+                print(
+                    _(
+                        "broker: a new CA, %(ca)s: give every table this ca.pem (`cribboard "
+                        "deploy --cafile`, `serve --mqtt --cafile`)",
+                        ca=broker.ca_file,
+                    ),
+                    flush=True,
+                )
+            else:
+                _warn_of_the_ca(broker)
             director_address = _local_address(broker, topics.DIRECTOR_USER)
+            _not_a_copy_of_a_running_hall(broker)
             if asyncio.run(_answers(director_address)):
                 # A director that was killed leaves its broker running (its own session): it
                 # is this hall's (the director's password works), so take it up as it is.
@@ -596,24 +616,66 @@ def _recorded_pid(broker_dir: Path) -> int | None:
 
 
 async def _answers(address: Any) -> bool:
-    """Whether a broker at `address` lets its user in now (HallError: it answers, but refuses
-    its certificate)."""
-    import asyncio
-
-    import aiomqtt
-
-    from cribboard.mqtt.address import certificate_refused, refusal
+    """Whether a broker at `address` lets the director in now, asked without touching the
+    director's session: what the broker keeps for it stays (HallError: it answers, but
+    refuses its certificate)."""
+    from cribboard.hallwire import topics
+    from cribboard.mqtt.address import refusal
+    from cribboard.mqtt.probe import CertificateRefused, lets_in
 
     try:
-        async with asyncio.timeout(2.0), address.client():
-            return True
-    except aiomqtt.MqttError as err:
-        refused = refusal(err, address)
-        if refused is not None and certificate_refused(err):
-            raise HallError(refused) from None
-        return False
-    except (TimeoutError, OSError):
-        return False
+        return await lets_in(address, topics.DIRECTOR_USER)
+    except CertificateRefused as err:
+        raise HallError(refusal(err, address) or str(err)) from None
+
+
+def _warn_of_the_ca(broker: Any) -> None:
+    """Say so when the hall's CA expires soon (an expired one stops the start, saying what to
+    run: cribboard.hall.certs.CAExpired)."""
+    import datetime
+
+    from cribboard.hall.certs import CA_WARNING_DAYS, renew_command
+
+    certificates = broker.certificates
+    if not certificates.ca_file.exists():
+        return
+    expires = certificates.ca_expires
+    left = expires - datetime.datetime.now(datetime.UTC)
+    if datetime.timedelta(0) < left <= datetime.timedelta(days=CA_WARNING_DAYS):
+        print(
+            _(
+                "broker: WARNING: the hall's CA expires on %(date)s; `%(command)s` makes a new "
+                "one (then every table needs the new ca.pem)",
+                date=expires.date().isoformat(),
+                command=renew_command(),
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _not_a_copy_of_a_running_hall(broker: Any) -> None:
+    """HallError when the broker on this hall's port is another directory's: this one is a
+    copy of a hall that runs (a backup restored beside it), whose director it would fight."""
+    from cribboard.hall.lifecycle import config_of, listening_process
+
+    pid = listening_process(broker.port)
+    config = None if pid is None else config_of(pid)
+    ours = broker.state_dir / "mosquitto.conf"
+    if config is None or config.resolve() == ours.resolve():
+        return
+    other = config.parent.parent
+    raise HallError(
+        _(
+            "%(dir)s is a copy of the hall in %(other)s, whose broker (pid %(pid)d) runs on this "
+            "hall's port %(port)d: two directors would fight over the same tables; run the "
+            "hall from %(other)s, or stop it first",
+            dir=broker.state_dir.parent,
+            other=other,
+            pid=pid,
+            port=broker.port,
+        )
+    )
 
 
 def _tell_tables(broker: Any, hall: str, credentials: Path | None) -> None:
@@ -692,6 +754,7 @@ async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) ->
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    _quiet_repeats(loop)
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     if _stop_asked.is_set():
@@ -753,6 +816,20 @@ async def _run_hall(hall_dir: Path, hall: _Running, args: argparse.Namespace) ->
     return status
 
 
+def _quiet_repeats(loop: asyncio.AbstractEventLoop) -> None:
+    """The event loop's own error reports (a failed accept, a task's unseen exception) a few a
+    kind a minute: a stranger who makes them by the thousand cannot fill the terminal."""
+    from cribboard.linelimit import LineLimiter
+
+    limiter = LineLimiter(lambda text: print(text, file=sys.stderr, flush=True))
+
+    def report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if limiter.allow(str(context.get("message", "error"))):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(report)
+
+
 def _supervisor(hall_dir: Path, hall: _Running) -> asyncio.Task[str] | None:
     """Watch the private broker (ours, or the one taken up): started again when it dies."""
     import asyncio
@@ -801,6 +878,9 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
     import asyncio
 
     _no_password_on_the_line(args)
+    from cribboard.fdlimit import raise_fd_limit
+
+    raise_fd_limit()
     from cribboard.hall.broker import Broker
     from cribboard.hallwire import topics
     from cribboard.mqtt.address import BrokerAddress
@@ -840,6 +920,7 @@ async def _serve_page(address: Any, hall: str, args: argparse.Namespace) -> int:
     view = HallView(hall)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    _quiet_repeats(loop)
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     connected = asyncio.Event()
@@ -958,6 +1039,14 @@ _START = Command(
             ),
         ),
         arg("--no-page", action="store_true", help=N_("do not serve the page")),
+        arg(
+            "--renew-ca",
+            action="store_true",
+            help=N_(
+                "give the private broker a new CA (the old one expired or soon will): every "
+                "table then needs the new ca.pem"
+            ),
+        ),
         arg(
             "--plain",
             action="store_true",

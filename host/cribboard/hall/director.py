@@ -9,20 +9,23 @@ every ``event`` and ``ack`` while it is away), follows every table's ``state``, 
   are published (retained). A win counts for the round once the table has acknowledged the
   round's new-game command (its id carries a nonce; a retained ack or event is ignored) and the
   board has shown that fresh game (the previous round's win, still on a board, is not this
-  round's). A win counts only when it is consistent (:func:`doubt_about_step`,
-  :func:`doubt_about_win`): the round's target and two players, points no faster than the
-  board's revisions allow, the games-won tally up by the win alone. Anything else is held for
-  the director with the reason (:meth:`Director.accept_held`, :meth:`Director.reject_held`).
+  round's). A win counts only when the events the director received make it plausible, one
+  revision after the other (:mod:`cribboard.hall.watch`: no gap, no revision falling while the
+  table stays online, the round's target, points no faster than the revisions allow, the
+  games-won tally up by the win alone); the watch and its doubts are kept in the store. A game
+  with a doubt, or a held row, is held for the director with the reasons
+  (:meth:`Director.accept_held`, :meth:`Director.reject_held`); a result counted from the board
+  that a later state puts in doubt is held again.
 - **Hostile messages.** Whatever a table publishes is size-, depth- and range-checked
-  (:mod:`cribboard.hallwire.messages`) and refused with a log line; nothing a message holds, nor a
-  fault in drawing the page, stops the director.
-- **Nothing lost.** On every connection it subscribes again, so the broker hands it every
-  table's retained state, and it records any win not stored yet: a director killed between the
-  broker's delivery and its own write, or a broker restart, loses nothing. It sends again the
-  command of each table that has not acknowledged it (same id: a table that ran it only answers
-  again), republishes ``round`` and ``standings``, and reconnects by itself until stopped. A
-  table that comes online later gets its command then (a table that was never connected has
-  no session on the broker to queue it in).
+  (:mod:`cribboard.hallwire.messages`) and refused with a log line (a few a table a minute);
+  nothing a message holds, nor a fault in drawing the page, stops the director.
+- **Nothing lost.** It acknowledges a message only once it has taken it: one it had not taken
+  when it was killed comes again with its session. On every connection it subscribes again,
+  sends again the command of each table that has not acknowledged it (same id: a table that ran
+  it only answers again), republishes ``round`` and ``standings``, and reconnects by itself
+  until stopped; when the broker lost its session, a table's retained state stands in for the
+  events of the meantime. A table that comes online later gets its command then (a table that
+  was never connected has no session on the broker to queue it in).
 - **Rounds.** :meth:`Director.next_round` pairs the next round (choosing the movement before
   round 1, see :func:`choose_movement`), publishes ``round`` (retained), sends each table a new
   game with the players' names and waits for the acks.
@@ -47,12 +50,15 @@ import aiomqtt
 
 from cribboard.api import BoardState
 from cribboard.errors import HallError
-from cribboard.hall.store import ResultConflict, Store, TableCommand
+from cribboard.hall.store import ResultConflict, Store
 from cribboard.hall.view import HallView, view_filters
+from cribboard.hall.watch import GameWatch, doubt_about_win, is_fresh
 from cribboard.hall.wins import FinishedGame, finished_game
 from cribboard.hallwire import messages, topics
 from cribboard.i18n import N_, _, n_
+from cribboard.linelimit import LineLimiter
 from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.plaintext import inert
 from cribboard.tournament import (
     CIRCLE,
     ROTATION,
@@ -63,14 +69,12 @@ from cribboard.tournament import (
     TournamentError,
     max_rounds,
 )
-from cribcore.limits import MAX_POINTS
 
 log = logging.getLogger(__name__)
 
 ACK_TIMEOUT_S = 10.0
 RECONNECT_S = (0.1, 0.2, 0.5, 1.0)  # waits before reconnecting: quick first, then calmer
 DEFAULT_ROUNDS = 9
-MAX_AWARD = 2  # games a win adds to the board's tally (2: a skunk with "skunk counts double")
 
 
 def choose_movement(players: int, rounds: int) -> tuple[str, str]:
@@ -133,79 +137,6 @@ class RoundReport:
         }
 
 
-def is_fresh(state: BoardState) -> bool:
-    """Whether a board shows a game just begun: every peg home, no winner."""
-    return state.winner is None and not any(state.front) and not any(state.back)
-
-
-def doubt_about_step(was: BoardState, now: BoardState, target: int) -> str | None:
-    """Why a board could not have gone from `was` to `now` in the round's game (None: it
-    could): another game's length or players, or more points than its revisions can score (a
-    peg or a correction is one revision; a revision lower than before is a board that restarted
-    and counts again from 0)."""
-    if (now.target, now.players) != (target, 2):
-        return _(
-            "the board plays a %(target)d-point game for %(players)d, not the round's "
-            "%(round_target)d-point game for 2",
-            target=now.target,
-            players=now.players,
-            round_target=target,
-        )
-    moves = now.rev - was.rev if now.rev > was.rev else now.rev + 1
-    gained = sum(max(0, a - b) for a, b in zip(now.front, was.front, strict=False))
-    if gained > moves * MAX_POINTS:
-        return n_(
-            "the board went from %(was)s at revision %(was_rev)d to %(now)s at revision "
-            "%(now_rev)d: more points than %(count)d move can score",
-            "the board went from %(was)s at revision %(was_rev)d to %(now)s at revision "
-            "%(now_rev)d: more points than %(count)d moves can score",
-            moves,
-            was=_score(was),
-            was_rev=was.rev,
-            now=_score(now),
-            now_rev=now.rev,
-        )
-    return None
-
-
-def doubt_about_win(state: BoardState, command: TableCommand, target: int) -> str | None:
-    """Why a win is not the round's game (None: it is): the round's target, and the board's
-    games-won tally up from the fresh game's by this win alone (a board's tally carries over
-    from game to game)."""
-    if state.target != target:
-        return _(
-            "a %(target)d-point game in a %(hall_target)d-point hall",
-            target=state.target,
-            hall_target=target,
-        )
-    base = command.fresh_games
-    if base is None:
-        return None  # a game started by an earlier cribboard: its tally was not kept
-    for seat, games in enumerate(state.games):
-        allowed = base[seat] + (MAX_AWARD if seat == state.winner else 0) if seat < len(base) else 0
-        if games > allowed:
-            return _(
-                "the board's games won went from %(was)s to %(now)s in one game",
-                was=list(base),
-                now=state.games,
-            )
-    return None
-
-
-def _score(state: BoardState) -> str:
-    return "-".join(str(front) for front in state.front)
-
-
-@dataclass
-class _Watch:
-    """A table's game in the current round since its fresh game: the latest state seen, and
-    what made it doubtful (kept: a later win of that game is held too)."""
-
-    round: int
-    last: BoardState
-    doubts: list[str] = field(default_factory=list)
-
-
 @dataclass
 class _Pending:
     """Commands sent and waiting for their acks."""
@@ -242,7 +173,14 @@ class Director:
         self.conflicts: dict[tuple[int, int], ResultConflict] = {}
         self.latest: dict[int, BoardState] = {}  # each table's latest state
         self.refused = 0  # messages refused (malformed, oversized, out of range, retained)
-        self._watch: dict[int, _Watch] = {}
+        self._watch: dict[int, GameWatch] = {}  # each table's game this round
+        self._changed_watches: dict[int, GameWatch] = {}  # not written to the store yet
+        self._connections = 0  # connections to the broker so far (a gap across one is a crash's)
+        self._session_kept = True  # whether the broker kept the director's session this time
+        # A table that floods the director with refused messages or doubtful wins fills no
+        # terminal and no log: a few lines a table a minute.
+        self._warnings = LineLimiter(lambda text: log.warning("%s", text))
+        self._told = LineLimiter(lambda text: self.say(text))
         self._tasks: set[asyncio.Task[None]] = set()
         self.results_recorded = 0  # new results stored by this director (not redeliveries)
         self._client: aiomqtt.Client | None = None
@@ -276,8 +214,14 @@ class Director:
             attempt += 1
 
     async def _session(self) -> None:
-        async with self.address.client(topics.DIRECTOR_USER, clean_session=False) as client:
+        client = self.address.client(topics.DIRECTOR_USER, clean_session=False)
+        # An event is acknowledged once taken (its result and the game's watch stored): a
+        # director killed in between gets it again, so no state of a game goes missing.
+        client.acknowledge_when_taken()
+        async with client:
             self._client = client
+            self._connections += 1
+            self._session_kept = client.session_present
             # The retained states come with these subscriptions: every table's board as it is.
             for topic in view_filters(self.hall):
                 await client.subscribe(topic, qos=1)
@@ -291,11 +235,18 @@ class Director:
             publisher = asyncio.create_task(self._publish_standings_when_due(client))
             try:
                 async for message in client.messages:
-                    self.take(
-                        str(message.topic),
-                        messages.payload_bytes(message.payload),
-                        retained=bool(message.retain),
-                    )
+                    # With what else has come meanwhile: one write of the games' watches for
+                    # them all, then each acknowledged.
+                    batch = [message, *client.received_now()]
+                    for each in batch:
+                        self._take_one(
+                            str(each.topic),
+                            messages.payload_bytes(each.payload),
+                            retained=bool(each.retain),
+                        )
+                    self._keep_watches()
+                    for each in batch:
+                        client.acknowledge(each)
                     async with self._progress:
                         self._progress.notify_all()
             finally:
@@ -315,11 +266,25 @@ class Director:
         """Take one message from the broker. Never raises: a message that is not what its
         topic carries is refused with a log line, and a fault anywhere in taking it (the page's
         drawing included) is logged and leaves the director running."""
+        self._take_one(topic, payload, retained=retained)
+        self._keep_watches()
+
+    def _take_one(self, topic: str, payload: bytes, *, retained: bool) -> None:
         try:
             self._take(topic, payload, retained)
         except Exception:
             self.refused += 1
             log.exception("%s: a message the director could not take: ignored", topic)
+
+    def _keep_watches(self) -> None:
+        """Write the watches changed since the last time (one transaction)."""
+        if self._changed_watches:
+            changed = {(w.round, t): w.to_json() for t, w in self._changed_watches.items()}
+            self._changed_watches.clear()
+            try:
+                self.store.keep_watches(changed)
+            except Exception:
+                log.exception("the games' watches could not be kept")
 
     def _take(self, topic: str, payload: bytes, retained: bool) -> None:
         try:
@@ -328,22 +293,39 @@ class Director:
             return
         if name.table is not None and retained and name.leaf in (topics.EVENT, topics.ACK):
             # Never retained by a table client: one that is was left there to be read again.
-            self.refused += 1
-            log.warning("table %d: a retained %s: ignored", name.table, name.leaf)
+            self._refuse(name.table, f"a retained {name.leaf}: ignored")
             return
-        self.view.feed(topic, payload)
         if name.table is None:
+            self.view.feed(topic, payload)
             return
         try:
-            if name.leaf in (topics.STATE, topics.EVENT):
-                self._table_state(name.table, messages.decode_state(payload))
+            if name.leaf in (topics.EVENT, topics.STATE):
+                state = messages.decode_state(payload)
+                self.view.set_state(name.table, state)
+                if name.leaf == topics.EVENT:
+                    # Every change, in order, queued while the director is away: what it
+                    # judges a game by. (`state`, the latest alone, retained, feeds the page.)
+                    self._table_state(name.table, state)
+                elif retained and not self._session_kept:
+                    # The broker lost the director's session (it died before saving it): the
+                    # events of the meantime are gone, the retained state is all there is.
+                    self._table_state(name.table, state, newer_only=True)
             elif name.leaf == topics.ACK:
                 self._ack(name.table, messages.decode_ack(payload))
-            elif name.leaf == topics.ONLINE and messages.decode_online(payload) and not retained:
-                self._came_online(name.table)
+            elif name.leaf == topics.ONLINE:
+                online = messages.decode_online(payload)
+                self.view.set_online(name.table, online)
+                if not retained:
+                    self._connection_changed(name.table)
+                    if online:
+                        self._came_online(name.table)
         except messages.MessageError as err:
-            self.refused += 1
-            log.warning("table %d: %s", name.table, err)
+            self._refuse(name.table, str(err))
+
+    def _refuse(self, table: int, why: str) -> None:
+        """A table's message refused: counted, and said (a few lines a table a minute)."""
+        self.refused += 1
+        self._warnings.say(f"table {table}", f"table {table}: {why}")  # the log: English
 
     def _current(self, table: int) -> Round | None:
         """The current round, if `table` plays in it."""
@@ -352,51 +334,105 @@ class Director:
             return None
         return rounds[-1]
 
-    def _table_state(self, table: int, state: BoardState) -> None:
+    def _table_state(self, table: int, state: BoardState, *, newer_only: bool = False) -> None:
+        """A table's state, in the order the table made them (`newer_only`: a retained state,
+        taken only when newer than the last state seen)."""
+        latest = self.latest.get(table)
+        if newer_only and latest is not None and state.rev <= latest.rev:
+            return
         self.latest[table] = state
         round_ = self._current(table)
         if round_ is None:
             return
-        command = self.store.command(round_.number, table)
+        key = (round_.number, table)
+        command = self.store.command(*key)
         if not command.started:
             return  # the board still shows the game before this round's
         if not command.fresh:
             if is_fresh(state):
                 self.store.mark_fresh(round_.number, table, state.rev, state.games)
-                self._watch[table] = _Watch(round_.number, state)
+                self._keep(table, GameWatch(round_.number, state, connection=self._connections))
             return  # not yet the round's game on the board
-        watch = self._watch_of(table, round_.number, command)
+        watch = self._watch_of(table, round_.number)
         if state != watch.last:
-            doubt = doubt_about_step(watch.last, state, self.target)
-            if doubt is not None and doubt not in watch.doubts:
-                watch.doubts.append(doubt)
-            watch.last = state
+            broker_lost = watch.connection != self._connections
+            watch.connection = self._connections
+            doubt = watch.take(state, self.target, broker_lost=broker_lost)
+            self._keep(table, watch)
+            if doubt is not None and self.store.counted_from_board(*key) is not None:
+                self._hold_counted(round_.number, table, watch.reason())
         game = finished_game(state)
         if game is None:
             return
-        if (round_.number, table) not in self.store.tournament.results:
-            doubts = list(watch.doubts)
+        if key not in self.store.tournament.results:
             final = doubt_about_win(state, command, self.target)
-            if final is not None:
-                doubts.append(final)
-            if doubts:
-                self._hold(round_.number, table, game, "; ".join(doubts))
+            held = self.store.held().get(key)
+            if watch.doubts or final is not None or held is not None:
+                # A held game is never counted until the director decides.
+                reason = watch.reason(*([] if final is None else [final]))
+                self._hold(round_.number, table, game, reason or (held.reason if held else ""))
                 return
         self._record(round_.number, table, game)
 
-    def _watch_of(self, table: int, round_no: int, command: TableCommand) -> _Watch:
+    def _watch_of(self, table: int, round_no: int) -> GameWatch:
+        """The watch over a table's game of this round: in memory, else as the store kept it
+        (a director started again)."""
         watch = self._watch.get(table)
         if watch is None or watch.round != round_no:
-            # A director started again: the fresh game as the store kept it is the base.
-            assert command.fresh_rev is not None
-            games = list(command.fresh_games or (0, 0))
-            zeros = [0] * len(games)
-            base = BoardState(
-                command.fresh_rev, self.target, len(games), 0, None, "playing",
-                zeros, zeros, games, zeros, 0, False,
-            )  # fmt: skip
-            watch = self._watch[table] = _Watch(round_no, base)
+            kept = self.store.watch(round_no, table)
+            if kept is not None:
+                watch = GameWatch.from_json(round_no, kept)
+            else:  # a hall of an earlier cribboard: the fresh game as the store kept it
+                watch = GameWatch.from_command(
+                    round_no, self.store.command(round_no, table), self.target
+                )
+            watch.connection = self._connections
+            self._watch[table] = watch
         return watch
+
+    def _keep(self, table: int, watch: GameWatch) -> None:
+        """The watch changed: written with the messages taken with it, before they are
+        acknowledged."""
+        self._watch[table] = watch
+        self._changed_watches[table] = watch
+
+    def _connection_changed(self, table: int) -> None:
+        """The table's connection changed (an `online` message): a board that restarted may
+        count its revisions from 0 again, its game as it was."""
+        round_ = self._current(table)
+        if round_ is None:
+            return
+        command = self.store.command(round_.number, table)
+        if command.started and command.fresh:
+            watch = self._watch_of(table, round_.number)
+            if not watch.reconnected:
+                watch.reconnected = True
+                self._keep(table, watch)
+
+    def _hold_counted(self, round_no: int, table: int, reason: str) -> None:
+        """A result counted from the board, which the board's later states put in doubt: no
+        longer counted, held for the director (one line says so)."""
+        result = self.store.tournament.results[(round_no, table)]
+        what = self.describe(result)
+        self.store.hold_counted(round_no, table, reason, who=topics.DIRECTOR_USER)
+        self._say_about(
+            table,
+            _(
+                "round %(round)d table %(table)d: %(result)s is held again, no longer counted: "
+                "%(reason)s; `cribboard hall held accept %(round)d %(table)d` counts it, "
+                "`cribboard hall held reject %(round)d %(table)d` drops it",
+                round=round_no,
+                table=table,
+                result=what,
+                reason=reason,
+            ),
+        )
+        self._standings_due.set()
+
+    def _say_about(self, table: int, text: str) -> None:
+        """Tell the organiser about a table (a few lines a table a minute: a table that
+        floods the director cannot flood its terminal)."""
+        self._told.say(_("table %(table)d", table=table), text)
 
     def _record(self, round_no: int, table: int, game: FinishedGame) -> None:
         tournament = self.store.tournament
@@ -410,7 +446,9 @@ class Director:
             self._hold(round_no, table, game, why)
             return
         except TournamentError as err:
-            self.say(_("table %(table)d: result refused: %(error)s", table=table, error=err))
+            self._say_about(
+                table, _("table %(table)d: result refused: %(error)s", table=table, error=err)
+            )
             return
         if stored:
             self.results_recorded += 1
@@ -433,7 +471,8 @@ class Director:
             what = self.describe(result)
         except TournamentError as err:
             what = str(err)
-        self.say(
+        self._say_about(
+            table,
             _(
                 "round %(round)d table %(table)d: held, not counted: %(result)s (%(reason)s); "
                 "`cribboard hall held accept %(round)d %(table)d` counts it, "
@@ -442,7 +481,7 @@ class Director:
                 table=table,
                 result=what,
                 reason=reason,
-            )
+            ),
         )
         self._standings_due.set()
 
@@ -512,7 +551,7 @@ class Director:
         """Send a table its round's latest command; the future holds the table's answer."""
         command = self.store.command(round_.number, table)
         tournament = self.store.tournament
-        names = tuple(tournament.player(p).name for p in round_.table(table).players)
+        names = tuple(inert(tournament.player(p).name) for p in round_.table(table).players)
         payload = messages.encode_command(messages.NewGame(command.id, self.target, names))
         future = self._pending.futures.get(command.id)
         if future is None or future.done():
@@ -742,7 +781,7 @@ def correct_result(
         names = {tournament.player(p).name.casefold(): seat for seat, p in enumerate(seats)}
         seat = names.get(" ".join(winner.split()).casefold())
         if seat is None:
-            first, second = (tournament.player(p).name for p in seats)
+            first, second = (inert(tournament.player(p).name) for p in seats)
             raise TournamentError(
                 _(
                     "round %(round)d table %(table)d is %(first)s against %(second)s, not "
@@ -814,8 +853,8 @@ def describe(store: Store, result: Result) -> str:
     }[outcome]
     return _(
         words,
-        winner=tournament.player(result.winner).name,
-        loser=tournament.player(result.loser).name,
+        winner=inert(tournament.player(result.winner).name),
+        loser=inert(tournament.player(result.loser).name),
         target=result.target,
         score=result.loser_score,
     )

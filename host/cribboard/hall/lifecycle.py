@@ -73,6 +73,48 @@ class HallLock:
         self.release()
 
 
+def listening_process(port: int) -> int | None:
+    """The pid of this user's process that listens on TCP `port` (any address), where the
+    system tells (Linux: /proc); None when none is found."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                # local address "HEX:PORT", state 0A = LISTEN, inode in column 10
+                if (
+                    len(fields) > 9
+                    and fields[3] == "0A"
+                    and int(fields[1].split(":")[1], 16) == port
+                ):
+                    inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return None
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (entry / "fd").iterdir():
+                if os.readlink(fd) in inodes:
+                    return int(entry.name)
+    return None
+
+
+def config_of(pid: int) -> Path | None:
+    """The configuration file a mosquitto process was started with (``-c FILE``), if `pid` is
+    one."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    if not words or not Path(words[0].decode(errors="replace")).name.startswith("mosquitto"):
+        return None
+    for flag, value in zip(words, words[1:], strict=False):
+        if flag == b"-c":
+            return Path(value.decode(errors="replace"))
+    return None
+
+
 class SupervisedBroker(Protocol):
     """What :func:`supervise_broker` needs of a broker (:class:`cribboard.hall.broker.Broker`)."""
 
@@ -145,8 +187,8 @@ async def supervise_broker(
         say("broker: mosquitto exited: starting it again")
         try:
             await asyncio.to_thread(broker.start)
-        except HallError as err:
+            if broker.pid is not None and on_start is not None:
+                on_start(broker.pid)
+        except (HallError, OSError) as err:  # OSError: out of descriptors, the disk full
             return f"the broker would not start again: {err}"
-        if broker.pid is not None and on_start is not None:
-            on_start(broker.pid)
         say(f"broker: restarted (pid {broker.pid})")

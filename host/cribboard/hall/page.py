@@ -9,7 +9,11 @@ who plays whom at which table, live over a WebSocket.
                        "standings" | "hall", ...}
 
 The page only reads: it changes nothing in the hall, so it needs no token (bind it to
-127.0.0.1 to keep it on this computer). It follows the bridge's rules (docs/bridge.md) all the
+127.0.0.1 to keep it on this computer). Strangers on the club's network may connect to it, so
+its door (:mod:`cribboard.hall.door`) caps the connections and times their headers, idle
+keep-alive connections close after KEEPALIVE_S, WebSockets are capped (MAX_WEBSOCKETS, and
+WEBSOCKETS_PER_ADDRESS from one address) and one that does not take what it is sent is closed
+(:mod:`cribboard.hall.fanout`). It follows the bridge's rules (docs/bridge.md) all the
 same: a request a web page of another origin makes (``Origin``) is refused with 403
 ``cross_origin``, and so is one whose ``Host`` is not a name of this computer (403
 ``bad_host``: a site that rebinds its DNS name to this address reads nothing). Bound to
@@ -18,6 +22,8 @@ computer's own host name (what phones type or scan)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable
@@ -28,13 +34,19 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from cribboard.errors import HallError
+from cribboard.fdlimit import fd_limit
+from cribboard.hall.door import Door, DoorLimits
 from cribboard.hall.view import HallView
 from cribboard.web import BOARD_FILES, meta
 from cribboard.web.addresses import is_loopback
-from cribboard.web.hub import Hub, follow
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 DEFAULT_HTTP_PORT = 8322
+KEEPALIVE_S = 15.0  # an idle keep-alive connection is closed after this
+MAX_WEBSOCKETS = 500
+WEBSOCKETS_PER_ADDRESS = 32
+HEARTBEAT_S = 30.0  # a WebSocket that answers no ping within half of it is closed
+BACKLOG = 128
 
 
 def host_name(host_header: str) -> str:
@@ -89,11 +101,18 @@ def _guard(loopback: bool) -> Middleware:
     return guard
 
 
-def create_app(view: HallView, *, loopback: bool = True) -> web.Application:
+def create_app(
+    view: HallView,
+    *,
+    loopback: bool = True,
+    max_websockets: int = MAX_WEBSOCKETS,
+    websockets_per_address: int = WEBSOCKETS_PER_ADDRESS,
+) -> web.Application:
     """The page's web application over a hall's view; `loopback` True when it listens on a
     loopback address only (then only loopback Host names are answered)."""
     app = web.Application(middlewares=[_guard(loopback)])
     sockets: set[web.WebSocketResponse] = set()
+    by_address: dict[str, int] = {}
     layout = meta.layout_json()
 
     async def index(request: web.Request) -> web.StreamResponse:
@@ -108,12 +127,23 @@ def create_app(view: HallView, *, loopback: bool = True) -> web.Application:
         return web.json_response({"messages": view.snapshot()})
 
     async def websocket(request: web.Request) -> web.StreamResponse:
-        ws = web.WebSocketResponse(heartbeat=30.0)
+        address = request.remote or ""
+        if len(sockets) >= max_websockets or by_address.get(address, 0) >= websockets_per_address:
+            return web.json_response(
+                {"error": "busy", "message": "too many live pages open: try again later"},
+                status=503,
+            )
+        ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=4096)
         await ws.prepare(request)
-        sub = view.hub.subscribe()
-        for snapshot in view.snapshot():  # no await in between: nothing can overtake it
-            Hub.send_to(sub, snapshot)
-        await follow(ws, view.hub, sub, sockets)
+        sockets.add(ws)
+        by_address[address] = by_address.get(address, 0) + 1
+        try:
+            await view.fanout.serve(request, ws, view.snapshot())
+        finally:
+            sockets.discard(ws)
+            left = by_address.pop(address, 1) - 1
+            if left:
+                by_address[address] = left
         return ws
 
     async def close_sockets(app: web.Application) -> None:
@@ -131,14 +161,31 @@ def create_app(view: HallView, *, loopback: bool = True) -> web.Application:
 
 
 class Page:
-    """The page's server: ``async with Page(view, host, port) as page: page.url``."""
+    """The page's server: ``async with Page(view, host, port) as page: page.url``. `limits`:
+    its door's (default: as many connections as this process's descriptors allow, room kept
+    for the rest of it)."""
 
-    def __init__(self, view: HallView, host: str = "127.0.0.1", port: int = DEFAULT_HTTP_PORT):
+    def __init__(
+        self,
+        view: HallView,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_HTTP_PORT,
+        *,
+        limits: DoorLimits | None = None,
+        max_websockets: int = MAX_WEBSOCKETS,
+        websockets_per_address: int = WEBSOCKETS_PER_ADDRESS,
+    ):
         self.view = view
         self.host = host
         self.port = port
         self.bound_port = 0
+        self.limits = limits
+        self.max_websockets = max_websockets
+        self.websockets_per_address = websockets_per_address
+        self.door: Door | None = None
         self._runner: web.AppRunner | None = None
+        self._listener: socket.socket | None = None
+        self._accepting: asyncio.Task[None] | None = None
 
     @property
     def url(self) -> str:
@@ -148,19 +195,43 @@ class Page:
 
     async def start(self) -> Page:
         loopback = is_loopback(self.host) if self.host else False
+        app = create_app(
+            self.view,
+            loopback=loopback,
+            max_websockets=self.max_websockets,
+            websockets_per_address=self.websockets_per_address,
+        )
         self._runner = web.AppRunner(
-            create_app(self.view, loopback=loopback), handle_signals=False, access_log=None
+            app,
+            handle_signals=False,
+            access_log=None,
+            keepalive_timeout=KEEPALIVE_S,
+            max_line_size=4096,
+            max_field_size=4096,
+            max_headers=64,
         )
         await self._runner.setup()
         try:
-            await web.TCPSite(self._runner, self.host, self.port).start()
+            self._listener = _listen(self.host or "0.0.0.0", self.port)
         except OSError as err:
             await self.stop()
             raise HallError(f"the page cannot listen on {self.host}:{self.port}: {err.strerror}")
-        self.bound_port = int(self._runner.addresses[0][1])
+        self.bound_port = int(self._listener.getsockname()[1])
+        server = self._runner.server
+        assert server is not None
+        self.door = Door(server, self.limits or DoorLimits.for_fd_limit(fd_limit()))
+        self._accepting = asyncio.create_task(self.door.serve(self._listener))
         return self
 
     async def stop(self) -> None:
+        if self._accepting is not None:
+            self._accepting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._accepting
+            self._accepting = None
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -170,3 +241,19 @@ class Page:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A non-blocking listening TCP socket on `host`:`port` (0: a free port)."""
+    info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _name, address = info[0]
+    listener = socket.socket(family, kind, proto)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(BACKLOG)
+        listener.setblocking(False)
+    except OSError:
+        listener.close()
+        raise
+    return listener

@@ -47,6 +47,7 @@ from typing import Any, TextIO
 
 from cribboard.errors import HallError
 from cribboard.hall.wins import FinishedGame, result_key
+from cribboard.plaintext import csv_cell
 from cribboard.tournament import (
     Correction,
     Player,
@@ -59,7 +60,7 @@ from cribboard.tournament import (
     TournamentError,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -148,6 +149,13 @@ CREATE TABLE held (
     PRIMARY KEY (round, table_no),
     FOREIGN KEY (round, table_no) REFERENCES games(round, table_no)
 );
+"""
+
+# Version 4: the director's watch over each table's game (the last state it received, whether the
+# table's connection changed since, and its doubts): a restarted director judges the next state
+# against it, and a held game stays held.
+_SCHEMA_4 = """
+ALTER TABLE commands ADD COLUMN watch TEXT;
 """
 
 STANDINGS_COLUMNS = (
@@ -290,12 +298,14 @@ class Store:
             if version == 0:
                 with _transaction(db):
                     _create(db, rules or Rules())
-            elif version in (1, 2):
+            elif version in (1, 2, 3):
                 with _transaction(db):
-                    _execute_script(db, (_SCHEMA_2 if version == 1 else "") + _SCHEMA_3)
-                    # A game started before: its fresh game was not recorded; its revisions
-                    # count from 0, its games-won tally is not checked.
-                    db.execute("UPDATE commands SET fresh_rev = 0 WHERE started_at IS NOT NULL")
+                    if version < 3:
+                        _execute_script(db, (_SCHEMA_2 if version == 1 else "") + _SCHEMA_3)
+                        # A game started before: its fresh game was not recorded; its revisions
+                        # count from 0, its games-won tally is not checked.
+                        db.execute("UPDATE commands SET fresh_rev = 0 WHERE started_at IS NOT NULL")
+                    _execute_script(db, _SCHEMA_4)
                     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise StoreError(
@@ -405,7 +415,7 @@ class Store:
         with _transaction(self._db):
             self._db.execute(
                 "UPDATE commands SET attempt = attempt + 1, nonce = ?, fresh_rev = NULL,"
-                " fresh_games = NULL WHERE round = ? AND table_no = ?",
+                " fresh_games = NULL, watch = NULL WHERE round = ? AND table_no = ?",
                 (nonce, round_no, table),
             )
         self._commands.pop((round_no, table), None)
@@ -439,6 +449,39 @@ class Store:
             )
         self._commands.pop((round_no, table), None)
 
+    # --- the director's watch over a table's game --------------------------------------------
+
+    def watch(self, round_no: int, table: int) -> dict[str, Any] | None:
+        """What the director kept of a round's table game (:meth:`keep_watches`); None: nothing
+        yet."""
+        row = self._db.execute(
+            "SELECT watch FROM commands WHERE round = ? AND table_no = ?", (round_no, table)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        kept: dict[str, Any] = json.loads(row[0])
+        return kept
+
+    def keep_watches(self, watches: dict[tuple[int, int], dict[str, Any]]) -> None:
+        """Keep the director's watch over round's table games (JSON, by (round, table)): the
+        last state it received, whether the table's connection changed since, its doubts.
+        Kept with every state, so without the fsync of the other changes
+        (``synchronous=NORMAL`` for this transaction): a killed director loses none of it, a
+        power cut at most the last moments (whose next state then looks like a gap: held, not
+        lost)."""
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            with _transaction(self._db):
+                self._db.executemany(
+                    "UPDATE commands SET watch = ? WHERE round = ? AND table_no = ?",
+                    [
+                        (json.dumps(watch, separators=(",", ":")), round_no, table)
+                        for (round_no, table), watch in watches.items()
+                    ],
+                )
+        finally:
+            self._db.execute("PRAGMA synchronous=FULL")
+
     # --- results held for the director -------------------------------------------------------
 
     def hold(self, round_no: int, table: int, game: FinishedGame, reason: str) -> bool:
@@ -468,6 +511,28 @@ class Store:
                 ),
             )
         return True
+
+    def counted_from_board(self, round_no: int, table: int) -> FinishedGame | None:
+        """The game a table's counted result was taken from (its board's win: the director
+        watches it), None when the table has no result or a correction set it."""
+        row = self._db.execute(
+            "SELECT key FROM results WHERE round = ? AND table_no = ?", (round_no, table)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        result = self.tournament.results[(round_no, table)]
+        seat = self.tournament.round(round_no).table(table).players.index(result.winner)
+        rev = int(row[0].rpartition("rev")[2] or 0)
+        return FinishedGame(seat, result.loser_score, result.target, rev)
+
+    def hold_counted(self, round_no: int, table: int, reason: str, *, who: str) -> Correction:
+        """Take back a result counted from a table's board that the board's later states make
+        doubtful: no longer counted, held for the director with `reason` (accepting it counts
+        it again), and the audit trail keeps the change."""
+        game = self.counted_from_board(round_no, table)
+        if game is None:
+            raise TournamentError(f"round {round_no} table {table} has no result from its board")
+        return self.correct(round_no, table, None, who=who, why=reason, hold=(game, reason))
 
     def held(self) -> dict[tuple[int, int], Held]:
         """The results held for the director, by (round, table)."""
@@ -525,11 +590,18 @@ class Store:
         return self.record_result(result, result_key(table, round_no, game.rev))
 
     def correct(
-        self, round_no: int, table: int, new: Result | None, *, who: str, why: str
+        self,
+        round_no: int,
+        table: int,
+        new: Result | None,
+        *,
+        who: str,
+        why: str,
+        hold: tuple[FinishedGame, str] | None = None,
     ) -> Correction:
         """Replace a table's result by `new` (None: strike it); the audit trail keeps who,
         when, the old and the new result, and why. A result held for the table is dropped (the
-        correction decided it)."""
+        correction decided it), unless `hold` names the game and reason to hold now."""
         probe = replace(self.tournament, results=dict(self.tournament.results), corrections=[])
         correction = probe.correct(round_no, table, new, who=who, why=why, when=self._clock())
         with _transaction(self._db):
@@ -538,6 +610,22 @@ class Store:
             )
             # A correction settles the table: a result held for it is decided.
             self._db.execute("DELETE FROM held WHERE round = ? AND table_no = ?", (round_no, table))
+            if hold is not None:
+                game, reason = hold
+                self._db.execute(
+                    "INSERT INTO held (round, table_no, winner_seat, loser_score, target, rev,"
+                    " reason, held_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        round_no,
+                        table,
+                        game.winner_seat,
+                        game.loser_score,
+                        game.target,
+                        game.rev,
+                        reason,
+                        correction.when,
+                    ),
+                )
             if new is not None:
                 self._db.execute(
                     "INSERT INTO results (round, table_no, winner, loser, loser_score, target,"
@@ -583,7 +671,7 @@ class Store:
             writer.writerow(
                 [
                     s.rank,
-                    s.player.name,
+                    csv_cell(s.player.name),
                     s.points,
                     s.played,
                     s.won,
@@ -603,7 +691,7 @@ class Store:
         corrected = {(c.round, c.table) for c in tournament.corrections}
 
         def name(player_id: int) -> str:
-            return tournament.player(player_id).name
+            return csv_cell(tournament.player(player_id).name)
 
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(GAMES_COLUMNS)
@@ -648,7 +736,7 @@ def _execute_script(db: sqlite3.Connection, script: str) -> None:
 
 
 def _create(db: sqlite3.Connection, rules: Rules) -> None:
-    _execute_script(db, _SCHEMA + _SCHEMA_2 + _SCHEMA_3)
+    _execute_script(db, _SCHEMA + _SCHEMA_2 + _SCHEMA_3 + _SCHEMA_4)
     db.execute(
         "INSERT INTO settings (key, value) VALUES ('rules', ?)", (json.dumps(asdict(rules)),)
     )

@@ -4,7 +4,8 @@ whom at which table) and the standings.
 
 The director feeds its view from its own subscription; ``cribboard hall serve`` feeds one from a
 read-only viewer connection (:func:`follow`). Each change goes out to the page's WebSockets
-through the web fan-out (:class:`cribboard.web.hub.Hub`), serialised once."""
+through the page's feed (:class:`cribboard.hall.fanout.Fanout`): the latest of each table, drawn
+and serialised once, when a socket sends it."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ import aiomqtt
 
 from cribboard.api import BoardState
 from cribboard.errors import HallError
+from cribboard.hall.fanout import Fanout
 from cribboard.hallwire import messages, topics
+from cribboard.linelimit import LineLimiter
 from cribboard.mqtt.address import BrokerAddress, refusal
-from cribboard.web.hub import Hub
 from cribcore.render import Renderer
 from cribcore.state import NO_WINNER
 
@@ -50,12 +52,21 @@ def frame_hex(state: BoardState, renderer: Renderer | None = None) -> str:
 
 @dataclass
 class TableView:
-    """One table as the page shows it; None: not heard of yet."""
+    """One table as the page shows it; None: not heard of yet. Its board's frame (`rgb`) is
+    drawn when a page is sent it, not on every change."""
 
     number: int
     state: BoardState | None = None
     online: bool | None = None
-    rgb: str | None = None
+    _rgb: str | None = None
+    _renderer: Renderer | None = None
+
+    @property
+    def rgb(self) -> str | None:
+        """The board's LEDs as the firmware draws them (None: no state yet)."""
+        if self._rgb is None and self.state is not None:
+            self._rgb = frame_hex(self.state, self._renderer)
+        return self._rgb
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,14 +86,15 @@ class HallView:
         self.tables: dict[int, TableView] = {}
         self.round: dict[str, Any] | None = None
         self.standings: dict[str, Any] | None = None
-        self.hub = Hub()
+        self.fanout = Fanout()
+        self._warnings = LineLimiter(lambda text: log.warning("%s", text))
         self.updates = 0  # messages taken, for tests and benchmarks
         self._renderer = Renderer(None)
 
     def table(self, number: int) -> TableView:
         view = self.tables.get(number)
         if view is None:
-            view = self.tables[number] = TableView(number)
+            view = self.tables[number] = TableView(number, _renderer=self._renderer)
         return view
 
     def feed(self, topic: str, payload: bytes, *, retained: bool = False) -> None:
@@ -90,24 +102,25 @@ class HallView:
         a retained `event`, which no table client publishes, is ignored). Never raises:
         whatever a message holds, or a fault in drawing it, stays with the page."""
         if retained and topic.endswith(f"/{topics.EVENT}"):
-            log.warning("%s: retained: ignored", topic)
+            self._warnings.say(topic, f"{topic}: retained: ignored")
             return
         try:
             self._feed(topic, payload)
         except Exception:
-            log.exception("the page could not show %s: ignored", topic)
+            if self._warnings.allow(topic):
+                log.exception("the page could not show %s: ignored", topic)
 
     def _feed(self, topic: str, payload: bytes) -> None:
         try:
             name = topics.parse(topic)
             if name.table is None:
                 obj = messages.decode_hall(payload, name.leaf)
+                message = {"type": name.leaf, name.leaf: obj}
                 if name.leaf == topics.ROUND:
                     self.round = obj
-                    self.hub.publish({"type": "round", "round": obj})
                 else:
                     self.standings = obj
-                    self.hub.publish({"type": "standings", "standings": obj})
+                self.fanout.publish(name.leaf, lambda: message)
             elif name.leaf in (topics.STATE, topics.EVENT):
                 self.set_state(name.table, messages.decode_state(payload))
             elif name.leaf == topics.ONLINE:
@@ -115,23 +128,25 @@ class HallView:
             else:
                 return
         except HallError as err:
-            log.warning("%s: %s", topic, err)
+            self._warnings.say(topic, f"{topic}: {err}")  # a few a topic a minute
             return
-        self.updates += 1
+        if name.table is None:
+            self.updates += 1
 
     def set_state(self, table: int, state: BoardState) -> None:
         view = self.table(table)
+        self.updates += 1
         if view.state == state:
             return  # the same state again (state and event carry the same bytes)
-        rgb = frame_hex(state, self._renderer)  # first: a fault here changes nothing
-        view.state, view.rgb = state, rgb
-        self.hub.publish(view.to_json())
+        view.state, view._rgb = state, None
+        self.fanout.publish(f"table/{table}", view.to_json)
 
     def set_online(self, table: int, online: bool) -> None:
         view = self.table(table)
+        self.updates += 1
         if view.online != online:
             view.online = online
-            self.hub.publish(view.to_json())
+            self.fanout.publish(f"table/{table}", view.to_json)
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Everything, as the messages a page that just connected needs."""
@@ -140,7 +155,11 @@ class HallView:
             out.append({"type": "round", "round": self.round})
         if self.standings is not None:
             out.append({"type": "standings", "standings": self.standings})
-        out += [self.tables[n].to_json() for n in sorted(self.tables)]
+        for number in sorted(self.tables):
+            try:
+                out.append(self.tables[number].to_json())
+            except Exception:  # a fault drawing one table stays with that table
+                log.exception("the page could not show table %d: left out", number)
         return out
 
 

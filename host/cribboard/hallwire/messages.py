@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from cribboard.api import BoardState
 from cribboard.errors import HallError
+from cribboard.plaintext import inert
 from cribboard.tournament import Round, Standing, Tournament
 from cribcore import hall as core
 from cribcore.hall import is_command_id
@@ -54,27 +56,24 @@ def _dumps(obj: object) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
 def _too_deep(payload: bytes, limit: int) -> bool:
     """Whether `payload` nests JSON arrays or objects deeper than `limit` (brackets inside
     strings do not count). Checked before parsing: a deep value must not reach the parser."""
     if payload.count(b"[") + payload.count(b"{") <= limit:
         return False  # cannot be deeper: the common case, without a scan
-    depth, in_string, escaped = 0, False, False
-    for byte in payload:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):  # [ {
+    # The brackets outside strings, in order (an unterminated string's count: it is not JSON).
+    brackets = _STRING.sub(b"", payload).translate(None, _NOT_BRACKETS)
+    depth = 0
+    for byte in brackets:
+        if byte in (0x5B, 0x7B):  # [ {
             depth += 1
             if depth > limit:
                 return True
-        elif byte in (0x5D, 0x7D):
+        else:
             depth -= 1
     return False
 
@@ -241,7 +240,7 @@ def decode_command(payload: bytes) -> NewGame:
     ):
         raise MessageError(f"cmd: names must be a list of {PLAYER_COUNTS} strings", command_id)
     assert isinstance(target, int)
-    return NewGame(command_id, target, tuple(names))
+    return NewGame(command_id, target, tuple(name[:MAX_NAME_CHARS] for name in names))
 
 
 def encode_ack(ack: Ack) -> bytes:
@@ -276,7 +275,7 @@ def encode_round(tournament: Tournament, round_: Round) -> bytes:
     """The retained `round` payload: who plays whom at which table (seat order), and the bye."""
 
     def name(player_id: int) -> str:
-        return tournament.player(player_id).name
+        return inert(tournament.player(player_id).name)
 
     return _dumps(
         {
@@ -301,7 +300,7 @@ def encode_standings(
             "standings": [
                 {
                     "rank": s.rank,
-                    "player": s.player.name,
+                    "player": inert(s.player.name),
                     "points": s.points,
                     "played": s.played,
                     "won": s.won,

@@ -7,8 +7,9 @@ It connects as the client ``table-N`` with a persistent session and the Last Wil
 board's state to ``state`` (retained, QoS 0) and ``event`` (QoS 1); after each change the new
 state goes to both; each command is run once per id (a command delivered again is only
 answered again, also after the table client's own restart when its memory has a file) and
-answered on ``ack``. It reconnects by itself to a broker that went away; while the broker is
-away, changes are not queued: the state as it is then goes out on reconnecting.
+answered on ``ack``. It reconnects by itself to a broker that went away; the changes made while
+it was away (up to MISSED_MAX) go to ``event`` in order when it is back, then the state as it
+is then: the director judges a game by every one of its revisions (a gap is doubtful).
 
     client = TableClient(address, "club", 3, state=lambda: latest, run=start_game)
     await client.start()              # connected and online (start_background(): no waiting)
@@ -22,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import os
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -38,6 +40,9 @@ RECONNECT_S = (0.1, 0.2, 0.5, 1.0)  # waits before reconnecting: quick first, th
 # A change published while the link is dying waits at most this long (it goes out again with
 # the state on reconnecting).
 PUBLISH_TIMEOUT_S = 2.0
+# Changes kept while the broker is away, published in order when it is back (a game is a few
+# hundred changes; beyond this the oldest go, and the director holds the game for a gap).
+MISSED_MAX = 2000
 
 StateSource = Callable[[], BoardState | None]
 CommandRunner = Callable[[messages.NewGame], Awaitable[messages.Ack]]
@@ -109,6 +114,9 @@ class TableClient:
         self._task: asyncio.Task[None] | None = None
         self._publisher: asyncio.Task[None] | None = None
         self._posted: asyncio.Queue[BoardState] = asyncio.Queue()
+        # Changes not published yet, in order (the broker away, or a publish that failed).
+        self._missed: deque[BoardState] = deque(maxlen=MISSED_MAX)
+        self._publishing = asyncio.Lock()  # one publication at a time: in order
         self._closing = False
 
     def topic(self, leaf: str) -> str:
@@ -163,10 +171,13 @@ class TableClient:
                     await client.publish(
                         self.topic(topics.ONLINE), messages.ONLINE, qos=1, retain=True
                     )
-                    state = self._state()
-                    if state is not None:
-                        await self._publish(client, state)
-                    self.online.set()
+                    async with self._publishing:
+                        # What changed while away, in order, then the state as it is now.
+                        state = self._state()
+                        if state is not None and (not self._missed or self._missed[-1] != state):
+                            self._missed.append(state)
+                        await self._flush(client)
+                        self.online.set()
                     attempt = 0
                     self._tell(
                         _(
@@ -204,12 +215,30 @@ class TableClient:
     # --- publishing ----------------------------------------------------------------------------
 
     async def publish(self, state: BoardState) -> None:
-        """Publish a change to ``state`` and ``event`` if online (offline: the state as it is
-        then goes out on reconnecting)."""
-        client = self._client
-        if client is not None and self.online.is_set():
-            with contextlib.suppress(aiomqtt.MqttError):
+        """Publish a change to ``state`` and ``event``; while the broker is away (or a publish
+        fails) it is kept, and goes out in order with the others when it is back."""
+        async with self._publishing:
+            self._missed.append(state)
+            client = self._client
+            if client is not None and self.online.is_set():
+                with contextlib.suppress(aiomqtt.MqttError):
+                    await self._flush(client)
+
+    async def _flush(self, client: aiomqtt.Client) -> None:
+        """Publish the changes kept, in order: each to ``event``, the last also to ``state``.
+        One that fails stays (MqttError), with the rest after it."""
+        while self._missed:
+            state = self._missed[0]
+            if len(self._missed) == 1:
                 await self._publish(client, state)
+            else:
+                await client.publish(
+                    self.topic(topics.EVENT),
+                    messages.encode_state(state),
+                    qos=1,
+                    timeout=PUBLISH_TIMEOUT_S,
+                )
+            self._missed.popleft()
 
     def post(self, state: BoardState) -> None:
         """Publish a change in the background, in order (never blocks; needs start*())."""

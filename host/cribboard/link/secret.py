@@ -4,7 +4,7 @@ Both ends are given the same secret (``cribboard link --secret-env VAR``, or typ
 prompt). From it and the game's name comes a key (PBKDF2-SHA256: a guessed secret costs a
 stranger time), and from the key:
 
-- the game's *channel*, the name in its topics (``cribboard/link/v1/<channel>/...``): 24 hex
+- the game's *channel*, the name in its topics (``cribboard/link/v2/<channel>/...``): 24 hex
   digits that say nothing of the game's name; without the secret one can neither find a game
   by its name nor list the names of the games on the broker;
 - a MAC (HMAC-SHA256) on every message a side publishes, over its topic (the side's id, the
@@ -12,7 +12,7 @@ stranger time), and from the key:
   stranger can inject no move (peg, set, undo, new game) and cannot pose as a side.
 
     key = GameKey("friday", "correct horse battery")
-    topic = move_topic(key.channel, side, seq)
+    topic = move_topic(key.channel, instance, side, seq)
     payload = key.sign(topic, encode_move(move))
     body = key.verify(topic, payload)     # the move's bytes, or None: not signed with this key
 """

@@ -20,10 +20,16 @@ What it does (docs/mqtt.md, "Linked boards"):
   did meanwhile as moves of its own, and catches up with the other side's moves. Neither a
   broker that is away nor a board that is away stops the other half: moves wait in the state
   file and on the broker.
-- The game's secret (:mod:`cribboard.link.secret`) names its topics and signs every move and
-  ``online``: a message not signed with it is dropped, and its side is told once, in one line,
-  as an unknown side. A game has two sides: this one and the first other one whose signed
-  moves it holds; a third is told and ignored.
+- The game's secret (:mod:`cribboard.link.secret`) names its topics and signs every message:
+  one not signed with it is dropped, and told in a few lines a minute (unknown sides, however
+  many a stranger makes up). A game has two sides: this one and the first other one whose
+  signed moves it holds; a third is told and ignored.
+- A game is one *instance* (:class:`Handshake`): a random id chosen when it starts, in every
+  topic (and so under every signature). Two ends meet by their hellos, each answering the
+  other's fresh nonce: a replayed hello of an earlier game answers no nonce of now, so nothing
+  of an earlier game under the same name and secret reaches this one. ``online`` carries the
+  side's connection count, so a replayed ``online 0`` of an earlier connection changes nothing.
+  The client id is random on every connection: nothing in the topics names it.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +51,7 @@ import aiomqtt
 from cribboard.api import Board, BoardEvent, BoardState, HelloEvent, LinkEvent, StateEvent
 from cribboard.errors import CribboardError
 from cribboard.i18n import _, n_
+from cribboard.linelimit import LineLimiter
 from cribboard.link import LinkedGameError, topics
 from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
 from cribboard.link.moves import (
@@ -66,6 +74,13 @@ from cribboard.mqtt.address import BrokerAddress, refusal
 log = logging.getLogger(__name__)
 
 RECONNECT_S = (0.1, 0.2, 0.5, 1.0)  # waits before reconnecting to the broker
+# A side with no game waits this long after its first sync for the other end to answer its hello
+# (then it joins that end's game) before it starts one from its own board.
+JOIN_WAIT_S = 1.5
+MAX_ANSWERED = 8  # other sides' hellos answered at once (replays of old ones among them)
+MAX_HELLO_BYTES = 512
+MAX_STRANGERS = 1024  # unknown side ids remembered (told once each)
+ONLINE = topics.ONLINE
 BOARD_RETRY_S = 1.0  # between attempts to open a board that is not there
 # A deal this side asked for comes back within this (its reply carries no revision to match);
 # a deal to the same dealer at the board later than that is the board's own.
@@ -80,6 +95,12 @@ def default_state_file(game: str) -> Path:
     return Path(base) / "cribboard" / f"link-{topics.check_game(game)}.json"
 
 
+def new_instance() -> str:
+    """A new game instance's id: 16 hex digits, the time it began (milliseconds, 11 digits)
+    then 5 random ones, so an older instance sorts first."""
+    return f"{int(time.time() * 1000) & 0xFFFFFFFFFFF:011x}{secrets.token_hex(3)[:5]}"
+
+
 class SideFile:
     """What a side keeps across its own restart: its id, its own moves, the last state it saw
     on its board, the game that board showed (its game move, the moves that counted, the
@@ -89,6 +110,9 @@ class SideFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.side = secrets.token_hex(4)
+        self.instance = new_instance()  # the game instance this side plays in
+        self.connections = 0  # this side's connections so far (its `online` count)
+        self.peer_online: dict[str, int] = {}  # the highest `online` count of each other side
         self.moves: list[Move] = []
         self.board: BoardState | None = None
         self.game = ""
@@ -103,6 +127,12 @@ class SideFile:
         try:
             saved = json.loads(self.path.read_text())
             self.side = topics.check_side(saved["side"])
+            self.instance = topics.check_instance(saved.get("instance") or self.instance)
+            self.connections = int(saved.get("connections", 0))
+            self.peer_online = {
+                topics.check_side(str(side)): int(count)
+                for side, count in dict(saved.get("peer_online", {})).items()
+            }
             self.moves = [decode_move(payload.encode()) for payload in saved["moves"]]
             self.board = BoardState(**saved["board"]) if saved.get("board") else None
             self.game = str(saved.get("game", ""))
@@ -129,6 +159,9 @@ class SideFile:
     def save(self) -> None:
         saved: dict[str, Any] = {
             "side": self.side,
+            "instance": self.instance,
+            "connections": self.connections,
+            "peer_online": self.peer_online,
             "moves": [encode_move(m).decode() for m in self.moves],
             "board": None if self.board is None else self.board.to_json(),
             "game": self.game,
@@ -168,7 +201,12 @@ class LinkedGameSide:
         # in the state file already); any further side is a stranger.
         others = sorted((m for m in self.file.moves if m.side != self.side), key=lambda m: m.order)
         self.partner: str | None = others[0].side if others else None
+        self.instance = self.file.instance  # the game instance this side plays in
         self.strangers: set[str] = set()  # the sides told about (unknown, or a third)
+        self.unknown_messages = 0  # messages not signed with the game's secret, dropped
+        # Unknown sides are told a few lines a minute, however many a stranger makes up.
+        self._warnings = LineLimiter(lambda text: self.say(text))
+        self._log = LineLimiter(lambda text: log.warning("%s", text))  # malformed, in the log
         self.say = say or (lambda text: log.info("%s", text))
         self.board: Board | None = None
         self.board_state: BoardState | None = self.file.board
@@ -195,6 +233,15 @@ class LinkedGameSide:
         self._told: Position | None = None
         self._client: aiomqtt.Client | None = None
         self._progress = asyncio.Condition()
+        # Meeting the other end (this connection's): the hellos answered, the sides that
+        # answered ours (alive now), whether this side joined another's instance, and whether
+        # it may start the game from its board (JOIN_WAIT_S after its first sync, or once the
+        # other end agrees on this instance).
+        self._nonce = ""
+        self._answers: dict[str, str] = {}
+        self._hello_due = asyncio.Event()
+        self._joined = False
+        self._may_start = bool(self.log.merged().game)
 
     # --- running -------------------------------------------------------------------------------
 
@@ -211,8 +258,8 @@ class LinkedGameSide:
             client = self._client
             if client is not None and self.synced.is_set():  # a clean goodbye: offline now
                 with contextlib.suppress(aiomqtt.MqttError):
-                    topic = topics.side_topic(self.channel, self.side, topics.ONLINE)
-                    offline = self.key.sign(topic, b"0")
+                    topic = topics.side_topic(self.channel, self.instance, self.side, ONLINE)
+                    offline = self.key.sign(topic, online_payload(False, self.file.connections))
                     await client.publish(topic, offline, qos=1, retain=True, timeout=2)
             for task in (mqtt, board):
                 task.cancel()
@@ -385,8 +432,11 @@ class LinkedGameSide:
 
     def _start_if_needed(self) -> None:
         """Once every retained move has arrived and no side has started a game: start it from
-        this board as it is."""
+        this board as it is (unless this side joined another's game, which that side starts,
+        or it is still waiting to meet the other end)."""
         if not self._synced_once or self.log.merged().game is not None:
+            return
+        if self._joined or not self._may_start:
             return
         if self.board_state is None:
             return
@@ -394,6 +444,7 @@ class LinkedGameSide:
         self.file.moves.append(move)
         self._outbox.put_nowait(move)
         self._show(self.log.merged())
+        self._hello_due.set()  # it has a game now: the other end may join it
         self.say(
             _(
                 "started the game from this board (%(position)s)",
@@ -465,17 +516,28 @@ class LinkedGameSide:
     # --- the broker ----------------------------------------------------------------------------
 
     async def _mqtt_loop(self) -> None:
-        online = topics.side_topic(self.channel, self.side, topics.ONLINE)
-        will = aiomqtt.Will(online, self.key.sign(online, b"0"), qos=1, retain=True)
         attempt = 0
         while True:
+            # Counted before the connection: its Last Will carries the count too.
+            self.file.connections += 1
+            self.file.save()
+            count, instance = self.file.connections, self.instance
+            online = topics.side_topic(self.channel, instance, self.side, ONLINE)
+            will = aiomqtt.Will(
+                online, self.key.sign(online, online_payload(False, count)), qos=1, retain=True
+            )
+            switched = False
             try:
+                # A random client id each time: nothing in the topics names it, so nobody can
+                # log in with it and knock this side off the broker.
                 async with self.address.client(
-                    f"link-{self.channel[:8]}-{self.side}", clean_session=True, will=will
+                    f"link-{secrets.token_hex(8)}", clean_session=True, will=will
                 ) as client:
                     attempt = 0
                     self._client = client
-                    await self._session(client)
+                    await self._session(client, count)
+            except _Switched:
+                switched = True
             except aiomqtt.MqttError as err:
                 refused = refusal(err, self.address)
                 if refused is not None:
@@ -485,22 +547,30 @@ class LinkedGameSide:
             finally:
                 self._client = None
                 self.synced.clear()
+            if switched:
+                continue  # into the other side's instance at once
             await asyncio.sleep(RECONNECT_S[min(attempt, len(RECONNECT_S) - 1)])
             attempt += 1
 
-    async def _session(self, client: aiomqtt.Client) -> None:
-        game, side = self.channel, self.side
-        nonce = secrets.token_hex(8).encode()
+    async def _session(self, client: aiomqtt.Client, count: int) -> None:
+        game, side, instance = self.channel, self.side, self.instance
+        nonce = secrets.token_hex(8)
+        self._nonce, self._answers = nonce, {}
         on_broker: set[int] = set()  # this side's moves the broker holds
-        await client.subscribe(topics.every_move(game), qos=1)
-        await client.subscribe(topics.every_online(game), qos=1)
-        await client.subscribe(topics.side_topic(game, side, topics.SYNC), qos=1)
-        online = topics.side_topic(game, side, topics.ONLINE)
-        await client.publish(online, self.key.sign(online, b"1"), qos=1, retain=True)
+        await client.subscribe(topics.every_hello(game), qos=1)
+        await client.subscribe(topics.every_move(game, instance), qos=1)
+        await client.subscribe(topics.every_online(game, instance), qos=1)
+        await client.subscribe(topics.side_topic(game, instance, side, topics.SYNC), qos=1)
+        online = topics.side_topic(game, instance, side, ONLINE)
+        await client.publish(
+            online, self.key.sign(online, online_payload(True, count)), qos=1, retain=True
+        )
+        await self._hello(client)
         # The broker sends the retained moves as it takes the subscriptions: the marker
         # published after them comes back after them.
-        await client.publish(topics.side_topic(game, side, topics.SYNC), nonce, qos=1)
+        await client.publish(topics.side_topic(game, instance, side, topics.SYNC), nonce, qos=1)
         publisher: asyncio.Task[None] | None = None
+        hellos = asyncio.create_task(self._hellos(client))
         try:
             async for message in client.messages:
                 payload = bytes(message.payload)
@@ -508,9 +578,12 @@ class LinkedGameSide:
                     name = topics.parse(str(message.topic))
                 except LinkedGameError:
                     continue
-                if name.leaf in (topics.MOVE, topics.ONLINE) and payload:
+                if name.leaf in (topics.MOVE, ONLINE, topics.HELLO) and payload:
+                    if name.side == side and name.leaf == topics.HELLO:
+                        continue  # its own
                     body = self.key.verify(str(message.topic), payload)
                     if body is None:
+                        self.unknown_messages += 1
                         self._stranger(
                             name.side,
                             _(
@@ -522,16 +595,20 @@ class LinkedGameSide:
                         await self._notify()
                         continue
                     payload = body
-                if name.leaf == topics.MOVE:
+                if name.leaf == topics.HELLO:
+                    if payload:
+                        self._take_hello(name.side, payload)
+                elif name.leaf == topics.MOVE:
                     self._take_move(name, payload, on_broker)
-                elif name.leaf == topics.ONLINE and name.side != side and payload:
-                    if self._partner(name.side):
-                        self._peer(name.side, payload == b"1")
-                elif name.leaf == topics.SYNC and payload == nonce and publisher is None:
+                elif name.leaf == ONLINE and name.side != side and payload:
+                    self._take_online(name.side, payload)
+                elif name.leaf == topics.SYNC and payload == nonce.encode() and publisher is None:
                     self._outbox = asyncio.Queue()  # the log is the outbox's source of truth
                     missing = [m for m in self.log.of_side(side) if m.seq not in on_broker]
                     first = not self._synced_once
                     self._synced_once = True
+                    if first and not self._may_start:
+                        asyncio.get_running_loop().call_later(JOIN_WAIT_S, self._waited)
                     self._start_if_needed()
                     if self.board is not None:
                         self._save()
@@ -543,21 +620,115 @@ class LinkedGameSide:
                         self.say(synced_line(len(self.log.moves), others))
                 await self._notify()
         finally:
-            if publisher is not None:
-                publisher.cancel()
-                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                    await publisher
+            for task in (publisher, hellos):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                        await task
+
+    # --- meeting the other end -----------------------------------------------------------------
+
+    def _waited(self) -> None:
+        """JOIN_WAIT_S after the first sync, no other end met: this side may start the game."""
+        if not self._may_start:
+            self._may_start = True
+            self._start_if_needed()
+            self._wake.set()
+
+    async def _hello(self, client: aiomqtt.Client) -> None:
+        topic = topics.hello_topic(self.channel, self.side)
+        hello = Hello(
+            self.instance,
+            self._nonce,
+            self.log.merged().game is not None,
+            list(self._answers.values()),
+        )
+        await client.publish(topic, self.key.sign(topic, hello.encode()), qos=1, retain=True)
+
+    async def _hellos(self, client: aiomqtt.Client) -> None:
+        """This side's hello again whenever it changes (a hello answered, a game started)."""
+        while True:
+            await self._hello_due.wait()
+            self._hello_due.clear()
+            await self._hello(client)
+
+    def _take_hello(self, side: str, payload: bytes) -> None:
+        """Another side's hello (signed): answered in ours; when it answers ours, that side is
+        alive now, and the two ends settle on one game instance."""
+        try:
+            hello = Hello.decode(payload)
+        except ValueError as err:
+            self._log.say("hello", f"game {self.game}: side {side}: a bad hello ({err})")
+            return
+        if self._answers.get(side) != hello.nonce:
+            self._answers.pop(side, None)
+            self._answers[side] = hello.nonce
+            while len(self._answers) > MAX_ANSWERED:
+                self._answers.pop(next(iter(self._answers)))
+            self._hello_due.set()
+        if self._nonce not in hello.answers:
+            return  # not alive now as far as this side can tell: a replay, or not yet
+        if hello.instance == self.instance:
+            if not self._may_start:
+                self._may_start = True  # the other end agrees on this game: start it
+                self._start_if_needed()
+                self._wake.set()
+            return
+        has_game = self.log.merged().game is not None
+        if has_game and not hello.has_game:
+            return  # it joins this game
+        if has_game == hello.has_game and hello.instance > self.instance:
+            return  # the older instance stays: it joins this one
+        self._switch(side, hello.instance)
+
+    def _switch(self, side: str, instance: str) -> None:
+        """Join the game instance of the other end `side`: this side takes the game as it is
+        there (its own start, if it made one alone, is dropped)."""
+        self.say(_("joined the game of side %(side)s", side=side))
+        self.instance = self.file.instance = instance
+        self.file.moves = []
+        self.log = MoveLog()
+        self.partner = side
+        self._joined = True
+        self._synced_once = False
+        self._show(self.log.merged())
+        self.file.applying = None
+        self.file.clock = 0
+        self._save()
+        self.converged.clear()
+        raise _Switched
+
+    def _take_online(self, side: str, payload: bytes) -> None:
+        """Another side's ``online`` (signed): taken only when newer than any seen of that
+        side, so a replay of an earlier connection's changes nothing."""
+        try:
+            online, count = read_online(payload)
+        except ValueError:
+            return
+        last = self.file.peer_online.get(side, -1)
+        if count < last or (count == last and online and self.peers.get(side) is False):
+            return  # an earlier connection's, or this one's `1` after its `0`
+        if not self._partner(side):
+            return
+        if count != last:
+            self.file.peer_online[side] = count
+            self.file.save()
+        self._peer(side, online)
 
     def _take_move(self, name: topics.TopicName, payload: bytes, on_broker: set[int]) -> None:
         if not payload:
             return  # a retained move cleared
+        if name.instance != self.instance:
+            return
         try:
             move = decode_move(payload)
         except MoveError as err:
-            log.warning("%s/%s: %s", name.side, name.seq, err)
+            self._log.say("moves", f"{name.side}/{name.seq}: {err}")
             return
         if (move.side, move.seq) != (name.side, name.seq):
-            log.warning("move %s on the topic of %s.%s: ignored", move.id, name.side, name.seq)
+            self._log.say(
+                "moves", f"move {move.id} on the topic of {name.side}.{name.seq}: ignored"
+            )
             return
         if move.side == self.side:
             on_broker.add(move.seq)
@@ -585,10 +756,16 @@ class LinkedGameSide:
         return False
 
     def _stranger(self, side: str, what: str) -> None:
-        """Tell, once per side, that someone not in the game wrote on its topics."""
-        if side not in self.strangers:
-            self.strangers.add(side)
-            self.say(_("WARNING: game %(game)s: %(what)s: ignored", game=self.game, what=what))
+        """Tell, once per side and a few lines a minute, that someone not in the game wrote
+        on its topics."""
+        if side in self.strangers:
+            return
+        if len(self.strangers) >= MAX_STRANGERS:
+            self.strangers.clear()  # made-up sides by the thousand: counted, not kept
+        self.strangers.add(side)
+        self._warnings.say(
+            "strangers", _("WARNING: game %(game)s: %(what)s: ignored", game=self.game, what=what)
+        )
 
     def _peer(self, side: str, online: bool) -> None:
         if self.peers.get(side) != online:
@@ -606,8 +783,63 @@ class LinkedGameSide:
             await self._send(client, await self._outbox.get())
 
     async def _send(self, client: aiomqtt.Client, move: Move) -> None:
-        topic = topics.move_topic(self.channel, move.side, move.seq)
+        topic = topics.move_topic(self.channel, self.instance, move.side, move.seq)
         await client.publish(topic, self.key.sign(topic, encode_move(move)), qos=1, retain=True)
+
+
+class _Switched(Exception):
+    """This side joined another side's game instance: connect again, into it."""
+
+
+@dataclass(frozen=True)
+class Hello:
+    """A side's hello (signed, retained on ``.../hello/<side>``): the game instance it plays
+    in, a fresh nonce of its connection, whether its instance has a game, and the nonces of
+    the other sides' hellos it has seen (answering them: whoever finds its own nonce there
+    knows the side is alive now, not a replay)."""
+
+    instance: str
+    nonce: str
+    has_game: bool
+    answers: list[str]
+
+    def encode(self) -> bytes:
+        return json.dumps(
+            {"i": self.instance, "n": self.nonce, "g": self.has_game, "a": self.answers},
+            separators=(",", ":"),
+        ).encode()
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Hello:
+        """ValueError for anything that is not a hello."""
+        if len(payload) > MAX_HELLO_BYTES:
+            raise ValueError("too long")
+        obj = json.loads(payload)
+        if not isinstance(obj, dict):
+            raise ValueError("not a JSON object")
+        instance, nonce, has_game, answers = obj.get("i"), obj.get("n"), obj.get("g"), obj.get("a")
+        if not isinstance(instance, str) or not isinstance(nonce, str):
+            raise ValueError("no instance or nonce")
+        try:
+            topics.check_instance(instance)
+        except LinkedGameError as err:
+            raise ValueError(str(err)) from None
+        if not isinstance(has_game, bool) or not isinstance(answers, list):
+            raise ValueError("no game flag or answers")
+        return cls(instance, nonce, has_game, [str(a) for a in answers[:MAX_ANSWERED]])
+
+
+def online_payload(online: bool, count: int) -> bytes:
+    """An ``online`` payload: ``1`` or ``0``, a space, the side's connection count."""
+    return f"{int(online)} {count}".encode()
+
+
+def read_online(payload: bytes) -> tuple[bool, int]:
+    """(online, count) of an ``online`` payload; ValueError otherwise."""
+    flag, _space, count = payload.partition(b" ")
+    if flag not in (b"0", b"1") or not count.isdigit():
+        raise ValueError(f"not an online payload: {payload[:40]!r}")
+    return flag == b"1", int(count)
 
 
 def describe(position: Position) -> str:

@@ -1,10 +1,13 @@
-"""The linked games' MQTT topics, version 1: every name, QoS and retain flag, once (docs/mqtt.md,
+"""The linked games' MQTT topics, version 2: every name, QoS and retain flag, once (docs/mqtt.md,
 "Linked boards"). A topic is::
 
-    cribboard/link/v1/<game>/<side>/move/<seq>   one move of a side (retained, QoS 1)
-    cribboard/link/v1/<game>/<side>/online       1 while the side is connected (its Last Will: 0)
-    cribboard/link/v1/<game>/<side>/sync         a side's own marker: read back only by itself
+    cribboard/link/v2/<game>/hello/<side>                   a side's hello (retained, QoS 1)
+    cribboard/link/v2/<game>/<instance>/<side>/move/<seq>   one move of a side (retained, QoS 1)
+    cribboard/link/v2/<game>/<instance>/<side>/online       the side's connection (its Last Will)
+    cribboard/link/v2/<game>/<instance>/<side>/sync         a side's own marker
 
+`<instance>` names one game played under the game's name and secret: chosen at random when it
+starts, so nothing of an earlier game (a replay of its signed messages included) reaches it.
 Linked games have their own root beside the hall's (``cribboard/v1/<hall>/...``), so a game
 name never meets a hall name.
 """
@@ -22,12 +25,14 @@ from cribboard.mqtt.roots import LINK_USER as LINK_USER
 
 # ROOT and LINK_USER, part of this scheme, are defined below the hall and the linked games: a
 # hall's broker lets linked games in.
-VERSION = "v1"
+VERSION = "v2"
 MOVE = "move"
 ONLINE = "online"
 SYNC = "sync"
+HELLO = "hello"
 
 _SIDE = re.compile(r"[a-z0-9]{1,16}\Z")
+_INSTANCE = re.compile(r"[0-9a-f]{16}\Z")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class TopicName:
     side: str
     leaf: str
     seq: int | None = None
+    instance: str = ""  # "" for a hello
 
 
 def check_game(game: str) -> str:
@@ -55,28 +61,47 @@ def check_side(side: str) -> str:
     return side
 
 
+def check_instance(instance: str) -> str:
+    """A game instance's id: 16 hex digits."""
+    if not _INSTANCE.match(instance):
+        raise LinkedGameError(f"bad game instance {instance!r}: 16 of 0-9 and a-f")
+    return instance
+
+
 def game_prefix(game: str) -> str:
     return f"{ROOT}/{VERSION}/{check_game(game)}"
 
 
-def move_topic(game: str, side: str, seq: int) -> str:
-    return f"{game_prefix(game)}/{check_side(side)}/{MOVE}/{seq}"
+def instance_prefix(game: str, instance: str) -> str:
+    return f"{game_prefix(game)}/{check_instance(instance)}"
 
 
-def side_topic(game: str, side: str, leaf: str) -> str:
-    """A side's `online` or `sync` topic."""
+def hello_topic(game: str, side: str) -> str:
+    return f"{game_prefix(game)}/{HELLO}/{check_side(side)}"
+
+
+def every_hello(game: str) -> str:
+    return f"{game_prefix(game)}/{HELLO}/+"
+
+
+def move_topic(game: str, instance: str, side: str, seq: int) -> str:
+    return f"{instance_prefix(game, instance)}/{check_side(side)}/{MOVE}/{seq}"
+
+
+def side_topic(game: str, instance: str, side: str, leaf: str) -> str:
+    """A side's `online` or `sync` topic in a game instance."""
     if leaf not in (ONLINE, SYNC):
         raise LinkedGameError(f"not a side topic: {leaf}")
-    return f"{game_prefix(game)}/{check_side(side)}/{leaf}"
+    return f"{instance_prefix(game, instance)}/{check_side(side)}/{leaf}"
 
 
-def every_move(game: str) -> str:
-    """The filter for every move of every side of a game."""
-    return f"{game_prefix(game)}/+/{MOVE}/+"
+def every_move(game: str, instance: str) -> str:
+    """The filter for every move of every side of a game instance."""
+    return f"{instance_prefix(game, instance)}/+/{MOVE}/+"
 
 
-def every_online(game: str) -> str:
-    return f"{game_prefix(game)}/+/{ONLINE}"
+def every_online(game: str, instance: str) -> str:
+    return f"{instance_prefix(game, instance)}/+/{ONLINE}"
 
 
 def parse(topic: str) -> TopicName:
@@ -84,11 +109,16 @@ def parse(topic: str) -> TopicName:
     parts = topic.split("/")
     if len(parts) < 6 or "/".join(parts[:3]) != f"{ROOT}/{VERSION}":
         raise LinkedGameError(f"not a {ROOT}/{VERSION} topic: {topic}")
-    game, side, leaf = check_game(parts[3]), check_side(parts[4]), parts[5]
-    if leaf == MOVE and len(parts) == 7:
-        if not parts[6].isdigit() or parts[6] != str(int(parts[6])) or int(parts[6]) < 1:
+    game = check_game(parts[3])
+    if parts[4] == HELLO and len(parts) == 6:
+        return TopicName(game, check_side(parts[5]), HELLO)
+    if len(parts) < 7:
+        raise LinkedGameError(f"unknown linked game topic: {topic}")
+    instance, side, leaf = check_instance(parts[4]), check_side(parts[5]), parts[6]
+    if leaf == MOVE and len(parts) == 8:
+        if not parts[7].isdigit() or parts[7] != str(int(parts[7])) or int(parts[7]) < 1:
             raise LinkedGameError(f"bad move number in {topic}")
-        return TopicName(game, side, leaf, int(parts[6]))
-    if leaf in (ONLINE, SYNC) and len(parts) == 6:
-        return TopicName(game, side, leaf)
+        return TopicName(game, side, leaf, int(parts[7]), instance)
+    if leaf in (ONLINE, SYNC) and len(parts) == 7:
+        return TopicName(game, side, leaf, None, instance)
     raise LinkedGameError(f"unknown linked game topic: {topic}")

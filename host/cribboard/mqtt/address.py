@@ -14,7 +14,7 @@ import ssl
 import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiomqtt
@@ -41,6 +41,30 @@ class Client(aiomqtt.Client):
     cancellation: aiomqtt waits with :func:`asyncio.wait_for`, which on Python 3.11 drops a
     cancel that meets a publication's acknowledgement (see :mod:`cribboard.waiting`), and the
     director, a table or a linked game cancelled then never stopped."""
+
+    session_present = False
+    """Whether the broker kept this client's session from before (the CONNACK's flag)."""
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, *args: Any) -> None:
+        self.session_present = bool(getattr(flags, "session_present", False))
+        super()._on_connect(client, userdata, flags, *args)
+
+    def acknowledge_when_taken(self) -> None:
+        """From now on a QoS 1 message is acknowledged only by :meth:`acknowledge`, once it has
+        been taken (kept on disk): a client killed before then gets it again from the broker
+        with its session, instead of losing it."""
+        self._client.manual_ack_set(True)
+
+    def received_now(self) -> list[aiomqtt.Message]:
+        """The messages received and not read yet, without waiting (read them with the one
+        :attr:`messages` gave: a batch)."""
+        queue = self._queue
+        return [queue.get_nowait() for _ in range(queue.qsize())]
+
+    def acknowledge(self, message: aiomqtt.Message) -> None:
+        """Acknowledge a message taken (see :meth:`acknowledge_when_taken`)."""
+        if message.qos > 0:
+            self._client.ack(message.mid, message.qos)
 
     async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
         if timeout is None:

@@ -12,6 +12,15 @@ let round = null;
 const cards = new Map(); // table number -> { node, view, state, online }
 let updates = 0;
 
+// A player's name as text, never as formatting: a control or direction character (U+202E shows
+// one name as another and turns the line around) is written out as \u202e. The names reach the
+// page inert already; this is for a broker that is not the director's.
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+function inert(text) {
+  return String(text).replace(UNSAFE, (c) => (c === "\u200c" || c === "\u200d")
+    ? c : `\\u${c.codePointAt(0).toString(16).padStart(4, "0")}`);
+}
+
 function status(text, live) {
   const node = $("#status");
   node.textContent = text;
@@ -54,7 +63,7 @@ function drawCard(table) {
   node.querySelector(".online").textContent = online === false ? "offline" : online ? "" : "…";
   node.querySelectorAll(".seat").forEach((seat) => {
     const s = +seat.dataset.seat;
-    seat.querySelector(".name").textContent = names ? names[s] : ["blue", "orange"][s];
+    seat.querySelector(".name").textContent = names ? inert(names[s]) : ["blue", "orange"][s];
     seat.querySelector(".score").textContent = state ? state.front[s] : "";
     const won = state && state.winner === s;
     seat.classList.toggle("won", Boolean(won));
@@ -97,16 +106,21 @@ function showRound(r) {
   }));
   const bye = $("#bye");
   bye.hidden = !r.bye;
-  bye.textContent = r.bye ? `Bye: ${r.bye}` : "";
+  bye.replaceChildren(...(r.bye ? ["Bye: ", isolated(r.bye)] : []));
   for (const t of r.tables) card(t.table);
   for (const table of cards.keys()) drawCard(table);
 }
 
-function name(text, seat) {
+function isolated(text) {
   const span = document.createElement("span");
   span.className = "pname";
+  span.textContent = inert(text);
+  return span;
+}
+
+function name(text, seat) {
+  const span = isolated(text);
   span.style.setProperty("--pc", layout.players[seat].color);
-  span.textContent = text;
   return span;
 }
 
@@ -117,7 +131,7 @@ function showStandings(s) {
                    (line.spread > 0 ? "+" : "") + line.spread];
     cells.forEach((value, i) => {
       const td = document.createElement("td");
-      td.textContent = value;
+      td.textContent = i === 1 ? inert(value) : value;
       if (i === 0) td.className = "rank";
       if (i === 1) td.className = "player";
       tr.appendChild(td);
@@ -129,7 +143,7 @@ function showStandings(s) {
   // Results the director has not counted (not consistent with the round's game), and why.
   const held = (s.held || []).map((h) => {
     const li = document.createElement("li");
-    li.textContent = `Round ${h.round}, table ${h.table}: ${h.result} (${h.reason})`;
+    li.textContent = inert(`Round ${h.round}, table ${h.table}: ${h.result} (${h.reason})`);
     return li;
   });
   $("#held-list").replaceChildren(...held);
