@@ -68,6 +68,9 @@ class InProcessBoard:
             raise BoardRejected(err.code, err.text) from None
         return self._changed(rev)
 
+    async def health(self) -> None:
+        return None  # as a board without the health verb answers: no page address to tell
+
     async def state(self) -> BoardState:
         game = self.game
         players = game.players
