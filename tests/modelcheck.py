@@ -23,7 +23,7 @@ from protocol_model import CAPS, FIRMWARE, NotModelled, Out, ProtocolModel, Step
 TIMEOUT = 10.0  # seconds a line may take (a save to the flash holds the board up a while)
 APP_START_S = 60.0  # a bound for a board whose app never starts (not a pause: the reply ends it)
 HELLO = re.compile(
-    rb"(?:#(\w+) ok|! hello) (proto=1\.2 fw=\S+ board=(?:sim|pico|picow|pico2w|esp32s3) "
+    rb"(?:#(\w+) ok|! hello) (proto=1\.3 fw=\S+ board=(?:sim|pico|picow|pico2w|esp32s3) "
     rb"layout=crib121 holes=121 max=64 caps=[a-z,]+)"
     rb"((?: store=(?:saved|backup|fresh|fresh-corrupt|fresh-version))?(?: fs=(?:ok|formatted|off))?"
     rb"(?: boots=[1-9]\d*)?(?: ble=Cribboard-[0-9A-F]{4} bmax=[14])?)\n"

@@ -4,7 +4,7 @@
 # that run against this module on CPython and on MicroPython.
 #
 # A line is printable ASCII (0x20..0x7E) ended by "\n" (a "\r" before it is dropped).
-#   request   [#ID ]VERB[ ARG...]          e.g. "#7 peg 0 12\n"
+#   request   [#ID ][@REV ]VERB[ ARG...]   e.g. "#7 peg 0 12\n", "#8 @17 undo\n"
 #   reply     [#ID ]ok[ KEY=VALUE...]      e.g. "#7 ok r=18\n"
 #             [#ID ]err CODE TEXT          e.g. "#7 err bad_points points must be 1..29\n"
 #   event     ! KIND[ KEY=VALUE...]        e.g. "! st r=18 t=121 n=2 ...\n"
@@ -29,11 +29,14 @@ from cribcore.state import LAST_PEG
 from cribcore.twins import ptr8, ptr32
 
 PROTOCOL_MAJOR = const(1)  # bumped when a change breaks older hosts
-PROTOCOL_MINOR = const(2)  # bumped when something is added (1.1: admit; 1.2: brief, health, every)
+# Bumped when something is added (1.1: admit; 1.2: brief, health, every; 1.3: conditions, ids
+# that survive a restart).
+PROTOCOL_MINOR = const(3)
 MAX_LINE = const(64)  # request bytes including the newline
 MAX_ID = const(8)  # characters in a request id
 MAX_ARGS = const(3)
 MAX_DIGITS = const(6)  # in a number argument (a minus sign not counted)
+REV_DIGITS = const(9)  # in the revision a request is conditional on (`@REV`)
 
 # What a verb does, which decides who may send it and whether its reply is remembered:
 K_READ = const(0)  # reads only: anyone may send it; the reply is never remembered (it runs again)
@@ -48,7 +51,7 @@ VERB_TABLE = (
     (b"hello", 0, 0, K_READ),
     (b"ping", 0, 0, K_READ),
     (b"st", 0, 0, K_READ),
-    (b"peg", 2, 2, K_CHANGE),
+    (b"peg", 2, 3, K_CHANGE),  # a third argument since 1.3: the front it is conditional on
     (b"set", 2, 3, K_CHANGE),
     (b"undo", 0, 0, K_CHANGE),
     (b"new", 0, 2, K_CHANGE),
@@ -108,6 +111,7 @@ ERROR_CODES = (
     "bad_value",
     "denied",
     "busy",
+    "stale",  # since 1.3
 )
 
 _SPACE = const(32)
@@ -128,18 +132,19 @@ _ID_START = const(0)  # the id is line[id_start:id_end]; equal: no id
 _ID_END = const(1)
 _VERB = const(2)  # the verb's number in VERBS; -1: none
 _ARGC = const(3)  # the count of arguments read (in args and kinds)
+_IF_REV = const(4)  # `@REV`: the revision the request is conditional on; -1: none
 
 
 class Request:
     """One parsed request line; reused for every line (no allocation). `line` holds it; `head`
     what parse_request found (the id's start and end, the verb's number or -1, the count of
-    arguments, in that order); `args` and `kinds` its arguments. (No properties for
+    arguments, the revision it is conditional on or -1, in that order); `args` and `kinds` its arguments. (No properties for
     those names: a class with properties makes every store to its instances look two names up
     more, and the dispatcher stores `line` for every request.)"""
 
     def __init__(self):
         self.line = bytearray(MAX_LINE)
-        self.head = array("i", (0, 0, -1, 0))
+        self.head = array("i", (0, 0, -1, 0, -1))
         self.args = array("i", bytes(4 * MAX_ARGS))
         self.kinds = bytearray(MAX_ARGS)
 
@@ -245,6 +250,7 @@ def parse_request(req, n: int) -> int:
     head = ptr32(req.head)
     head[_VERB] = -1
     head[_ARGC] = 0
+    head[_IF_REV] = -1
     if n > 0 and p[n - 1] == 13:  # tolerate "\r\n"
         n -= 1
     # The '#ID ' prefix, read into the head's id_start and id_end (equal: no id).
@@ -271,6 +277,23 @@ def parse_request(req, n: int) -> int:
     for j in range(n):
         if p[j] < 32 or p[j] > 126:
             return E_BAD_LINE
+    # '@REV ': apply the request only while the board's revision is REV (since 1.3).
+    while i < n and p[i] == 32:
+        i += 1
+    conditional = i < n and p[i] == 64  # '@'
+    if conditional:
+        i += 1
+        start = i
+        value = 0
+        while i < n and p[i] != 32:
+            d = p[i] - 48
+            if d < 0 or d > 9 or i - start >= REV_DIGITS:
+                return E_BAD_ARG
+            value = value * 10 + d
+            i += 1
+        if i == start:
+            return E_BAD_ARG
+        head[_IF_REV] = value
     verb = -1
     argc = 0
     while True:
@@ -315,7 +338,7 @@ def parse_request(req, n: int) -> int:
         argc += 1
     head[_ARGC] = argc  # (once: each argument's count set aside until the line ends or fails)
     if verb < 0:
-        return E_BAD_LINE if id_end > id_start else E_EMPTY
+        return E_BAD_LINE if id_end > id_start or conditional else E_EMPTY
     arity = ptr8(_ARITY)
     if argc < arity[2 * verb] or argc > arity[2 * verb + 1]:
         return E_ARITY

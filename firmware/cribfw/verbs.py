@@ -3,8 +3,8 @@
 # the request, checked its arguments' count and who may send it, and started the `ok` reply;
 # a handler applies the request to the board (the Context) and writes the reply's fields, or
 # raises GameError (the dispatcher turns it into the error reply; nothing was changed).
-# Adding a verb: a row in VERB_TABLE, a handler here, its place in docs/protocol.md, its test.
-# Handling a score command allocates nothing.
+# Adding a verb: a row in VERB_TABLE, a handler here and its answer (below), its place in
+# docs/protocol.md, its test. Handling a score command allocates nothing.
 
 try:
     import micropython
@@ -121,7 +121,14 @@ def peg(ctx, link, req, out):
     if kinds[0] | kinds[1]:  # a word, not a number (ARG_INT is 0)
         raise GameError("bad_arg", "expected a number")
     args = ptr32(req.args)
-    out.field(b"r", int(ctx.game.score(args[0], args[1])))  # (score returns the revision)
+    game = ctx.game
+    if int(req.head[3]) == 3:  # `peg P N F`: only while player P's front is F (since 1.3)
+        if kinds[2]:
+            raise GameError("bad_arg", "expected a number")
+        player = args[0]
+        if player >= 0 and player < int(game.players) and int(game.front[player]) != args[2]:
+            raise GameError("stale", "the front is not that")
+    out.field(b"r", int(game.score(args[0], args[1])))  # (score returns the revision)
 
 
 @micropython.native
@@ -296,6 +303,69 @@ def _hello_head(ctx):
     out.text(b",".join(protocol.VERBS))
     return bytes(out.buf[: out.n])
 
+
+# --- answers: a resend known from before a restart -----------------------------------------------
+# A request whose id the board brought back from its flash with the game (cribfw/replies.py) is
+# not applied again; its reply was not kept, so it gets the verb's reply fields as the board is
+# now. Reading verbs are never remembered: they have none.
+
+
+def _answer_none(ctx, link, out):
+    pass
+
+
+def _answer_rev(ctx, link, out):
+    revision(ctx, out)
+
+
+def _answer_dealer(ctx, link, out):
+    out.field(b"d", ctx.game.dealer)
+
+
+def _answer_games(ctx, link, out):
+    game = ctx.game
+    out.key(b"g")
+    out.numbers(game.games, game.players)
+    out.field(b"x2", 1 if game.skunk_double else 0)
+
+
+def _answer_settings(ctx, link, out):
+    settings_fields(ctx, out)
+
+
+def _answer_admission(ctx, link, out):
+    admission_fields(ctx, out, link)
+
+
+def _answer_brief(ctx, link, out):
+    out.field(b"brief", 1 if link.brief else 0)
+
+
+def _answer_every(ctx, link, out):
+    out.field(b"every", 1 if link.every else 0)
+
+
+# In cribcore.protocol.VERB_TABLE's order.
+ANSWERS = (
+    _answer_none,  # hello
+    _answer_none,  # ping
+    _answer_none,  # st
+    _answer_rev,  # peg
+    _answer_rev,  # set
+    _answer_rev,  # undo
+    _answer_rev,  # new
+    _answer_dealer,  # deal
+    _answer_rev,  # pend
+    _answer_games,  # games
+    _answer_settings,  # bright
+    _answer_settings,  # budget
+    _answer_none,  # frame
+    _answer_none,  # test
+    _answer_admission,  # admit
+    _answer_brief,  # brief
+    _answer_none,  # health
+    _answer_every,  # every
+)
 
 # In cribcore.protocol.VERB_TABLE's order.
 HANDLERS = (

@@ -37,6 +37,9 @@ def _input_stream():
     return writer, reader
 
 
+CENTRAL = b"\x00\x1a\x7d\xda\x71\x13\x01"  # the second link's address: a sender of its own
+
+
 class Out:
     """The link's output stream: collects what the firmware writes, one line per write."""
 
@@ -75,13 +78,15 @@ class Session:
         self.feed(data)
         return self.out.take()
 
-    def add_link(self):
-        """A second link on the same dispatcher; returns a send(data) function for it and its
-        Out."""
+    def add_link(self, address=CENTRAL):
+        """A second link on the same dispatcher, a sender of its own (as a Bluetooth central at
+        `address`, trusted); returns a send(data) function for it and its Out."""
         writer, reader = _input_stream()
         self._files += [writer, reader]
         out = Out()
         link = UsbLink(reader, out, self.dispatcher)
+        link.address = address
+        link.recent = self.dispatcher.ctx.books.join(address, lambda known: False)
         self.dispatcher.add_link(link)
 
         def send(data):
@@ -310,7 +315,7 @@ def _run_two_links(steps, address=None):
         s.close()
 
 
-def test_events_reach_every_link_and_ids_are_per_link():
+def test_events_reach_every_link_and_ids_are_per_sender():
     _run_two_links(V.TWO_LINKS)
 
 
@@ -367,8 +372,9 @@ def test_encode_vectors_both_ways():
         # ...and the firmware's parser reads back what was encoded
         req, code = _parse(expected)
         assert code == P.E_OK, expected
-        id_start, id_end, verb, argc = req.head
+        id_start, id_end, verb, argc, if_rev = req.head
         assert P.VERBS[verb] == call[0].encode()
+        assert if_rev == (call[3] if len(call) > 3 else -1), expected
         args = call[1] if len(call) > 1 else ()
         assert argc == len(args) == req.arg_count()
         for i in range(len(args)):
@@ -529,7 +535,7 @@ def test_document_examples_are_real_bytes():
 def test_every_remembered_reply_fits_the_memory_with_the_longest_id():
     """A reply too long for RECENT_REPLY would silently not be remembered (and a resend would
     run again): every reply a non-reading request gets must fit with an 8-character id."""
-    from cribfw.dispatch import RECENT_REPLY
+    from cribfw.replies import RECENT_REPLY
 
     longest = b""
     for data, lines in V.VECTORS:
@@ -764,14 +770,17 @@ def test_the_dispatchers_own_constants_are_the_protocols() -> None:
     # looked up at run time); MicroPython compiles them away, CPython keeps the names to compare.
     if sys.implementation.name == "micropython":
         return
-    from cribfw import dispatch, linebuffer
+    from cribfw import dispatch, linebuffer, replies
 
     assert (dispatch._E_OK, dispatch._E_EMPTY) == (P.E_OK, P.E_EMPTY)
-    assert dispatch._REPLY_AT - dispatch._ID_AT == P.MAX_ID
+    assert replies._REPLY_AT - replies._ID_AT == P.MAX_ID
+    assert replies.SENDER == len(replies.USB_SENDER)
     assert linebuffer._MAX_LINE == P.MAX_LINE
     assert P._VERB_COUNT == len(P.VERBS)
-    assert (dispatch._ID_START, dispatch._ID_END, dispatch._VERB) == (
+    assert (dispatch._ID_START, dispatch._ID_END, dispatch._VERB, dispatch._IF_REV) == (
         P._ID_START,
         P._ID_END,
         P._VERB,
+        P._IF_REV,
     )
+    assert P.VERBS[dispatch._PEND] == b"pend"

@@ -1,0 +1,221 @@
+# The resend memory: the last replies the board sent to request lines with an id, so a request
+# resent after a lost reply gets the same reply again and is not applied twice
+# (docs/protocol.md, section 2).
+#
+# Kept per SENDER, not per link: the USB host, or a Bluetooth central by its address. Each sender
+# has a book of its last RECENT replies (RecentReplies); the books are the board's (Books), not a
+# link slot's, so a central that comes back finds its book whatever other centrals did meanwhile
+# (a second phone taking the one slot of a btstack board, four taking every slot of a NimBLE one).
+# There are a few more books than the stack takes centrals; a newcomer takes a book never used,
+# else the one whose sender connected longest ago among those not admitted, else the one that
+# connected longest ago: strangers cycling through never push out an admitted phone's book.
+#
+# Across a power cut: the ids of the replies whose request changed what the board saves (the
+# game, the LED settings: marked `durable`) are saved with the game in the SAME record
+# (cribfw/gamerecord.py: Books.durable() gives them, Books.restore() puts them back), so a change
+# and its id are kept or lost together. After a restart a book holds those ids without their
+# replies (`restored`): a resend of one is answered from the board as it is now (cribfw/verbs.py,
+# answer) and not applied; a resend of a request whose change the cut took is not known, and is
+# applied: for the game the board came back with, it is its first time.
+
+try:
+    import micropython
+    from micropython import const
+except ImportError:  # CPython
+    from cribcore import nomicropython as micropython
+    from cribcore.nomicropython import const
+
+from cribcore.twins import ptr8
+
+RECENT = const(8)  # replies remembered per sender
+RECENT_REPLY = const(96)  # longest reply remembered (state-changing replies are short)
+SENDER = const(7)  # a sender: a central's address type and 6 address bytes
+USB_SENDER = b"\xff" * 7  # the USB host (no Bluetooth address type is 0xff)
+SPARE_BOOKS = const(2)  # books for centrals beyond the stack's number of connections
+MAX_BOOKS = const(7)  # USB and 4 + SPARE_BOOKS centrals: what a saved record may name
+
+# A slot of RecentReplies.mem: the id's length (0: empty), the reply's length (0: restored, no
+# reply kept), durable (1: its request changed what the board saves), the id, the reply. After
+# the last slot, one byte: the slot to be written next.
+_REPLY_N = const(1)
+_DURABLE = const(2)
+_ID_AT = const(3)
+_REPLY_AT = const(3 + 8)  # (8: protocol.MAX_ID, held equal by tests/core/test_protocol.py)
+_SLOT_SIZE = const(_REPLY_AT + RECENT_REPLY)
+_NEXT_AT = const(RECENT * _SLOT_SIZE)
+
+
+class RecentReplies:
+    """One sender's last few (id, reply) pairs. Ids are given as (buffer, start, end). All of it
+    is in one buffer, `mem`, slot after slot: one lookup for each request."""
+
+    def __init__(self, sender):
+        self.mem = bytearray(_NEXT_AT + 1)
+        self.sender = bytearray(sender)
+        self.live = 0  # links of this sender connected now
+        self.joined = 0  # when its sender last connected (Books' count of joins)
+
+    @micropython.viper
+    def find(self, line, start: int, end: int) -> int:
+        """The slot remembering the id line[start:end], or -1."""
+        n = end - start
+        if n == 0:
+            return -1
+        mem = ptr8(self.mem)
+        s = ptr8(line)
+        for slot in range(RECENT):
+            base = slot * _SLOT_SIZE
+            if mem[base] != n:
+                continue
+            base += _ID_AT
+            same = True
+            for i in range(n):
+                if mem[base + i] != s[start + i]:
+                    same = False
+                    break
+            if same:
+                return slot
+        return -1
+
+    @micropython.viper
+    def remember(self, line, start: int, end: int, out, durable: int):
+        """Remember `out` as the reply to the id line[start:end]; `durable`: its request changed
+        what the board saves (its id goes into the game's record)."""
+        size = int(out.n)
+        if size > RECENT_REPLY:
+            return
+        mem = ptr8(self.mem)
+        slot = mem[_NEXT_AT]
+        mem[_NEXT_AT] = slot + 1 if slot + 1 < RECENT else 0
+        base = slot * _SLOT_SIZE
+        mem[base] = end - start
+        mem[base + _REPLY_N] = size
+        mem[base + _DURABLE] = durable
+        j = base + _ID_AT
+        s = ptr8(line)
+        for i in range(start, end):
+            mem[j] = s[i]
+            j += 1
+        j = base + _REPLY_AT
+        buf = ptr8(out.buf)
+        for i in range(size):
+            mem[j + i] = buf[i]
+
+    @micropython.native
+    def kept(self, slot):
+        """Whether the slot holds its reply (not an id brought back from the flash alone)."""
+        return self.mem[slot * _SLOT_SIZE + _REPLY_N] != 0
+
+    @micropython.native
+    def replay(self, slot, out):
+        out.reset()
+        base = slot * _SLOT_SIZE
+        out.copy(self.mem, base + _REPLY_AT, base + _REPLY_AT + self.mem[base + _REPLY_N])
+
+    def clear(self):
+        for slot in range(RECENT):
+            self.mem[slot * _SLOT_SIZE] = 0
+
+    def durable(self):
+        """The ids of the durable slots, oldest first (bytes each)."""
+        mem = self.mem
+        first = mem[_NEXT_AT]
+        ids = []
+        for k in range(RECENT):
+            base = ((first + k) % RECENT) * _SLOT_SIZE
+            if mem[base] and mem[base + _DURABLE]:
+                ids.append(bytes(mem[base + _ID_AT : base + _ID_AT + mem[base]]))
+        return ids
+
+    def restore(self, ids):
+        """Remember `ids` (oldest first, at most RECENT) as durable, without their replies."""
+        self.clear()
+        mem = self.mem
+        for slot in range(len(ids)):
+            base = slot * _SLOT_SIZE
+            known = ids[slot]
+            mem[base] = len(known)
+            mem[base + _REPLY_N] = 0
+            mem[base + _DURABLE] = 1
+            mem[base + _ID_AT : base + _ID_AT + len(known)] = known
+        mem[_NEXT_AT] = len(ids) % RECENT
+
+
+class Books:
+    """Every sender's RecentReplies: `usb` always, and books for Bluetooth centrals, made when
+    a central first needs one, at most `centrals` + SPARE_BOOKS of them (centrals() sets it)."""
+
+    def __init__(self):
+        self.usb = RecentReplies(USB_SENDER)
+        self.usb.live = 1
+        self.books = [self.usb]
+        self.most = 1 + SPARE_BOOKS  # books in all (a board without Bluetooth makes no other)
+        self._joins = 0
+
+    def centrals(self, count):
+        """The Bluetooth stack takes `count` centrals at once."""
+        self.most = max(self.most, 1 + count + SPARE_BOOKS)
+
+    def join(self, address, admitted):
+        """The book of the central at `address` (7 bytes), which just connected; `admitted(a)`
+        tells whether address `a` may change the board (cribfw.admission.Admission.knows)."""
+        self._joins += 1
+        book = self._find(address)
+        if book is None:
+            book = self._take(admitted)
+            book.sender[:] = address
+        book.live += 1
+        book.joined = self._joins
+        return book
+
+    def leave(self, book):
+        """A central whose book this is disconnected."""
+        if book.live:
+            book.live -= 1
+
+    def _find(self, sender):
+        for book in self.books:
+            if book.sender == sender:
+                return book
+        return None
+
+    def _take(self, admitted):
+        # A book never used; else, of the books whose sender is away, the one that connected
+        # longest ago among those not admitted, else the one that connected longest ago.
+        if len(self.books) < self.most:
+            book = RecentReplies(USB_SENDER)
+            self.books.append(book)
+            return book
+        best = None
+        for book in self.books:
+            if book.live or book is self.usb:
+                continue
+            rank = (0 if admitted(book.sender) else 1, -book.joined)
+            if best is None or rank > best[0]:
+                best = (rank, book)
+        if best is None:  # (every book's sender connected: more than the stack takes)
+            book = RecentReplies(USB_SENDER)
+            self.books.append(book)
+            return book
+        book = best[1]
+        book.clear()
+        return book
+
+    def durable(self):
+        """[(sender, [id, ...]), ...]: every book's durable ids (books without any left out), the
+        USB host's first. What the game's record keeps."""
+        kept = []
+        for book in self.books:
+            ids = book.durable()
+            if ids:
+                kept.append((bytes(book.sender), ids))
+        return kept
+
+    def restore(self, kept):
+        """Put back what durable() gave (as a record saved it), before any link connects."""
+        for sender, ids in kept:
+            book = self._find(sender)
+            if book is None:
+                book = RecentReplies(sender)
+                self.books.append(book)
+            book.restore(ids)
