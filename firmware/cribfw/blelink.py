@@ -70,6 +70,7 @@ from cribfw.clock import ticks_diff, ticks_ms
 from cribfw.irqflag import irq_flag
 from cribfw.linebuffer import LineAssembler
 from cribfw.pad import PACKET_LENGTHS, checksum
+from cribfw.replies import SPARE_BOOKS
 from cribfw.stacklimits import BTSTACK, max_centrals, stack_name
 
 _IRQ_CENTRAL_CONNECT = const(1)
@@ -277,7 +278,7 @@ class BleLink:
         self.held_most = 0  # the most notifications btstack held for one central at once
         self.held_most_bytes = 0  # the most heap they cost at once
         self.centrals = [Central(self) for _ in range(self.max_centrals)]
-        dispatcher.ctx.books.centrals(self.max_centrals)
+        dispatcher.ctx.books.most = 1 + self.max_centrals + SPARE_BOOKS
         self.name = b""
         self._tx = -1
         self._rx = -1
@@ -472,7 +473,7 @@ class BleLink:
     def _leave(self, central):
         central.live = False
         self.dispatcher.remove_link(central)
-        self.dispatcher.ctx.books.leave(central.recent)
+        central.recent.live -= 1
         self.admission.forget(central)
         if central.pressed and self.pad is not None:
             self.pad.release_all()

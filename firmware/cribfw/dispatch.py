@@ -24,7 +24,7 @@ from cribcore import protocol
 from cribcore.layout import HOLES
 from cribcore.protocol import begin_reply, parse_request, remembered, write_state_event
 from cribcore.state import GameError
-from cribfw.verbs import ANSWERS, HANDLERS, admission_fields, settings_fields, write_hello_fields
+from cribfw.verbs import HANDLERS, admission_fields, answer, settings_fields, write_hello_fields
 
 OUT_SIZE = 6 * HOLES + 64  # room for the frame reply in hex
 # The longest event: `! hello` with every field (about 230 bytes); `! st` is written in place
@@ -100,18 +100,8 @@ class Dispatcher:
             id_end = head[_ID_END]
             slot = recent.find(line, id_start, id_end)
         if slot >= 0:
-            # A resend: nothing applied again. Its reply, or, for an id brought back from the
-            # flash with the game, the verb's fields as the board is now.
+            self.resend(link, recent, slot, code)
             remember = False
-            if recent.kept(slot):
-                recent.replay(slot, out)
-            elif code == _E_OK:
-                begin_reply(out, req, True)
-                ANSWERS[head[_VERB]](ctx, link, out)
-                out.end()
-            else:
-                err = protocol.PARSE_ERRORS[code]
-                protocol.write_error(out, req, err[0], err[1])
         elif code != _E_OK:
             if code != protocol.E_BAD_ARG and code != protocol.E_ARITY:
                 ctx.bad_lines += 1
@@ -152,6 +142,22 @@ class Dispatcher:
         self.publish_if_changed()
         self.show()
 
+    def resend(self, link, recent, slot, code):
+        """A resend (`recent` remembers its id at `slot`; `code`: how its line parsed): nothing
+        applied again. Its reply; for an id brought back from the flash with the game, the
+        verb's fields as the board is now (a line that no longer parses: its error)."""
+        out = self.out
+        req = self.req
+        if recent.kept(slot):
+            recent.replay(slot, out)
+        elif code == _E_OK:
+            begin_reply(out, req, True)
+            answer(self.ctx, link, req, out)
+            out.end()
+        else:
+            err = protocol.PARSE_ERRORS[code]
+            protocol.write_error(out, req, err[0], err[1])
+
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):
         the same refusal as a request gets, without an id."""
@@ -174,11 +180,8 @@ class Dispatcher:
         out = self.out
         recent = link.recent
         slot = recent.find(request_id, 0, id_len) if id_len else -1
-        if slot >= 0 and recent.kept(slot):
-            recent.replay(slot, out)
-        elif slot >= 0:  # (an id brought back from the flash: it named a request that fit)
-            err = protocol.PARSE_ERRORS[protocol.E_TOO_LONG]
-            protocol.write_error(out, req, err[0], err[1])
+        if slot >= 0:
+            self.resend(link, recent, slot, protocol.E_TOO_LONG)
         else:
             self.ctx.bad_lines += 1  # (a resend answered from memory is not counted again)
             err = protocol.PARSE_ERRORS[protocol.E_TOO_LONG]

@@ -36,9 +36,10 @@ except ImportError:  # CPython
 import struct
 
 from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA, TARGETS
-from cribcore.protocol import MAX_ID, is_id_char
 from cribfw.flashrecord import blank, crc, seal, sealed, version
 from cribfw.replies import MAX_BOOKS, RECENT, SENDER
+
+_MAX_ID = const(8)  # cribcore.protocol.MAX_ID
 
 BAD = const(0)  # decode(): damaged, truncated or impossible
 OTHER_VERSION = const(1)  # decode(): an intact record of another version
@@ -51,17 +52,8 @@ _BUDGET = const(16)
 _UNDO = const(17)
 _ROW = const(14)  # cribcore.state.SNAPSHOT_LEN
 # _HEADER + 2 * (_FIXED + 64 * _ROW) + 4: a full undo ring (UNDO_DEPTH); and the ids, at most
-# 1 + MAX_BOOKS * (SENDER + 1 + RECENT * (1 + MAX_ID)).
+# 1 + MAX_BOOKS * (SENDER + 1 + RECENT * (1 + _MAX_ID)).
 MAX_RECORD = const(2405)
-
-
-def _ids_size(kept):
-    size = 1
-    for _, ids in kept:
-        size += SENDER + 1
-        for known in ids:
-            size += 1 + len(known)
-    return size
 
 
 def encode(board, renderer, seq, books=None):
@@ -69,9 +61,8 @@ def encode(board, renderer, seq, books=None):
     cribfw.replies.Books; None: no ids), as a bytearray. About 1 ms on a Pico with a game's undo
     history (the rows go in as one struct call: GameState.pack_undo)."""
     count = board.undo_count
-    kept = books.durable() if books is not None else ()
     rows_end = _HEADER + 2 * (_FIXED + count * _ROW)
-    end = rows_end + _ids_size(kept)
+    end = rows_end + (books.durable(None, 0) if books is not None else 1)
     rec = blank(b"CRIB", _VERSION, end)
     struct.pack_into("<HI", rec, 6, end - _HEADER, seq)  # byte 5, reserved, stays 0
     struct.pack_into(
@@ -98,24 +89,15 @@ def encode(board, renderer, seq, books=None):
         count,
     )
     board.pack_undo(rec, _HEADER + 2 * _FIXED)
-    at = rows_end
-    rec[at] = len(kept)
-    at += 1
-    for sender, ids in kept:
-        rec[at : at + SENDER] = sender
-        rec[at + SENDER] = len(ids)
-        at += SENDER + 1
-        for known in ids:
-            rec[at] = len(known)
-            rec[at + 1 : at + 1 + len(known)] = known
-            at += 1 + len(known)
+    if books is not None:
+        books.durable(rec, rows_end)  # (none: their count, 0, is there already)
     seal(rec)
     return rec
 
 
 def decode(data):
     """(seq, fixed values, undo rows, ids) from a record's bytes, or BAD or OTHER_VERSION; the
-    ids as Books.durable() gives them ([] from a version 1 record). Checks magic, length,
+    ids as Books.restore() takes them ([] from a version 1 record). Checks magic, length,
     checksum, version and that every value is one the board can reach. Whatever a cut or a worn
     block left, it raises nothing but MemoryError."""
     try:
@@ -173,18 +155,14 @@ def _read_ids(data, at, end, kept):
         sender = bytes(data[at : at + SENDER])
         count = data[at + SENDER]
         at += SENDER + 1
-        if not 0 < count <= RECENT or any(s == sender for s, _ in kept):
+        if not 0 < count <= RECENT:
             return False
         ids = []
         for _ in range(count):
             n = data[at] if at < end else 0
-            if not 0 < n <= MAX_ID or at + 1 + n > end:
+            if not 0 < n <= _MAX_ID or at + 1 + n > end:
                 return False
-            known = bytes(data[at + 1 : at + 1 + n])
-            for c in known:
-                if not is_id_char(c):
-                    return False
-            ids.append(known)
+            ids.append(bytes(data[at + 1 : at + 1 + n]))
             at += 1 + n
         kept.append((sender, ids))
     return at == end

@@ -12,7 +12,7 @@
 #
 # Across a power cut: the ids of the replies whose request changed what the board saves (the
 # game, the LED settings: marked `durable`) are saved with the game in the SAME record
-# (cribfw/gamerecord.py: Books.durable() gives them, Books.restore() puts them back), so a change
+# (cribfw/gamerecord.py: Books.durable() writes them, Books.restore() puts them back), so a change
 # and its id are kept or lost together. After a restart a book holds those ids without their
 # replies (`restored`): a resend of one is answered from the board as it is now (cribfw/verbs.py,
 # answer) and not applied; a resend of a request whose change the cut took is not known, and is
@@ -28,7 +28,7 @@ except ImportError:  # CPython
 from cribcore.twins import ptr8
 
 RECENT = const(8)  # replies remembered per sender
-RECENT_REPLY = const(96)  # longest reply remembered (state-changing replies are short)
+RECENT_REPLY = const(80)  # longest reply remembered (the longest a request gets: 72)
 SENDER = const(7)  # a sender: a central's address type and 6 address bytes
 USB_SENDER = b"\xff" * 7  # the USB host (no Bluetooth address type is 0xff)
 SPARE_BOOKS = const(2)  # books for centrals beyond the stack's number of connections
@@ -53,7 +53,6 @@ class RecentReplies:
         self.mem = bytearray(_NEXT_AT + 1)
         self.sender = bytearray(sender)
         self.live = 0  # links of this sender connected now
-        self.joined = 0  # when its sender last connected (Books' count of joins)
 
     @micropython.viper
     def find(self, line, start: int, end: int) -> int:
@@ -101,7 +100,6 @@ class RecentReplies:
         for i in range(size):
             mem[j + i] = buf[i]
 
-    @micropython.native
     def kept(self, slot):
         """Whether the slot holds its reply (not an id brought back from the flash alone)."""
         return self.mem[slot * _SLOT_SIZE + _REPLY_N] != 0
@@ -116,16 +114,24 @@ class RecentReplies:
         for slot in range(RECENT):
             self.mem[slot * _SLOT_SIZE] = 0
 
-    def durable(self):
-        """The ids of the durable slots, oldest first (bytes each)."""
+    def durable(self, rec, at):
+        """This book's durable ids as the game's record keeps them: their count, then each
+        id's length and bytes, oldest first; written at rec[at:] unless `rec` is None. Returns
+        how many bytes they take, 0 when there are none. (No allocation: every save does it.)"""
         mem = self.mem
         first = mem[_NEXT_AT]
-        ids = []
+        size = 1
         for k in range(RECENT):
             base = ((first + k) % RECENT) * _SLOT_SIZE
-            if mem[base] and mem[base + _DURABLE]:
-                ids.append(bytes(mem[base + _ID_AT : base + _ID_AT + mem[base]]))
-        return ids
+            n = mem[base]
+            if n and mem[base + _DURABLE]:
+                if rec is not None:
+                    rec[at] += 1
+                    rec[at + size] = n
+                    for i in range(n):
+                        rec[at + size + 1 + i] = mem[base + _ID_AT + i]
+                size += 1 + n
+        return size if size > 1 else 0
 
     def restore(self, ids):
         """Remember `ids` (oldest first, at most RECENT) as durable, without their replies."""
@@ -143,79 +149,66 @@ class RecentReplies:
 
 class Books:
     """Every sender's RecentReplies: `usb` always, and books for Bluetooth centrals, made when
-    a central first needs one, at most `centrals` + SPARE_BOOKS of them (centrals() sets it)."""
+    a central first needs one, at most `most` in all (the Bluetooth link sets it: its stack's
+    centrals and SPARE_BOOKS more). `books` is in the order their senders last connected, the
+    longest ago first. A book's `live` counts its sender's links connected now."""
 
     def __init__(self):
         self.usb = RecentReplies(USB_SENDER)
         self.usb.live = 1
         self.books = [self.usb]
-        self.most = 1 + SPARE_BOOKS  # books in all (a board without Bluetooth makes no other)
-        self._joins = 0
-
-    def centrals(self, count):
-        """The Bluetooth stack takes `count` centrals at once."""
-        self.most = max(self.most, 1 + count + SPARE_BOOKS)
+        self.most = 1  # a board without Bluetooth makes no other
 
     def join(self, address, admitted):
         """The book of the central at `address` (7 bytes), which just connected; `admitted(a)`
-        tells whether address `a` may change the board (cribfw.admission.Admission.knows)."""
-        self._joins += 1
-        book = self._find(address)
+        tells whether address `a` may change the board (cribfw.admission.Admission.knows). A
+        newcomer takes a book never used; else, of those whose sender is away, the one that
+        connected longest ago among those not admitted, else the one that connected longest
+        ago."""
+        books = self.books
+        book = None
+        for known in books:
+            if known.sender == address:
+                book = known
         if book is None:
-            book = self._take(admitted)
-            book.sender[:] = address
+            if len(books) < self.most:
+                book = RecentReplies(address)
+                books.append(book)
+            else:
+                for lax in (False, True):  # (the longest ago first)
+                    for known in books:
+                        if book is None and not known.live and (lax or not admitted(known.sender)):
+                            book = known
+                if book is None:  # (more senders connected than the stack takes)
+                    book = RecentReplies(address)
+                    books.append(book)
+                book.clear()
+                book.sender[:] = address
+        books.remove(book)
+        books.append(book)
         book.live += 1
-        book.joined = self._joins
         return book
 
-    def leave(self, book):
-        """A central whose book this is disconnected."""
-        if book.live:
-            book.live -= 1
-
-    def _find(self, sender):
+    def durable(self, rec, at):
+        """The durable ids of every book that has some, as the game's record keeps them
+        (cribfw/gamerecord.py): the count of those books, then for each its sender and its ids
+        (RecentReplies.durable); written at rec[at:] (zeros there) unless `rec` is None.
+        Returns how many bytes they take."""
+        size = 1
         for book in self.books:
-            if book.sender == sender:
-                return book
-        return None
-
-    def _take(self, admitted):
-        # A book never used; else, of the books whose sender is away, the one that connected
-        # longest ago among those not admitted, else the one that connected longest ago.
-        if len(self.books) < self.most:
-            book = RecentReplies(USB_SENDER)
-            self.books.append(book)
-            return book
-        best = None
-        for book in self.books:
-            if book.live or book is self.usb:
-                continue
-            rank = (0 if admitted(book.sender) else 1, -book.joined)
-            if best is None or rank > best[0]:
-                best = (rank, book)
-        if best is None:  # (every book's sender connected: more than the stack takes)
-            book = RecentReplies(USB_SENDER)
-            self.books.append(book)
-            return book
-        book = best[1]
-        book.clear()
-        return book
-
-    def durable(self):
-        """[(sender, [id, ...]), ...]: every book's durable ids (books without any left out), the
-        USB host's first. What the game's record keeps."""
-        kept = []
-        for book in self.books:
-            ids = book.durable()
-            if ids:
-                kept.append((bytes(book.sender), ids))
-        return kept
+            if book.durable(None, 0):
+                if rec is not None:
+                    rec[at] += 1
+                    for i in range(SENDER):
+                        rec[at + size + i] = book.sender[i]
+                size += SENDER + book.durable(rec, at + size + SENDER)
+        return size
 
     def restore(self, kept):
-        """Put back what durable() gave (as a record saved it), before any link connects."""
+        """Put back what durable() wrote, as gamerecord.decode read it: [(sender, [id, ...]),
+        ...]; before any link connects."""
         for sender, ids in kept:
-            book = self._find(sender)
-            if book is None:
-                book = RecentReplies(sender)
+            book = self.usb if sender == USB_SENDER else RecentReplies(sender)
+            if book is not self.usb:
                 self.books.append(book)
             book.restore(ids)

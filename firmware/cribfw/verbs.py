@@ -123,12 +123,17 @@ def peg(ctx, link, req, out):
     args = ptr32(req.args)
     game = ctx.game
     if int(req.head[3]) == 3:  # `peg P N F`: only while player P's front is F (since 1.3)
-        if kinds[2]:
-            raise GameError("bad_arg", "expected a number")
-        player = args[0]
-        if player >= 0 and player < int(game.players) and int(game.front[player]) != args[2]:
-            raise GameError("stale", "the front is not that")
+        front_is(game, req)
     out.field(b"r", int(game.score(args[0], args[1])))  # (score returns the revision)
+
+
+def front_is(game, req):
+    """A conditional peg's third argument: refused (`stale`) unless the player's front is that
+    (a player that does not exist is the peg's own error)."""
+    front = number(req, 2)
+    player = req.args[0]
+    if 0 <= player < game.players and game.front[player] != front:
+        raise GameError("stale", "the front is not that")
 
 
 @micropython.native
@@ -181,6 +186,10 @@ def games(ctx, link, req, out):
         game.set_skunk_double(flag(req, 1, "x2 takes 0 or 1"))
     else:
         raise GameError("bad_arg", "games [clear | x2 0|1]")
+    games_fields(game, out)
+
+
+def games_fields(game, out):
     out.key(b"g")
     out.numbers(game.games, game.players)
     out.field(b"x2", 1 if game.skunk_double else 0)
@@ -304,68 +313,23 @@ def _hello_head(ctx):
     return bytes(out.buf[: out.n])
 
 
-# --- answers: a resend known from before a restart -----------------------------------------------
-# A request whose id the board brought back from its flash with the game (cribfw/replies.py) is
-# not applied again; its reply was not kept, so it gets the verb's reply fields as the board is
-# now. Reading verbs are never remembered: they have none.
+# --- a resend known from before a restart ------------------------------------------------------
 
 
-def _answer_none(ctx, link, out):
-    pass
+def answer(ctx, link, req, out):
+    """The reply's fields to a request whose id the board brought back from its flash with the
+    game (cribfw/replies.py): not applied again, and its reply was not kept, so the verb's
+    fields as the board is now. Only changes the board saves have such ids."""
+    handler = HANDLERS[req.head[2]]
+    if handler is deal:
+        out.field(b"d", ctx.game.dealer)
+    elif handler is games:
+        games_fields(ctx.game, out)
+    elif handler is bright or handler is budget:
+        settings_fields(ctx, out)
+    elif handler is not test:
+        revision(ctx, out)
 
-
-def _answer_rev(ctx, link, out):
-    revision(ctx, out)
-
-
-def _answer_dealer(ctx, link, out):
-    out.field(b"d", ctx.game.dealer)
-
-
-def _answer_games(ctx, link, out):
-    game = ctx.game
-    out.key(b"g")
-    out.numbers(game.games, game.players)
-    out.field(b"x2", 1 if game.skunk_double else 0)
-
-
-def _answer_settings(ctx, link, out):
-    settings_fields(ctx, out)
-
-
-def _answer_admission(ctx, link, out):
-    admission_fields(ctx, out, link)
-
-
-def _answer_brief(ctx, link, out):
-    out.field(b"brief", 1 if link.brief else 0)
-
-
-def _answer_every(ctx, link, out):
-    out.field(b"every", 1 if link.every else 0)
-
-
-# In cribcore.protocol.VERB_TABLE's order.
-ANSWERS = (
-    _answer_none,  # hello
-    _answer_none,  # ping
-    _answer_none,  # st
-    _answer_rev,  # peg
-    _answer_rev,  # set
-    _answer_rev,  # undo
-    _answer_rev,  # new
-    _answer_dealer,  # deal
-    _answer_rev,  # pend
-    _answer_games,  # games
-    _answer_settings,  # bright
-    _answer_settings,  # budget
-    _answer_none,  # frame
-    _answer_none,  # test
-    _answer_admission,  # admit
-    _answer_brief,  # brief
-    _answer_none,  # health
-    _answer_every,  # every
-)
 
 # In cribcore.protocol.VERB_TABLE's order.
 HANDLERS = (

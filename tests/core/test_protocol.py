@@ -770,11 +770,12 @@ def test_the_dispatchers_own_constants_are_the_protocols() -> None:
     # looked up at run time); MicroPython compiles them away, CPython keeps the names to compare.
     if sys.implementation.name == "micropython":
         return
-    from cribfw import dispatch, linebuffer, replies
+    from cribfw import dispatch, gamerecord, linebuffer, replies
 
     assert (dispatch._E_OK, dispatch._E_EMPTY) == (P.E_OK, P.E_EMPTY)
     assert replies._REPLY_AT - replies._ID_AT == P.MAX_ID
     assert replies.SENDER == len(replies.USB_SENDER)
+    assert gamerecord._MAX_ID == P.MAX_ID
     assert linebuffer._MAX_LINE == P.MAX_LINE
     assert P._VERB_COUNT == len(P.VERBS)
     assert (dispatch._ID_START, dispatch._ID_END, dispatch._VERB, dispatch._IF_REV) == (
