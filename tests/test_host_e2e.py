@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import serial
 
-from cribboard.api import Board, BoardState, SyncBoard
+from cribboard.api import Board, BoardState, SyncBoard, key_id
 from cribboard.client import Client
 from cribboard.deploy import deploy
-from cribboard.errors import BoardRejected, LinkError
+from cribboard.errors import BoardRejected, CribboardError, KeyReused, LinkError
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import protocol
@@ -155,6 +155,39 @@ def test_a_resent_request_is_not_applied_twice(vboard: VirtualBoard) -> None:
     assert again == [b"#r1 ok r=1\n"]  # the same reply, no change, no event
     state = raw_exchange(vboard.port, [b"st\n"])[0]
     assert b" f=5,0 " in state
+
+
+async def test_a_programs_key_makes_a_change_count_once(vboard: VirtualBoard) -> None:
+    """A program repeats a score under its own key (a re-sent snapshot): it counts once, the
+    repeat gets the first answer, from this Board or, through another connection (a program
+    started again), from the board itself; the key for another change is refused."""
+    async with await Board.open(vboard.port) as first:
+        rev = await first.peg(0, 5, key="deal-3/hand-1")
+        assert await first.peg(0, 5, key="deal-3/hand-1") == rev
+        with pytest.raises(KeyReused):
+            await first.peg(1, 5, key="deal-3/hand-1")
+        both = await asyncio.gather(*(first.peg(1, 2, key="crib") for _ in range(3)))
+        assert len(set(both)) == 1  # the same key three times at once: one change
+    async with await Board.open(vboard.port) as again:
+        assert await again.peg(0, 5, key="deal-3/hand-1") == rev  # the board's own memory
+        state = await again.state()
+        assert (state.front, state.rev) == ([5, 2], 2)
+        with pytest.raises(CribboardError, match="key"):
+            await again.peg(0, 1, key="two words")
+    assert key_id("deal-3/hand-1") == key_id("deal-3/hand-1") != key_id("deal-3/hand-2")
+    assert len(key_id("x")) == protocol.MAX_ID
+
+
+async def test_a_conditional_change_is_refused_when_the_board_moved_on(board: Board) -> None:
+    await board.peg(0, 4, if_front=0)
+    with pytest.raises(BoardRejected) as refused:
+        await board.peg(0, 4, if_front=0)  # the program's picture is out of date
+    assert refused.value.code == "stale"
+    state = await board.state()
+    with pytest.raises(BoardRejected, match="stale"):
+        await board.undo(if_rev=state.rev - 1)
+    await board.undo(if_rev=state.rev)
+    assert (await board.state()).front == [0, 0]
 
 
 async def test_library_resends_with_the_same_id_after_a_lost_reply(vboard: VirtualBoard) -> None:

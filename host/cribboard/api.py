@@ -6,6 +6,8 @@ async with await Board.open("/dev/ttyACM0") as board:
 
 with SyncBoard.open("/dev/ttyACM0") as board:
     board.peg(1, 4)
+    board.peg(0, 6, key="hand-17", if_front=40)   # safe to repeat: counts once
+
 
 async with await Board.open_ble("Cribboard-71A3") as board:   # Bluetooth LE (bleak)
     ...
@@ -14,20 +16,48 @@ async with await Board.open_ble("Cribboard-71A3") as board:   # Bluetooth LE (bl
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from cribboard import portshare, wire
 from cribboard.client import Client, Event, Hello
-from cribboard.errors import CribboardError
+from cribboard.errors import CribboardError, KeyReused
 from cribboard.transport import SerialTransport, Transport
 from cribcore.layout import HOLES
 
 T = TypeVar("T")
 Fields = dict[str, str]
+
+KEY_CHARS = "".join(chr(c) for c in range(0x21, 0x7F))
+"""What a program's idempotency key may hold: printable ASCII without spaces."""
+MAX_KEY = 64
+"""The longest idempotency key."""
+KEYS_KEPT = 1024
+"""Keys a Board remembers with their answers; the board itself remembers the last 8 requests
+of this computer (docs/protocol.md, section 2), through a power cut too."""
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def key_id(key: str) -> str:
+    """The request id a program's idempotency key travels as: 8 characters, a `K` and seven
+    base-62 digits of its SHA-256 (the client's own ids are shorter: they never meet). Raises
+    CribboardError for a key that is empty, longer than MAX_KEY or not of KEY_CHARS."""
+    if not 0 < len(key) <= MAX_KEY or any(c not in KEY_CHARS for c in key):
+        raise CribboardError(
+            f"a key is 1 to {MAX_KEY} printable ASCII characters without spaces: {key!r}"
+        )
+    n = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    digits = []
+    for _ in range(7):
+        n, d = divmod(n, 62)
+        digits.append(_BASE62[d])
+    return "K" + "".join(digits)
 
 
 @dataclass(frozen=True)
@@ -265,6 +295,10 @@ class Board:
     def __init__(self, client: Client, on_close: Callable[[], Awaitable[None]] | None = None):
         self._client = client
         self._on_close = on_close
+        # A program's keys: what each asked and the board's answer (KEYS_KEPT, the oldest go),
+        # and the ones on their way.
+        self._keys: OrderedDict[str, tuple[object, Fields]] = OrderedDict()
+        self._keys_asked: dict[str, asyncio.Future[Fields]] = {}
 
     @classmethod
     async def open(cls, port: str, *, timeout: float = 2.0, reconnect: bool = True) -> Board:
@@ -358,6 +392,45 @@ class Board:
         fields: Fields = (await self._client.request(verb, *args, timeout=timeout)).fields
         return fields
 
+    async def _change(
+        self, verb: str, args: tuple[int, ...], key: str | None, if_rev: int | None
+    ) -> Fields:
+        """A change, under a program's key (sent as the request's id: the board applies it once
+        however often it comes; this Board answers a key it remembers without asking) and on the
+        board's revision when given (`stale` otherwise)."""
+        if key is None:
+            reply = await self._client.request(verb, *args, if_rev=if_rev)
+            return reply.fields
+        request_id = key_id(key)
+        asked = (verb, args, if_rev)
+        while True:
+            known = self._keys.get(key)
+            if known is not None:
+                if known[0] != asked:
+                    raise KeyReused(key)
+                self._keys.move_to_end(key)
+                return dict(known[1])
+            on_its_way = self._keys_asked.get(key)
+            if on_its_way is None:
+                break
+            with contextlib.suppress(Exception):  # (failed: asked again, below)
+                await asyncio.shield(on_its_way)  # the same key twice at once: its one answer
+        future: asyncio.Future[Fields] = asyncio.get_running_loop().create_future()
+        self._keys_asked[key] = future
+        try:
+            reply = await self._client.request(verb, *args, request_id=request_id, if_rev=if_rev)
+            self._keys[key] = (asked, reply.fields)
+            while len(self._keys) > KEYS_KEPT:
+                self._keys.popitem(last=False)
+            future.set_result(reply.fields)
+            return dict(reply.fields)
+        except BaseException as err:
+            future.set_exception(err if isinstance(err, Exception) else CribboardError("stopped"))
+            future.exception()  # (retrieved here: a repeat that waited asks again)
+            raise
+        finally:
+            del self._keys_asked[key]
+
     # --- reading -------------------------------------------------------------------------------
 
     async def state(self) -> BoardState:
@@ -387,34 +460,70 @@ class Board:
 
     # --- changing ------------------------------------------------------------------------------
 
-    async def peg(self, player: int, points: int) -> int:
-        """Score `points` for `player` (0-based); returns the board's new revision."""
-        return int((await self._fields("peg", player, points))["r"])
+    # Every change below takes, by keyword: `key`, the program's own name for this change (an
+    # idempotency key, 1 to 64 printable ASCII characters): the same key again counts once and
+    # gets the first answer, even after a power cut of the board (KeyReused when it names
+    # another change); `if_rev`, apply it only while the board's revision (BoardState.rev) is
+    # still that. A change whose condition no longer holds is refused, BoardRejected with the
+    # code `stale`, and changes nothing (protocol 1.3: see Board.hello).
 
-    async def set_pegs(self, player: int, front: int, back: int | None = None) -> int:
+    async def peg(
+        self,
+        player: int,
+        points: int,
+        *,
+        key: str | None = None,
+        if_front: int | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        """Score `points` for `player` (0-based); returns the board's new revision. `if_front`:
+        only while the player's front peg (their score) is still that."""
+        args = (player, points) if if_front is None else (player, points, if_front)
+        return int((await self._change("peg", args, key, if_rev))["r"])
+
+    async def set_pegs(
+        self,
+        player: int,
+        front: int,
+        back: int | None = None,
+        *,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
         """Place a player's pegs; `back` None keeps the back peg where it is."""
         args = (player, front) if back is None else (player, front, back)
-        return int((await self._fields("set", *args))["r"])
+        return int((await self._change("set", args, key, if_rev))["r"])
 
-    async def undo(self) -> int:
-        return int((await self._fields("undo"))["r"])
+    async def undo(self, *, key: str | None = None, if_rev: int | None = None) -> int:
+        return int((await self._change("undo", (), key, if_rev))["r"])
 
-    async def new_game(self, target: int | None = None, players: int | None = None) -> int:
+    async def new_game(
+        self,
+        target: int | None = None,
+        players: int | None = None,
+        *,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
         """Start a new game (a target of limits.TARGETS, 61 or 121; 2 or 3 players); None keeps
         the current setting."""
         args: tuple[int, ...] = ()
         if target is not None or players is not None:
             args = (target or 0,) if players is None else (target or 0, players)
-        return int((await self._fields("new", *args))["r"])
+        return int((await self._change("new", args, key, if_rev))["r"])
 
-    async def set_dealer(self, player: int | None = None) -> int:
+    async def set_dealer(
+        self, player: int | None = None, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
         """Make `player` the dealer, or pass the deal on when None; returns the dealer."""
         args = () if player is None else (player,)
-        return int((await self._fields("deal", *args))["d"])
+        return int((await self._change("deal", args, key, if_rev))["d"])
 
-    async def preview(self, player: int, points: int) -> int:
+    async def preview(
+        self, player: int, points: int, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
         """Show a pending count on the board (0 clears it); returns the board's revision."""
-        return int((await self._fields("pend", player, points))["r"])
+        return int((await self._change("pend", (player, points), key, if_rev))["r"])
 
     async def games(self) -> list[int]:
         return [int(g) for g in (await self._fields("games"))["g"].split(",")]
@@ -607,23 +716,50 @@ class SyncBoard:
 
     # --- changing ------------------------------------------------------------------------------
 
-    def peg(self, player: int, points: int) -> int:
-        return self._run(self._board.peg(player, points))
+    def peg(
+        self,
+        player: int,
+        points: int,
+        *,
+        key: str | None = None,
+        if_front: int | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        return self._run(self._board.peg(player, points, key=key, if_front=if_front, if_rev=if_rev))
 
-    def set_pegs(self, player: int, front: int, back: int | None = None) -> int:
-        return self._run(self._board.set_pegs(player, front, back))
+    def set_pegs(
+        self,
+        player: int,
+        front: int,
+        back: int | None = None,
+        *,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        return self._run(self._board.set_pegs(player, front, back, key=key, if_rev=if_rev))
 
-    def undo(self) -> int:
-        return self._run(self._board.undo())
+    def undo(self, *, key: str | None = None, if_rev: int | None = None) -> int:
+        return self._run(self._board.undo(key=key, if_rev=if_rev))
 
-    def new_game(self, target: int | None = None, players: int | None = None) -> int:
-        return self._run(self._board.new_game(target, players))
+    def new_game(
+        self,
+        target: int | None = None,
+        players: int | None = None,
+        *,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        return self._run(self._board.new_game(target, players, key=key, if_rev=if_rev))
 
-    def set_dealer(self, player: int | None = None) -> int:
-        return self._run(self._board.set_dealer(player))
+    def set_dealer(
+        self, player: int | None = None, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
+        return self._run(self._board.set_dealer(player, key=key, if_rev=if_rev))
 
-    def preview(self, player: int, points: int) -> None:
-        self._run(self._board.preview(player, points))
+    def preview(
+        self, player: int, points: int, *, key: str | None = None, if_rev: int | None = None
+    ) -> None:
+        self._run(self._board.preview(player, points, key=key, if_rev=if_rev))
 
     def games(self) -> list[int]:
         return self._run(self._board.games())

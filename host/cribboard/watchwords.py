@@ -4,8 +4,10 @@ new game, the win), not by its protocol fields; `watch --raw` prints those."""
 
 from __future__ import annotations
 
-from cribboard.api import BoardState
-from cribboard.client import Event
+from collections.abc import Callable
+
+from cribboard.api import Board, BoardState
+from cribboard.client import RESTORED, Event
 from cribboard.errors import CribboardError
 from cribboard.i18n import N_, _, n_
 from cribboard.names import player_name
@@ -25,6 +27,40 @@ _BUTTONS = {
     "tap": N_("the %(button)s button on the board was tapped"),
     "hold": N_("the %(button)s button on the board was held"),
 }
+
+
+def restored_line(fields: dict[str, str]) -> str:
+    """One line for the player: the board came back from a power cut older than this host saw,
+    and what the host put back (the client's `restored` event, cribboard.client.RESTORED)."""
+    if fields.get("unknown"):
+        return _("the board came back at a game this program never saw: check the score")
+    lost = int(fields["lost"]) if fields.get("lost", "").isdigit() else 0
+    back = int(fields["back"]) if fields.get("back", "").isdigit() else 0
+    if back == lost:
+        return n_(
+            "the board came back from a power cut without %(count)d change made here: put back",
+            "the board came back from a power cut without %(count)d changes made here: put back",
+            lost,
+        )
+    return n_(
+        "the board came back from a power cut without %(count)d change made here: %(back)d put "
+        "back, the rest refused: check the score",
+        "the board came back from a power cut without %(count)d changes made here: %(back)d put "
+        "back, the rest refused: check the score",
+        lost,
+        back=back,
+    )
+
+
+def tell_restored(board: Board, say: Callable[[str], None]) -> Callable[[], None]:
+    """Have `say` tell the player, in one line, each time the library put back what a power
+    cut of `board` took (for `keep`, `play`, a linked game); returns the unsubscribe."""
+
+    def told(event: Event) -> None:
+        if event.name == RESTORED:
+            say(restored_line(event.fields))
+
+    return board.subscribe(told)
 
 
 def _scores(state: BoardState) -> str:
@@ -72,6 +108,8 @@ class ChangeTeller:
             ]
         if event.name == "link":
             return [_(_LINK.get(fields.get("state", ""), _LINK["lost"]))]
+        if event.name == RESTORED:
+            return [restored_line(fields)]
         return []
 
     def _state(self, fields: dict[str, str]) -> list[str]:

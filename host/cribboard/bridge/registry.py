@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cribboard.api import Board, BoardState, Frame, Settings
-from cribboard.client import Event, Hello
+from cribboard.client import RESTORED, Event, Hello
 from cribboard.errors import CribboardError
 from cribboard.waiting import within
 from cribboard.web.hub import Hub
@@ -266,6 +266,10 @@ class Registry:
                 entry.hello = Hello.from_fields(fields)
             self.hub.publish({"type": "hello", "board": entry.id, "fields": fields})
             self._boards_changed()
+        elif name == RESTORED:
+            # The board came back from a power cut older than this bridge saw: what it put back
+            # (the page says it in one line).
+            self.hub.publish({"type": "restored", "board": entry.id, "fields": fields})
         elif name == "link":
             link_state = fields.get("state", "")
             if link_state == "gone":

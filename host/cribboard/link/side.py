@@ -42,7 +42,7 @@ from typing import Any
 import aiomqtt
 
 from cribboard.api import Board, BoardState
-from cribboard.client import Event
+from cribboard.client import RESTORED, Event
 from cribboard.errors import CribboardError
 from cribboard.i18n import _, n_
 from cribboard.link import LinkedGameError, topics
@@ -63,6 +63,7 @@ from cribboard.link.moves import (
 )
 from cribboard.link.secret import GameKey
 from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.watchwords import restored_line
 
 log = logging.getLogger(__name__)
 
@@ -309,6 +310,9 @@ class LinkedGameSide:
                     return False
                 self._stuck = None  # requests lost with the link are worth another try
                 self._own_revs.clear()  # their states come back, if at all, in the resync
+                continue
+            if event.name == RESTORED:  # this side's own changes a power cut took, put back
+                self.say(restored_line(event.fields))
                 continue
             if event.name == "hello":
                 # The board restarted: its revisions begin again, and the state it reads back

@@ -63,6 +63,7 @@ from cribboard.rules.scorekeeping import (
 from cribboard.rules.show import HandCount, ShowHand
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
 from cribboard.terminal import describe_state, draw_frame, fit_lines
+from cribboard.watchwords import tell_restored
 from cribboard.words import combo_summary
 from cribcore.limits import MAX_POINTS, TARGETS
 
@@ -137,6 +138,12 @@ class Scorekeeper:
         self._helping = False  # the keys are shown
         self._changes = 0
         self._rev = -1
+        tell_restored(board, self._told)
+
+    def _told(self, line: str) -> None:
+        """A line the board's library says between two entries (a power cut put back)."""
+        self.messages.append(line)
+        self._output(line)
 
     @property
     def turn(self) -> Turn:
