@@ -86,6 +86,7 @@ E_BAD_ARG = const(3)
 E_TOO_LONG = const(4)
 E_EMPTY = const(5)
 E_ARITY = const(6)  # the verb takes another number of arguments
+E_IF_REV = const(7)  # read whole, with a condition: `@REV` (head[_IF_REV]); since 1.3
 PARSE_ERRORS = (
     (b"", b""),
     (b"bad_line", b"not a request line"),
@@ -94,6 +95,7 @@ PARSE_ERRORS = (
     (b"too_long", b"line too long"),
     (b"", b""),  # E_EMPTY: no reply
     (b"bad_arg", b"wrong number of arguments"),
+    (b"", b""),  # E_IF_REV: not an error
 )
 # Every error code a board may send, stable across versions (the protocol document lists them).
 ERROR_CODES = (
@@ -193,7 +195,8 @@ def remembered(req, code: int) -> bool:
         return True
     kinds = ptr8(_KINDS)
     kind = kinds[verb]
-    if kind == K_READ or (kind != K_CHANGE and code == E_OK and int(head[_ARGC]) == 0):
+    ok = code == E_OK or code == E_IF_REV
+    if kind == K_READ or (kind != K_CHANGE and ok and int(head[_ARGC]) == 0):
         return False  # it only reads
     return True
 
@@ -240,7 +243,8 @@ def _find_name(names, line, start: int, end: int) -> int:
 
 @micropython.viper
 def parse_request(req, n: int) -> int:
-    """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK or an E_ code.
+    """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK (E_IF_REV: with
+    a condition, head[_IF_REV]) or an E_ code.
     On failure req.head still names the id when one could be read, for the error reply.
     A blank line is E_EMPTY: not a request, so it gets no reply."""
     line = req.line
@@ -342,7 +346,7 @@ def parse_request(req, n: int) -> int:
     arity = ptr8(_ARITY)
     if argc < arity[2 * verb] or argc > arity[2 * verb + 1]:
         return E_ARITY
-    return E_OK
+    return E_IF_REV if conditional else E_OK
 
 
 # The powers of ten a 32-bit number's digits are counted out with (LineWriter.number).

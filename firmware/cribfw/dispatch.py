@@ -32,17 +32,17 @@ OUT_SIZE = 6 * HOLES + 64  # room for the frame reply in hex
 EVENT_SIZE = 4 + protocol.STATE_ROOM + 1
 DENIED = b"tap the deal button on the board to admit this device"
 STALE = b"the board has changed since that revision"
-# protocol.E_OK and E_EMPTY, as this module's constants: a name of another module is looked up
-# at run time (twice per request; tests/core/test_protocol.py holds them equal).
+# protocol.E_OK, E_EMPTY and E_IF_REV, as this module's constants: a name of another module is
+# looked up at run time (twice per request; tests/core/test_protocol.py holds them equal).
 _E_OK = const(0)
 _E_EMPTY = const(5)
+_E_IF_REV = const(7)
 # And the places in protocol.Request.head of the id's start and end, of the verb and of the
 # revision the request is conditional on.
 _ID_START = const(0)
 _ID_END = const(1)
 _VERB = const(2)
 _IF_REV = const(4)
-_PEND = const(8)  # the verb `pend` (its previews are not saved: not durable)
 
 
 def _nothing():
@@ -93,7 +93,7 @@ class Dispatcher:
         remember = remembered(req, code)
         slot = -1
         id_start = id_end = 0
-        durable = 0
+        verb = -1  # a request applied: its verb (the resend memory keeps the ids of changes)
         head = req.head
         if remember:
             id_start = head[_ID_START]
@@ -102,7 +102,7 @@ class Dispatcher:
         if slot >= 0:
             self.resend(link, recent, slot, code)
             remember = False
-        elif code != _E_OK:
+        elif code != _E_OK and code != _E_IF_REV:
             if code != protocol.E_BAD_ARG and code != protocol.E_ARITY:
                 ctx.bad_lines += 1
             err = protocol.PARSE_ERRORS[code]
@@ -113,23 +113,18 @@ class Dispatcher:
             protocol.write_error(out, req, b"denied", DENIED)
             ctx.admission.request(link)
             remember = False
-        elif head[_IF_REV] >= 0 and head[_IF_REV] != ctx.game.rev:
+        elif code == _E_IF_REV and head[_IF_REV] != ctx.game.rev:
             protocol.write_error(out, req, b"stale", STALE)
         else:
-            game = ctx.game
-            rev = game.rev
-            settings = ctx.settings_rev
             begin_reply(out, req, True)
             try:
                 HANDLERS[head[_VERB]](ctx, link, req, out)
                 out.end()
-                # It changed what the board saves: its id is saved with the game.
-                if ctx.settings_rev != settings or (game.rev != rev and head[_VERB] != _PEND):
-                    durable = 1
+                verb = head[_VERB]
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
         if remember:  # (before the reply goes: its event follows it sooner, 0.3 ms is tight)
-            recent.remember(line, id_start, id_end, out, durable)
+            recent.remember(line, id_start, id_end, out, verb)
         link.send(out.buf, out.n)
         if ctx.every:
             self.publish_if_changed()
@@ -150,7 +145,7 @@ class Dispatcher:
         req = self.req
         if recent.kept(slot):
             recent.replay(slot, out)
-        elif code == _E_OK:
+        elif code == _E_OK or code == _E_IF_REV:
             begin_reply(out, req, True)
             answer(self.ctx, link, req, out)
             out.end()

@@ -43,6 +43,12 @@ _ID_AT = const(3)
 _REPLY_AT = const(3 + 8)  # (8: protocol.MAX_ID, held equal by tests/core/test_protocol.py)
 _SLOT_SIZE = const(_REPLY_AT + RECENT_REPLY)
 _NEXT_AT = const(RECENT * _SLOT_SIZE)
+# By verb number (cribcore.protocol.VERB_TABLE), 1 for a change the game's record keeps: peg,
+# set, undo, new, deal, games, bright, budget (their reading forms are never remembered). Not
+# pend (a preview is not saved), test, admit (kept elsewhere, and set, not added to), brief and
+# every (a link's own view, gone with a restart). tests/core/test_protocol.py checks it.
+_SAVES = b"\x00\x00\x00\x01\x01\x01\x01\x01\x00\x01\x01\x01\x00\x00\x00\x00\x00\x00"
+_VERBS = const(18)
 
 
 class RecentReplies:
@@ -77,12 +83,18 @@ class RecentReplies:
         return -1
 
     @micropython.viper
-    def remember(self, line, start: int, end: int, out, durable: int):
-        """Remember `out` as the reply to the id line[start:end]; `durable`: its request changed
-        what the board saves (its id goes into the game's record)."""
+    def remember(self, line, start: int, end: int, out, verb: int):
+        """Remember `out` as the reply to the id line[start:end]; `verb`: the verb's number when
+        the request was applied (-1: refused), so that the id of a change the board saves goes
+        into the game's record with it (a change that changed nothing too: its resend after a
+        restart must not undo what came after it)."""
         size = int(out.n)
         if size > RECENT_REPLY:
             return
+        durable = 0
+        if verb >= 0 and verb < _VERBS:
+            saves = ptr8(_SAVES)
+            durable = saves[verb]
         mem = ptr8(self.mem)
         slot = mem[_NEXT_AT]
         mem[_NEXT_AT] = slot + 1 if slot + 1 < RECENT else 0

@@ -7,7 +7,7 @@ from binascii import unhexlify
 from checks import NorFlash
 from test_store import Settings, state, with_root
 
-from cribcore.protocol import LineWriter
+from cribcore.protocol import VERBS, LineWriter
 from cribcore.state import GameState
 from cribfw.admission import Admission
 from cribfw.admitfile import AdmitRecords
@@ -110,16 +110,19 @@ def test_a_game_saved_in_a_ring_by_the_old_firmware_is_read():
     assert state(board, settings) == state(*played())
 
 
+PEG = VERBS.index(b"peg")
+
+
 def played_books():
     """The resend memory GAME2 was saved with."""
     books = Books()
     reply = LineWriter(16)
     reply.text(b"#x ok r=1\n")
-    books.usb.remember(b"a1b2", 0, 4, reply, 1)
-    books.usb.remember(b"e1", 0, 2, reply, 0)
-    books.usb.remember(b"12345678", 0, 8, reply, 1)
+    books.usb.remember(b"a1b2", 0, 4, reply, PEG)
+    books.usb.remember(b"e1", 0, 2, reply, -1)  # (refused)
+    books.usb.remember(b"12345678", 0, 8, reply, PEG)
     books.most = 4
-    books.join(PHONE, lambda address: True).remember(b"p1", 0, 2, reply, 1)
+    books.join(PHONE, lambda address: True).remember(b"p1", 0, 2, reply, PEG)
     return books
 
 

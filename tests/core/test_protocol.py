@@ -371,7 +371,7 @@ def test_encode_vectors_both_ways():
         assert W.encode_request(*call) == expected, (call, expected)
         # ...and the firmware's parser reads back what was encoded
         req, code = _parse(expected)
-        assert code == P.E_OK, expected
+        assert code == (P.E_IF_REV if len(call) > 3 else P.E_OK), expected
         id_start, id_end, verb, argc, if_rev = req.head
         assert P.VERBS[verb] == call[0].encode()
         assert if_rev == (call[3] if len(call) > 3 else -1), expected
@@ -459,8 +459,8 @@ def test_error_codes_are_stable():
     assert len(set(P.ERROR_CODES)) == len(P.ERROR_CODES)
     for i in range(1, len(P.PARSE_ERRORS)):
         code, text = P.PARSE_ERRORS[i]
-        if i == P.E_EMPTY:
-            assert code == b"" and text == b""  # a blank line gets no reply at all
+        if i == P.E_EMPTY or i == P.E_IF_REV:
+            assert code == b"" and text == b""  # a blank line gets no reply; E_IF_REV: read
         else:
             assert code.decode() in P.ERROR_CODES and text
     for code in P.ERROR_CODES:
@@ -772,7 +772,11 @@ def test_the_dispatchers_own_constants_are_the_protocols() -> None:
         return
     from cribfw import dispatch, gamerecord, linebuffer, replies
 
-    assert (dispatch._E_OK, dispatch._E_EMPTY) == (P.E_OK, P.E_EMPTY)
+    assert (dispatch._E_OK, dispatch._E_EMPTY, dispatch._E_IF_REV) == (
+        P.E_OK,
+        P.E_EMPTY,
+        P.E_IF_REV,
+    )
     assert replies._REPLY_AT - replies._ID_AT == P.MAX_ID
     assert replies.SENDER == len(replies.USB_SENDER)
     assert gamerecord._MAX_ID == P.MAX_ID
@@ -784,4 +788,6 @@ def test_the_dispatchers_own_constants_are_the_protocols() -> None:
         P._VERB,
         P._IF_REV,
     )
-    assert P.VERBS[dispatch._PEND] == b"pend"
+    assert replies._VERBS == len(P.VERBS) == len(replies._SAVES)
+    saved = (b"peg", b"set", b"undo", b"new", b"deal", b"games", b"bright", b"budget")
+    assert [P.VERBS[v] for v in range(len(P.VERBS)) if replies._SAVES[v]] == list(saved)

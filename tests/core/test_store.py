@@ -5,7 +5,7 @@ import struct
 import sys
 
 from cribcore.limits import MAX_PLAYERS
-from cribcore.protocol import LineWriter
+from cribcore.protocol import VERBS, LineWriter
 from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, GameState
 from cribfw.gamerecord import BAD, MAX_RECORD, OTHER_VERSION, apply, decode, encode
 from cribfw.replies import MAX_BOOKS, RECENT, Books
@@ -473,7 +473,7 @@ def test_the_record_layout_matches_the_board():
     for k in range(MAX_BOOKS):
         book = books.usb if k == 0 else books.join(bytes((0, 0, 0, 0, 0, 0, k)), _nobody)
         for i in range(RECENT + 3):
-            book.remember(b"%08d" % i, 0, 8, reply, 1)
+            book.remember(b"%08d" % i, 0, 8, reply, VERBS.index(b"peg"))
     rec = encode(b, Settings(), 1, books)
     assert len(rec) == MAX_RECORD
     kept = decode(rec)[3]
