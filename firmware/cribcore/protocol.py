@@ -77,6 +77,7 @@ WORDS = (b"clear", b"x2", b"open")
 
 ARG_INT = const(0)
 ARG_WORD = const(1)
+ARG_NONE = const(2)  # Request.kinds after the last argument (one place): no argument there
 
 # Parse failures (board-made error codes besides the board state's own).
 E_OK = const(0)
@@ -341,6 +342,8 @@ def parse_request(req, n: int) -> int:
             kinds[argc] = ARG_WORD
         argc += 1
     head[_ARGC] = argc  # (once: each argument's count set aside until the line ends or fails)
+    if argc < MAX_ARGS:
+        kinds[argc] = ARG_NONE  # (a handler tells an optional argument by its kind alone)
     if verb < 0:
         return E_BAD_LINE if id_end > id_start or conditional else E_EMPTY
     arity = ptr8(_ARITY)

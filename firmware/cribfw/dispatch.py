@@ -118,9 +118,10 @@ class Dispatcher:
         else:
             begin_reply(out, req, True)
             try:
-                HANDLERS[head[_VERB]](ctx, link, req, out)
+                applied = head[_VERB]
+                HANDLERS[applied](ctx, link, req, out)
                 out.end()
-                verb = head[_VERB]
+                verb = applied
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
         if remember:  # (before the reply goes: its event follows it sooner, 0.3 ms is tight)

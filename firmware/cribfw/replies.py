@@ -36,7 +36,7 @@ MAX_BOOKS = const(7)  # USB and 4 + SPARE_BOOKS centrals: what a saved record ma
 
 # A slot of RecentReplies.mem: the id's length (0: empty), the reply's length (0: restored, no
 # reply kept), durable (1: its request changed what the board saves), the id, the reply. After
-# the last slot, one byte: the slot to be written next.
+# the last slot, one byte: the slot to be written next; then _SAVES.
 _REPLY_N = const(1)
 _DURABLE = const(2)
 _ID_AT = const(3)
@@ -49,6 +49,7 @@ _NEXT_AT = const(RECENT * _SLOT_SIZE)
 # every (a link's own view, gone with a restart). tests/core/test_protocol.py checks it.
 _SAVES = b"\x00\x00\x00\x01\x01\x01\x01\x01\x00\x01\x01\x01\x00\x00\x00\x00\x00\x00"
 _VERBS = const(18)
+_SAVES_AT = const(_NEXT_AT + 1)  # (_SAVES, after the slots: read where the slots are read)
 
 
 class RecentReplies:
@@ -56,7 +57,8 @@ class RecentReplies:
     is in one buffer, `mem`, slot after slot: one lookup for each request."""
 
     def __init__(self, sender):
-        self.mem = bytearray(_NEXT_AT + 1)
+        self.mem = bytearray(_SAVES_AT + _VERBS)
+        self.mem[_SAVES_AT:] = _SAVES
         self.sender = bytearray(sender)
         self.live = 0  # links of this sender connected now
 
@@ -91,11 +93,10 @@ class RecentReplies:
         size = int(out.n)
         if size > RECENT_REPLY:
             return
+        mem = ptr8(self.mem)
         durable = 0
         if verb >= 0 and verb < _VERBS:
-            saves = ptr8(_SAVES)
-            durable = saves[verb]
-        mem = ptr8(self.mem)
+            durable = mem[_SAVES_AT + verb]
         slot = mem[_NEXT_AT]
         mem[_NEXT_AT] = slot + 1 if slot + 1 < RECENT else 0
         base = slot * _SLOT_SIZE

@@ -122,7 +122,7 @@ def peg(ctx, link, req, out):
         raise GameError("bad_arg", "expected a number")
     args = ptr32(req.args)
     game = ctx.game
-    if int(req.head[3]) == 3:  # `peg P N F`: only while player P's front is F (since 1.3)
+    if kinds[2] != 2:  # `peg P N F` (not ARG_NONE): only while P's front is F (since 1.3)
         front_is(game, req)
     out.field(b"r", int(game.score(args[0], args[1])))  # (score returns the revision)
 

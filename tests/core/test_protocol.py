@@ -789,5 +789,6 @@ def test_the_dispatchers_own_constants_are_the_protocols() -> None:
         P._IF_REV,
     )
     assert replies._VERBS == len(P.VERBS) == len(replies._SAVES)
+    assert P.ARG_NONE == 2  # (cribfw/verbs.py's peg reads its third argument's kind as 2)
     saved = (b"peg", b"set", b"undo", b"new", b"deal", b"games", b"bright", b"budget")
     assert [P.VERBS[v] for v in range(len(P.VERBS)) if replies._SAVES[v]] == list(saved)
