@@ -18,6 +18,7 @@ import pytest
 
 from cribboard.api import Board
 from cribboard.client import RESTORED, Event
+from cribboard.play.scorekeeper import Scorekeeper
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
 from cribboard.watchwords import ChangeTeller
@@ -91,6 +92,8 @@ async def test_changes_acknowledged_and_lost_in_a_cut_are_put_back_in_order(
         board = await open_board(vboard.port)
         try:
             restored = restored_events(board)
+            told: list[str] = []
+            Scorekeeper(board, output=told.append)  # `keep` on this board says it too
             sim.break_on_flash(0)
             await board.peg(0, 7)
             await until_saved(sim, image)  # on the flash: a cut keeps it
@@ -109,9 +112,8 @@ async def test_changes_acknowledged_and_lost_in_a_cut_are_put_back_in_order(
             after = await board.state()
             assert (after.front, after.back, after.dealer, after.undo) == ([14, 3], [12, 0], 1, 5)
             assert await board.brightness() == 90
-            assert ChangeTeller().tell(restored[0]) == [
-                "the board came back from a power cut without 5 changes made here: put back"
-            ]
+            line = "the board came back from a power cut without 5 changes made here: put back"
+            assert ChangeTeller().tell(restored[0]) == [line] and told == [line]
         finally:
             await board.close()
 
