@@ -243,6 +243,27 @@ def _find_name(names, line, start: int, end: int) -> int:
 
 
 @micropython.viper
+def _read_rev(line, i: int, n: int, head) -> int:
+    """The revision of `@REV` from line[i:] into head[_IF_REV]: where it ends, -1 when it is
+    not 1 to REV_DIGITS digits. (A function of its own: parse_request stays short enough for
+    Thumb's short jumps; rp2's frozen native code misread a long one.)"""
+    p = ptr8(line)
+    start = i
+    value = 0
+    while i < n and p[i] != 32:
+        d = p[i] - 48
+        if d < 0 or d > 9 or i - start >= REV_DIGITS:
+            return -1
+        value = value * 10 + d
+        i += 1
+    if i == start:
+        return -1
+    h = ptr32(head)
+    h[_IF_REV] = value
+    return i
+
+
+@micropython.viper
 def parse_request(req, n: int) -> int:
     """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK (E_IF_REV: with
     a condition, head[_IF_REV]) or an E_ code.
@@ -287,18 +308,9 @@ def parse_request(req, n: int) -> int:
         i += 1
     conditional = i < n and p[i] == 64  # '@'
     if conditional:
-        i += 1
-        start = i
-        value = 0
-        while i < n and p[i] != 32:
-            d = p[i] - 48
-            if d < 0 or d > 9 or i - start >= REV_DIGITS:
-                return E_BAD_ARG
-            value = value * 10 + d
-            i += 1
-        if i == start:
+        i = int(_read_rev(line, i + 1, n, head))
+        if i < 0:
             return E_BAD_ARG
-        head[_IF_REV] = value
     verb = -1
     argc = 0
     while True:
