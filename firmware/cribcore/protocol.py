@@ -242,24 +242,22 @@ def _find_name(names, line, start: int, end: int) -> int:
     return -1
 
 
-@micropython.viper
-def _read_rev(line, i: int, n: int, head) -> int:
+def _read_rev(line, i, n, head):
     """The revision of `@REV` from line[i:] into head[_IF_REV]: where it ends, -1 when it is
-    not 1 to REV_DIGITS digits. (A function of its own: parse_request stays short enough for
-    Thumb's short jumps; rp2's frozen native code misread a long one.)"""
-    p = ptr8(line)
+    not 1 to REV_DIGITS digits. (A plain function of its own, read only for a condition:
+    parse_request stays short enough for Thumb's short jumps, which rp2's frozen native code
+    needs, and a small board's heap keeps the room native code would take.)"""
     start = i
     value = 0
-    while i < n and p[i] != 32:
-        d = p[i] - 48
+    while i < n and line[i] != 32:
+        d = line[i] - 48
         if d < 0 or d > 9 or i - start >= REV_DIGITS:
             return -1
         value = value * 10 + d
         i += 1
     if i == start:
         return -1
-    h = ptr32(head)
-    h[_IF_REV] = value
+    head[_IF_REV] = value
     return i
 
 
@@ -308,7 +306,7 @@ def parse_request(req, n: int) -> int:
         i += 1
     conditional = i < n and p[i] == 64  # '@'
     if conditional:
-        i = int(_read_rev(line, i + 1, n, head))
+        i = int(_read_rev(line, i + 1, n, req.head))  # (the array: `head` is a pointer here)
         if i < 0:
             return E_BAD_ARG
     verb = -1

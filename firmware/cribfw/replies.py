@@ -28,7 +28,7 @@ except ImportError:  # CPython
 from cribcore.twins import ptr8
 
 RECENT = const(8)  # replies remembered per sender
-RECENT_REPLY = const(80)  # longest reply remembered (the longest a request gets: 72)
+RECENT_REPLY = const(72)  # longest reply remembered (the longest a request gets: 72)
 SENDER = const(7)  # a sender: a central's address type and 6 address bytes
 USB_SENDER = b"\xff" * 7  # the USB host (no Bluetooth address type is 0xff)
 SPARE_BOOKS = const(2)  # books for centrals beyond the stack's number of connections
@@ -36,7 +36,7 @@ MAX_BOOKS = const(7)  # USB and 4 + SPARE_BOOKS centrals: what a saved record ma
 
 # A slot of RecentReplies.mem: the id's length (0: empty), the reply's length (0: restored, no
 # reply kept), durable (1: its request changed what the board saves), the id, the reply. After
-# the last slot, one byte: the slot to be written next; then _SAVES.
+# the last slot, one byte: the slot to be written next; then _SAVES, a byte a verb.
 _REPLY_N = const(1)
 _DURABLE = const(2)
 _ID_AT = const(3)
@@ -47,7 +47,7 @@ _NEXT_AT = const(RECENT * _SLOT_SIZE)
 # set, undo, new, deal, games, bright, budget (their reading forms are never remembered). Not
 # pend (a preview is not saved), test, admit (kept elsewhere, and set, not added to), brief and
 # every (a link's own view, gone with a restart). tests/core/test_protocol.py checks it.
-_SAVES = b"\x00\x00\x00\x01\x01\x01\x01\x01\x00\x01\x01\x01\x00\x00\x00\x00\x00\x00"
+_SAVES = const(0b111011111000)  # bit v: verb v (a const: no object on the heap)
 _VERBS = const(18)
 _SAVES_AT = const(_NEXT_AT + 1)  # (_SAVES, after the slots: read where the slots are read)
 
@@ -58,7 +58,8 @@ class RecentReplies:
 
     def __init__(self, sender):
         self.mem = bytearray(_SAVES_AT + _VERBS)
-        self.mem[_SAVES_AT:] = _SAVES
+        for verb in range(_VERBS):
+            self.mem[_SAVES_AT + verb] = (_SAVES >> verb) & 1
         self.sender = bytearray(sender)
         self.live = 0  # links of this sender connected now
 
