@@ -225,7 +225,8 @@ gc.collect()
 free = gc.mem_free()
 import asyncio
 asyncio.Event
-from cribfw.dispatch import Dispatcher, RecentReplies
+from cribfw.dispatch import Dispatcher
+from cribfw.replies import RecentReplies
 from cribfw.context import Context
 from cribfw.linebuffer import LineAssembler
 from cribcore.state import GameState
@@ -248,7 +249,7 @@ files = pagefiles.load()
 server = WebServer(dispatcher, ctx.admission, files)
 gc.collect()
 built = gc.mem_alloc()
-link = WebLink(dispatcher, None, RecentReplies(), asyncio)
+link = WebLink(dispatcher, None, RecentReplies(b"\x00" * 7), asyncio)
 gc.collect()
 one = gc.mem_alloc()
 print(free, modules - base, built - modules, one - built, 0 if files is None else len(files.entries))

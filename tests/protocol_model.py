@@ -18,9 +18,12 @@ What the model holds, each from the document's section:
 - requests (2): the id (1..8 of [0-9A-Za-z], then a space or the end: else `bad_line` without
   it); numbers of at most 6 digits with an optional minus; the words `clear`, `x2`, `open`; at
   most 3 arguments; unknown verbs; the number of arguments of each verb (the verb table, 4);
-- remembered replies (2): per link, the last 8 replies to lines with an id, errors included,
-  except reading requests and `denied`; a line whose id is remembered gets that reply again and
-  nothing else happens; requests without an id are never deduplicated;
+- remembered replies (2): per sender (the USB host, a central by its address, whichever link it
+  comes on), the last 8 replies to lines with an id, errors included, except reading requests
+  and `denied`; a line whose id is remembered gets that reply again and nothing else happens;
+  requests without an id are never deduplicated (across a restart: tests/test_power_cut.py);
+- conditions (2, 4; since 1.3): `@REV` before the verb, `stale` unless the revision is REV; a
+  peg's third argument, `stale` unless the player's front is that;
 - who may send what (4, 11): a Bluetooth central that is not admitted (and the board not open)
   gets `denied` for every change, and the latest refused central is admitted by a tap of deal;
 - "setting what is already so changes nothing" (4): no revision, no undo step, no event;
@@ -64,6 +67,8 @@ MAX_LINE = 64
 MAX_ID = 8
 REMEMBERED = 8
 MAX_DIGITS = 6
+REV_DIGITS = 9
+STALE_REV = b"the board has changed since that revision"
 CAPS = (
     "hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,admit,brief,health,"
     "every"
@@ -81,7 +86,7 @@ VERBS: dict[bytes, tuple[int, int, str]] = {
     b"hello": (0, 0, "read"),
     b"ping": (0, 0, "read"),
     b"st": (0, 0, "read"),
-    b"peg": (2, 2, "change"),
+    b"peg": (2, 3, "change"),
     b"set": (2, 3, "change"),
     b"undo": (0, 0, "change"),
     b"new": (0, 2, "change"),
@@ -148,8 +153,12 @@ class LinkState:
     trusted: bool = False
     brief: bool = False
     every: bool = False
-    recent: list[tuple[bytes, bytes]] = field(default_factory=list)  # (id, reply), oldest first
     partial: bytearray = field(default_factory=bytearray)
+
+    @property
+    def sender(self) -> bytes:
+        """Whose remembered replies it uses: the USB host's, or its address's."""
+        return b"usb" if self.usb or self.address is None else self.address
 
 
 class NotModelled(Exception):
@@ -168,6 +177,8 @@ class ProtocolModel:
         self.admitted: list[bytes] = []  # remembered addresses, oldest first (at most 8)
         self.candidate: str | None = None  # the central a tap of deal would admit
         self.links: dict[str, LinkState] = {}
+        # Each sender's remembered replies: (id, reply), oldest first.
+        self.recent: dict[bytes, list[tuple[bytes, bytes]]] = {}
         # This boot's hello fields (" proto=... caps=... store=..."): checked against the
         # document once (modelcheck.HELLO), then the same on every hello.
         self.hello = b""
@@ -228,6 +239,17 @@ class ProtocolModel:
             self._reply(step, rid, [err(rid, b"bad_line", b"not a request line")], True)
             return step
         words = rest.split()
+        if_rev = None
+        if words and words[0][:1] == b"@":  # the revision the request is conditional on
+            digits = words.pop(0)[1:]
+            if not digits.isdigit() or len(digits) > REV_DIGITS:
+                self._reply(step, rid, [err(rid, b"bad_arg", b"bad argument")], True)
+                return step
+            if_rev = int(digits)
+            if not words:
+                step.bad = (1, 1)
+                self._reply(step, rid, [err(rid, b"bad_line", b"not a request line")], True)
+                return step
         if not words:
             if rid:  # an id with nothing after it
                 step.bad = (1, 1)
@@ -259,7 +281,10 @@ class ProtocolModel:
             step.outputs[name].append(Out(exact=err(rid, b"denied", DENIED_TEXT)))
             self.candidate = name
             return step
-        self._run(step, link, rid, verb, parsed)
+        if if_rev is not None and if_rev != self.game.rev:
+            step.outputs[name].append(Out(exact=err(rid, b"stale", STALE_REV)))
+        else:
+            self._run(step, link, rid, verb, parsed)
         if rid and not reading:
             step.remember = (name, rid)
         return step
@@ -304,7 +329,8 @@ class ProtocolModel:
         """The board answered `step` with `reply` (one of the lines the model allowed): keep it
         for resends when the document says it is remembered, and count health's bad lines."""
         if step.remember is not None:
-            recent = self.links[step.remember[0]].recent
+            sender = self.links[step.remember[0]].sender
+            recent = self.recent.setdefault(sender, [])
             recent.append((step.remember[1], reply))
             del recent[:-REMEMBERED]
         self.bad[0] += step.bad[0]
@@ -313,7 +339,7 @@ class ProtocolModel:
     def _replay(self, step: Step, rid: bytes) -> bool:
         if not rid:
             return False
-        for known, reply in self.links[step.link].recent:
+        for known, reply in self.recent.get(self.links[step.link].sender, []):
             if known == rid:
                 step.outputs[step.link].append(Out(exact=reply, why="a resend: the same reply"))
                 return True
@@ -378,7 +404,14 @@ class ProtocolModel:
         rev = game.rev
         try:
             if verb == b"peg":
-                game.peg(numbers[0], numbers[1])
+                player = numbers[0]
+                if (
+                    len(numbers) > 2
+                    and self._player_ok(player)
+                    and game.front[player] != numbers[2]
+                ):
+                    raise GameError("stale", "the front is not that")
+                game.peg(player, numbers[1])
             elif verb == b"set":
                 player = numbers[0]
                 if not self._player_ok(player):

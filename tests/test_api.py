@@ -129,14 +129,23 @@ def test_sync_board_hands_on_each_call_and_its_result() -> None:
         for name, member in public(Board).items():
             if not inspect.iscoroutinefunction(member) or name == "close":
                 continue
-            args = [object() for _ in parameters(member)]  # every one given, defaults too
+            # Every parameter given, defaults too: the positional ones in order, the
+            # keyword-only ones (a change's key and conditions) by name.
+            args, kwargs = [], {}
+            for parameter, kind, _default in parameters(member):
+                if kind is inspect.Parameter.KEYWORD_ONLY:
+                    kwargs[parameter] = object()
+                else:
+                    args.append(object())
             result = object()
             getattr(board, name).return_value = result
-            assert getattr(sync, name)(*args) is result, f"SyncBoard.{name} lost the result"
+            assert getattr(sync, name)(*args, **kwargs) is result, f"SyncBoard.{name}'s result"
             called = getattr(board, name).await_args
             assert called is not None, f"SyncBoard.{name} did not call Board.{name}"
             given = inspect.signature(member).bind(board, *called.args, **called.kwargs)
-            assert list(given.arguments.values())[1:] == args, f"SyncBoard.{name}'s arguments"
+            assert list(given.arguments.values())[1:] == [*args, *kwargs.values()], (
+                f"SyncBoard.{name}'s arguments"
+            )
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join()

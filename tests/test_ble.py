@@ -302,7 +302,7 @@ def test_a_board_with_bluetooth_serves_a_game_in_a_92k_heap(
     the firmware deployed as bytecode on stock MicroPython (frozen in a cribboard image, its
     modules take no heap) serves a game over USB and Bluetooth in a 92 KB heap (84 KB before the
     real-stack queues and the hot path's buffers, 88 KB before the hot path's last round; a
-    32-bit board's; without Bluetooth: 72 KB, tests/test_host_e2e.py)."""
+    32-bit board's; without Bluetooth: 76 KB, tests/test_host_e2e.py)."""
 
     async def over_ble(name: str) -> list[int]:
         board = await Board.open_ble(name, timeout=3.0)

@@ -21,7 +21,7 @@ from bumble.core import UUID, AdvertisingData
 from bumble.device import Device, Peer
 
 from blereal import STACKS, WAIT, Nus, find, same_address
-from cribboard.api import Board
+from cribboard.api import Board, StateEvent
 from cribboard.virtual import SimControl
 from cribcore.profiles import PROFILES
 from cribcore.protocol import NUS_SERVICE
@@ -261,6 +261,46 @@ async def test_reconnect_and_resend_never_pegs_twice(rig: Rig) -> None:
             assert (await again.request(b"#d1 peg 1 4\n")).startswith(b"#d1 ok r=")
             after = await usb.state()
             assert after.front[1] == before + 4, (before, after)
+        finally:
+            await again.close()
+
+
+async def test_a_resend_after_other_centrals_took_every_slot_never_pegs_twice(rig: Rig) -> None:
+    """The central's reply is lost with its link; before it comes back, as many other centrals
+    as the stack takes connect (every slot taken: btstack's one, NimBLE's four), each with a
+    request of its own under the same id, and leave. Its resend is answered, not applied: the
+    board remembers replies by the central's address, not by its slot."""
+    central, nus = await admitted(rig)
+    async with await rig.usb() as usb:
+        before = (await usb.state()).front[1]
+        applied = asyncio.get_running_loop().create_future()
+        unsubscribe = usb.subscribe(
+            lambda event: (
+                applied.done() or not isinstance(event, StateEvent) or applied.set_result(None)
+            )
+        )
+        await nus.write(b"#s1 peg 1 3\n")
+        await asyncio.wait_for(applied, WAIT)  # applied; its reply may or may not have left
+        unsubscribe()
+        rig.radio.vanish(central)
+        await asyncio.wait_for(nus.gone, WAIT)
+        others = []
+        try:
+            for _ in range(MOST[rig.board.stack]):
+                other = await rig.open()
+                others.append(other)
+                # The same id, another sender: its own request, its own remembered reply.
+                reply = await other.request(b"#s1 pegg\n")
+                assert reply == b"#s1 err unknown unknown command\n"
+        finally:
+            for other in others:
+                await other.close()
+        await rig.board.controller.wait_advertising(True)
+        again = await rig.open(central)
+        try:
+            assert (await again.request(b"#s1 peg 1 3\n")).startswith(b"#s1 ok r=")
+            after = await usb.state()
+            assert after.front[1] == before + 3, (before, after)
         finally:
             await again.close()
 

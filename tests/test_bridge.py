@@ -205,6 +205,84 @@ async def test_game_over_is_a_conflict(bridge: Bridge, http: aiohttp.ClientSessi
     assert (status, reply["error"]) == (409, "game_over")
 
 
+async def test_a_programs_repeat_counts_once_and_a_stale_change_is_refused(
+    bridge: Bridge, http: aiohttp.ClientSession
+) -> None:
+    """A program's key in the body or in the Idempotency-Key header: its repeat gets the first
+    answer and counts once; the key for another change is 422. A change on a board that moved
+    on since the program looked (if_front, if_rev) is 409 stale and changes nothing."""
+    peg = {"player": 0, "points": 5, "key": "hand-1"}
+    first = await call(http, bridge, "POST", "api/peg", peg)
+    assert first[0] == 200 and first[1]["state"]["front"] == [5, 0]
+    again = await call(http, bridge, "POST", "api/peg", peg)
+    assert again == first
+    header = {"Idempotency-Key": "hand-1"}
+    assert await call(http, bridge, "POST", "api/peg", peg | {"key": None}, headers=header) == first
+    status, body = await call(
+        http, bridge, "POST", "api/peg", {"player": 1, "points": 5}, headers=header
+    )
+    assert (status, body["error"]) == (422, "key_reused")
+    status, body = await call(http, bridge, "POST", "api/peg", peg | {"key": "two words"})
+    assert (status, body["error"]) == (400, "bad_request")
+    status, body = await call(
+        http, bridge, "POST", "api/peg", {"player": 0, "points": 2, "if_front": 0}
+    )
+    assert (status, body["error"]) == (409, "stale")
+    rev = (await get_state(http, bridge))["rev"]
+    status, body = await call(http, bridge, "POST", "api/undo", {"if_rev": rev - 1})
+    assert (status, body["error"]) == (409, "stale")
+    status, body = await call(http, bridge, "POST", "api/undo", {"if_rev": rev})
+    assert status == 200 and body["state"]["front"] == [0, 0]
+    status, body = await call(http, bridge, "GET", "api/state", headers=header)
+    assert status == 200  # (a reading request ignores the header)
+
+
+async def test_the_documents_ranges_are_the_boards(
+    bridge: Bridge, http: aiohttp.ClientSession
+) -> None:
+    """Each number's range is in the OpenAPI schema, so a generated client checks it: the
+    schema takes a body exactly when the board's range does, at both ends."""
+    paths = openapi_document()["paths"]
+
+    def schema(op: str) -> dict[str, Any]:
+        body = paths[f"/api/{op}"]["post"]["requestBody"]["content"]["application/json"]
+        return body["schema"]  # type: ignore[no-any-return]
+
+    def valid(op: str, body: dict[str, Any]) -> bool:
+        try:
+            jsonschema.validate(body, schema(op))
+        except jsonschema.ValidationError:
+            return False
+        return True
+
+    peg = schema("peg")["properties"]
+    assert (peg["points"]["minimum"], peg["points"]["maximum"]) == (1, 29)
+    assert schema("preview")["properties"]["points"]["minimum"] == 0
+    assert schema("new")["properties"]["target"]["enum"] == [61, 121]
+    for op, field, inside, outside in (
+        ("peg", "points", (1, 29), (0, 30)),
+        ("preview", "points", (0, 29), (-1, 30)),
+    ):
+        for points in inside:
+            body = {"player": 1, field: points}
+            assert valid(op, body), body
+            status, reply = await call(http, bridge, "POST", f"api/{op}", body)
+            assert status == 200, reply
+        for points in outside:
+            body = {"player": 1, field: points}
+            assert not valid(op, body), body
+            status, reply = await call(http, bridge, "POST", f"api/{op}", body)
+            assert (status, reply["error"]) == (400, "bad_points"), reply
+    for bad in ({"player": 3, "points": 1}, {"player": 0, "points": 1, "if_rev": -1}):
+        assert not valid("peg", bad)
+        status, _ = await call(http, bridge, "POST", "api/peg", bad)
+        assert status == 400
+    assert not valid("peg", {"player": 0, "points": 1, "key": "two words"})
+    assert not valid("new", {"target": 100}) and valid("new", {"target": 61, "players": 3})
+    status, reply = await call(http, bridge, "POST", "api/new", {"target": 100})
+    assert (status, reply["error"]) == (400, "bad_target")
+
+
 async def test_a_board_that_is_not_there(http: aiohttp.ClientSession) -> None:
     async with running_bridge() as bridge, http.ws_connect(bridge.url + "api/ws") as ws:
         bridge.registry.add("/dev/cribboard-nothing-here")

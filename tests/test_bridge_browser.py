@@ -393,12 +393,15 @@ async def test_javascript_codec_matches_the_vectors(bridge: Bridge, page: Any) -
     encode = [
         [
             list(args[0:1])
-            + [list(args[1]) if len(args) > 1 else [], args[2] if len(args) > 2 else None],
+            + [list(args[1]) if len(args) > 1 else [], args[2] if len(args) > 2 else None]
+            + [args[3] if len(args) > 3 else None],
             _text(line),
         ]
         for args, line in vectors.ENCODE_VECTORS
     ]
-    rejects = [[a[0], list(a[1]), a[2]] for a in vectors.ENCODE_REJECTS]
+    rejects = [
+        [a[0], list(a[1]), a[2], a[3] if len(a) > 3 else None] for a in vectors.ENCODE_REJECTS
+    ]
     lines = [_text(line) for line, _, _ in vectors.DECODE_VECTORS]
     lines += [_text(out) for _, outs in vectors.VECTORS for out in outs]
     lines += [_text(out) for step in vectors.TWO_LINKS for out in step[2] + step[3]]
@@ -410,8 +413,8 @@ async def test_javascript_codec_matches_the_vectors(bridge: Bridge, page: Any) -
         const codec = makeCodec(await (await fetch('/protocol.json')).json());
         const tryIt = (f) => { try { return f(); } catch (e) { return {error: e.message}; } };
         return {
-          encoded: encode.map(([[verb, args, id]]) => tryIt(() => codec.encodeRequest(verb, args, id))),
-          rejected: rejects.map(([verb, args, id]) => tryIt(() => codec.encodeRequest(verb, args, id))),
+          encoded: encode.map(([[verb, args, id, rev]]) => tryIt(() => codec.encodeRequest(verb, args, id, rev))),
+          rejected: rejects.map(([verb, args, id, rev]) => tryIt(() => codec.encodeRequest(verb, args, id, rev))),
           decoded: lines.map((l) => tryIt(() => {
             const d = codec.decodeLine(l);
             const state = d.kind === 'err' ? {} : codec.decodeState(d.fields);

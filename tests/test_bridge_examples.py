@@ -125,6 +125,20 @@ async def test_curl_lines_in_the_docs(bridge: Bridge) -> None:
     assert (await board_state(bridge))["front"] == [5, 0]
 
 
+@needs_curl
+async def test_curl_lines_that_repeat_safely(bridge: Bridge) -> None:
+    script = doc_block("curl-repeat").replace(DOC_URL, base(bridge))
+    code, out, err = await run("bash", "-euo", "pipefail", "-c", script)
+    assert code == 0, err
+    replies, decoder, at = [], json.JSONDecoder(), 0
+    while at < len(out.rstrip()):
+        reply, at = decoder.raw_decode(out, at)
+        replies.append(reply)
+    assert replies[0] == replies[1] and replies[0]["state"]["front"] == [6, 0]
+    assert replies[2]["error"] == "stale"
+    assert (await board_state(bridge))["front"] == [6, 0]
+
+
 # --- Node ------------------------------------------------------------------------------------
 
 

@@ -43,6 +43,7 @@ DOCS = (ROOT / "README.md", ROOT / "docs" / "bridge.md")
 BIN = Path(sys.executable).parent
 RUN_ELSEWHERE = {
     "curl": "test_bridge_examples.py",
+    "curl-repeat": "test_bridge_examples.py",
     "node": "test_bridge_examples.py",
     "browser": "test_bridge_browser.py",
 }

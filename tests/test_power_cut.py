@@ -146,3 +146,72 @@ def on_flash(image: Path, st: dict[str, str]) -> bool:
     return newest is not None and model_from(newest).key()[5] == tuple(
         int(v) for v in st["f"].split(",")
     )
+
+
+# Where a cut falls after a change was answered: (operation, point) of the change's save, as in
+# NEW_GAME_CUTS; "reply" stops the board at the save's very first step: answered, not saved.
+RESEND_CUTS = (
+    ("reply", 0),
+    ("erase", 1),
+    ("erase", 8),
+    ("erase", 16),
+    ("program", 0),
+    ("program", 1),
+    ("program", "end"),
+)
+
+
+def test_a_request_resent_after_a_power_cut_is_applied_once_wherever_the_cut_fell(
+    tmp_path: Path, slow_store: None
+) -> None:
+    """A peg is answered (the host missed the reply), and the power cut at each step between
+    that change and the end of its save; after the restart the host sends the same line again.
+    The board applies it exactly once in all: an id whose change came back with the game (in the
+    same record) is answered from the board as it is now, not applied; an id whose change the
+    cut took is applied. Never twice, never lost."""
+    image = tmp_path / "flash.img"
+    outcomes = set()
+    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+        link = Link(vboard.port)
+        try:
+            link.ask_every()
+            for i in range(12):  # an undo history: the save's entry spans pages
+                assert link.exchange(b"#s%d peg %d %d" % (i, i % 2, 1 + i % 5))[0].kind == "ok"
+            for n, (kind, point) in enumerate(RESEND_CUTS):
+                saved_and_rebooted(vboard, sim, link, image)  # the next save erases a block
+                front = link.exchange(b"st")[0].fields["f"].split(",")
+                line = b"#k%d peg 0 3" % n
+                sim.break_on_flash(0)
+                assert link.exchange(line)[0].kind == "ok", line  # (a reply the host missed)
+                stop = sim.wait_flash_stop(10)
+                assert (stop.kind, stop.index) == ("erase", 0), stop  # the save's first step
+                if kind == "erase":
+                    sim.break_on_flash(int(point))
+                    stop = sim.wait_flash_stop(10)
+                elif kind == "program":
+                    sim.break_on_flash(stop.total + 1)
+                    stop = sim.wait_flash_stop(10)
+                    assert (stop.kind, stop.index) == ("program", 0), stop
+                    if point != 0:
+                        sim.break_on_flash(stop.total)
+                        stop = sim.wait_flash_stop(10)
+                        assert entry_progress(image, stop.block) >= (2, 1), stop
+                        if point == "end":
+                            stop = to_the_entrys_end(sim, stop, image, 10)
+                vboard.reset()
+                link.wait_hello()
+                shown = link.exchange(b"st")[0].fields
+                came_back = int(shown["f"].split(",")[0]) == int(front[0]) + 3
+                outcomes.add(came_back)
+                assert came_back == (kind == "program" and point == "end"), (kind, point, shown)
+                reply, events = link.exchange(line)  # the host sends it again
+                if came_back:  # known: the board as it is now, nothing applied
+                    assert (reply.fields, events) == ({"r": shown["r"]}, []), (kind, point)
+                else:
+                    assert reply.fields == {"r": str(int(shown["r"]) + 1)}, (kind, point)
+                after = link.exchange(b"st")[0].fields
+                assert int(after["f"].split(",")[0]) == int(front[0]) + 3, (kind, point, after)
+                assert after["f"].split(",")[1] == front[1]
+        finally:
+            link.close()
+    assert outcomes == {True, False}

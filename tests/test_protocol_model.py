@@ -135,6 +135,8 @@ REQUESTS: st.SearchStrategy[list[str]] = st.one_of(
     st.sampled_from([["hello"], ["ping"], ["st"], ["undo"], ["frame"], ["health"], ["test"]]),
     words_of(st.just("peg"), num(players), num(points)),
     words_of(st.just("peg"), num(st.integers(0, 1)), num(st.integers(1, 29))),
+    # conditional on the front (since 1.3): a low guess is often right early in a game
+    words_of(st.just("peg"), num(players), num(points), num(st.integers(0, 12))),
     words_of(st.just("set"), num(players), num(st.integers(0, 122))),
     words_of(st.just("set"), num(players), num(st.integers(0, 122)), num(st.integers(0, 121))),
     words_of(st.just("set"), num(st.integers(0, 1)), st.sampled_from(["121", "61", "120"])),
@@ -166,6 +168,8 @@ def request_lines(draw: st.DrawFn) -> bytes:
     """One request line as a client would write it: an id or none, single or extra spaces,
     "\\n" or "\\r\\n"."""
     words = draw(REQUESTS)
+    if draw(st.integers(0, 5)) == 0:  # conditional on the revision (since 1.3): right or not
+        words = ["@" + str(draw(st.integers(0, 12)))] + words
     if draw(st.booleans()):
         words = ["#" + draw(ids)] + words
     gap = draw(st.sampled_from([" ", " ", " ", "  "]))
@@ -214,6 +218,7 @@ def invalid_lines(draw: st.DrawFn) -> bytes:
                 + ["deal 0 1", "pend 0", "frame 1", "hello x2", "ping 1", "st clear", "test 1"]
                 + ["peg x2 1", "set 5 x2", "set 0 clear", "new x2", "deal open", "pend 0 x2"]
                 + ["bright clear", "budget x2", "brief 1 1", "health 0", "admit open x2"]
+                + ["@ peg 0 1", "@x peg 0 1", "@1234567890 st", "@7", "@-1 st", "peg 0 1 x2"]
             )
         )
         return (rid + line + "\n").encode()

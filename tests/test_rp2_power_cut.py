@@ -3,7 +3,9 @@ first flash operation of a save (the store's debounced write of the game to its 
 in the raw flash region, cribfw/ring.py), the power is cut at a random cycle of that erase or
 program or of the save's next one (or just after the save), and a new chip boots from the same
 flash file. The store must bring back a state the host saw acknowledged, the move's or the one
-before it, and say where it came from; never a corrupt or a fresh one.
+before it, and say where it came from; never a corrupt or a fresh one. The host then sends the
+move again (the same line, the same id: a reply it never saw) and the board applies it once in
+all: its id came back with its change in the same record, or the cut took both.
 
 CRIBBOARD_RP2_POWER_CUTS sets how many cuts (`make soak` runs more).
 """
@@ -54,3 +56,5 @@ def test_power_cuts_during_saves_restore_an_acknowledged_state(rp2_boards: Board
     # The cuts hit the save's erase, its program and the time after it, and both outcomes came.
     assert {"erase", "program", "after"} <= set(tally.where)
     assert {"the move", "before it"} <= set(tally.restored)
+    # ...and the move resent after each cut was applied once: answered or applied anew.
+    assert set(tally.resent) == {"answered", "applied"}

@@ -25,10 +25,18 @@ if sys.argv[-2] == "task":
 PORT = int(sys.argv[-1])
 
 
+class Context:  # the board's part the link takes: the USB host's remembered replies
+    def __init__(self):
+        from cribfw.replies import Books
+
+        self.books = Books()
+
+
 class Recorder:  # the dispatcher's part the link calls
     def __init__(self):
         self.lines = []
         self.done = 0
+        self.ctx = Context()
 
     def handle_line(self, link, line, n):
         self.lines.append(bytes(line[:n]))

@@ -4,7 +4,7 @@
 # that run against this module on CPython and on MicroPython.
 #
 # A line is printable ASCII (0x20..0x7E) ended by "\n" (a "\r" before it is dropped).
-#   request   [#ID ]VERB[ ARG...]          e.g. "#7 peg 0 12\n"
+#   request   [#ID ][@REV ]VERB[ ARG...]   e.g. "#7 peg 0 12\n", "#8 @17 undo\n"
 #   reply     [#ID ]ok[ KEY=VALUE...]      e.g. "#7 ok r=18\n"
 #             [#ID ]err CODE TEXT          e.g. "#7 err bad_points points must be 1..29\n"
 #   event     ! KIND[ KEY=VALUE...]        e.g. "! st r=18 t=121 n=2 ...\n"
@@ -29,12 +29,14 @@ from cribcore.state import LAST_PEG
 from cribcore.twins import ptr8, ptr32
 
 PROTOCOL_MAJOR = const(1)  # bumped when a change breaks older hosts
-PROTOCOL_MINOR = const(3)  # bumped when something is added (1.1: admit; 1.2: brief, health, every;
-# 1.3: the page's fields in health, the WebSocket transport)
+# Bumped when something is added (1.1: admit; 1.2: brief, health, every; 1.3: the page's fields
+# in health, the WebSocket transport, conditions, ids that survive a restart).
+PROTOCOL_MINOR = const(3)
 MAX_LINE = const(64)  # request bytes including the newline
 MAX_ID = const(8)  # characters in a request id
 MAX_ARGS = const(3)
 MAX_DIGITS = const(6)  # in a number argument (a minus sign not counted)
+REV_DIGITS = const(9)  # in the revision a request is conditional on (`@REV`)
 
 # What a verb does, which decides who may send it and whether its reply is remembered:
 K_READ = const(0)  # reads only: anyone may send it; the reply is never remembered (it runs again)
@@ -49,7 +51,7 @@ VERB_TABLE = (
     (b"hello", 0, 0, K_READ),
     (b"ping", 0, 0, K_READ),
     (b"st", 0, 0, K_READ),
-    (b"peg", 2, 2, K_CHANGE),
+    (b"peg", 2, 3, K_CHANGE),  # a third argument since 1.3: the front it is conditional on
     (b"set", 2, 3, K_CHANGE),
     (b"undo", 0, 0, K_CHANGE),
     (b"new", 0, 2, K_CHANGE),
@@ -75,6 +77,7 @@ WORDS = (b"clear", b"x2", b"open")
 
 ARG_INT = const(0)
 ARG_WORD = const(1)
+ARG_NONE = const(2)  # Request.kinds after the last argument (one place): no argument there
 
 # Parse failures (board-made error codes besides the board state's own).
 E_OK = const(0)
@@ -84,6 +87,7 @@ E_BAD_ARG = const(3)
 E_TOO_LONG = const(4)
 E_EMPTY = const(5)
 E_ARITY = const(6)  # the verb takes another number of arguments
+E_IF_REV = const(7)  # read whole, with a condition: `@REV` (head[_IF_REV]); since 1.3
 PARSE_ERRORS = (
     (b"", b""),
     (b"bad_line", b"not a request line"),
@@ -92,6 +96,7 @@ PARSE_ERRORS = (
     (b"too_long", b"line too long"),
     (b"", b""),  # E_EMPTY: no reply
     (b"bad_arg", b"wrong number of arguments"),
+    (b"", b""),  # E_IF_REV: not an error
 )
 # Every error code a board may send, stable across versions (the protocol document lists them).
 ERROR_CODES = (
@@ -109,6 +114,7 @@ ERROR_CODES = (
     "bad_value",
     "denied",
     "busy",
+    "stale",  # since 1.3
 )
 
 _SPACE = const(32)
@@ -129,18 +135,19 @@ _ID_START = const(0)  # the id is line[id_start:id_end]; equal: no id
 _ID_END = const(1)
 _VERB = const(2)  # the verb's number in VERBS; -1: none
 _ARGC = const(3)  # the count of arguments read (in args and kinds)
+_IF_REV = const(4)  # `@REV`: the revision the request is conditional on; -1: none
 
 
 class Request:
     """One parsed request line; reused for every line (no allocation). `line` holds it; `head`
     what parse_request found (the id's start and end, the verb's number or -1, the count of
-    arguments, in that order); `args` and `kinds` its arguments. (No properties for
+    arguments, the revision it is conditional on or -1, in that order); `args` and `kinds` its arguments. (No properties for
     those names: a class with properties makes every store to its instances look two names up
     more, and the dispatcher stores `line` for every request.)"""
 
     def __init__(self):
         self.line = bytearray(MAX_LINE)
-        self.head = array("i", (0, 0, -1, 0))
+        self.head = array("i", (0, 0, -1, 0, -1))
         self.args = array("i", bytes(4 * MAX_ARGS))
         self.kinds = bytearray(MAX_ARGS)
 
@@ -189,7 +196,8 @@ def remembered(req, code: int) -> bool:
         return True
     kinds = ptr8(_KINDS)
     kind = kinds[verb]
-    if kind == K_READ or (kind != K_CHANGE and code == E_OK and int(head[_ARGC]) == 0):
+    ok = code == E_OK or code == E_IF_REV
+    if kind == K_READ or (kind != K_CHANGE and ok and int(head[_ARGC]) == 0):
         return False  # it only reads
     return True
 
@@ -234,9 +242,29 @@ def _find_name(names, line, start: int, end: int) -> int:
     return -1
 
 
+def _read_rev(line, i, n, head):
+    """The revision of `@REV` from line[i:] into head[_IF_REV]: where it ends, -1 when it is
+    not 1 to REV_DIGITS digits. (A plain function of its own, read only for a condition:
+    parse_request stays short enough for Thumb's short jumps, which rp2's frozen native code
+    needs, and a small board's heap keeps the room native code would take.)"""
+    start = i
+    value = 0
+    while i < n and line[i] != 32:
+        d = line[i] - 48
+        if d < 0 or d > 9 or i - start >= REV_DIGITS:
+            return -1
+        value = value * 10 + d
+        i += 1
+    if i == start:
+        return -1
+    head[_IF_REV] = value
+    return i
+
+
 @micropython.viper
 def parse_request(req, n: int) -> int:
-    """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK or an E_ code.
+    """Parse req.line[:n] (the newline already removed) into `req`; returns E_OK (E_IF_REV: with
+    a condition, head[_IF_REV]) or an E_ code.
     On failure req.head still names the id when one could be read, for the error reply.
     A blank line is E_EMPTY: not a request, so it gets no reply."""
     line = req.line
@@ -246,6 +274,7 @@ def parse_request(req, n: int) -> int:
     head = ptr32(req.head)
     head[_VERB] = -1
     head[_ARGC] = 0
+    head[_IF_REV] = -1
     if n > 0 and p[n - 1] == 13:  # tolerate "\r\n"
         n -= 1
     # The '#ID ' prefix, read into the head's id_start and id_end (equal: no id).
@@ -272,6 +301,14 @@ def parse_request(req, n: int) -> int:
     for j in range(n):
         if p[j] < 32 or p[j] > 126:
             return E_BAD_LINE
+    # '@REV ': apply the request only while the board's revision is REV (since 1.3).
+    while i < n and p[i] == 32:
+        i += 1
+    conditional = i < n and p[i] == 64  # '@'
+    if conditional:
+        i = int(_read_rev(line, i + 1, n, req.head))  # (the array: `head` is a pointer here)
+        if i < 0:
+            return E_BAD_ARG
     verb = -1
     argc = 0
     while True:
@@ -315,12 +352,14 @@ def parse_request(req, n: int) -> int:
             kinds[argc] = ARG_WORD
         argc += 1
     head[_ARGC] = argc  # (once: each argument's count set aside until the line ends or fails)
+    if argc < MAX_ARGS:
+        kinds[argc] = ARG_NONE  # (a handler tells an optional argument by its kind alone)
     if verb < 0:
-        return E_BAD_LINE if id_end > id_start else E_EMPTY
+        return E_BAD_LINE if id_end > id_start or conditional else E_EMPTY
     arity = ptr8(_ARITY)
     if argc < arity[2 * verb] or argc > arity[2 * verb + 1]:
         return E_ARITY
-    return E_OK
+    return E_IF_REV if conditional else E_OK
 
 
 # The powers of ten a 32-bit number's digits are counted out with (LineWriter.number).

@@ -67,10 +67,10 @@ import gc
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 from cribfw.admission import ADDR_LEN
 from cribfw.clock import ticks_diff, ticks_ms
-from cribfw.dispatch import RecentReplies
 from cribfw.irqflag import irq_flag
 from cribfw.linebuffer import LineAssembler
 from cribfw.pad import PACKET_LENGTHS, checksum
+from cribfw.replies import SPARE_BOOKS
 from cribfw.stacklimits import BTSTACK, max_centrals, stack_name
 
 _IRQ_CENTRAL_CONNECT = const(1)
@@ -108,7 +108,6 @@ STALL_MS = const(3000)  # btstack: the wait before the HELD_MAX-th (the link too
 
 _PACKET_MAX = const(19)
 _NO_QUEUE = bytearray(0)
-_NO_REPLIES = RecentReplies()  # stands in for a slot's memory until a central takes the slot
 _BANG = const(33)
 
 
@@ -128,16 +127,6 @@ def advertising_payloads(name):
     return bytes(adv), resp
 
 
-def _same(address, addr_type, addr):
-    """Whether `address` (type + 6 bytes) is addr_type, addr."""
-    if address[0] != addr_type:
-        return False
-    for i in range(6):
-        if address[1 + i] != addr[i]:
-            return False
-    return True
-
-
 def board_name(mac):
     """The name a board advertises: the prefix and the last two bytes of its address."""
     return NAME_PREFIX + "%02X%02X" % (mac[-2], mac[-1])
@@ -152,7 +141,6 @@ class Central:
         self.busy = False  # IRQ: the slot holds a connection (the task frees it)
         self.conn = -1  # IRQ
         self.address = bytearray(ADDR_LEN)  # IRQ: address type + 6 bytes
-        self.last = bytearray(ADDR_LEN)  # the address of the slot's last central (task)
         self.mtu = DEFAULT_MTU  # IRQ
         self.joined = False  # IRQ: connected, not yet taken up by the task
         self.left = False  # IRQ: disconnected, not yet taken up by the task
@@ -166,7 +154,9 @@ class Central:
         self.every = False  # it asked for an event after every request (`every 1`)
         self.overflows = 0  # times its input ring overflowed (lines lost)
         self.pressed = False  # it pressed a pad button
-        self.recent = _NO_REPLIES  # (made with the queue)
+        # Its sender's remembered replies (cribfw/replies.py), the board's, kept by address:
+        # a central that comes back finds them, whatever slot it takes.
+        self.recent = None
         self.lines = LineAssembler(
             self, owner.dispatcher.handle_line, owner.dispatcher.line_too_long
         )
@@ -189,22 +179,8 @@ class Central:
 
     def reset(self):
         if not len(self.out):
-            self.recent = RecentReplies()
             self.out = bytearray(OUT_SIZE)
             self.out_view = memoryview(self.out)
-        # A central that comes back (the same address, in the slot it left) keeps its
-        # remembered replies: a request resent after a dropped link is not applied twice.
-        if self.address != self.last:
-            for other in self._owner.centrals:
-                if other is not self and not other.busy and other.last == self.address:
-                    # It came back in another slot (it reconnected before the task saw it
-                    # leave): its memory comes with it.
-                    self.recent, other.recent = other.recent, self.recent
-                    other.last[:] = self.last
-                    break
-            else:
-                self.recent.clear()
-            self.last[:] = self.address
         self.brief = False
         self.every = False
         self.lines.reset()
@@ -302,6 +278,7 @@ class BleLink:
         self.held_most = 0  # the most notifications btstack held for one central at once
         self.held_most_bytes = 0  # the most heap they cost at once
         self.centrals = [Central(self) for _ in range(self.max_centrals)]
+        dispatcher.ctx.books.most += self.max_centrals + SPARE_BOOKS
         self.name = b""
         self._tx = -1
         self._rx = -1
@@ -369,18 +346,11 @@ class BleLink:
                     central.rx_cut = cut
         elif event == _IRQ_CENTRAL_CONNECT:
             conn, addr_type, addr = data
-            # The slot this central left (its remembered replies), else one never used, else
-            # any free one.
+            # A free slot, one whose queue was made if any (no heap taken for a new one).
             slot = None
-            best = 0
             for central in self.centrals:
-                if not central.busy:
-                    rank = 3 if _same(central.last, addr_type, addr) else 1
-                    if not len(central.out):
-                        rank = 2
-                    if rank > best:
-                        slot = central
-                        best = rank
+                if not central.busy and (slot is None or len(central.out)):
+                    slot = central
             for central in self.centrals:
                 if central is slot:
                     central.conn = conn
@@ -496,12 +466,14 @@ class BleLink:
     def _join(self, central):
         central.reset()
         central.trusted = self.admission.knows(central.address)
+        central.recent = self.dispatcher.ctx.books.join(central.address, self.admission.knows)
         central.live = True
         self.dispatcher.add_link(central)
 
     def _leave(self, central):
         central.live = False
         self.dispatcher.remove_link(central)
+        central.recent.live -= 1
         self.admission.forget(central)
         if central.pressed and self.pad is not None:
             self.pad.release_all()

@@ -8,6 +8,7 @@ except ImportError:  # CPython
     from cribcore import nomicropython as micropython
 
 from cribfw.admission import Admission
+from cribfw.replies import Books
 
 
 class Context:
@@ -16,6 +17,7 @@ class Context:
         self.renderer = renderer  # cribcore.render.Renderer: brightness, budget, the frame
         self.admission = admission if admission is not None else Admission()
         self.links = []  # every connected link (USB, Bluetooth centrals, pages' WebSockets)
+        self.books = Books()  # the resend memory, each sender's (cribfw/replies.py)
         self.every = 0  # how many of them asked for an event after every request (`every 1`)
         # Called with the game after each request and each push (the hall's table client keeps
         # every revision: cribfw/hall.py); None: nobody asked.

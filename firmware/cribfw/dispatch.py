@@ -6,10 +6,11 @@
 # while a link has asked for an event after every request (`every 1`: ctx.every counts them),
 # each request's change goes out after its reply. Handling a score command allocates nothing.
 #
-# A link is any object with `send(buf, n)` (write buf[:n], a whole line), `recent`, a
-# RecentReplies for that link, `trusted` (it may change the board: USB always, a Bluetooth central
-# once admitted), `address` (None for USB; a central's 7 address bytes; see cribfw/admission.py)
-# and `brief` (it asked for brief events: `brief 1`).
+# A link is any object with `send(buf, n)` (write buf[:n], a whole line), `recent`, the
+# RecentReplies of its sender (cribfw/replies.py: the USB host's, a central's by its address),
+# `trusted` (it may change the board: USB always, a Bluetooth central once admitted), `address`
+# (None for USB; a central's 7 address bytes; see cribfw/admission.py), `brief` (it asked for
+# brief events: `brief 1`) and `every` (`every 1`).
 
 try:
     import micropython
@@ -23,99 +24,29 @@ from cribcore import protocol
 from cribcore.layout import HOLES
 from cribcore.protocol import begin_reply, parse_request, remembered, write_state_event
 from cribcore.state import GameError
-from cribcore.twins import ptr8
-from cribfw.verbs import HANDLERS, admission_fields, settings_fields, write_hello_fields
+from cribfw.verbs import HANDLERS, admission_fields, answer, settings_fields, write_hello_fields
 
-RECENT = const(8)  # replies remembered per link for resent requests
-RECENT_REPLY = const(96)  # longest reply remembered (state-changing replies are short)
 OUT_SIZE = 6 * HOLES + 64  # room for the frame reply in hex
 # The longest event: `! hello` with every field (about 230 bytes); `! st` is written in place
 # when the writer has room for the longest state (protocol.STATE_ROOM after its 4 bytes).
 EVENT_SIZE = 4 + protocol.STATE_ROOM + 1
 DENIED = b"tap the deal button on the board to admit this device"
-# protocol.E_OK and E_EMPTY, as this module's constants: a name of another module is looked up
-# at run time (twice per request; tests/core/test_protocol.py holds them equal).
+STALE = b"the board has changed since that revision"
+# protocol.E_OK, E_EMPTY and E_IF_REV, as this module's constants: a name of another module is
+# looked up at run time (twice per request; tests/core/test_protocol.py holds them equal).
 _E_OK = const(0)
 _E_EMPTY = const(5)
-# And the places in protocol.Request.head of the id's start and end and of the verb.
+_E_IF_REV = const(7)
+# And the places in protocol.Request.head of the id's start and end, of the verb and of the
+# revision the request is conditional on.
 _ID_START = const(0)
 _ID_END = const(1)
 _VERB = const(2)
+_IF_REV = const(4)
 
 
 def _nothing():
     pass
-
-
-# A slot of RecentReplies.mem: the id's length, the reply's length, the id, the reply. After
-# the last slot, one byte: the slot to be written next.
-_ID_AT = const(2)
-_REPLY_AT = const(2 + 8)  # (8: protocol.MAX_ID, held equal by tests/core/test_protocol.py)
-_SLOT_SIZE = const(_REPLY_AT + RECENT_REPLY)
-_NEXT_AT = const(RECENT * _SLOT_SIZE)
-
-
-class RecentReplies:
-    """The last few (id, reply) pairs on one link, so a request resent after a lost reply gets
-    the same reply again instead of being applied twice. Ids are given as (buffer, start, end).
-    All of it is in one buffer, `mem`, slot after slot: one lookup for each request."""
-
-    def __init__(self):
-        self.mem = bytearray(_NEXT_AT + 1)
-
-    @micropython.viper
-    def find(self, line, start: int, end: int) -> int:
-        """The slot remembering the id line[start:end], or -1."""
-        n = end - start
-        if n == 0:
-            return -1
-        mem = ptr8(self.mem)
-        s = ptr8(line)
-        for slot in range(RECENT):
-            base = slot * _SLOT_SIZE
-            if mem[base] != n:
-                continue
-            base += _ID_AT
-            same = True
-            for i in range(n):
-                if mem[base + i] != s[start + i]:
-                    same = False
-                    break
-            if same:
-                return slot
-        return -1
-
-    @micropython.viper
-    def remember(self, line, start: int, end: int, out):
-        """Remember `out` as the reply to the id line[start:end]."""
-        size = int(out.n)
-        if size > RECENT_REPLY:
-            return
-        mem = ptr8(self.mem)
-        slot = mem[_NEXT_AT]
-        mem[_NEXT_AT] = slot + 1 if slot + 1 < RECENT else 0
-        base = slot * _SLOT_SIZE
-        mem[base] = end - start
-        mem[base + 1] = size
-        j = base + _ID_AT
-        s = ptr8(line)
-        for i in range(start, end):
-            mem[j] = s[i]
-            j += 1
-        j = base + _REPLY_AT
-        buf = ptr8(out.buf)
-        for i in range(size):
-            mem[j + i] = buf[i]
-
-    @micropython.native
-    def replay(self, slot, out):
-        out.reset()
-        base = slot * _SLOT_SIZE
-        out.copy(self.mem, base + _REPLY_AT, base + _REPLY_AT + self.mem[base + 1])
-
-    def clear(self):
-        for slot in range(RECENT):
-            self.mem[slot * _SLOT_SIZE] = 0
 
 
 class Dispatcher:
@@ -162,15 +93,16 @@ class Dispatcher:
         remember = remembered(req, code)
         slot = -1
         id_start = id_end = 0
+        verb = -1  # a request applied: its verb (the resend memory keeps the ids of changes)
         head = req.head
         if remember:
             id_start = head[_ID_START]
             id_end = head[_ID_END]
             slot = recent.find(line, id_start, id_end)
         if slot >= 0:
-            recent.replay(slot, out)  # a resend: same reply, nothing applied again
+            self.resend(link, recent, slot, code)
             remember = False
-        elif code != _E_OK:
+        elif code != _E_OK and code != _E_IF_REV:
             if code != protocol.E_BAD_ARG and code != protocol.E_ARITY:
                 ctx.bad_lines += 1
             err = protocol.PARSE_ERRORS[code]
@@ -181,15 +113,19 @@ class Dispatcher:
             protocol.write_error(out, req, b"denied", DENIED)
             ctx.admission.request(link)
             remember = False
+        elif code == _E_IF_REV and head[_IF_REV] != ctx.game.rev:
+            protocol.write_error(out, req, b"stale", STALE)
         else:
             begin_reply(out, req, True)
             try:
-                HANDLERS[head[_VERB]](ctx, link, req, out)
+                applied = head[_VERB]
+                HANDLERS[applied](ctx, link, req, out)
                 out.end()
+                verb = applied
             except GameError as err:
                 protocol.write_error(out, req, err.code.encode(), err.text.encode())
         if remember:  # (before the reply goes: its event follows it sooner, 0.3 ms is tight)
-            recent.remember(line, id_start, id_end, out)
+            recent.remember(line, id_start, id_end, out, verb)
         link.send(out.buf, out.n)
         if ctx.every:
             self.publish_if_changed()
@@ -203,6 +139,22 @@ class Dispatcher:
         replies first, then one event with the state after the last of them."""
         self.publish_if_changed()
         self.show()
+
+    def resend(self, link, recent, slot, code):
+        """A resend (`recent` remembers its id at `slot`; `code`: how its line parsed): nothing
+        applied again. Its reply; for an id brought back from the flash with the game, the
+        verb's fields as the board is now (a line that no longer parses: its error)."""
+        out = self.out
+        req = self.req
+        if recent.kept(slot):
+            recent.replay(slot, out)
+        elif code == _E_OK or code == _E_IF_REV:
+            begin_reply(out, req, True)
+            answer(self.ctx, link, req, out)
+            out.end()
+        else:
+            err = protocol.PARSE_ERRORS[code]
+            protocol.write_error(out, req, err[0], err[1])
 
     def deny(self, link):
         """`link` tried to change the board without a request line (a phone's control pad):
@@ -224,15 +176,16 @@ class Dispatcher:
         req.line = request_id
         req.set_id(0, id_len)
         out = self.out
-        slot = link.recent.find(request_id, 0, id_len) if id_len else -1
+        recent = link.recent
+        slot = recent.find(request_id, 0, id_len) if id_len else -1
         if slot >= 0:
-            link.recent.replay(slot, out)
+            self.resend(link, recent, slot, protocol.E_TOO_LONG)
         else:
             self.ctx.bad_lines += 1  # (a resend answered from memory is not counted again)
             err = protocol.PARSE_ERRORS[protocol.E_TOO_LONG]
             protocol.write_error(out, req, err[0], err[1])
             if id_len:
-                link.recent.remember(request_id, 0, id_len, out)
+                recent.remember(request_id, 0, id_len, out, 0)
         link.send(out.buf, out.n)
 
     # --- events ----------------------------------------------------------------------------

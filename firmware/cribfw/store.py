@@ -4,7 +4,9 @@
 #
 # The record (cribfw/gamerecord.py) holds the pegs, the undo history, the dealer, the games won,
 # the target, the skunk rule and the LED settings, with a seq (+1 on every save: the newest valid
-# record wins at boot) and a crc32.
+# record wins at boot) and a crc32; and the ids of the requests that changed them, still in the
+# resend memory (cribfw/replies.py), so that after a power cut the board recognises a resend of
+# exactly the changes it brought back.
 #
 # Where the state came from at boot, Store.source (the hello's `store=` field, so a reset is never
 # silent, nor a rollback): "saved" (the last save, and nothing on the flash could be a later
@@ -84,15 +86,18 @@ class Store:
     (`place` a path: "/state" on a board running stock MicroPython) or a Ring of records in a raw
     flash region outside it (`place` a cribfw.ring.Ring: the cribboard images, the virtual board).
     Also decides when to save: `quiet_ms` after the last change, at most `max_ms` after the first
-    unsaved one (times are ticks_ms() values; any int clock in tests and benchmarks)."""
+    unsaved one (times are ticks_ms() values; any int clock in tests and benchmarks). `books`:
+    the board's resend memory (cribfw.replies.Books), its durable ids saved with the game and
+    restored with it; None: the record keeps no ids."""
 
-    def __init__(self, place, name="cribboard", quiet_ms=QUIET_MS, max_ms=MAX_MS):
+    def __init__(self, place, name="cribboard", quiet_ms=QUIET_MS, max_ms=MAX_MS, books=None):
         if isinstance(place, str):
             from cribfw.storefiles import StoreFiles
 
             self.place = StoreFiles(place, name)
         else:
             self.place = _RingPlace(place)
+        self.books = books  # the resend memory whose durable ids are saved with the game
         self.quiet_ms = quiet_ms
         self.max_ms = max_ms
         self.poll_ms = max(5, min(_POLL_MS, quiet_ms // 4))
@@ -186,9 +191,9 @@ class Store:
         rec, self.source, seq, settled = self.place.load()
         self.seq = max(self.seq, seq)  # never reuse a seq still on the flash
         if rec is not None:
-            apply(rec, board, renderer)
+            apply(rec, board, renderer, self.books)
             if settled:  # the newest place holds it: an equal state needs no new save
-                self._saved = body_crc(encode(board, renderer, 0))
+                self._saved = body_crc(encode(board, renderer, 0, self.books))
         return self.source
 
     def save(self, board, renderer):
@@ -204,7 +209,7 @@ class Store:
     def start(self, board, renderer):
         """Begin a save of the state unless the flash already holds it; True if begun: step()
         writes it. The record is encoded here, whole: later changes are not part of it."""
-        rec = encode(board, renderer, self.seq + 1)
+        rec = encode(board, renderer, self.seq + 1, self.books)
         crc = body_crc(rec)
         if crc == self._saved:
             return False
@@ -296,8 +301,10 @@ def attach(app, root, sim=False, ring=None):
             os.mkdir(root)
         except OSError:
             pass  # there already (or the flash is read-only: load finds nothing, saves fail)
-    store = Store(ring if ring is not None else root, quiet_ms=quiet_ms, max_ms=max_ms)
     ctx = app.ctx
+    store = Store(
+        ring if ring is not None else root, quiet_ms=quiet_ms, max_ms=max_ms, books=ctx.books
+    )
     ctx.attach_store(store, store.load(ctx.game, ctx.renderer).encode())
     store.loaded_rev = ctx.game.rev
     store.loaded_settings = ctx.settings_rev

@@ -15,7 +15,6 @@ except ImportError:  # CPython
     from cribcore import nomicropython as micropython
 
 from cribcore.protocol import MAX_LINE
-from cribfw.dispatch import RecentReplies
 from cribfw.linebuffer import LineAssembler
 
 
@@ -27,7 +26,7 @@ class UsbLink:
         # and event).
         self.send = stdout.write if cribio is None else cribio.write
         self._input_done = dispatcher.input_done  # (bound once: called after every burst)
-        self.recent = RecentReplies()
+        self.recent = dispatcher.ctx.books.usb  # the USB host's remembered replies
         self.trusted = True  # physical access: a USB host may always change the board
         self.address = None
         self.brief = False  # the host asked for brief events (`brief 1`)

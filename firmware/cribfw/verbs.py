@@ -3,8 +3,8 @@
 # the request, checked its arguments' count and who may send it, and started the `ok` reply;
 # a handler applies the request to the board (the Context) and writes the reply's fields, or
 # raises GameError (the dispatcher turns it into the error reply; nothing was changed).
-# Adding a verb: a row in VERB_TABLE, a handler here, its place in docs/protocol.md, its test.
-# Handling a score command allocates nothing.
+# Adding a verb: a row in VERB_TABLE, a handler here and its answer (below), its place in
+# docs/protocol.md, its test. Handling a score command allocates nothing.
 
 try:
     import micropython
@@ -142,7 +142,19 @@ def peg(ctx, link, req, out):
     if kinds[0] | kinds[1]:  # a word, not a number (ARG_INT is 0)
         raise GameError("bad_arg", "expected a number")
     args = ptr32(req.args)
-    out.field(b"r", int(ctx.game.score(args[0], args[1])))  # (score returns the revision)
+    game = ctx.game
+    if kinds[2] != 2:  # `peg P N F` (not ARG_NONE): only while P's front is F (since 1.3)
+        front_is(game, req)
+    out.field(b"r", int(game.score(args[0], args[1])))  # (score returns the revision)
+
+
+def front_is(game, req):
+    """A conditional peg's third argument: refused (`stale`) unless the player's front is that
+    (a player that does not exist is the peg's own error)."""
+    front = number(req, 2)
+    player = req.args[0]
+    if 0 <= player < game.players and game.front[player] != front:
+        raise GameError("stale", "the front is not that")
 
 
 @micropython.native
@@ -195,6 +207,10 @@ def games(ctx, link, req, out):
         game.set_skunk_double(flag(req, 1, "x2 takes 0 or 1"))
     else:
         raise GameError("bad_arg", "games [clear | x2 0|1]")
+    games_fields(game, out)
+
+
+def games_fields(game, out):
     out.key(b"g")
     out.numbers(game.games, game.players)
     out.field(b"x2", 1 if game.skunk_double else 0)
@@ -316,6 +332,24 @@ def _hello_head(ctx):
     out.key(b"caps")
     out.text(b",".join(protocol.VERBS))
     return bytes(out.buf[: out.n])
+
+
+# --- a resend known from before a restart ------------------------------------------------------
+
+
+def answer(ctx, link, req, out):
+    """The reply's fields to a request whose id the board brought back from its flash with the
+    game (cribfw/replies.py): not applied again, and its reply was not kept, so the verb's
+    fields as the board is now. Only changes the board saves have such ids."""
+    handler = HANDLERS[req.head[2]]
+    if handler is deal:
+        out.field(b"d", ctx.game.dealer)
+    elif handler is games:
+        games_fields(ctx.game, out)
+    elif handler is bright or handler is budget:
+        settings_fields(ctx, out)
+    elif handler is not test:
+        revision(ctx, out)
 
 
 # In cribcore.protocol.VERB_TABLE's order.

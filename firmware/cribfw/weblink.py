@@ -19,8 +19,8 @@
 # URL). The token is the link's `address` for the admission (cribfw/admission.py: type byte
 # TOKEN_TYPE, then the token's 6 bytes), so the deal button admits it and the board remembers it
 # across power cuts, and a page that comes back with it gets back the replies remembered for it
-# (the server keeps them for the last few tokens): a request resent on a new socket after one
-# dropped is answered from memory, not applied again.
+# (the board's resend memory keeps them by sender, cribfw/replies.py, through a power cut too): a
+# request resent on a new socket after one dropped is answered from memory, not applied again.
 
 try:
     import micropython

@@ -23,7 +23,7 @@ except ImportError:  # CPython
 
 
 from cribfw.clock import ticks_diff, ticks_ms
-from cribfw.dispatch import RecentReplies
+from cribfw.replies import PAGE_BOOKS, RecentReplies
 from cribfw.weblink import WebLink, accept_key, serve, token_address
 
 HEAD_SIZE = const(1024)
@@ -39,7 +39,10 @@ WATCH_MS = const(500)
 # Pico W has, beside Bluetooth's and the hall client's; a fifth is refused.
 MAX_SOCKETS = const(4)
 MAX_CONNS = const(8)
-MEMORIES = const(4)  # pages gone whose remembered replies are kept
+# A page is a sender of the board's resend memory (cribfw/replies.py) by its token: its book is
+# kept while it is away, through a power cut too, for a page that comes back (PAGE_BOOKS books
+# in all for pages, open or gone). A page without a token has a book of its own until it goes.
+_NO_TOKEN = b"\x00" * 7
 
 _TYPES = {
     b"html": b"text/html; charset=utf-8",
@@ -163,10 +166,8 @@ class WebServer:
         self.net = net
         self.setup = None  # the set-up page (cribfw.setuppage.Setup), loaded when first asked
         self.links = []  # the WebSockets open now (cribfw.weblink.WebLink)
-        # The replies remembered for the tokens of pages gone (at most MEMORIES, the newest
-        # last): a page that comes back gets its own back.
-        self.memories = []
         self.max_sockets = max_sockets
+        dispatcher.ctx.books.most += PAGE_BOOKS
         self.conns = []
         self.refused = 0  # connections closed at once: too many
         self.closed_bad = 0  # connections ended for a bad request, a bad frame or a timeout
@@ -330,18 +331,16 @@ class WebServer:
             admission.forget(link)
             link.live = False
             self.links.remove(link)
-            if address is not None:
-                self.memories.append((address, link.recent))
-                if len(self.memories) > MEMORIES:
-                    self.memories.pop(0)
+            link.recent.live -= 1
 
     def _recent(self, address):
-        """The replies remembered for a page with `address` (taken back), or a new memory."""
-        if address is not None:
-            for i in range(len(self.memories)):
-                if self.memories[i][0] == address:
-                    return self.memories.pop(i)[1]
-        return RecentReplies()
+        """The resend memory of a page with token `address`: the board's book of that sender
+        (the one it had, when the page comes back); without a token, a book of its own."""
+        if address is None:
+            book = RecentReplies(_NO_TOKEN)
+            book.live = 1
+            return book
+        return self.dispatcher.ctx.books.join(address, self.admission.knows)
 
 
 async def _body(reader, req, rest):

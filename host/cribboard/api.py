@@ -6,6 +6,8 @@ async with await Board.open("/dev/ttyACM0") as board:
 
 with SyncBoard.open("/dev/ttyACM0") as board:
     board.peg(1, 4)
+    board.peg(0, 6, key="hand-17", if_front=40)   # safe to repeat: counts once
+
 
 async with await Board.open_ble("Cribboard-71A3") as board:   # Bluetooth LE (bleak)
     ...
@@ -14,8 +16,11 @@ async with await Board.open_ble("Cribboard-71A3") as board:   # Bluetooth LE (bl
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
@@ -23,7 +28,7 @@ from cribboard import portshare, wire
 from cribboard.boarddata import Admission, BoardState, Frame, Health, Settings
 from cribboard.client import Client, Hello
 from cribboard.discovery import resolve_port
-from cribboard.errors import BoardRejected, CribboardError
+from cribboard.errors import BoardRejected, CribboardError, KeyReused
 from cribboard.events import (
     AdmitEvent,
     BoardEvent,
@@ -32,6 +37,7 @@ from cribboard.events import (
     HelloEvent,
     LinkEvent,
     OtherEvent,
+    RestoredEvent,
     SettingsEvent,
     StateEvent,
 )
@@ -50,9 +56,12 @@ __all__ = [
     "Health",
     "Hello",
     "HelloEvent",
+    "KeyReused",
+    "key_id",
     "LinkEvent",
     "OtherEvent",
     "Player",
+    "RestoredEvent",
     "Settings",
     "SettingsEvent",
     "StateEvent",
@@ -66,6 +75,31 @@ Fields = dict[str, str]
 Player = int | str
 """A player as the API takes it: 0, 1, 2, or a name (``"blue"``, ``"orange"``, ``"purple"``;
 ``"a"``, ``"b"``, ``"c"``), the same words as the command line and the bridge."""
+
+KEY_CHARS = "".join(chr(c) for c in range(0x21, 0x7F))
+"""What a program's idempotency key may hold: printable ASCII without spaces."""
+MAX_KEY = 64
+"""The longest idempotency key."""
+KEYS_KEPT = 1024
+"""Keys a Board remembers with their answers; the board itself remembers the last 8 requests
+of this computer (docs/protocol.md, section 2), through a power cut too."""
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def key_id(key: str) -> str:
+    """The request id a program's idempotency key travels as: 8 characters, a `K` and seven
+    base-62 digits of its SHA-256 (the client's own ids are shorter: they never meet). Raises
+    CribboardError for a key that is empty, longer than MAX_KEY or not of KEY_CHARS."""
+    if not 0 < len(key) <= MAX_KEY or any(c not in KEY_CHARS for c in key):
+        raise CribboardError(
+            f"a key is 1 to {MAX_KEY} printable ASCII characters without spaces: {key!r}"
+        )
+    n = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    digits = []
+    for _ in range(7):
+        n, d = divmod(n, 62)
+        digits.append(_BASE62[d])
+    return "K" + "".join(digits)
 
 
 class Subscription(Generic[T]):
@@ -122,6 +156,10 @@ class Board:
     def __init__(self, client: Client, on_close: Callable[[], Awaitable[None]] | None = None):
         self._client = client
         self._on_close = on_close
+        # A program's keys: what each asked and the board's answer (KEYS_KEPT, the oldest go),
+        # and the ones on their way.
+        self._keys: OrderedDict[str, tuple[object, Fields]] = OrderedDict()
+        self._keys_asked: dict[str, asyncio.Future[Fields]] = {}
 
     @classmethod
     async def open(
@@ -221,6 +259,45 @@ class Board:
         fields: Fields = (await self._client.request(verb, *args, timeout=timeout)).fields
         return fields
 
+    async def _change(
+        self, verb: str, args: tuple[int, ...], key: str | None, if_rev: int | None
+    ) -> Fields:
+        """A change, under a program's key (sent as the request's id: the board applies it once
+        however often it comes; this Board answers a key it remembers without asking) and on the
+        board's revision when given (`stale` otherwise)."""
+        if key is None:
+            reply = await self._client.request(verb, *args, if_rev=if_rev)
+            return reply.fields
+        request_id = key_id(key)
+        asked = (verb, args, if_rev)
+        while True:
+            known = self._keys.get(key)
+            if known is not None:
+                if known[0] != asked:
+                    raise KeyReused(key)
+                self._keys.move_to_end(key)
+                return dict(known[1])
+            on_its_way = self._keys_asked.get(key)
+            if on_its_way is None:
+                break
+            with contextlib.suppress(Exception):  # (failed: asked again, below)
+                await asyncio.shield(on_its_way)  # the same key twice at once: its one answer
+        future: asyncio.Future[Fields] = asyncio.get_running_loop().create_future()
+        self._keys_asked[key] = future
+        try:
+            reply = await self._client.request(verb, *args, request_id=request_id, if_rev=if_rev)
+            self._keys[key] = (asked, reply.fields)
+            while len(self._keys) > KEYS_KEPT:
+                self._keys.popitem(last=False)
+            future.set_result(reply.fields)
+            return dict(reply.fields)
+        except BaseException as err:
+            future.set_exception(err if isinstance(err, Exception) else CribboardError("stopped"))
+            future.exception()  # (retrieved here: a repeat that waited asks again)
+            raise
+        finally:
+            del self._keys_asked[key]
+
     # --- reading -------------------------------------------------------------------------------
 
     async def state(self) -> BoardState:
@@ -250,44 +327,88 @@ class Board:
 
     # --- changing ------------------------------------------------------------------------------
 
-    async def peg(self, player: Player, points: int) -> int:
-        """Score `points` for `player` (0, 1, 2 or a name: see :data:`Player`); returns the
-        board's new revision."""
-        return await self._for_player("r", "peg", player, points)
+    # Every change below takes, by keyword: `key`, the program's own name for this change (an
+    # idempotency key, 1 to 64 printable ASCII characters): the same key again counts once and
+    # gets the first answer, even after a power cut of the board (KeyReused when it names
+    # another change); `if_rev`, apply it only while the board's revision (BoardState.rev) is
+    # still that. A change whose condition no longer holds is refused, BoardRejected with the
+    # code `stale`, and changes nothing (protocol 1.3: see Board.hello).
 
-    async def set_pegs(self, player: Player, front: int, back: int | None = None) -> int:
+    async def peg(
+        self,
+        player: Player,
+        points: int,
+        *,
+        key: str | None = None,
+        if_front: int | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        """Score `points` for `player` (0, 1, 2 or a name: see :data:`Player`); returns the
+        board's new revision. `if_front`: only while the player's front peg (their score) is
+        still that."""
+        args = (points,) if if_front is None else (points, if_front)
+        return await self._for_player("r", "peg", player, args, key, if_rev)
+
+    async def set_pegs(
+        self,
+        player: Player,
+        front: int,
+        back: int | None = None,
+        *,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
         """Place a player's pegs; `back` None keeps the back peg where it is. Returns the
         board's new revision."""
         args = (front,) if back is None else (front, back)
-        return await self._for_player("r", "set", player, *args)
+        return await self._for_player("r", "set", player, args, key, if_rev)
 
-    async def undo(self) -> int:
+    async def undo(self, *, key: str | None = None, if_rev: int | None = None) -> int:
         """Take back the last change; returns the board's new revision."""
-        return int((await self._fields("undo"))["r"])
+        return int((await self._change("undo", (), key, if_rev))["r"])
 
-    async def new_game(self, target: int | None = None, players: int | None = None) -> int:
+    async def new_game(
+        self,
+        target: int | None = None,
+        players: int | None = None,
+        *,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
         """Start a new game (a target of limits.TARGETS, 61 or 121; 2 or 3 players); None keeps
         the current setting. Returns the board's new revision."""
         args: tuple[int, ...] = ()
         if target is not None or players is not None:
             args = (target or 0,) if players is None else (target or 0, players)
-        return int((await self._fields("new", *args))["r"])
+        return int((await self._change("new", args, key, if_rev))["r"])
 
-    async def set_dealer(self, player: Player | None = None) -> int:
+    async def set_dealer(
+        self, player: Player | None = None, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
         """Make `player` the dealer, or pass the deal on when None; returns the dealer."""
         if player is None:
-            return int((await self._fields("deal"))["d"])
-        return await self._for_player("d", "deal", player)
+            return int((await self._change("deal", (), key, if_rev))["d"])
+        return await self._for_player("d", "deal", player, (), key, if_rev)
 
-    async def preview(self, player: Player, points: int) -> int:
+    async def preview(
+        self, player: Player, points: int, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
         """Show a pending count on the board (0 clears it); returns the board's revision."""
-        return await self._for_player("r", "pend", player, points)
+        return await self._for_player("r", "pend", player, (points,), key, if_rev)
 
-    async def _for_player(self, key: str, verb: str, player: Player, *args: int) -> int:
-        """A request about one player; the reply's number under `key`. A player the game does
+    async def _for_player(
+        self,
+        field: str,
+        verb: str,
+        player: Player,
+        args: tuple[int, ...],
+        key: str | None,
+        if_rev: int | None,
+    ) -> int:
+        """A change about one player; the reply's number under `field`. A player the game does
         not have is refused naming the players it has."""
         try:
-            return int((await self._fields(verb, _player(player), *args))[key])
+            return int((await self._change(verb, (_player(player), *args), key, if_rev))[field])
         except BoardRejected as err:
             if err.code != "bad_player":
                 raise
@@ -498,23 +619,50 @@ class SyncBoard:
 
     # --- changing ------------------------------------------------------------------------------
 
-    def peg(self, player: Player, points: int) -> int:
-        return self._run(self._board.peg(player, points))
+    def peg(
+        self,
+        player: Player,
+        points: int,
+        *,
+        key: str | None = None,
+        if_front: int | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        return self._run(self._board.peg(player, points, key=key, if_front=if_front, if_rev=if_rev))
 
-    def set_pegs(self, player: Player, front: int, back: int | None = None) -> int:
-        return self._run(self._board.set_pegs(player, front, back))
+    def set_pegs(
+        self,
+        player: Player,
+        front: int,
+        back: int | None = None,
+        *,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        return self._run(self._board.set_pegs(player, front, back, key=key, if_rev=if_rev))
 
-    def undo(self) -> int:
-        return self._run(self._board.undo())
+    def undo(self, *, key: str | None = None, if_rev: int | None = None) -> int:
+        return self._run(self._board.undo(key=key, if_rev=if_rev))
 
-    def new_game(self, target: int | None = None, players: int | None = None) -> int:
-        return self._run(self._board.new_game(target, players))
+    def new_game(
+        self,
+        target: int | None = None,
+        players: int | None = None,
+        *,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        return self._run(self._board.new_game(target, players, key=key, if_rev=if_rev))
 
-    def set_dealer(self, player: Player | None = None) -> int:
-        return self._run(self._board.set_dealer(player))
+    def set_dealer(
+        self, player: Player | None = None, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
+        return self._run(self._board.set_dealer(player, key=key, if_rev=if_rev))
 
-    def preview(self, player: Player, points: int) -> int:
-        return self._run(self._board.preview(player, points))
+    def preview(
+        self, player: Player, points: int, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
+        return self._run(self._board.preview(player, points, key=key, if_rev=if_rev))
 
     def games(self) -> list[int]:
         return self._run(self._board.games())

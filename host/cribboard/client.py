@@ -2,7 +2,13 @@
 reconnect and resynchronisation. It speaks through `cribboard.wire`, the host's side of the codec
 whose board side (`cribcore.protocol`) the firmware runs. With a board that has them (protocol
 1.2) it asks for brief events and turns each back into the whole state (`cribboard.mirror`), so
-subscribers always get whole `st` events, while a peg costs the link one short line."""
+subscribers always get whole `st` events, while a peg costs the link one short line.
+
+A request without a reply is sent again, with the same id, when the link comes back and when the
+board restarted (a `! hello`): the board never applies it twice (docs/protocol.md, section 2).
+When a restarted board shows an older game than this host saw acknowledged (a power cut took
+its last second or so), the client first puts back its own acknowledged changes the cut took
+(`cribboard.journal`), then tells its subscribers in a `restored` event."""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from cribboard.errors import (
     LinkHandedOver,
     ProtocolMismatch,
 )
+from cribboard.journal import Change, Journal, is_change
 from cribboard.mirror import Mirror
 from cribboard.repl import PromptWatch, hello_or_restart
 from cribboard.transport import Transport
@@ -32,6 +39,22 @@ log = logging.getLogger(__name__)
 
 SUPPORTED_MAJOR = protocol.PROTOCOL_MAJOR
 _ID_SPACE = 36**6  # ids are base-36, at most 6 characters: short enough for 20-byte packets
+IN_FLIGHT = 8
+"""Requests a client has on their way at once: the replies a board remembers per sender
+(docs/protocol.md, section 2), so every one of them can be resent safely."""
+RESTORED = "restored"
+"""The client's event after it put back what a board's power cut took: fields `lost` (this
+host's acknowledged changes the cut took), `back` (put back), `refused` (the board refused them
+now); or `unknown` 1: the board came back at a game this host never saw, nothing put back."""
+
+
+@dataclass
+class _Pending:
+    """A request waiting for its reply."""
+
+    future: asyncio.Future[wire.Line]
+    verb: str
+    args: tuple[int | str, ...]
 
 
 @dataclass
@@ -84,8 +107,10 @@ class Client:
     `connect()` opens the transport, checks the board's hello and starts the heartbeat. If the
     link drops, the client reconnects by itself (when `reconnect` is on), says hello again and
     reads the state, which subscribers receive as a normal `st` event: they resynchronise without
-    doing anything. Requests in flight when the link drops are resent with the same id after the
-    reconnect; the board remembers ids, so nothing is applied twice."""
+    doing anything. Requests in flight when the link drops, or when the board restarts, are resent
+    with the same id; the board remembers ids (through a power cut too), so nothing is applied
+    twice. A board that comes back from a power cut older than this host saw acknowledged gets
+    this host's own acknowledged changes back first (`journal`)."""
 
     def __init__(
         self,
@@ -114,7 +139,7 @@ class Client:
         self.name = ""
         self._transport: Transport | None = None
         self._buffer = bytearray()
-        self._pending: dict[str, asyncio.Future[wire.Line]] = {}
+        self._pending: dict[str, _Pending] = {}
         self._next_id = random.randrange(_ID_SPACE)
         self._subscribers: list[EventCallback] = []
         self._connected = asyncio.Event()
@@ -130,6 +155,19 @@ class Client:
         # The program this link rode on left: open the link again even without `reconnect`,
         # so that a request in flight is resent (same id: never applied twice) and answered.
         self._handover = False
+        self.journal = Journal()  # what the board acknowledged, for a power cut
+        self._window = asyncio.Semaphore(IN_FLIGHT)
+        # Set while the link is up and resynchronised: a request waits for it, so that after a
+        # reconnect or a restart the state is read (and a power cut's loss put back) first.
+        self._settled = asyncio.Event()
+        self._settled.set()
+        # Resolved when the board restarts behind the open link: a request in flight is resent.
+        self._restarted: asyncio.Future[None] | None = None
+        self._resyncing = asyncio.Lock()
+        self._last_rev = -1  # the board's revision as last seen (a lower one: it restarted)
+        self._unrestored: list[Change] = []  # lost in a cut, not yet put back (link lost)
+        # Putting back: the states on the way are not told (the one after it is, whole).
+        self._restoring = False
 
     # --- connection ----------------------------------------------------------------------------
 
@@ -142,7 +180,9 @@ class Client:
         self._closed = False
         await self._open()
         try:
-            await self._ask_for_events()
+            fields = await self._ask_for_events()
+            if fields is not None:
+                self._saw_state(fields)
         except BaseException:
             # A connect that fails leaves no link open: the port (and its claim, portshare) is
             # free for the next program or the next try.
@@ -158,6 +198,7 @@ class Client:
         self.name = transport.name
         self._buffer.clear()
         self._link_lost = asyncio.get_running_loop().create_future()
+        self._restarted = asyncio.get_running_loop().create_future()
         self._greeted = False
         watch = PromptWatch()
         log.info("%s: opening", self.name)
@@ -206,7 +247,7 @@ class Client:
         protocol 1.2) pushes after every request anyway."""
         self.every = True
         if self.hello is not None and "every" in self.hello.capabilities:
-            await self.request("every", 1)
+            await self._ask("every", 1)
 
     async def _ask_for_events(self) -> dict[str, str] | None:
         """Ask for this link's events as wanted (after every request: ask_every; brief events,
@@ -214,15 +255,22 @@ class Client:
         fields (None when brief events were not asked for). The board forgets both when it
         restarts: they are asked again then."""
         if self.every and self.hello is not None and "every" in self.hello.capabilities:
-            await self.request("every", 1)
+            await self._ask("every", 1)
         self._briefed = False
         if not self.brief or self.hello is None or "brief" not in self.hello.capabilities:
             return None
-        await self.request("brief", 1)
-        fields = (await self.request("st")).fields
+        await self._ask("brief", 1)
+        fields = (await self._ask("st")).fields
         self._mirror.whole(fields)
         self._briefed = True
         return fields
+
+    async def _ask(self, verb: str, *args: int | str) -> wire.Line:
+        """The client's own request, ahead of the program's (resynchronising): its `ok` reply."""
+        reply = await self._roundtrip(verb, args, self.timeout, urgent=True)
+        if reply.kind == "err":
+            raise BoardRejected(reply.code, reply.text)
+        return reply
 
     async def _hello_with_retries(self) -> wire.Line:
         # A board that is just resetting (after `mpremote reset`, a plug-in) may swallow the
@@ -232,7 +280,7 @@ class Client:
         while True:
             attempt = min(0.5, max(0.05, deadline - loop.time()))
             try:
-                return await self._roundtrip("hello", (), attempt)
+                return await self._roundtrip("hello", (), attempt, urgent=True)
             except LinkError:
                 if loop.time() >= deadline or not self._connected.is_set():
                     raise LinkError(
@@ -261,59 +309,108 @@ class Client:
         self._next_id = (self._next_id + 1) % _ID_SPACE
         return base36(self._next_id)
 
-    async def request(self, verb: str, *args: int | str, timeout: float | None = None) -> wire.Line:
+    async def request(
+        self,
+        verb: str,
+        *args: int | str,
+        timeout: float | None = None,
+        request_id: str | None = None,
+        if_rev: int | None = None,
+    ) -> wire.Line:
         """Send one request and return its `ok` reply; raises BoardRejected for an `err` reply,
         LinkError when the link is gone or the board does not answer in time. While the client
-        is reconnecting, the request waits for the link (within the timeout) and is sent then."""
+        is reconnecting, the request waits for the link (within the timeout) and is sent then.
+        `request_id`: the request's id (by default the client's next one): a program's own key
+        for a change it may repeat (cribboard.api). `if_rev`: applied only while the board's
+        revision is that (protocol 1.3), else `stale`."""
         timeout = self.timeout if timeout is None else timeout
-        reply = await self._roundtrip(verb, args, timeout)
+        reply = await self._roundtrip(verb, args, timeout, request_id, if_rev)
         if reply.kind == "err":
             raise BoardRejected(reply.code, reply.text)
         return reply
 
-    async def _roundtrip(self, verb: str, args: tuple[int | str, ...], timeout: float) -> wire.Line:
-        request_id = self._new_id()
+    async def _roundtrip(
+        self,
+        verb: str,
+        args: tuple[int | str, ...],
+        timeout: float,
+        request_id: str | None = None,
+        if_rev: int | None = None,
+        urgent: bool = False,
+    ) -> wire.Line:
+        """One request, sent again (same line, same id) when the link comes back or the board
+        restarts before its reply came. `urgent`: the client's own, sent at once; a program's
+        waits for the link to be resynchronised and for a place among IN_FLIGHT."""
+        if request_id is None:
+            request_id = self._new_id()
         try:
-            line = wire.encode_request(verb, args, request_id)
+            line = wire.encode_request(verb, args, request_id, if_rev)
         except ValueError as err:
             raise CribboardError(str(err)) from err
+        if request_id in self._pending:
+            raise CribboardError(f"request id {request_id!r} is already on its way")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         future: asyncio.Future[wire.Line] = loop.create_future()
-        self._pending[request_id] = future
+        self._pending[request_id] = _Pending(future, verb, args)
         try:
-            while True:
-                await self._wait_connected(deadline)
-                transport = self._transport
-                try:
-                    if transport is None:
-                        raise LinkError("not connected")
-                    lost = self._link_lost
-                    assert lost is not None
-                    log.debug("%s: sent %r", self.name, line)
-                    await transport.write(line)
-                    remaining = max(0.0, deadline - loop.time())
-                    done, _ = await asyncio.wait(
-                        (future, lost), timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if future in done:
-                        return future.result()
-                    if lost not in done:
-                        raise TimeoutError
-                    raise LinkError("link lost while waiting for the reply")
-                except LinkError:
-                    # The link dropped mid-request: wait for the reconnect and send the same
-                    # line (same id) again; the board will not apply it twice.
-                    if not self._will_reconnect():
-                        raise
-                    if future.done():
-                        return future.result()
-                except TimeoutError:
-                    raise LinkError(
-                        f"{self.name}: no reply to {verb!r} within {timeout:g} s"
-                    ) from None
+            if urgent:
+                return await self._send_until_answered(line, future, deadline, verb, timeout, True)
+            await within(self._window.acquire(), max(0.0, deadline - loop.time()))
+            try:
+                return await self._send_until_answered(line, future, deadline, verb, timeout)
+            finally:
+                self._window.release()
+        except TimeoutError:
+            raise LinkError(f"{self.name}: no reply to {verb!r} within {timeout:g} s") from None
         finally:
             self._pending.pop(request_id, None)
+
+    async def _send_until_answered(
+        self,
+        line: bytes,
+        future: asyncio.Future[wire.Line],
+        deadline: float,
+        verb: str,
+        timeout: float,
+        urgent: bool = False,
+    ) -> wire.Line:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._wait_connected(deadline)
+            if not urgent:
+                await within(self._settled.wait(), max(0.0, deadline - loop.time()))
+            transport = self._transport
+            try:
+                if transport is None:
+                    raise LinkError("not connected")
+                lost = self._link_lost
+                restarted = self._restarted
+                assert lost is not None and restarted is not None
+                log.debug("%s: sent %r", self.name, line)
+                await transport.write(line)
+                remaining = max(0.0, deadline - loop.time())
+                done, _ = await asyncio.wait(
+                    (future, lost, restarted),
+                    timeout=remaining,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if future in done:
+                    return future.result()
+                if restarted in done:
+                    # The board restarted before answering: once the state is read again (and
+                    # what the cut took put back), the same line again; never applied twice.
+                    continue
+                if lost not in done:
+                    raise TimeoutError
+                raise LinkError("link lost while waiting for the reply")
+            except LinkError:
+                # The link dropped mid-request: wait for the reconnect and send the same
+                # line (same id) again; the board will not apply it twice.
+                if not self._will_reconnect():
+                    raise
+                if future.done():
+                    return future.result()
 
     async def _wait_connected(self, deadline: float) -> None:
         if self._connected.is_set():
@@ -364,16 +461,37 @@ class Client:
                 line = wire.Line("event", None, "st", fields, "", "")
             elif line.name == "st":
                 self._mirror.whole(line.fields)
+            if line.name == "st":
+                self._saw_state(line.fields)
+                if self._restoring:
+                    return
+            elif line.name == "cfg":
+                self.journal.settings(line.fields)
             self._emit(line)
             if line.name == "hello" and self._greeted:
-                # The board restarted behind an open link (a reset, a power blip on a
-                # self-powered board): read its state again so subscribers resynchronise.
-                self._spawn(self._resync())
+                # The board restarted behind an open link (a reset, a power cut on a
+                # self-powered board): read its state again so subscribers resynchronise, put
+                # back what the cut took, then send again what got no reply.
+                self._settled.clear()
+                restarted = self._restarted
+                if restarted is not None and not restarted.done():
+                    restarted.set_result(None)
+                self._restarted = asyncio.get_running_loop().create_future()
+                self._spawn(self._resync(restarted=True))
             return
         if line.request_id is not None:
-            future = self._pending.get(line.request_id)
-            if future is not None and not future.done():
-                future.set_result(line)
+            pending = self._pending.get(line.request_id)
+            if pending is not None and not pending.future.done():
+                if line.kind == "ok" and is_change(pending.verb, pending.args):
+                    # In the board's order, before the state event of its change.
+                    args = pending.args[:2] if pending.verb == "peg" else pending.args
+                    self.journal.acknowledged(Change(line.request_id, pending.verb, args))
+                pending.future.set_result(line)
+
+    def _saw_state(self, fields: dict[str, str]) -> None:
+        self.journal.state(fields)
+        with contextlib.suppress(KeyError, ValueError):
+            self._last_rev = int(fields["r"])
 
     def _emit(self, event: Event) -> None:
         for callback in list(self._subscribers):
@@ -386,6 +504,7 @@ class Client:
         if not self._connected.is_set():
             return
         self._connected.clear()
+        self._settled.clear()
         self._handover = isinstance(error, LinkHandedOver)
         if self._link_lost is not None and not self._link_lost.done():
             self._link_lost.set_result(None)
@@ -400,9 +519,9 @@ class Client:
             self._fail_pending(self._lost_error)
 
     def _fail_pending(self, error: Exception) -> None:
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(error)
+        for pending in self._pending.values():
+            if not pending.future.done():
+                pending.future.set_exception(error)
 
     # --- keeping the link alive ----------------------------------------------------------------
 
@@ -429,19 +548,80 @@ class Client:
                 self._handover = False
                 return
 
-    async def _resync(self) -> bool:
+    async def _resync(self, restarted: bool = False) -> bool:
         """Read the state and hand it to subscribers as a normal `st` event (asking for this
-        link's events again first, as wanted: a board that restarted has forgotten)."""
+        link's events again first, as wanted: a board that restarted has forgotten). A board
+        that `restarted` (or shows a lower revision than before: it restarted while the link
+        was down) first gets back this host's acknowledged changes a power cut took."""
+        async with self._resyncing:
+            try:
+                fields = await self._ask_for_events()
+                if fields is None:
+                    fields = (await self._ask("st")).fields
+                with contextlib.suppress(KeyError, ValueError):
+                    restarted = restarted or int(fields["r"]) < self._last_rev
+                if restarted or self._unrestored:
+                    fields = await self._restore(fields)
+            except CribboardError as err:
+                log.info("%s: resync failed: %s", self.name, err)
+                if restarted and self._connected.is_set() and not self._closed:
+                    self._spawn(self._resync_later())  # (a link lost reconnects by itself)
+                return False
+            self._mirror.whole(fields)
+            self._saw_state(fields)
+            self._emit(wire.Line("event", None, "st", fields, "", ""))
+            if self._connected.is_set():
+                self._settled.set()
+            return True
+
+    async def _resync_later(self) -> None:
+        await asyncio.sleep(0.5)
+        if self._connected.is_set() and not self._closed and not self._settled.is_set():
+            await self._resync(restarted=True)
+
+    async def _restore(self, fields: dict[str, str]) -> dict[str, str]:
+        """The board restarted and shows `fields`: send again this host's acknowledged changes
+        it lost (a power cut between a change and its save), in order, with their ids, and tell
+        subscribers (a `restored` event); returns the state after them. Subscribers are not told
+        the states on the way (the whole state after the event is): a linked game must not take
+        them for new moves."""
+        settings = (await self._ask("bright")).fields
+        self._last_rev = -1
+        lost = self._unrestored or self.journal.lost(fields, settings)
+        if lost is None:
+            if len(self.journal):
+                log.info("%s: the board restarted at a game this host never saw", self.name)
+                self._emit(wire.Line("event", None, RESTORED, {"unknown": "1"}, "", ""))
+            self.journal.restart(fields, settings)
+            return fields
+        if not lost:
+            return fields
+        back = refused = 0
+        self._unrestored = list(lost)
+        self._restoring = True
         try:
-            fields = await self._ask_for_events()
-            if fields is None:
-                fields = (await self.request("st")).fields
-        except CribboardError as err:
-            log.info("%s: resync failed: %s", self.name, err)
-            return False
-        self._mirror.whole(fields)
-        self._emit(wire.Line("event", None, "st", fields, "", ""))
-        return True
+            for change in lost:
+                reply = await self._roundtrip(
+                    change.verb, change.args, self.timeout, change.request_id, urgent=True
+                )
+                self._unrestored.pop(0)
+                if reply.kind == "ok":
+                    back += 1
+                else:
+                    refused += 1
+                    log.info(
+                        "%s: %s %s not put back: %s",
+                        self.name,
+                        change.verb,
+                        change.args,
+                        reply.text,
+                    )
+        finally:
+            self._restoring = False
+        log.info("%s: a power cut took %d changes; %d put back", self.name, len(lost), back)
+        counts = {"lost": str(len(lost)), "back": str(back), "refused": str(refused)}
+        self._emit(wire.Line("event", None, RESTORED, counts, "", ""))
+        return (await self._ask("st")).fields
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -454,7 +634,7 @@ class Client:
             if not self._connected.is_set():
                 continue
             try:
-                await self._roundtrip("ping", (), self.timeout)
+                await self._roundtrip("ping", (), self.timeout, urgent=True)
             except LinkError:
                 # No answer: the link is dead even if the port still looks open.
                 if self._connected.is_set():

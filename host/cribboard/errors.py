@@ -16,6 +16,14 @@ class BoardRejected(CribboardError):
         self.text = text
 
 
+class KeyReused(CribboardError):
+    """A program's idempotency key came again for another change than the one it named."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} names another change: use a new key for a new change")
+        self.key = key
+
+
 class LinkError(CribboardError):
     """The link to the board failed, closed, or did not answer in time."""
 

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from cribboard import wire
 from cribboard.boarddata import Admission, BoardState, Settings
+from cribboard.client import RESTORED
 from cribboard.errors import CribboardError
 
 
@@ -110,6 +111,22 @@ class LinkEvent:
 
 
 @dataclass(frozen=True)
+class RestoredEvent:
+    """The board came back from a power cut older than this program saw it, and the library put
+    back the changes this program had made and seen acknowledged (cribboard.journal). `fields`:
+    ``lost`` (changes the board came back without), ``back`` (put back), ``refused``; or
+    ``unknown`` when it came back at a game this program never saw (nothing put back).
+    ``{"type": "restored", "fields": {...}}``"""
+
+    fields: dict[str, str]
+    line: wire.Line | None = field(default=None, compare=False, repr=False)
+    type: ClassVar[str] = "restored"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "fields": dict(self.fields)}
+
+
+@dataclass(frozen=True)
 class OtherEvent:
     """An event this host does not know (a newer board): its protocol name and fields.
     ``{"type": "event", "name", "fields"}``"""
@@ -124,7 +141,14 @@ class OtherEvent:
 
 
 BoardEvent = (
-    StateEvent | SettingsEvent | ButtonEvent | HelloEvent | AdmitEvent | LinkEvent | OtherEvent
+    StateEvent
+    | SettingsEvent
+    | ButtonEvent
+    | HelloEvent
+    | AdmitEvent
+    | LinkEvent
+    | RestoredEvent
+    | OtherEvent
 )
 """Any event a board pushes; tell them apart with isinstance() or by `type`."""
 
@@ -158,6 +182,8 @@ class EventReader:
                 return AdmitEvent(Admission.from_fields(fields), line)
             if name == "link":
                 return LinkEvent(fields.get("state", ""), line)
+            if name == RESTORED:
+                return RestoredEvent(dict(fields), line)
         except (CribboardError, ValueError):
             return None
         return OtherEvent(name, dict(fields), line)

@@ -4,13 +4,17 @@ new game, the win), not by its protocol fields; `watch --raw` prints those."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from cribboard.api import (
     AdmitEvent,
+    Board,
     BoardEvent,
     BoardState,
     ButtonEvent,
     HelloEvent,
     LinkEvent,
+    RestoredEvent,
     SettingsEvent,
     StateEvent,
 )
@@ -49,6 +53,44 @@ def _undone(before: BoardState, after: BoardState) -> list[str]:
         )
         for p in moved
     ]
+
+
+def restored_line(fields: dict[str, str]) -> str:
+    """One line for the player: the board came back from a power cut older than this host saw,
+    and what the host put back (the client's `restored` event, cribboard.client.RESTORED)."""
+    if fields.get("unknown"):
+        return _("the board came back at a game this program never saw: check the score")
+    lost = int(fields["lost"]) if fields.get("lost", "").isdigit() else 0
+    back = int(fields["back"]) if fields.get("back", "").isdigit() else 0
+    if back == lost:
+        return n_(
+            "the board came back from a power cut without %(count)d change made here: put back",
+            "the board came back from a power cut without %(count)d changes made here: put back",
+            lost,
+        )
+    return n_(
+        "the board came back from a power cut without %(count)d change made here: %(back)d put "
+        "back, the rest refused: check the score",
+        "the board came back from a power cut without %(count)d changes made here: %(back)d put "
+        "back, the rest refused: check the score",
+        lost,
+        back=back,
+    )
+
+
+def tell_restored(board: Board, say: Callable[[str], None]) -> Callable[[], None]:
+    """Have `say` tell the player, in one line, each time the library put back what a power
+    cut of `board` took (for `keep`, `play`, a linked game); returns the unsubscribe."""
+
+    def told(event: BoardEvent) -> None:
+        if isinstance(event, RestoredEvent):
+            say(restored_line(event.fields))
+
+    return board.subscribe(told)
+
+
+def _scores(state: BoardState) -> str:
+    return ", ".join(f"{player_name(p)} {state.front[p]}" for p in range(state.players))
 
 
 class ChangeTeller:
@@ -94,6 +136,8 @@ class ChangeTeller:
             ]
         if isinstance(event, LinkEvent):
             return [_(_LINK.get(event.state, _LINK["lost"]))]
+        if isinstance(event, RestoredEvent):
+            return [restored_line(event.fields)]
         return []
 
 

@@ -14,7 +14,7 @@ try:
 except ImportError:  # MicroPython does not evaluate annotations
     pass
 
-from cribcore.protocol import MAX_ID, MAX_LINE, VERB_TABLE, VERBS, is_id_char
+from cribcore.protocol import MAX_ID, MAX_LINE, REV_DIGITS, VERB_TABLE, VERBS, is_id_char
 from cribcore.state import RESULT_NAMES as RESULT_NAMES  # the `x` field's values by number
 
 STATE_KEYS = {
@@ -41,12 +41,17 @@ BRIEF_PENDING = "q"
 
 
 def encode_request(
-    verb: str, args: "tuple[Any, ...] | list[Any]" = (), request_id: "str | int | None" = None
+    verb: str,
+    args: "tuple[Any, ...] | list[Any]" = (),
+    request_id: "str | int | None" = None,
+    if_rev: "int | None" = None,
 ) -> bytes:
-    """The request line as bytes: encode_request('peg', (0, 5), '7') -> b'#7 peg 0 5\\n'.
+    """The request line as bytes: encode_request('peg', (0, 5), '7') -> b'#7 peg 0 5\\n';
+    with `if_rev`, applied only while the board's revision is that (since 1.3):
+    encode_request('undo', (), '8', 17) -> b'#8 @17 undo\\n'.
 
     Raises ValueError for an unknown verb, the wrong number of arguments, an argument with a
-    space, a bad id or a line longer than the board takes."""
+    space, a bad id or revision, or a line longer than the board takes."""
     parts = []
     if request_id is not None:
         request_id = str(request_id)
@@ -56,6 +61,10 @@ def encode_request(
             if not is_id_char(c):
                 raise ValueError("bad request id")
         parts.append("#" + request_id)
+    if if_rev is not None:
+        if not isinstance(if_rev, int) or if_rev < 0 or len(str(if_rev)) > REV_DIGITS:
+            raise ValueError("bad revision: %r" % (if_rev,))
+        parts.append("@%d" % if_rev)
     name = verb.encode()
     if name not in VERBS:
         raise ValueError("unknown verb: " + verb)

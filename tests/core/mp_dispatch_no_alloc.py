@@ -131,3 +131,30 @@ def test_showing_each_change_on_the_leds_allocates_nothing():
     finally:
         micropython.heap_unlock()
     assert pixels.writes == writes + 40  # a frame for each change, none for reading it
+
+
+def test_conditional_score_lines_allocate_nothing():
+    # `@REV` and a peg's front (since 1.3): each line pegs only while the board is as it says.
+    board, lines, out, dispatcher = app()
+    for line in (b"#x1 @0 peg 1 1\n", b"#x2 peg 1 1 1\n", b"#x3 undo\n", b"#x4 undo\n"):
+        lines.feed(line, len(line))  # warm up
+    dispatcher.input_done()
+    rev = board.rev
+    data = [b"#w%d @%d peg 0 1\n" % (i, rev + i) for i in range(10)]
+    data += [b"#f%d peg 1 2 %d\n" % (i, 2 * i) for i in range(10)]
+    data += [b"@3 st\n"]  # (stale: answered without an exception)
+    feed_locked(lines, data, 1, dispatcher.input_done)
+    assert board.front[0] == 10 and board.front[1] == 20
+
+
+def test_resends_known_from_before_a_restart_allocate_nothing():
+    # The ids a record brought back (cribfw/replies.py): answered from the board as it is now.
+    board, lines, out, dispatcher = app()
+    dispatcher.ctx.books.restore([(b"\xff" * 7, [b"a1", b"a2", b"a3"])])
+    data = (b"#a1 peg 0 3\n", b"#a2 deal\n", b"#a3 games x2 1\n")
+    for line in data:  # warm up
+        lines.feed(line, len(line))
+    writes = out.writes
+    feed_locked(lines, data, 5, dispatcher.input_done)
+    assert board.front[0] == 0 and board.dealer == 0 and not board.skunk_double
+    assert out.writes == writes + 15

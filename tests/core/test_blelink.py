@@ -314,6 +314,45 @@ def test_a_central_that_comes_back_gets_its_remembered_replies():
         rig.close()
 
 
+def _resend_after_others(stack, others):
+    """PHONE (admitted) pegs, leaves; `others` centrals come and go, each taking a slot and
+    sending; PHONE comes back and resends its peg: answered from memory, not applied again."""
+    rig = Rig(stack=stack)
+    try:
+        board = rig.app.ctx.game
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        rig.app.ctx.admission.admit(rig.app.ctx.links[-1])
+        assert rig.send(1, b"#k1 peg 0 5\n")[0] == b"#k1 ok r=1\n"
+        rig.ble.drop(1, PHONE)
+        rig.link.service()
+        for k in range(others):  # each takes the one slot (btstack) or every slot in turn
+            address = bytes((0xC0, 0, 0, 0, k >> 8, k & 255))
+            rig.ble.connect(2 + k, address)
+            rig.link.service()
+            assert rig.send(2 + k, b"#k1 bad\n") == [b"#k1 err unknown unknown command\n"]
+            rig.ble.drop(2 + k, address)
+            rig.link.service()
+        rig.ble.connect(1, PHONE)
+        rig.link.service()
+        assert rig.send(1, b"#k1 peg 0 5\n") == [b"#k1 ok r=1\n"]
+        assert board.front[0] == 5
+    finally:
+        rig.close()
+
+
+def test_a_resend_after_another_central_took_the_slot_is_not_applied_twice():
+    # btstack takes one central: a second phone takes the slot PHONE left.
+    _resend_after_others("btstack", 1)
+    # NimBLE takes four: all four taken by others since.
+    _resend_after_others("nimble", 4)
+
+
+def test_strangers_coming_and_going_never_push_out_an_admitted_centrals_memory():
+    _resend_after_others("btstack", 40)
+    _resend_after_others("nimble", 40)
+
+
 def test_a_central_back_on_the_same_handle_before_the_task_ran_loses_nothing():
     # The stack reuses the handle of a link it just lost (Bumble's controller gives the lowest
     # free one), and NimBLE still advertises, so the central is back before the task ran.

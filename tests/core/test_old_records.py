@@ -1,16 +1,19 @@
-# Records as the firmware wrote them when these tests were added (format version 1 of each), as
-# literal bytes: a board updated in the field reads what the old firmware left on its flash, and
-# writes the same bytes for the same state (the formats never change silently). Under CPython
-# (pytest) and MicroPython (mprun.py).
+# Records as the firmware wrote them when these tests were added (format version 1 of each, and
+# version 2 of the game's), as literal bytes: a board updated in the field reads what the old
+# firmware left on its flash, and writes the same bytes for the same state (the formats never
+# change silently). Under CPython (pytest) and MicroPython (mprun.py).
 from binascii import unhexlify
 
 from checks import NorFlash
 from test_store import Settings, state, with_root
 
+from cribcore.protocol import VERBS, LineWriter
 from cribcore.state import GameState
 from cribfw.admission import Admission
 from cribfw.admitfile import AdmitRecords
+from cribfw.gamerecord import decode, encode
 from cribfw.hallmemory import CommandMemory
+from cribfw.replies import Books
 from cribfw.ring import Ring
 from cribfw.store import Store
 
@@ -41,6 +44,18 @@ GAME = unhexlify(
     "000200790000000000020079003200000073002800000002000000000002003d000100ffff000000000000"
     "000000000000000002000000000002003d000100ffff000000000c0000000000000000000200000000000200"
     "3d000100ffff000005000c0000000000000000000200000000002a5c1bed"
+)
+# Version 2: played() saved with seq 7 and the ids of the requests that made it (their changes
+# are in it): the USB host's a1b2 and 12345678 (its e1 was an error: not kept), and p1 from the
+# central PHONE.
+GAME2 = unhexlify(
+    "4352494202000a010700000002003d000000ffff0000010005000c0000000000000000000200000000004d00"
+    "84030700020079000000ffff0000000000000000000000000000000000000000020079000000ffff00007300"
+    "00000000640000000000000000000000020079000000ffff0000730032000000640028000000000000000000"
+    "0200790000000000020079003200000073002800000002000000000002003d000100ffff0000000000000000"
+    "00000000000002000000000002003d000100ffff000000000c00000000000000000002000000000002003d00"
+    "0100ffff000005000c00000000000000000002000000000002ffffffffffffff020461316232083132333435"
+    "363738014a1122334455010270314d5205b7"
 )
 # Open mode, two devices admitted (a random address, then a public one).
 PHONE = b"\x01\x4a\x11\x22\x33\x44\x55"
@@ -95,12 +110,61 @@ def test_a_game_saved_in_a_ring_by_the_old_firmware_is_read():
     assert state(board, settings) == state(*played())
 
 
+PEG = VERBS.index(b"peg")
+
+
+def played_books():
+    """The resend memory GAME2 was saved with."""
+    books = Books()
+    reply = LineWriter(16)
+    reply.text(b"#x ok r=1\n")
+    books.usb.remember(b"a1b2", 0, 4, reply, PEG)
+    books.usb.remember(b"e1", 0, 2, reply, -1)  # (refused)
+    books.usb.remember(b"12345678", 0, 8, reply, PEG)
+    books.most = 4
+    books.join(PHONE, lambda address: True).remember(b"p1", 0, 2, reply, PEG)
+    return books
+
+
+def kept(books):
+    """What `books` would keep in a record, as decode reads it back."""
+    return decode(encode(GameState(), Settings(), 0, books))[3]
+
+
 def test_a_game_is_saved_in_the_same_bytes():
     def run(root):
-        store = Store(root)
+        store = Store(root, books=played_books())
         store.seq = 6
         assert store.save(*played())
-        assert read(root + "/cribboard.dat") == GAME
+        assert read(root + "/cribboard.dat") == GAME2
+
+    with_root(run)
+
+
+def test_a_game_of_version_2_is_read_with_its_ids():
+    def run(root):
+        write(root + "/cribboard.dat", GAME2)
+        board = GameState()
+        settings = Settings()
+        books = Books()
+        assert Store(root, books=books).load(board, settings) == "saved"
+        assert state(board, settings) == state(*played())
+        assert kept(books) == [(b"\xff" * 7, [b"a1b2", b"12345678"]), (PHONE, [b"p1"])]
+
+    with_root(run)
+
+
+def test_a_game_of_version_1_brings_back_no_ids_and_is_saved_as_version_2():
+    def run(root):
+        write(root + "/cribboard.dat", GAME)
+        board = GameState()
+        settings = Settings()
+        books = Books()
+        store = Store(root, books=books)
+        assert store.load(board, settings) == "saved" and kept(books) == []
+        board.peg(0, 1)
+        assert store.save(board, settings)
+        assert read(root + "/cribboard.dat")[4] == 2
 
     with_root(run)
 

@@ -37,6 +37,9 @@ def _input_stream():
     return writer, reader
 
 
+CENTRAL = b"\x00\x1a\x7d\xda\x71\x13\x01"  # the second link's address: a sender of its own
+
+
 class Out:
     """The link's output stream: collects what the firmware writes, one line per write."""
 
@@ -75,13 +78,15 @@ class Session:
         self.feed(data)
         return self.out.take()
 
-    def add_link(self):
-        """A second link on the same dispatcher; returns a send(data) function for it and its
-        Out."""
+    def add_link(self, address=CENTRAL):
+        """A second link on the same dispatcher, a sender of its own (as a Bluetooth central at
+        `address`, trusted); returns a send(data) function for it and its Out."""
         writer, reader = _input_stream()
         self._files += [writer, reader]
         out = Out()
         link = UsbLink(reader, out, self.dispatcher)
+        link.address = address
+        link.recent = self.dispatcher.ctx.books.join(address, lambda known: False)
         self.dispatcher.add_link(link)
 
         def send(data):
@@ -148,6 +153,8 @@ def request_id(data):
 def request_verb(data):
     words = data.strip().split(b" ")
     if words and words[0].startswith(b"#"):
+        words = words[1:]
+    if words and words[0].startswith(b"@"):  # a condition (`@REV`)
         words = words[1:]
     return words[0] if words else b""
 
@@ -323,7 +330,7 @@ def _run_two_links(steps, address=None):
         s.close()
 
 
-def test_events_reach_every_link_and_ids_are_per_link():
+def test_events_reach_every_link_and_ids_are_per_sender():
     _run_two_links(V.TWO_LINKS)
 
 
@@ -379,9 +386,10 @@ def test_encode_vectors_both_ways():
         assert W.encode_request(*call) == expected, (call, expected)
         # ...and the firmware's parser reads back what was encoded
         req, code = _parse(expected)
-        assert code == P.E_OK, expected
-        id_start, id_end, verb, argc = req.head
+        assert code == (P.E_IF_REV if len(call) > 3 else P.E_OK), expected
+        id_start, id_end, verb, argc, if_rev = req.head
         assert P.VERBS[verb] == call[0].encode()
+        assert if_rev == (call[3] if len(call) > 3 else -1), expected
         args = call[1] if len(call) > 1 else ()
         assert argc == len(args) == req.arg_count()
         for i in range(len(args)):
@@ -466,8 +474,8 @@ def test_error_codes_are_stable():
     assert len(set(P.ERROR_CODES)) == len(P.ERROR_CODES)
     for i in range(1, len(P.PARSE_ERRORS)):
         code, text = P.PARSE_ERRORS[i]
-        if i == P.E_EMPTY:
-            assert code == b"" and text == b""  # a blank line gets no reply at all
+        if i == P.E_EMPTY or i == P.E_IF_REV:
+            assert code == b"" and text == b""  # a blank line gets no reply; E_IF_REV: read
         else:
             assert code.decode() in P.ERROR_CODES and text
     for code in P.ERROR_CODES:
@@ -569,7 +577,7 @@ def test_every_error_text_the_board_sends_is_in_the_documents_table():
 def test_every_remembered_reply_fits_the_memory_with_the_longest_id():
     """A reply too long for RECENT_REPLY would silently not be remembered (and a resend would
     run again): every reply a non-reading request gets must fit with an 8-character id."""
-    from cribfw.dispatch import RECENT_REPLY
+    from cribfw.replies import RECENT_REPLY
 
     longest = b""
     for data, lines in V.VECTORS:
@@ -804,14 +812,25 @@ def test_the_dispatchers_own_constants_are_the_protocols() -> None:
     # looked up at run time); MicroPython compiles them away, CPython keeps the names to compare.
     if sys.implementation.name == "micropython":
         return
-    from cribfw import dispatch, linebuffer
+    from cribfw import dispatch, gamerecord, linebuffer, replies
 
-    assert (dispatch._E_OK, dispatch._E_EMPTY) == (P.E_OK, P.E_EMPTY)
-    assert dispatch._REPLY_AT - dispatch._ID_AT == P.MAX_ID
+    assert (dispatch._E_OK, dispatch._E_EMPTY, dispatch._E_IF_REV) == (
+        P.E_OK,
+        P.E_EMPTY,
+        P.E_IF_REV,
+    )
+    assert replies._REPLY_AT - replies._ID_AT == P.MAX_ID
+    assert replies.SENDER == len(replies.USB_SENDER)
+    assert gamerecord._MAX_ID == P.MAX_ID
     assert linebuffer._MAX_LINE == P.MAX_LINE
     assert P._VERB_COUNT == len(P.VERBS)
-    assert (dispatch._ID_START, dispatch._ID_END, dispatch._VERB) == (
+    assert (dispatch._ID_START, dispatch._ID_END, dispatch._VERB, dispatch._IF_REV) == (
         P._ID_START,
         P._ID_END,
         P._VERB,
+        P._IF_REV,
     )
+    assert replies._VERBS == len(P.VERBS) and replies._SAVES < 1 << len(P.VERBS)
+    assert P.ARG_NONE == 2  # (cribfw/verbs.py's peg reads its third argument's kind as 2)
+    saved = (b"peg", b"set", b"undo", b"new", b"deal", b"games", b"bright", b"budget")
+    assert [P.VERBS[v] for v in range(len(P.VERBS)) if replies._SAVES >> v & 1] == list(saved)

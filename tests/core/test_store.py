@@ -5,8 +5,10 @@ import struct
 import sys
 
 from cribcore.limits import MAX_PLAYERS
+from cribcore.protocol import VERBS, LineWriter
 from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, GameState
-from cribfw.gamerecord import BAD, OTHER_VERSION, apply, decode, encode
+from cribfw.gamerecord import BAD, MAX_RECORD, OTHER_VERSION, apply, decode, encode
+from cribfw.replies import MAX_BOOKS, RECENT, Books
 from cribfw.store import Store
 
 try:
@@ -408,12 +410,12 @@ def test_another_record_version_is_not_read():
     def run(root):
         store, b, s, a, _ = two_saves(root)
         rec = bytearray(read(store.place.current))
-        rec[4] = 2  # a record of a future firmware, intact
+        rec[4] = 3  # a record of a future firmware, intact
         reseal(rec)
         assert decode(rec) == OTHER_VERSION
         write(store.place.current, rec)
         source, b2, s2 = restored(root)
-        assert source == BACKUP and state(b2, s2) == a  # the backup is still version 1
+        assert source == BACKUP and state(b2, s2) == a  # the backup is still version 2
         write(store.place.backup, rec)
         source, b3, s3 = restored(root)
         assert source == FRESH_VERSION and state(b3, s3) == state(GameState(), Settings())
@@ -462,7 +464,25 @@ def test_the_record_layout_matches_the_board():
     b = GameState()
     for i in range(UNDO_DEPTH + 1):
         b.peg(i % 2, 1)
-    assert len(encode(b, Settings(), 1)) == 1844  # gamerecord.MAX_RECORD
+    assert len(encode(b, Settings(), 1)) == 1845  # no ids: their count alone
+    # and every book of the resend memory full of durable 8-character ids
+    books = Books()
+    books.most = MAX_BOOKS
+    reply = LineWriter(16)
+    reply.text(b"ok r=1\n")
+    for k in range(MAX_BOOKS):
+        book = books.usb if k == 0 else books.join(bytes((0, 0, 0, 0, 0, 0, k)), _nobody)
+        for i in range(RECENT + 3):
+            book.remember(b"%08d" % i, 0, 8, reply, VERBS.index(b"peg"))
+    rec = encode(b, Settings(), 1, books)
+    assert len(rec) == MAX_RECORD
+    kept = decode(rec)[3]
+    assert [sender for sender, _ in kept] == [bytes(book.sender) for book in books.books]
+    assert all(ids == [b"%08d" % i for i in range(3, RECENT + 3)] for _, ids in kept)
+
+
+def _nobody(address):
+    return False
 
 
 # --- when to save --------------------------------------------------------------------------------

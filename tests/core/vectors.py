@@ -409,7 +409,7 @@ VECTORS = [
     (b"peg0 1\n", [b"err unknown unknown command\n"]),
     # wrong number of arguments
     (b"peg 0\n", [b"err bad_arg wrong number of arguments\n"]),
-    (b"#x1 peg 0 1 2\n", [b"#x1 err bad_arg wrong number of arguments\n"]),
+    (b"#x1 pend 0 1 2\n", [b"#x1 err bad_arg wrong number of arguments\n"]),
     (b"peg 0 1 2 3\n", [b"err bad_arg bad argument\n"]),
     (b"ping 1\n", [b"err bad_arg wrong number of arguments\n"]),
     (b"#x2 hello 1\n", [b"#x2 err bad_arg wrong number of arguments\n"]),
@@ -618,23 +618,53 @@ VECTORS = [
     (b"every 2\n", [b"err bad_value every takes 0 or 1\n"]),
     (b"every 1 0\n", [b"err bad_arg wrong number of arguments\n"]),
     (b"#e2 every 0\n", [b"#e2 ok every=0\n"]),
+    # conditional changes (since 1.3): `@REV` before the verb applies the request only while the
+    # board's revision is REV; a third argument to peg, only while the player's front is that
+    (b"#c1 @54 peg 1 2\n", [b"#c1 err stale the board has changed since that revision\n"]),
+    (
+        b"#c2 @55 peg 1 2\n",
+        [
+            b"#c2 ok r=56\n",
+            b"! st r=56 t=121 n=2 d=1 w=-1 x=0 f=100,10 b=90,8 g=2,0 q=0,0 u=22 x2=1\n",
+        ],
+    ),
+    # a resend is answered from memory, whatever the revision is now
+    (b"#c2 @55 peg 1 2\n", [b"#c2 ok r=56\n"]),
+    (b"#c3 peg 1 2 8\n", [b"#c3 err stale the front is not that\n"]),
+    (
+        b"#c4 peg 1 2 10\n",
+        [
+            b"#c4 ok r=57\n",
+            b"! st r=57 t=121 n=2 d=1 w=-1 x=0 f=100,12 b=90,10 g=2,0 q=0,0 u=23 x2=1\n",
+        ],
+    ),
+    (b"@56 st\n", [b"err stale the board has changed since that revision\n"]),
+    (b"#c5 peg 2 1 0\n", [b"#c5 err bad_player no such player\n"]),
+    (b"peg 0 1 x2\n", [b"err bad_arg expected a number\n"]),
+    (b"@x peg 0 1\n", [b"err bad_arg bad argument\n"]),
+    (b"#c6 @ peg 0 1\n", [b"#c6 err bad_arg bad argument\n"]),
+    (b"@1234567890 peg 0 1\n", [b"err bad_arg bad argument\n"]),
+    (b"@57\n", [b"err bad_line not a request line\n"]),
     # after all that, the state
-    (b"#end st\n", [b"#end ok r=55 t=121 n=2 d=1 w=-1 x=0 f=100,8 b=90,7 g=2,0 q=0,0 u=21 x2=1\n"]),
+    (
+        b"#end @57 st\n",
+        [b"#end ok r=57 t=121 n=2 d=1 w=-1 x=0 f=100,12 b=90,10 g=2,0 q=0,0 u=23 x2=1\n"],
+    ),
 ]
 
 # The state the session above ends in (the '#end st' reply), decoded.
 END_STATE = {
-    "rev": 55,
+    "rev": 57,
     "target": 121,
     "players": 2,
     "dealer": 1,
     "winner": -1,
     "result": 0,
-    "front": [100, 8],
-    "back": [90, 7],
+    "front": [100, 12],
+    "back": [90, 10],
     "games": [2, 0],
     "pending": [0, 0],
-    "undo": 21,
+    "undo": 23,
     "skunk_double": 1,
 }
 
@@ -649,7 +679,7 @@ TWO_LINKS = [
         [b"#7 ok r=1\n", b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
         [b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
     ),
-    # ids are remembered per link: the same id from another link is another request
+    # ids are remembered per sender: the same id from another sender is another request
     (
         1,
         b"#7 peg 0 12\n",
@@ -1060,6 +1090,9 @@ RULES = [
 
 ENCODE_VECTORS = [
     (("peg", (0, 12), "7"), b"#7 peg 0 12\n"),
+    (("peg", (1, 2, 10), "c4"), b"#c4 peg 1 2 10\n"),  # since 1.3: only while the front is 10
+    (("peg", (1, 2), "c2", 55), b"#c2 @55 peg 1 2\n"),  # since 1.3: only while r is 55
+    (("st", (), None, 0), b"@0 st\n"),
     (("peg", (0, 12), "a1b2"), b"#a1b2 peg 0 12\n"),
     (("peg", (1, 2), 12), b"#12 peg 1 2\n"),  # a number as the id is sent as its digits
     (("peg", (1, 4), "12345678"), b"#12345678 peg 1 4\n"),
@@ -1098,6 +1131,8 @@ ENCODE_REJECTS = [
     ("peg", (0, "1\x03"), None),  # never a control byte
     ("peg", (0, "1\n"), None),
     ("set", (0, "1" * 60), None),  # longer than MAX_LINE
+    ("peg", (0, 1), None, -1),  # a revision is 0 or more, at most 9 digits
+    ("peg", (0, 1), None, 1234567890),
 ]
 
 DECODE_VECTORS = [

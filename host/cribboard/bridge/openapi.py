@@ -13,7 +13,7 @@ from typing import Any
 
 from cribboard import __version__, wire
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
-from cribboard.bridge.ops import OPS, Op, Param
+from cribboard.bridge.ops import KEY_HEADER, KEY_PATTERN, OPS, Op, Param
 from cribboard.i18n import LANGUAGES
 from cribboard.names import PLAYER_WORDS
 from cribcore import protocol
@@ -31,6 +31,7 @@ _ERROR_CODES_HTTP = [
     "not_found",
     "method_not_allowed",
     "too_large",
+    "key_reused",
 ]
 
 
@@ -185,6 +186,7 @@ SCHEMAS: dict[str, Any] = {
                     "hello",
                     "admit",
                     "link",
+                    "restored",
                     "event",
                 ],
             },
@@ -212,6 +214,7 @@ SCHEMAS: dict[str, Any] = {
 
 
 def _param_schema(param: Param) -> dict[str, Any]:
+    """A field's schema, its range in it (the board's: a generated client checks it)."""
     if param.kind == "player":
         return {
             "oneOf": [
@@ -220,7 +223,16 @@ def _param_schema(param: Param) -> dict[str, Any]:
             ],
             "description": param.description,
         }
-    return {"type": "integer", "description": param.description}
+    if param.kind == "key":
+        return {"type": "string", "pattern": KEY_PATTERN, "description": param.description}
+    schema: dict[str, Any] = {"type": "integer", "description": param.description}
+    if param.choices:
+        schema["enum"] = list(param.choices)
+    if param.low is not None:
+        schema["minimum"] = param.low
+    if param.high is not None:
+        schema["maximum"] = param.high
+    return schema
 
 
 def _error_response(description: str) -> dict[str, Any]:
@@ -259,7 +271,8 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
     }
     if op.method == "POST":
         doc["responses"]["409"] = _error_response(
-            "the board's game forbids it (game_over, nothing_to_undo); nothing changed"
+            "the board's game forbids it (game_over, nothing_to_undo), or a condition no longer "
+            "holds (stale: the board moved on since the program last looked); nothing changed"
         )
         properties = {p.name: _param_schema(p) for p in op.params}
         example = {p.name: p.example for p in op.params if p.required}
@@ -275,8 +288,9 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
             "required": bool(required),
             "content": {"application/json": {"schema": schema, "example": example}},
         }
+    parameters = []
     if with_board:
-        doc["parameters"] = [
+        parameters.append(
             {
                 "name": "board",
                 "in": "path",
@@ -285,7 +299,23 @@ def _operation(op: Op, with_board: bool) -> dict[str, Any]:
                 "example": "b1",
                 "description": "a board id from GET /api/boards",
             }
-        ]
+        )
+    if op.keyed:
+        doc["responses"]["422"] = _error_response(
+            "key_reused: the key named another change before; nothing changed"
+        )
+        parameters.append(
+            {
+                "name": KEY_HEADER,
+                "in": "header",
+                "required": False,
+                "schema": {"type": "string", "pattern": KEY_PATTERN},
+                "description": "the program's own name for this change, as the body's `key`: "
+                "the same key again counts once and gets the first answer (docs/bridge.md)",
+            }
+        )
+    if parameters:
+        doc["parameters"] = parameters
     return doc
 
 
@@ -316,7 +346,9 @@ def _websocket_path() -> dict[str, Any]:
             "Message): first a snapshot (`boards`, then each board's `state` "
             "and `cfg`), then every event as it happens: `state` (a change, "
             "whatever made it), `cfg` (brightness), `button` (a button on the "
-            "board), `hello` (the board restarted), `link` (lost, back, gone), "
+            "board), `hello` (the board restarted), `restored` (it came back from a "
+            "power cut older than the bridge saw, and the bridge put back what it had seen "
+            "acknowledged: `fields` lost, back, refused; or unknown), `link` (lost, back, gone), "
             "`boards` (a board was added, connected or lost), `event` (a kind "
             "this bridge does not know), and with frames=1 `frame` (the LEDs). "
             "Messages from the client are ignored. See docs/bridge.md.",

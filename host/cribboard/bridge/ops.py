@@ -8,14 +8,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cribboard.api import Board
+from cribboard.api import KEY_CHARS, MAX_KEY, Board
 from cribboard.bridge.registry import frame_json
-from cribboard.errors import BoardRejected, CribboardError, LinkError
+from cribboard.errors import BoardRejected, CribboardError, KeyReused, LinkError
 from cribboard.names import PLAYER_HELP, player_number
 from cribcore import protocol
 from cribcore.limits import MAX_POINTS, PLAYER_COUNTS, TARGETS
 
 _INT_LIMIT = 10**protocol.MAX_DIGITS - 1  # the largest number the protocol carries
+MAX_REV = 10**protocol.REV_DIGITS - 1  # the largest revision a change may be conditional on
+KEY_PATTERN = f"^[!-~]{{1,{MAX_KEY}}}$"  # (KEY_CHARS: printable ASCII but the space)
+KEY_HEADER = "Idempotency-Key"
+Args = dict[str, Any]
 
 
 class ApiError(Exception):
@@ -32,7 +36,7 @@ class ApiError(Exception):
 
 
 # Board error codes (docs/protocol.md, section 8) -> HTTP status. The board changed nothing.
-_CONFLICT = {"game_over", "nothing_to_undo"}
+_CONFLICT = {"game_over", "nothing_to_undo", "stale"}
 _STATUS_OF_BOARD_CODE = {"denied": 403, "busy": 503}
 
 
@@ -43,6 +47,8 @@ _HINT_OF_BOARD_CODE = {
 
 
 def board_error(err: CribboardError) -> ApiError:
+    if isinstance(err, KeyReused):
+        return ApiError(422, "key_reused", str(err))
     if isinstance(err, BoardRejected):
         status = 409 if err.code in _CONFLICT else _STATUS_OF_BOARD_CODE.get(err.code, 400)
         hint = _HINT_OF_BOARD_CODE.get(err.code)
@@ -54,11 +60,18 @@ def board_error(err: CribboardError) -> ApiError:
 
 @dataclass(frozen=True)
 class Param:
+    """A field of an operation's body. Its range (`low`..`high`, or one of `choices`) is the
+    board's, stated in the OpenAPI schema so that a generated client checks it; the board
+    checks it too, and answers with its own code (bad_points, bad_pegs, ...)."""
+
     name: str
-    kind: str  # "player" (0..2 or a name) or "int"
+    kind: str  # "player" (0..2 or a name), "int" or "key" (a program's idempotency key)
     required: bool
     description: str
     example: int | str | None = None
+    low: int | None = None
+    high: int | None = None
+    choices: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,12 +81,37 @@ class Op:
     summary: str
     description: str
     params: tuple[Param, ...]
-    run: Callable[[Board, dict[str, int]], Awaitable[dict[str, Any]]]
+    run: Callable[[Board, Args], Awaitable[dict[str, Any]]]
     result: str  # the component schema of the 200 reply
+
+    @property
+    def keyed(self) -> bool:
+        """Whether it takes a program's key (the `key` field, the Idempotency-Key header)."""
+        return any(p.kind == "key" for p in self.params)
 
 
 _PLAYER = Param("player", "player", True, PLAYER_HELP, 0)
 _TARGETS = " or ".join(str(t) for t in TARGETS)
+_HOLE = max(TARGETS)  # the win hole: the highest a front peg goes
+# Every change takes these (docs/bridge.md, "Changes safe to repeat").
+_KEY = Param(
+    "key",
+    "key",
+    False,
+    "the program's own name for this change (an idempotency key, also the "
+    f"{KEY_HEADER} header): the same key again counts once and gets the first answer",
+    "deal-3-hand-1",
+)
+_IF_REV = Param(
+    "if_rev",
+    "int",
+    False,
+    "apply it only while the board's revision (state.rev) is still this; else 409 stale",
+    17,
+    0,
+    MAX_REV,
+)
+_CHANGE = (_KEY, _IF_REV)
 
 
 async def _with_state(board: Board, **extra: Any) -> dict[str, Any]:
@@ -81,7 +119,7 @@ async def _with_state(board: Board, **extra: Any) -> dict[str, Any]:
     return {**extra, "rev": state["rev"], "state": state}
 
 
-async def _state(board: Board, args: dict[str, int]) -> dict[str, Any]:
+async def _state(board: Board, args: Args) -> dict[str, Any]:
     state = (await board.state()).to_json()
     health = await board.health()
     if health is not None:
@@ -89,37 +127,43 @@ async def _state(board: Board, args: dict[str, int]) -> dict[str, Any]:
     return state
 
 
-async def _frame(board: Board, args: dict[str, int]) -> dict[str, Any]:
+async def _frame(board: Board, args: Args) -> dict[str, Any]:
     return frame_json(await board.frame())
 
 
-async def _peg(board: Board, args: dict[str, int]) -> dict[str, Any]:
-    await board.peg(args["player"], args["points"])
+def _condition(args: Args) -> dict[str, Any]:
+    return {"key": args.get("key"), "if_rev": args.get("if_rev")}
+
+
+async def _peg(board: Board, args: Args) -> dict[str, Any]:
+    await board.peg(
+        args["player"], args["points"], if_front=args.get("if_front"), **_condition(args)
+    )
     return await _with_state(board)
 
 
-async def _set(board: Board, args: dict[str, int]) -> dict[str, Any]:
-    await board.set_pegs(args["player"], args["front"], args.get("back"))
+async def _set(board: Board, args: Args) -> dict[str, Any]:
+    await board.set_pegs(args["player"], args["front"], args.get("back"), **_condition(args))
     return await _with_state(board)
 
 
-async def _undo(board: Board, args: dict[str, int]) -> dict[str, Any]:
-    await board.undo()
+async def _undo(board: Board, args: Args) -> dict[str, Any]:
+    await board.undo(**_condition(args))
     return await _with_state(board)
 
 
-async def _new(board: Board, args: dict[str, int]) -> dict[str, Any]:
-    await board.new_game(args.get("target"), args.get("players"))
+async def _new(board: Board, args: Args) -> dict[str, Any]:
+    await board.new_game(args.get("target"), args.get("players"), **_condition(args))
     return await _with_state(board)
 
 
-async def _dealer(board: Board, args: dict[str, int]) -> dict[str, Any]:
-    dealer = await board.set_dealer(args.get("player"))
+async def _dealer(board: Board, args: Args) -> dict[str, Any]:
+    dealer = await board.set_dealer(args.get("player"), **_condition(args))
     return await _with_state(board, dealer=dealer)
 
 
-async def _preview(board: Board, args: dict[str, int]) -> dict[str, Any]:
-    await board.preview(args["player"], args["points"])
+async def _preview(board: Board, args: Args) -> dict[str, Any]:
+    await board.preview(args["player"], args["points"], **_condition(args))
     return await _with_state(board)
 
 
@@ -150,7 +194,20 @@ OPS: tuple[Op, ...] = (
         "POST",
         "Score points for a player",
         "The back peg leapfrogs to front + points. Clears the player's pending count.",
-        (_PLAYER, Param("points", "int", True, f"1..{MAX_POINTS}", 5)),
+        (
+            _PLAYER,
+            Param("points", "int", True, f"1..{MAX_POINTS}", 5, 1, MAX_POINTS),
+            Param(
+                "if_front",
+                "int",
+                False,
+                "peg only while the player's front peg (the score) is still this; else 409 stale",
+                0,
+                0,
+                _HOLE,
+            ),
+            *_CHANGE,
+        ),
         _peg,
         "Change",
     ),
@@ -162,8 +219,9 @@ OPS: tuple[Op, ...] = (
         "(unless back is 0). Undoable.",
         (
             _PLAYER,
-            Param("front", "int", True, "the front peg (the score)", 30),
-            Param("back", "int", False, "the back peg; absent: where it is", 20),
+            Param("front", "int", True, "the front peg (the score)", 30, 0, _HOLE),
+            Param("back", "int", False, "the back peg; absent: where it is", 20, 0, _HOLE - 1),
+            *_CHANGE,
         ),
         _set,
         "Change",
@@ -173,7 +231,7 @@ OPS: tuple[Op, ...] = (
         "POST",
         "Take back the last change",
         "Reverses the last peg, set, dealer change or new game.",
-        (),
+        _CHANGE,
         _undo,
         "Change",
     ),
@@ -184,14 +242,16 @@ OPS: tuple[Op, ...] = (
         "Absent fields keep the current setting. Games won carry over unless the player count "
         "changes.",
         (
-            Param("target", "int", False, _TARGETS, max(TARGETS)),
+            Param("target", "int", False, _TARGETS, max(TARGETS), choices=TARGETS),
             Param(
                 "players",
                 "int",
                 False,
                 "2 or 3; four players in two partnerships: 2 (each side pegs as one player)",
                 min(PLAYER_COUNTS),
+                choices=PLAYER_COUNTS,
             ),
+            *_CHANGE,
         ),
         _new,
         "Change",
@@ -201,7 +261,7 @@ OPS: tuple[Op, ...] = (
         "POST",
         "Set the dealer, or pass the deal on",
         "With a player: that player deals (has the crib). Without: the deal passes on.",
-        (Param("player", "player", False, "the new dealer; absent: the next player", 1),),
+        (Param("player", "player", False, "the new dealer; absent: the next player", 1), *_CHANGE),
         _dealer,
         "DealerChange",
     ),
@@ -210,7 +270,11 @@ OPS: tuple[Op, ...] = (
         "POST",
         "Preview a count before it is scored",
         "The board blinks the hole the player's peg would reach; 0 clears it. Not undoable.",
-        (_PLAYER, Param("points", "int", True, f"0..{MAX_POINTS} (0 clears)", 6)),
+        (
+            _PLAYER,
+            Param("points", "int", True, f"0..{MAX_POINTS} (0 clears)", 6, 0, MAX_POINTS),
+            *_CHANGE,
+        ),
         _preview,
         "Change",
     ),
@@ -218,16 +282,33 @@ OPS: tuple[Op, ...] = (
 OPS_BY_NAME = {op.name: op for op in OPS}
 
 
-def _int(name: str, value: object) -> int:
+def _int(param: Param, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ApiError(400, "bad_request", f"{name} must be a whole number")
-    if not -_INT_LIMIT <= value <= _INT_LIMIT:
-        raise ApiError(400, "bad_request", f"{name} is out of range")
+        raise ApiError(400, "bad_request", f"{param.name} must be a whole number")
+    # What the protocol can carry; the game's ranges are the board's to check.
+    low, high = (0, MAX_REV) if param is _IF_REV else (-_INT_LIMIT, _INT_LIMIT)
+    if not low <= value <= high:
+        raise ApiError(400, "bad_request", f"{param.name} is out of range")
     return value
 
 
-def parse_args(op: Op, body: object) -> dict[str, int]:
-    """Check a request's JSON body against the operation; the board checks the ranges."""
+def _key(value: object) -> str:
+    if (
+        not isinstance(value, str)
+        or not 0 < len(value) <= MAX_KEY
+        or not set(value) <= set(KEY_CHARS)
+    ):
+        raise ApiError(
+            400,
+            "bad_request",
+            f"key must be 1 to {MAX_KEY} printable ASCII characters without spaces",
+        )
+    return value
+
+
+def parse_args(op: Op, body: object, key: str | None = None) -> Args:
+    """Check a request's JSON body against the operation (the board checks the ranges of the
+    game; the bridge those of the protocol); `key`: the Idempotency-Key header, if sent."""
     if body is None:
         body = {}
     if not isinstance(body, dict):
@@ -237,7 +318,11 @@ def parse_args(op: Op, body: object) -> dict[str, int]:
     if unknown:
         allowed = ", ".join(sorted(known)) or "none"
         raise ApiError(400, "bad_request", f"unknown field {unknown[0]!r} (fields: {allowed})")
-    args: dict[str, int] = {}
+    args: Args = {}
+    if key is not None and op.keyed:  # (a reading request has nothing to repeat: ignored)
+        if body.get("key") not in (None, key):
+            raise ApiError(400, "bad_request", f"the {KEY_HEADER} header and key differ")
+        body = {**body, "key": key}
     for param in op.params:
         value = body.get(param.name)
         if value is None:
@@ -255,6 +340,8 @@ def parse_args(op: Op, body: object) -> dict[str, int]:
                 "bad_request",
                 f"{param.name} must be {PLAYER_HELP}, not {json.dumps(value)}",
             )
+        elif param.kind == "key":
+            args[param.name] = _key(value)
         else:
-            args[param.name] = _int(param.name, value)
+            args[param.name] = _int(param, value)
     return args

@@ -25,7 +25,7 @@ from aiohttp.typedefs import Middleware
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, catalogs
 from cribboard.bridge.halltable import HallTable, TableSettings
 from cribboard.bridge.openapi import openapi_document
-from cribboard.bridge.ops import OPS, ApiError, Op, board_error, parse_args
+from cribboard.bridge.ops import KEY_HEADER, OPS, ApiError, Op, board_error, parse_args
 from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
 from cribboard.errors import CribboardError
 from cribboard.i18n import LANGUAGES
@@ -95,7 +95,9 @@ def _guard(token: str | None, loopback: bool) -> Middleware:
             preflight = web.Response(status=204)
             _cors(preflight, origin)
             preflight.headers["Access-Control-Allow-Methods"] = "GET, POST"
-            preflight.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
+            preflight.headers["Access-Control-Allow-Headers"] = (
+                f"Authorization, Content-Type, {KEY_HEADER}"
+            )
             preflight.headers["Access-Control-Max-Age"] = "600"
             return preflight
         if token is None:
@@ -241,7 +243,7 @@ async def _run_op(registry: Registry, op: Op, request: web.Request) -> web.Strea
                 body = json.loads(raw)
             except ValueError:
                 raise ApiError(400, "bad_json", "the body is not valid JSON") from None
-    args = parse_args(op, body)
+    args = parse_args(op, body, request.headers.get(KEY_HEADER))
     if not (entry.connected and entry.board is not None):
         # Being opened or reopened (a restart, a replug): give it a moment before refusing.
         await registry.wait_board(entry, WAIT_FOR_BOARD_S)

@@ -48,7 +48,15 @@ from typing import Any
 
 import aiomqtt
 
-from cribboard.api import Board, BoardEvent, BoardState, HelloEvent, LinkEvent, StateEvent
+from cribboard.api import (
+    Board,
+    BoardEvent,
+    BoardState,
+    HelloEvent,
+    LinkEvent,
+    RestoredEvent,
+    StateEvent,
+)
 from cribboard.errors import CribboardError
 from cribboard.i18n import _, n_
 from cribboard.linelimit import LineLimiter
@@ -70,6 +78,7 @@ from cribboard.link.moves import (
 )
 from cribboard.link.secret import GameKey
 from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.watchwords import restored_line
 
 log = logging.getLogger(__name__)
 
@@ -355,6 +364,9 @@ class LinkedGameSide:
                     return False
                 self._stuck = None  # requests lost with the link are worth another try
                 self._own_revs.clear()  # their states come back, if at all, in the resync
+                continue
+            if isinstance(event, RestoredEvent):  # this side's own changes a cut took, put back
+                self.say(restored_line(event.fields))
                 continue
             if isinstance(event, HelloEvent):
                 # The board restarted: its revisions begin again, and the state it reads back

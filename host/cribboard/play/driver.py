@@ -32,6 +32,7 @@ from cribboard.rules.cards import Card, format_cards, shuffled_deck
 from cribboard.rules.errors import IllegalMove
 from cribboard.rules.game import Deal, Game, Phase, Reason, ScoreEvent, cut_for_deal
 from cribboard.rules.variants import STANDARD, Variant
+from cribboard.watchwords import tell_restored
 from cribboard.words import combo_summary
 
 T = TypeVar("T")
@@ -127,6 +128,7 @@ class GameDriver:
         self.say = say
         self.on_board = on_board
         self.names = [player.name for player in players]
+        tell_restored(board, lambda line: self.say(line))
         self.game: Game | None = None
         self._laid_away: list[tuple[Card, ...]] = [() for _ in players]
 

@@ -86,6 +86,7 @@ from cribboard.rules.scorekeeping import (
 from cribboard.rules.show import HandCount, ShowHand
 from cribboard.rules.variants import FIVE_CARD, FOUR_PLAYER, STANDARD, THREE_PLAYER, Variant
 from cribboard.terminal import describe_state, draw_frame, fit_lines
+from cribboard.watchwords import tell_restored
 from cribboard.wifisetup import describe_page
 from cribboard.words import combo_summary
 from cribcore.limits import MAX_POINTS, TARGETS
@@ -177,6 +178,12 @@ class Scorekeeper:
         self._last_part: str | None = None
         self.outside: OutsideChanges | None = None
         """The board's changes made elsewhere, once started."""
+        tell_restored(board, self._told)
+
+    def _told(self, line: str) -> None:
+        """A line the board's library says between two entries (a power cut put back)."""
+        self.messages.append(line)
+        self._output(line)
 
     @property
     def turn(self) -> Turn:

@@ -56,6 +56,7 @@ def protocol_json() -> dict[str, Any]:
         "minor": protocol.PROTOCOL_MINOR,
         "max_line": protocol.MAX_LINE,
         "max_id": protocol.MAX_ID,
+        "rev_digits": protocol.REV_DIGITS,  # a condition's revision, `@REV` (since 1.3)
         "verbs": [v.decode() for v in protocol.VERBS],
         "state_keys": dict(wire.STATE_KEYS),
         "list_keys": list(wire.LIST_KEYS),

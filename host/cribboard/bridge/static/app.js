@@ -103,6 +103,22 @@ function status(text, live, values = {}) {
   node.classList.toggle("live", Boolean(live));
 }
 
+// The bridge put back what a power cut took (its `restored` message): the same words as the
+// host's (cribboard/watchwords.py, restored_line).
+function restoredLine(fields) {
+  if (fields.unknown) return _("the board came back at a game this program never saw: check the score");
+  const lost = Number(fields.lost) || 0;
+  const back = Number(fields.back) || 0;
+  if (back === lost) {
+    return n_("the board came back from a power cut without %(count)d change made here: put back",
+      "the board came back from a power cut without %(count)d changes made here: put back",
+      lost);
+  }
+  return n_("the board came back from a power cut without %(count)d change made here: %(back)d put back, the rest refused: check the score",
+    "the board came back from a power cut without %(count)d changes made here: %(back)d put back, the rest refused: check the score",
+    lost, { back });
+}
+
 function log(text, isError = false) {
   logLines.unshift({ text, isError });
   logLines.length = Math.min(logLines.length, 3);
@@ -422,6 +438,7 @@ async function useLink(next) {
       if (m.board === current) log(_("button %(name)s: %(action)s", { name: m.name, action: m.action }));
     })
     .on("hello", (m) => { if (m.board === current) log(_("the board restarted")); })
+    .on("restored", (m) => { if (m.board === current) log(restoredLine(m.fields)); })
     .on("status", (m) => status(m.text, m.live, m.values || {}));
   await next.start();
 }

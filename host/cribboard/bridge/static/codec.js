@@ -8,12 +8,19 @@ export function makeCodec(P) {
   const ID = /^[0-9A-Za-z]+$/;
   const INT = /^[+-]?[0-9]+$/;
 
-  function encodeRequest(verb, args = [], requestId = null) {
+  // ifRev: applied only while the board's revision is that (protocol 1.3), else `stale`.
+  function encodeRequest(verb, args = [], requestId = null, ifRev = null) {
     const parts = [];
     if (requestId !== null && requestId !== undefined) {
       const id = String(requestId);
       if (!id || id.length > P.max_id || !ID.test(id)) throw new Error("bad request id");
       parts.push("#" + id);
+    }
+    if (ifRev !== null && ifRev !== undefined) {
+      if (!Number.isInteger(ifRev) || ifRev < 0 || String(ifRev).length > P.rev_digits) {
+        throw new Error("bad revision: " + JSON.stringify(ifRev));
+      }
+      parts.push("@" + ifRev);
     }
     if (!verbs.has(verb)) throw new Error("unknown verb: " + verb);
     parts.push(verb);
