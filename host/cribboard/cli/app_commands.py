@@ -15,6 +15,7 @@ from cribboard.cmdline.table import Command, UsageError, arg, use_color
 from cribboard.discovery import named_port
 from cribboard.i18n import L_, N_, _
 from cribboard.play.scorekeeper import TABLE_GAMES
+from cribboard.playernames import MAX_NAME, SEPARATOR, parse_names
 from cribboard.rules.allhands import COMBINATIONS, all_hands_table
 from cribboard.rules.cards import format_cards, parse_cards
 from cribboard.rules.errors import CardError
@@ -35,7 +36,8 @@ def _keep(args: argparse.Namespace) -> int:
 
     try:
         game = table_game(args.players, args.five_card)
-    except ValueError as err:
+        names = None if args.names is None else parse_names(args.names, game.players)
+    except ValueError as err:  # BadName too
         raise UsageError(str(err)) from None
     return run_scorekeeper(
         port=args.port,
@@ -45,12 +47,20 @@ def _keep(args: argparse.Namespace) -> int:
         new=args.new,
         color=use_color(args),
         timeout=args.timeout,
+        names=names,
     )
 
 
 def _play(args: argparse.Namespace) -> int:
-    from cribboard.play.driver import run_play
+    from cribboard.play.driver import COMPUTER_NAME, run_play
 
+    try:
+        text = args.names
+        if text is not None and SEPARATOR not in text:  # yours alone: the computer's as ever
+            text += SEPARATOR + COMPUTER_NAME
+        names = None if text is None else parse_names(text, 2)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     return run_play(
         port=args.port,
         virtual=args.virtual,
@@ -59,6 +69,7 @@ def _play(args: argparse.Namespace) -> int:
         color=use_color(args),
         timeout=args.timeout,
         new=args.new,
+        names=names,
     )
 
 
@@ -246,6 +257,16 @@ APP_COMMANDS: tuple[Command, ...] = (
                 action="store_true",
                 help=N_("start a new game even if the board shows one in progress"),
             ),
+            arg(
+                "--names",
+                metavar="NAMES",
+                help=L_(
+                    "the players' names for the record of games, in seat order (blue first), "
+                    "separated by commas: Ann,Bob (each up to %(most)d characters; without it, "
+                    "keep asks)",
+                    most=MAX_NAME,
+                ),
+            ),
         ),
         usb_only=True,
     ),
@@ -261,6 +282,14 @@ APP_COMMANDS: tuple[Command, ...] = (
                 "--new",
                 action="store_true",
                 help=N_("start a new game even if the board shows one in progress"),
+            ),
+            arg(
+                "--names",
+                metavar="NAMES",
+                help=N_(
+                    "your name for the record of games (Ann), or yours and the computer's "
+                    "(Ann,Hal; by default the computer is computer)"
+                ),
             ),
         ),
         usb_only=True,
