@@ -81,6 +81,8 @@ class Recording:
         self._rev = -1  # the revision of the last state taken
         self._taken = asyncio.Event()  # set at each state taken
         self._failed = False
+        self._closed = False
+        self._unfollow: Callable[[], None] | None = None
         self.game: int | None = None
         """The record's row of the game the board shows, as last told."""
 
@@ -108,6 +110,8 @@ class Recording:
 
     def take(self, state: BoardState, gap: bool = False) -> None:
         """The board shows `state` (`gap`: states may have been missed before it)."""
+        if self._closed:
+            return
         gap = gap or self._gap
         self._gap = False
         self._rev = state.rev if gap else max(self._rev, state.rev)
@@ -130,9 +134,14 @@ class Recording:
             variant=self.variant,
         )
 
+    @property
+    def following(self) -> bool:
+        """Whether it follows a board (:meth:`follow`)."""
+        return self._unfollow is not None
+
     async def follow(self, board: Board) -> Callable[[], None]:
-        """Take every state `board` shows from now on (its state now first); returns what stops
-        it."""
+        """Take every state `board` shows from now on (its state now first), until it is
+        closed or the returned function is called."""
 
         def on_event(event: BoardEvent) -> None:
             if isinstance(event, StateEvent):
@@ -142,7 +151,13 @@ class Recording:
             ):
                 self.gap()
 
-        stop = board.subscribe(on_event)
+        unsubscribe = board.subscribe(on_event)
+
+        def stop() -> None:
+            unsubscribe()
+            self._unfollow = None
+
+        self._unfollow = stop
         self.gap()
         self.take(await board.state())
         return stop
@@ -188,13 +203,16 @@ class Recording:
         await done
 
     async def close(self) -> None:
-        """Write what is left, then stop (the record's file is closed)."""
+        """Stop following the board, write what is left, then close the record's file."""
+        if self._unfollow is not None:
+            self._unfollow()
         if self._worker is not None:
             await self.flush()
             self._queue.put_nowait(None)
             with contextlib.suppress(asyncio.CancelledError):
                 await self._worker
             self._worker = None
+        self._closed = True
         await asyncio.to_thread(self.record.close)
 
     # --- the background writer -------------------------------------------------------------

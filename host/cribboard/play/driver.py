@@ -569,12 +569,11 @@ def run_play(
                 driver.recording = recording
                 try:
                     if recording is not None:
-                        unfollow = await recording.follow(board)
+                        await recording.follow(board)
                         driver.seat_names = names or [None, COMPUTER_NAME]
                     await driver.play_game(go_on=not new)
                 finally:
                     if recording is not None:
-                        unfollow()
                         await recording.close()
 
     status = 0

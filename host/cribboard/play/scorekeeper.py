@@ -166,7 +166,6 @@ class Scorekeeper:
         """The players' names given (one a seat, None for none), for the record."""
         # Asked at the start when none are given and the game has none (a person types).
         self._ask_names = (input is None) if ask_names is None else ask_names
-        self._unfollow: Callable[[], None] | None = None
         self._pegged = -1  # the board's revision after this app's last peg
         self.table_file = table_file
         self.board_key = board_key
@@ -245,8 +244,8 @@ class Scorekeeper:
         """Read the board: go on with a game in progress (unless `new`, or another target or
         number of players is wanted), else start one. With a recording, the players are named
         (the names given, else asked for at a terminal, unless the game has them)."""
-        if self.recording is not None and self._unfollow is None:
-            self._unfollow = await self.recording.follow(self.board)
+        if self.recording is not None and not self.recording.following:
+            await self.recording.follow(self.board)
         state = await self._read()
         target = self.target or state.target
         fresh = not any(state.front[: state.players]) and not any(state.back[: state.players])
@@ -941,9 +940,6 @@ class Scorekeeper:
         finally:
             if self.outside is not None:
                 self.outside.close()
-            if self._unfollow is not None:
-                self._unfollow()
-                self._unfollow = None
         return 0
 
     async def _next_line(self) -> str | None:
