@@ -17,10 +17,10 @@ play's).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cribboard.playernames import name_key
 from cribboard.record.store import Record
 from cribcore.layout import skunk_lines
 
@@ -31,7 +31,7 @@ DETAILED = ("keep", "play")
 """The sources that note the play's pegs: their deals count for pegging points per deal."""
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Who:
     """A player: a `name`, or for a seat without one, its `side` (the board's colour)."""
 
@@ -183,13 +183,16 @@ class Statistics:
         }
 
 
-def _seats(record: Record) -> dict[int, list[tuple[int, int, Who]]]:
-    """Each game's seats: (seat, side, who)."""
+def _seats(record: Record, games: list[int] | None = None) -> dict[int, list[tuple[int, int, Who]]]:
+    """Each game's seats (of `games`, or of every game): (seat, side, who)."""
     seats: dict[int, list[tuple[int, int, Who]]] = {}
-    for game, seat, side, name in record.db.execute(
+    query = (
         "SELECT seats.game, seats.seat, seats.side, players.name FROM seats"
-        " LEFT JOIN players ON players.id = seats.player ORDER BY seats.game, seats.seat"
-    ):
+        " LEFT JOIN players ON players.id = seats.player"
+    )
+    if games is not None:
+        query += f" WHERE seats.game IN ({','.join(str(int(g)) for g in games) or 'NULL'})"
+    for game, seat, side, name in record.db.execute(query + " ORDER BY seats.game, seats.seat"):
         seats.setdefault(game, []).append((seat, side, _who(name, side)))
     return seats
 
@@ -240,7 +243,7 @@ def statistics(record: Record) -> Statistics:
                     tally[0] += 1
                 elif other_side == winner:
                     tally[1] += 1
-    _add_counts(record, seats, stats)
+    _add_counts(record, stats)
     matches = match_summaries(record, seats)
     for match in matches:
         if match.winner is None:
@@ -250,58 +253,72 @@ def statistics(record: Record) -> Statistics:
                 mine = stats(who)
                 mine.matches += 1
                 mine.matches_won += side == match.winner
-    ordered = sorted(players.values(), key=lambda p: (-p.won, p.lost, _order(p.who)))
+    ordered = sorted(players.values(), key=lambda p: (-p.won, p.lost, sort_key(p.who)))
     head_to_head = [
         HeadToHead(who, other, won, lost)
         for (who, other), (won, lost) in sorted(
-            pairs.items(), key=lambda item: (_order(item[0][0]), _order(item[0][1]))
+            pairs.items(), key=lambda item: (sort_key(item[0][0]), sort_key(item[0][1]))
         )
         if won or lost
     ]
     return Statistics(ordered, head_to_head, matches, finished, unfinished)
 
 
-def _order(who: Who) -> tuple[int, str, int]:
+def sort_key(who: Who) -> tuple[int, str, int]:
     """Named players first (by name, any case), then the colours."""
     if who.name is not None:
         return (0, who.name.casefold(), 0)
     return (1, "", who.side or 0)
 
 
-def _add_counts(record: Record, seats: dict[int, list[tuple[int, int, Who]]], stats: Any) -> None:
-    """Hands, cribs, the play's pegs and muggins from the live steps (one query, grouped by
-    game and seat), and the deals of the games kept in detail."""
-    for game, seat, side, kind, count, points, best in record.db.execute(
-        "SELECT game, seat, side, kind, COUNT(*), SUM(after - before), MAX(after - before)"
-        " FROM events WHERE live = 1 AND kind IN ('hand', 'crib', 'play', 'muggins')"
-        " GROUP BY game, seat, side, kind"
-    ):
-        for who in _whose(seats.get(game, []), seat, side):
-            mine = stats(who)
-            if kind == "hand":
-                mine.hands.add(count, points, best)
-            elif kind == "crib":
-                mine.cribs.add(count, points, best)
-            elif kind == "play":
-                mine.play_points += points
-            else:
-                mine.muggins += count
-                mine.muggins_points += points
+# Each seat's player as the statistics key it: the player's id, or (no name) the seat's side.
+_SEAT_KEY = "seats.player, CASE WHEN seats.player IS NULL THEN seats.side END"
+# A step's player: its seat's, or (no seat told) each player of its side, once.
+_STEP_PLAYERS = f"""
+SELECT {_SEAT_KEY}, events.kind, COUNT(*), SUM(after - before), MAX(after - before)
+FROM events JOIN seats ON seats.game = events.game AND seats.seat = events.seat
+WHERE events.live = 1 AND events.kind IN ({{kinds}}) {{where}}
+GROUP BY 1, 2, 3
+UNION ALL
+SELECT player, colour, events.kind, COUNT(*), SUM(after - before), MAX(after - before)
+FROM events JOIN (SELECT DISTINCT game, side, player,
+                  CASE WHEN player IS NULL THEN side END AS colour FROM seats) AS seats
+    ON seats.game = events.game AND seats.side = events.side
+WHERE events.seat IS NULL AND events.live = 1 AND events.kind IN ({{kinds}}) {{where}}
+GROUP BY 1, 2, 3
+"""
+
+
+def _who_of(names: dict[int, str], player: int | None, colour: int | None) -> Who:
+    return Who(names[player]) if player is not None else Who(None, colour)
+
+
+def _add_counts(record: Record, stats: Any) -> None:
+    """Hands, cribs, the play's pegs and muggins from the live steps, and the deals of the
+    games kept in detail: grouped by player in SQL."""
+    names = dict(record.db.execute("SELECT id, name FROM players"))
+    query = _STEP_PLAYERS.format(kinds="'hand', 'crib', 'play', 'muggins'", where="")
+    for player, colour, kind, count, points, best in record.db.execute(query):
+        mine = stats(_who_of(names, player, colour))
+        if kind == "hand":
+            mine.hands.add(count, points, best)
+        elif kind == "crib":
+            mine.cribs.add(count, points, best)
+        elif kind == "play":
+            mine.play_points += points
+        else:
+            mine.muggins += count
+            mine.muggins_points += points
     places = ",".join("?" * len(DETAILED))
-    for game, deals in record.db.execute(
-        "SELECT deals.game, COUNT(*) FROM deals JOIN games ON games.id = deals.game"
-        f" WHERE deals.live = 1 AND games.source IN ({places}) GROUP BY deals.game",
+    for player, colour, deals in record.db.execute(
+        "SELECT seats.player, seats.colour, COUNT(*) FROM deals"
+        " JOIN games ON games.id = deals.game"
+        " JOIN (SELECT DISTINCT game, player, CASE WHEN player IS NULL THEN side END AS colour"
+        " FROM seats) AS seats ON seats.game = deals.game"
+        f" WHERE deals.live = 1 AND games.source IN ({places}) GROUP BY 1, 2",
         DETAILED,
     ):
-        for who in {who for _seat, _side, who in seats.get(game, [])}:
-            stats(who).deals += deals
-
-
-def _whose(table: list[tuple[int, int, Who]], seat: int | None, side: int) -> Iterable[Who]:
-    """Who made a step: the seat's player, or (no seat told) each player of its side."""
-    if seat is not None:
-        return [who for s, _side, who in table if s == seat]
-    return {who for _seat, s, who in table if s == side}
+        stats(_who_of(names, player, colour)).deals += deals
 
 
 def match_summaries(
@@ -367,39 +384,18 @@ class GameSummary:
 
 def finished_games(record: Record, limit: int = 50, player: str | None = None) -> list[GameSummary]:
     """The finished games, the latest first (at most `limit`); with `player`, only theirs."""
-    seats = _seats(record)
-    found = []
-    rows = record.db.execute(
-        "SELECT games.id, board, source, target, started, ended, sides, front, winner, result,"
-        " (SELECT COUNT(*) FROM deals WHERE deals.game = games.id AND deals.live = 1)"
-        " FROM games WHERE winner IS NOT NULL ORDER BY COALESCE(ended, started) DESC, id DESC"
-    )
-    for game, board, source, target, started, ended, sides, front, winner, result, deals in rows:
-        table = seats.get(game, [])
-        if player is not None and not any(
-            who.name is not None and who.name.casefold() == player.casefold()
-            for _s, _side, who in table
-        ):
-            continue
-        by_side = tuple(tuple(w for _seat, s, w in table if s == side) for side in range(sides))
-        found.append(
-            GameSummary(
-                game,
-                board,
-                source,
-                target,
-                started,
-                ended,
-                by_side,
-                tuple(json.loads(front)),
-                winner,
-                result,
-                deals,
-            )
+    query = "SELECT id FROM games WHERE winner IS NOT NULL"
+    values: list[object] = []
+    if player is not None:
+        query += (
+            " AND id IN (SELECT seats.game FROM seats JOIN players ON players.id = seats.player"
+            " WHERE players.key = ?)"
         )
-        if len(found) >= limit:
-            break
-    return found
+        values.append(name_key(player))
+    query += " ORDER BY COALESCE(ended, started) DESC, id DESC LIMIT ?"
+    values.append(limit)
+    ids = [row[0] for row in record.db.execute(query, values)]
+    return _summaries(record, ids)
 
 
 @dataclass(frozen=True)
@@ -424,12 +420,10 @@ class GameGraph:
 
 def game_graph(record: Record, game: int) -> GameGraph | None:
     """Game `game`'s scores deal by deal, or None when there is no such game."""
-    summary = next(
-        (g for g in _summaries(record, game)),
-        None,
-    )
-    if summary is None:
+    found = _summaries(record, [game])
+    if not found:
         return None
+    summary = found[0]
     scores: list[tuple[int, ...]] = []
     dealers: list[int] = []
     for front, dealer in record.db.execute(
@@ -444,34 +438,40 @@ def game_graph(record: Record, game: int) -> GameGraph | None:
     return GameGraph(summary, tuple(scores), tuple(dealers), skunk_lines(summary.target))
 
 
-def _summaries(record: Record, game: int) -> list[GameSummary]:
-    seats = _seats(record)
-    row = record.db.execute(
-        "SELECT id, board, source, target, started, ended, sides, front, winner, result,"
-        " (SELECT COUNT(*) FROM deals WHERE deals.game = games.id AND deals.live = 1)"
-        " FROM games WHERE id = ?",
-        (game,),
-    ).fetchone()
-    if row is None:
-        return []
-    table = seats.get(game, [])
-    sides = row[6]
-    by_side = tuple(tuple(w for _seat, s, w in table if s == side) for side in range(sides))
-    return [
-        GameSummary(
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            row[5],
-            by_side,
-            tuple(json.loads(row[7])),
-            row[8],
-            row[9],
-            row[10],
+def _summaries(record: Record, games: list[int]) -> list[GameSummary]:
+    """The games `games` (ids), in that order."""
+    seats = _seats(record, games)
+    rows = {
+        row[0]: row
+        for row in record.db.execute(
+            "SELECT id, board, source, target, started, ended, sides, front, winner, result,"
+            " (SELECT COUNT(*) FROM deals WHERE deals.game = games.id AND deals.live = 1)"
+            f" FROM games WHERE id IN ({','.join(str(int(g)) for g in games) or 'NULL'})"
         )
-    ]
+    }
+    found = []
+    for game in games:
+        row = rows.get(game)
+        if row is None:
+            continue
+        table = seats.get(game, [])
+        by_side = tuple(tuple(w for _seat, s, w in table if s == side) for side in range(row[6]))
+        found.append(
+            GameSummary(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                row[5],
+                by_side,
+                tuple(json.loads(row[7])),
+                row[8],
+                row[9],
+                row[10],
+            )
+        )
+    return found
 
 
 @dataclass(frozen=True)
@@ -490,13 +490,19 @@ def hand_counts(record: Record, who: Who) -> HandCounts:
     """`who`'s hands and cribs by their count (see HandCounts)."""
     hands = [0] * HAND_COUNTS
     cribs = [0] * HAND_COUNTS
-    seats = _seats(record)
-    for game, seat, side, kind, points, count in record.db.execute(
-        "SELECT game, seat, side, kind, after - before, COUNT(*) FROM events"
-        " WHERE live = 1 AND kind IN ('hand', 'crib') GROUP BY game, seat, side, kind, after - before"
+    if who.name is not None:
+        where = "AND seats.player = (SELECT id FROM players WHERE key = ?)"
+        value: object = name_key(who.name)
+    else:
+        where = "AND seats.player IS NULL AND seats.side = ?"
+        value = who.side
+    for kind, points, count in record.db.execute(
+        "SELECT events.kind, after - before, COUNT(*) FROM events JOIN seats"
+        " ON seats.game = events.game AND (seats.seat = events.seat OR (events.seat IS NULL"
+        " AND seats.side = events.side)) WHERE events.live = 1"
+        f" AND events.kind IN ('hand', 'crib') {where} GROUP BY 1, 2",
+        (value,),
     ):
-        if who not in _whose(seats.get(game, []), seat, side):
-            continue
         if 0 <= points < HAND_COUNTS:
             (hands if kind == "hand" else cribs)[points] += count
     return HandCounts(who, tuple(hands), tuple(cribs))

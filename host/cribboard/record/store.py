@@ -164,7 +164,8 @@ CREATE TABLE events (
 CREATE UNIQUE INDEX events_step ON events (game, side, before) WHERE after > before;
 CREATE UNIQUE INDEX events_nothing ON events (game, deal, kind, seat) WHERE after = before;
 CREATE INDEX events_game ON events (game, side);
-CREATE INDEX events_kind ON events (kind, live);
+-- Covering the statistics' reading of the live steps by kind, so it never reads the rows.
+CREATE INDEX events_kind ON events (kind, live, game, seat, side, before, after);
 """
 
 
