@@ -151,6 +151,8 @@ class Recording:
             ):
                 self.gap()
 
+        if self._unfollow is not None:  # one board at a time: the one before is left
+            self._unfollow()
         unsubscribe = board.subscribe(on_event)
 
         def stop() -> None:

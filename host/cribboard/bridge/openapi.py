@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from cribboard import __version__, wire
-from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, recordapi
 from cribboard.bridge.ops import OPS, Op, Param
 from cribboard.i18n import LANGUAGES
 from cribboard.names import PLAYER_WORDS
@@ -31,6 +31,7 @@ _ERROR_CODES_HTTP = [
     "not_found",
     "method_not_allowed",
     "too_large",
+    *recordapi.ERROR_CODES,
 ]
 
 
@@ -186,6 +187,7 @@ SCHEMAS: dict[str, Any] = {
                     "admit",
                     "link",
                     "event",
+                    "names",
                 ],
             },
             "board": {"type": "string"},
@@ -206,6 +208,15 @@ SCHEMAS: dict[str, Any] = {
             "open": {"type": "boolean", "description": "admit: every device may change it"},
             "you": {"type": "boolean", "description": "admit: the bridge's link may change it"},
             "admitted": {"type": "integer", "description": "admit: the devices admitted"},
+            "game": {
+                "type": ["integer", "null"],
+                "description": "names: the board's game in the record of games",
+            },
+            "names": {
+                "type": "array",
+                "items": {"type": ["string", "null"]},
+                "description": "names: the players of the board's game, one a seat",
+            },
         },
     },
 }
@@ -318,7 +329,8 @@ def _websocket_path() -> dict[str, Any]:
             "whatever made it), `cfg` (brightness), `button` (a button on the "
             "board), `hello` (the board restarted), `link` (lost, back, gone), "
             "`boards` (a board was added, connected or lost), `event` (a kind "
-            "this bridge does not know), and with frames=1 `frame` (the LEDs). "
+            "this bridge does not know), `names` (the players of a board's game "
+            "were named), and with frames=1 `frame` (the LEDs). "
             "Messages from the client are ignored. See docs/bridge.md.",
             "parameters": [
                 {
@@ -423,6 +435,7 @@ def openapi_document() -> dict[str, Any]:
         method = op.method.lower()
         paths[f"/api/{op.name}"] = {method: _operation(op, False)}
         paths[f"/api/boards/{{board}}/{op.name}"] = {method: _operation(op, True)}
+    paths.update(recordapi.record_paths())
     return {
         "openapi": "3.1.0",
         "info": _info(),
@@ -431,7 +444,10 @@ def openapi_document() -> dict[str, Any]:
         ],
         "security": [{}, {"bearer": []}, {"queryToken": []}],
         "paths": paths,
-        "components": {"schemas": SCHEMAS, "securitySchemes": _security_schemes()},
+        "components": {
+            "schemas": {**SCHEMAS, **recordapi.SCHEMAS},
+            "securitySchemes": _security_schemes(),
+        },
     }
 
 

@@ -157,7 +157,7 @@ class Scorekeeper:
         board_key: str = "",
         recording: Recording | None = None,
         names: list[str | None] | None = None,
-        ask_names: bool | None = None,
+        ask_names: bool = False,
     ) -> None:
         self.board = board
         self.recording = recording
@@ -165,7 +165,7 @@ class Scorekeeper:
         self.names = names
         """The players' names given (one a seat, None for none), for the record."""
         # Asked at the start when none are given and the game has none (a person types).
-        self._ask_names = (input is None) if ask_names is None else ask_names
+        self._ask_names = ask_names
         self._pegged = -1  # the board's revision after this app's last peg
         self.table_file = table_file
         self.board_key = board_key

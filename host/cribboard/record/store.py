@@ -70,6 +70,9 @@ SOURCES = ("keep", "play", "bridge", "link", "board")
 """Who recorded a game: the scorekeeper, the game against the computer, the bridge, a linked
 game, or the board's own history alone."""
 
+DETAILED = ("keep", "play")
+"""The sources that say what each step was (the play's pegs among them)."""
+
 MATCH_KINDS = ("best_of", "first_to")
 
 _SCHEMA = """
@@ -359,6 +362,12 @@ class Record:
                 kept = self._close(game)
                 return self._start(fresh, seen, game.id if seen.fresh and kept else None)
             self._apply(game.id, game.last, seen)
+            if source in DETAILED:  # the program that knows the most about it keeps it
+                self._db.execute(
+                    "UPDATE games SET source = ?, variant = COALESCE(?, variant) WHERE id = ?"
+                    " AND source NOT IN (?, ?)",
+                    (source, variant, game.id, *DETAILED),
+                )
             return game.id
 
     def _another_game(self, game: _Open, seen: Seen, gap: bool) -> bool:
@@ -709,11 +718,22 @@ class Record:
         for a name that breaks the rule (cribboard.playernames); the game keeps its names."""
         cleaned = check_seats([None if n is None else clean_name(n) for n in names])
         with _transaction(self._db):
-            seats = self._db.execute("SELECT seats FROM games WHERE id = ?", (game,)).fetchone()
-            if seats is None:
+            row = self._db.execute(
+                "SELECT seats, sides FROM games WHERE id = ?", (game,)
+            ).fetchone()
+            if row is None:
                 raise RecordError(f"no game {game} in the record")
-            if len(cleaned) != seats[0]:
-                raise ValueError(f"{len(cleaned)} names for {seats[0]} seats")
+            seats, sides = row
+            if len(cleaned) != seats:
+                if len(cleaned) not in (sides, 2 * sides) or sides != 2 and len(cleaned) != sides:
+                    raise ValueError(f"{len(cleaned)} names for {seats} seats")
+                # Another program opened the game, not knowing its players are partners.
+                self._db.execute("DELETE FROM seats WHERE game = ?", (game,))
+                self._db.executemany(
+                    "INSERT INTO seats (game, seat, side) VALUES (?, ?, ?)",
+                    [(game, seat, seat % sides) for seat in range(len(cleaned))],
+                )
+                self._db.execute("UPDATE games SET seats = ? WHERE id = ?", (len(cleaned), game))
             for seat, name in enumerate(cleaned):
                 player = None if name is None else self._player(name)
                 self._db.execute(
