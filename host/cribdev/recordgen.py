@@ -57,13 +57,15 @@ def play_games(
     people: tuple[str, ...] = PEOPLE,
     source: str = "keep",
     unfinished_every: int = 7,
+    seated: bool = False,
 ) -> list[Played]:
-    """Play `count` games on one board into `record`, two of `people` in each; every
+    """Play `count` games on one board into `record`, two of `people` in each (`seated`: the
+    first two, in their order, in every game, as the players of a match); every
     `unfinished_every`-th is left before its end (a new game started over it)."""
     state = GameState()
     played: list[Played] = []
     for number in range(count):
-        pair = rng.sample(people, 2)
+        pair = list(people[:2]) if seated else rng.sample(people, 2)
         target = rng.choice((121, 121, 121, 61))
         state.new_game(target, 2)
         game = record.observe(board, _seen(state), source=source, gap=number == 0)

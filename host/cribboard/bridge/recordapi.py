@@ -33,9 +33,10 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "description": "The names of the players of a board's game, one a seat (blue first; "
         "four players: the partners of a side at seats n and n+2); null: no name.",
-        "required": ["board", "game", "names"],
+        "required": ["board", "game", "names", "max_name"],
         "properties": {
             "board": {"type": "string"},
+            "max_name": {"type": "integer", "description": "the longest name taken"},
             "game": {**_NULLABLE_INT, "description": "the game's id in the record"},
             "names": {"type": "array", "items": {"type": ["string", "null"]}},
         },

@@ -106,7 +106,7 @@ class BridgeRecords:
         if recording is None:
             raise RecordUnavailable("this board's games are not recorded (yet: no state seen)")
         names = await recording.seat_names()
-        return {"board": entry.id, "game": recording.game, "names": names}
+        return {"board": entry.id, "game": recording.game, "names": names, "max_name": MAX_NAME}
 
     async def set_names(self, entry: BoardEntry, names: object) -> dict[str, Any]:
         """Name the players of `entry`'s game (and the games after it); BadName (ValueError)
