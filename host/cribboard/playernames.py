@@ -11,7 +11,7 @@ cut short or changed silently. Names are told apart without regard to case (``an
 
 from __future__ import annotations
 
-from cribboard.i18n import _
+from cribboard.i18n import _, n_
 from cribboard.plaintext import unsafe_character
 from cribcore.hall import MAX_NAME_CHARS
 
@@ -64,10 +64,12 @@ def parse_names(text: str, seats: int) -> list[str | None]:
     parts = text.split(SEPARATOR)
     if len(parts) != seats:
         raise BadName(
-            _(
+            n_(
+                "%(count)d name for %(seats)d players: one for each, separated by commas "
+                "(Ann,Bob)",
                 "%(count)d names for %(seats)d players: one for each, separated by commas "
                 "(Ann,Bob)",
-                count=len(parts),
+                len(parts),
                 seats=seats,
             )
         )
