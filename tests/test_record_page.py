@@ -65,12 +65,13 @@ READ_GRAPH = """() => {
 }"""
 
 
-async def test_the_game_graph_is_the_records_scores_deal_by_deal(
+async def test_the_game_graph_and_the_hand_chart_are_the_records(
     bridge: Bridge, record_path: Path
 ) -> None:
     with Record.open(record_path) as record:
         games = finished_games(record, 20)
         graphs = {g.id: game_graph(record, g.id) for g in games}
+        counts = hand_counts(record, Who("Bob"))
     async with chromium(*PHONE) as context:
         page = await open_history(context, bridge)
         for game in (games[0], games[-1]):  # the latest, shown first, and one picked
@@ -89,13 +90,7 @@ async def test_the_game_graph_is_the_records_scores_deal_by_deal(
             "document.querySelector('#game-graph svg').getBoundingClientRect().width"
         )
         assert 300 <= width <= PHONE[0]
-
-
-async def test_the_hand_chart_is_the_players_counts(bridge: Bridge, record_path: Path) -> None:
-    with Record.open(record_path) as record:
-        counts = hand_counts(record, Who("Bob"))
-    async with chromium(*PHONE) as context:
-        page = await open_history(context, bridge)
+        # The hand chart: Bob's counts.
         await page.select_option("#hand-pick", "n:Bob")
         await page.wait_for_function(
             "document.querySelector('#hand-chart svg')?.getAttribute('aria-label').startsWith('Bob')"

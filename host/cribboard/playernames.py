@@ -65,8 +65,7 @@ def parse_names(text: str, seats: int) -> list[str | None]:
     if len(parts) != seats:
         raise BadName(
             n_(
-                "%(count)d name for %(seats)d players: one for each, separated by commas "
-                "(Ann,Bob)",
+                "%(count)d name for %(seats)d players: one for each, separated by commas (Ann,Bob)",
                 "%(count)d names for %(seats)d players: one for each, separated by commas "
                 "(Ann,Bob)",
                 len(parts),
