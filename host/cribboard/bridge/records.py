@@ -79,12 +79,13 @@ class BridgeRecords:
     def _changed(self, entry: BoardEntry) -> None:
         if entry.state is None or self._failed:
             return
-        recording = self._recording(entry)
-        if recording is None:
-            return
         gap = self._epochs.get(entry.id) != entry.epoch
         self._epochs[entry.id] = entry.epoch
-        recording.take(entry.state, gap)
+        recording = self._recordings.get(entry.id)
+        if gap or recording is None:  # (re)opened: which board it is, once an opening
+            recording = self._recording(entry)
+        if recording is not None:
+            recording.take(entry.state, gap)
 
     def _recording(self, entry: BoardEntry) -> Recording | None:
         identity = board_identity(entry.port, entry.hello, self.flashes.get(entry.port))

@@ -290,18 +290,21 @@ class Record:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=ON")
-            with _transaction(db):
-                version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version == 0:
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            db.execute(statement)
-                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                elif version != SCHEMA_VERSION:
-                    raise RecordError(
-                        f"{path} is a record of version {version}; this cribboard reads "
-                        f"{SCHEMA_VERSION}"
-                    )
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:  # new: made under the write lock (another may be making it)
+                with _transaction(db):
+                    version = db.execute("PRAGMA user_version").fetchone()[0]
+                    if version == 0:
+                        for statement in _SCHEMA.split(";"):
+                            if statement.strip():
+                                db.execute(statement)
+                        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                        version = SCHEMA_VERSION
+            if version != SCHEMA_VERSION:
+                raise RecordError(
+                    f"{path} is a record of version {version}; this cribboard reads "
+                    f"{SCHEMA_VERSION}"
+                )
         except sqlite3.DatabaseError as err:
             db.close()
             raise RecordError(f"{path}: {err}") from None
