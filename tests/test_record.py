@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cribboard.playernames import MAX_NAME, BadName, clean_name, parse_names
+from cribboard.record.stats import Who, statistics
 from cribboard.record.store import BoardGame, Note, Record, RecordError, Seen
 from cribcore.state import RESULT_NAMES, GameState
 
@@ -320,3 +321,18 @@ def test_two_programs_write_at_once(tmp_path: Path) -> None:
         (shared,) = record.db.execute("SELECT id, front FROM games WHERE board = 'shared'")
         assert json.loads(shared[1]) == [60, 60]
         assert len(steps(record, shared[0])) == 40
+
+
+def test_the_scorekeeper_of_four_takes_a_game_the_bridge_opened(record: Record) -> None:
+    """The bridge saw the board first (two sides, two seats); keep follows it with four people
+    in partnerships: the game is keep's, with four seats, and a partner's hand is theirs."""
+    board = GameState()
+    game = record.observe(BOARD, seen(board), source="bridge", gap=True)
+    assert record.observe(BOARD, seen(board), source="keep", gap=True, seats=4) == game
+    assert record.db.execute("SELECT source, seats FROM games").fetchall() == [("keep", 4)]
+    record.name_seats(game, ["Ann", "Bob", "Cy", "Di"])
+    board.peg(1, 8)
+    record.observe(BOARD, seen(board), source="keep")
+    assert record.note(game, Note("hand", 1, 8, 3))  # Di, orange's second
+    (di,) = [p for p in statistics(record).players if p.who == Who("Di")]
+    assert di.hands.count == 1 and di.hands.best == 8

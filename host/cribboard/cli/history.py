@@ -12,6 +12,7 @@ from typing import Any
 from cribboard.cmdline.table import Command, UsageError, arg
 from cribboard.i18n import N_, _, n_
 from cribboard.names import player_name
+from cribboard.plaintext import inert
 from cribboard.record.stats import (
     GameGraph,
     GameSummary,
@@ -35,7 +36,7 @@ def who_text(who: Who) -> str:
     """A player as the table shows them: the name, or a seat without one by its colour in
     brackets (`(blue)`), never taken for a person called Blue."""
     if who.name is not None:
-        return who.name
+        return inert(who.name)  # checked when it was typed; a file edited by hand is text too
     return f"({player_name(who.side or 0)})"
 
 

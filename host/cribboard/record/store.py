@@ -366,11 +366,14 @@ class Record:
                 return self._start(fresh, seen, game.id if seen.fresh and kept else None)
             self._apply(game.id, game.last, seen)
             if source in DETAILED:  # the program that knows the most about it keeps it
-                self._db.execute(
+                changed = self._db.execute(
                     "UPDATE games SET source = ?, variant = COALESCE(?, variant) WHERE id = ?"
                     " AND source NOT IN (?, ?)",
                     (source, variant, game.id, *DETAILED),
-                )
+                ).rowcount
+                if changed and seats is not None and seats != game.seats:
+                    if _seats_fit(seats, seen.sides):
+                        self._reseat(game.id, seats, seen.sides)
             return game.id
 
     def _another_game(self, game: _Open, seen: Seen, gap: bool) -> bool:
@@ -728,20 +731,28 @@ class Record:
                 raise RecordError(f"no game {game} in the record")
             seats, sides = row
             if len(cleaned) != seats:
-                if len(cleaned) not in (sides, 2 * sides) or sides != 2 and len(cleaned) != sides:
+                if not _seats_fit(len(cleaned), sides):
                     raise ValueError(f"{len(cleaned)} names for {seats} seats")
-                # Another program opened the game, not knowing its players are partners.
-                self._db.execute("DELETE FROM seats WHERE game = ?", (game,))
-                self._db.executemany(
-                    "INSERT INTO seats (game, seat, side) VALUES (?, ?, ?)",
-                    [(game, seat, seat % sides) for seat in range(len(cleaned))],
-                )
-                self._db.execute("UPDATE games SET seats = ? WHERE id = ?", (len(cleaned), game))
+                self._reseat(game, len(cleaned), sides)
             for seat, name in enumerate(cleaned):
                 player = None if name is None else self._player(name)
                 self._db.execute(
                     "UPDATE seats SET player = ? WHERE game = ? AND seat = ?", (player, game, seat)
                 )
+
+    def _reseat(self, game: int, seats: int, sides: int) -> None:
+        """`seats` people at `game` (another program opened it, not knowing its players are
+        partners): seat n pegs for side n modulo the sides, the players of the first seats
+        kept."""
+        players = dict(
+            self._db.execute("SELECT seat, player FROM seats WHERE game = ?", (game,)).fetchall()
+        )
+        self._db.execute("DELETE FROM seats WHERE game = ?", (game,))
+        self._db.executemany(
+            "INSERT INTO seats (game, seat, side, player) VALUES (?, ?, ?, ?)",
+            [(game, seat, seat % sides, players.get(seat)) for seat in range(seats)],
+        )
+        self._db.execute("UPDATE games SET seats = ? WHERE id = ?", (seats, game))
 
     def _player(self, name: str) -> int:
         key = name_key(name)
@@ -937,6 +948,11 @@ def _trimmed(seen: Seen) -> Seen:
 def _fresh_seen(seen: Seen) -> Seen:
     zeros = (0,) * seen.sides
     return Seen(seen.target, seen.sides, seen.dealer, None, "playing", zeros, zeros, seen.games)
+
+
+def _seats_fit(seats: int, sides: int) -> bool:
+    """Whether `seats` people can play a game of `sides`: one a side, or two sides of two."""
+    return seats == sides or (sides == 2 and seats == 4)
 
 
 def _side_of(seat: int, seats: int, sides: int) -> int:
