@@ -225,6 +225,9 @@ def main() -> None:
     from keeper_bench import main as keeper_bench  # bench/keeper_bench.py: a shared board
 
     keeper_bench([])
+    from record_bench import main as record_bench  # bench/record_bench.py: the record of games
+
+    record_bench([])
     from bridge_bench import main as bridge_bench  # bench/bridge_bench.py: cribboard serve
 
     bridge_bench()

@@ -51,6 +51,10 @@ atexit.register(shutil.rmtree, os.environ["XDG_RUNTIME_DIR"], ignore_errors=True
 # `play` start keeps its game there; a test of that gives each program a directory of its own.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="cst")
 atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], ignore_errors=True)
+# And for the data directory (cribboard.paths.data_dir): the record of the games `keep`, `play`,
+# the bridge and a linked game write (cribboard.record) is the tests' own, never the developer's.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="cdt")
+atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], ignore_errors=True)
 
 
 # The files that take longest, started first: `make test` runs two workers, a file each at a

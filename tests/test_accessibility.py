@@ -7,6 +7,7 @@ reached and used with the keyboard alone."""
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,9 @@ from browsersupport import chromium, needs_chromium
 from cribboard.bridge.server import Bridge
 from cribboard.hall.page import Page
 from cribboard.hall.store import Store
+from cribboard.record.store import Record
 from cribboard.virtual import VirtualBoard
+from cribdev.recordgen import play_games
 from hallsupport import running_broker, running_director, sim_tables
 from support import running_bridge, wait_bridge_state
 
@@ -110,6 +113,28 @@ async def test_the_board_page_passes_the_audit_in_every_language(bridge: Bridge)
         await post(bridge, "api/new", {"target": 121, "players": 2})
 
 
+async def test_the_history_and_the_names_pass_the_audit_in_every_language(
+    module_vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    """The record's parts of the page (through a bridge): the players' names unfolded and the
+    history with its table, game graph and hand chart, on a phone's screen (the page's other
+    tests audit it at a desktop's size too)."""
+    path = tmp_path / "record.sqlite"
+    with Record.open(path) as record:
+        play_games(record, 6, random.Random(4))
+        ids = [row[0] for row in record.db.execute("SELECT id FROM games ORDER BY id")]
+        record.add_match("gen:board", 1, kind="best_of", length=3, games=ids[:3], winner=0)
+    async with running_bridge(module_vboard.port, record_path=path) as bridge:
+        async with chromium(412, 915) as context:
+            page = await context.new_page()
+            page.set_default_timeout(20000)
+            await page.goto(bridge.url + "?history")
+            await page.wait_for_selector("#game-graph svg")
+            await page.wait_for_selector("#hand-chart svg")
+            await page.click("#names-title")
+            assert await audit_every_language(page) == []
+
+
 async def test_a_change_of_score_is_said_in_a_live_region(bridge: Bridge) -> None:
     await post(bridge, "api/new", {"target": 121, "players": 2})
     async with chromium(1280, 800, locale="en-US") as context:
@@ -162,7 +187,8 @@ async def test_every_control_works_from_the_keyboard(bridge: Bridge) -> None:
         # Everything a mouse can use (each numbered), and what Tab reaches, in turn.
         controls = await page.evaluate(
             """() => [...document.querySelectorAll('button, select, input')]
-                .filter((e) => !e.disabled && e.offsetParent !== null)
+                .filter((e) => !e.disabled && e.offsetParent !== null
+                               && !e.closest('details:not([open])'))  // not folded away
                 .map((e, i) => { e.dataset.kbd = i; return i; })"""
         )
         assert len(controls) >= 20  # 2 players x (6 quick pegs + count + Peg), the game's own

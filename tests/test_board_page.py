@@ -154,6 +154,8 @@ async def test_a_phone_scores_a_whole_game_once_admitted_by_the_deal_button(
     await usb.new_game(121, 2)
     page = await open_page(phone, url)
     assert page.viewport_size == {"width": PHONE[0], "height": PHONE[1]}
+    # A board keeps no record of games: no names, no history (a bridge's page has them).
+    assert await page.is_hidden("#history-box") and await page.is_hidden("#names-box")
     # Not admitted: the board is read at once, a change is refused and the page says why.
     await page.click('button[data-player="0"][data-points="3"]')
     await page.wait_for_function("document.querySelector('#log .error')")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import random
 import signal
@@ -26,6 +27,7 @@ from cribboard.link.moves import Change, Move, Position, encode_move
 from cribboard.link.secret import GameKey
 from cribboard.link.side import LinkedGameSide, describe
 from cribboard.mqtt.address import BrokerAddress
+from cribboard.record.store import Record
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from hallsupport import HALL, WAIT_S, address, broker_words, need_mosquitto
@@ -294,6 +296,7 @@ async def start_link(broker: Broker, port: str, state: Path) -> Any:
         **os.environ,
         "LINK_PASSWORD": broker.credentials(t.LINK_USER).password,
         "LINK_SECRET": SECRET,
+        "XDG_DATA_HOME": str(state.parent / "data"),  # its record of games: this test's own
     }
     return await asyncio.create_subprocess_exec(
         *link_words(broker, port, state),
@@ -377,6 +380,10 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
                 await process.wait()
     shown = await board_shows(other_vboard.port, lambda s: True)
     assert Position.of_state(shown) == position
+    # Its board's game is recorded once, killed and started again as it was.
+    with Record.open(tmp_path / "data" / "cribboard" / "record.sqlite") as record:
+        games = record.db.execute("SELECT source, front FROM games").fetchall()
+    assert [(source, json.loads(front)) for source, front in games] == [("link", shown.front[:2])]
 
 
 async def test_link_virtual_links_a_virtual_board_started_for_it(

@@ -86,6 +86,8 @@ def test_a_keeper_shows_a_peg_from_another_terminal_without_a_keypress(
     os.close(slave)
     screen = Terminal(master)
     try:
+        screen.wait_for(r"Enter: no names: ")  # who plays, for the record: none said
+        screen.type("")
         screen.wait_for(r"\? keys · q quit\s*\n> ")  # the first screen and its prompt
         pegged = subprocess.run(
             [*CLI, "peg", "orange", "3"], env=home, capture_output=True, text=True, timeout=60

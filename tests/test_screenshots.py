@@ -12,7 +12,14 @@ from PIL import Image
 from cribboard.virtual import VirtualBoard
 from cribdev.screenshots import IMAGES
 from cribdev.screenshots.ansi import draw_terminal, last_screen
-from cribdev.screenshots.make import PAGE_RECORD, TERMINAL_PNG, page_record, terminal_png
+from cribdev.screenshots.make import (
+    HISTORY_RECORD,
+    PAGE_RECORD,
+    TERMINAL_PNG,
+    history_record,
+    page_record,
+    terminal_png,
+)
 from cribdev.screenshots.page import CHROMIUM
 
 STALE = "is stale: run `make screenshots` and commit docs/images/"
@@ -41,3 +48,12 @@ async def test_the_page_picture_is_up_to_date(vboard: VirtualBoard) -> None:
     _, front = await terminal_png(vboard.port)  # the same scene on the board
     record = await page_record(vboard.port, front, None)
     assert record == (IMAGES / PAGE_RECORD).read_text(), f"docs/images/page.png {STALE}"
+
+
+@pytest.mark.skipif(
+    not os.access(CHROMIUM, os.X_OK),
+    reason=f"no {CHROMIUM}: `make browser` installs Debian's chromium",
+)
+async def test_the_history_picture_is_up_to_date(vboard: VirtualBoard) -> None:
+    record = await history_record(vboard.port, None)
+    assert record == (IMAGES / HISTORY_RECORD).read_text(), f"docs/images/history.png {STALE}"

@@ -67,6 +67,22 @@ def state_dir() -> Path:
     return path
 
 
+DATA_ENV = "XDG_DATA_HOME"
+"""The XDG base directory variable for the user's own data: what a person would back up."""
+
+
+def data_dir() -> Path:
+    """Where cribboard keeps the user's own data, such as the record of the games played
+    (cribboard.record): ``$XDG_DATA_HOME/cribboard``, by default ``~/.local/share/cribboard``
+    (a relative $XDG_DATA_HOME is ignored, as the XDG rules say). Made, for this user only, when
+    missing."""
+    base = os.environ.get(DATA_ENV, "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share"
+    path = root / "cribboard"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
 PAGE_DIR = "web"
 """The table page as a board serves it, gzip-compressed, in the firmware tree (written by
 ``make mip``: cribboard.bridge.boardpage)."""

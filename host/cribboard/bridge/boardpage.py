@@ -27,8 +27,10 @@ from cribboard.bridge.export import site_files
 from cribboard.paths import PAGE_DIR, firmware_dir
 
 INDEX = "files.txt"
-# Not served by the board: the static folder's copy of index.html (the site's root has it).
-_LEFT_OUT = {"static/index.html"}
+# Not served by the board: the static folder's copy of index.html (the site's root has it),
+# and the record of games' part of the page (a board keeps no record: the page loads it only
+# from a bridge).
+_LEFT_OUT = {"static/index.html", "static/records.js"}
 
 
 def _page_catalog(data: bytes, scripts: str, names: set[str]) -> bytes:

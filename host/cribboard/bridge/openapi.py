@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from cribboard import __version__, wire
-from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT
+from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, recordapi
 from cribboard.bridge.ops import KEY_HEADER, KEY_PATTERN, OPS, Op, Param
 from cribboard.i18n import LANGUAGES
 from cribboard.names import PLAYER_WORDS
@@ -32,6 +32,7 @@ _ERROR_CODES_HTTP = [
     "method_not_allowed",
     "too_large",
     "key_reused",
+    *recordapi.ERROR_CODES,
 ]
 
 
@@ -188,6 +189,7 @@ SCHEMAS: dict[str, Any] = {
                     "link",
                     "restored",
                     "event",
+                    "names",
                 ],
             },
             "board": {"type": "string"},
@@ -208,6 +210,15 @@ SCHEMAS: dict[str, Any] = {
             "open": {"type": "boolean", "description": "admit: every device may change it"},
             "you": {"type": "boolean", "description": "admit: the bridge's link may change it"},
             "admitted": {"type": "integer", "description": "admit: the devices admitted"},
+            "game": {
+                "type": ["integer", "null"],
+                "description": "names: the board's game in the record of games",
+            },
+            "names": {
+                "type": "array",
+                "items": {"type": ["string", "null"]},
+                "description": "names: the players of the board's game, one a seat",
+            },
         },
     },
 }
@@ -350,7 +361,8 @@ def _websocket_path() -> dict[str, Any]:
             "power cut older than the bridge saw, and the bridge put back what it had seen "
             "acknowledged: `fields` lost, back, refused; or unknown), `link` (lost, back, gone), "
             "`boards` (a board was added, connected or lost), `event` (a kind "
-            "this bridge does not know), and with frames=1 `frame` (the LEDs). "
+            "this bridge does not know), `names` (the players of a board's game "
+            "were named), and with frames=1 `frame` (the LEDs). "
             "Messages from the client are ignored. See docs/bridge.md.",
             "parameters": [
                 {
@@ -455,6 +467,7 @@ def openapi_document() -> dict[str, Any]:
         method = op.method.lower()
         paths[f"/api/{op.name}"] = {method: _operation(op, False)}
         paths[f"/api/boards/{{board}}/{op.name}"] = {method: _operation(op, True)}
+    paths.update(recordapi.record_paths())
     return {
         "openapi": "3.1.0",
         "info": _info(),
@@ -463,7 +476,10 @@ def openapi_document() -> dict[str, Any]:
         ],
         "security": [{}, {"bearer": []}, {"queryToken": []}],
         "paths": paths,
-        "components": {"schemas": SCHEMAS, "securitySchemes": _security_schemes()},
+        "components": {
+            "schemas": {**SCHEMAS, **recordapi.SCHEMAS},
+            "securitySchemes": _security_schemes(),
+        },
     }
 
 

@@ -68,6 +68,9 @@ class BoardEntry:
         self.frame_task: asyncio.Task[None] | None = None
         self.task: asyncio.Task[None] | None = None
         self.away = False  # its loss was said, its return not yet
+        self.epoch = 0
+        """Counts the times its states started again (opened, reconnected, restarted): states
+        may have been missed between two epochs."""
 
     def info(self) -> dict[str, Any]:
         hello = self.hello
@@ -226,6 +229,7 @@ class Registry:
             self._back(entry)
             entry.problem = ""
             entry.state = None
+            entry.epoch += 1
             try:
                 if self.every_change:
                     with contextlib.suppress(CribboardError):
@@ -284,6 +288,7 @@ class Registry:
             entry.connected = event.state != "lost"
             if event.state == "back":
                 entry.state = None
+                entry.epoch += 1
                 self._back(entry)
             else:
                 entry.away = True
@@ -297,6 +302,7 @@ class Registry:
         elif isinstance(event, HelloEvent):
             # The board restarted: its revisions start again from 0.
             entry.state = None
+            entry.epoch += 1
             with contextlib.suppress(CribboardError):
                 entry.hello = Hello.from_fields(event.fields)
         self.hub.publish(_message(entry, event))

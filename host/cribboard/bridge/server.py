@@ -26,9 +26,13 @@ from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, catalogs
 from cribboard.bridge.halltable import HallTable, TableSettings
 from cribboard.bridge.openapi import openapi_document
 from cribboard.bridge.ops import KEY_HEADER, OPS, ApiError, Op, board_error, parse_args
-from cribboard.bridge.registry import BLE_PREFIX, Opener, Registry
+from cribboard.bridge.records import MOST_GAMES, BridgeRecords, RecordUnavailable
+from cribboard.bridge.registry import BLE_PREFIX, BoardEntry, Opener, Registry
 from cribboard.errors import CribboardError
 from cribboard.i18n import LANGUAGES
+from cribboard.names import player_number
+from cribboard.playernames import BadName, clean_name
+from cribboard.record.stats import Who
 from cribboard.web import BOARD_FILES, meta
 from cribboard.web.addresses import is_loopback
 from cribboard.web.hub import Hub, follow
@@ -56,6 +60,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 REGISTRY: web.AppKey[Registry] = web.AppKey("registry", Registry)
 HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
+LAST_GAMES = 10  # games GET /api/history lists unless asked for more
 
 
 class BridgeConfigError(CribboardError):
@@ -168,9 +173,15 @@ def _no_cache(response: web.StreamResponse) -> web.StreamResponse:
 
 
 def create_app(
-    registry: Registry, hub: Hub, *, token: str | None = None, loopback: bool = True
+    registry: Registry,
+    hub: Hub,
+    *,
+    token: str | None = None,
+    loopback: bool = True,
+    records: BridgeRecords | None = None,
 ) -> web.Application:
-    """The bridge's web application over a registry of boards."""
+    """The bridge's web application over a registry of boards (and their `records`: the
+    record of games, its routes answer 503 without it)."""
     app = web.Application(middlewares=[_errors, _guard(token, loopback)], client_max_size=MAX_BODY)
     app[REGISTRY] = registry
     app[HUB] = hub
@@ -221,7 +232,110 @@ def create_app(
         handler = operation(op)
         for path in (f"/api/{op.name}", f"/api/boards/{{board}}/{op.name}"):
             router.add_route(op.method, path, handler)
+    _add_record_routes(router, registry, records)
     return app
+
+
+def _add_record_routes(
+    router: web.UrlDispatcher, registry: Registry, records: BridgeRecords | None
+) -> None:
+    """The record of games: the players' names of a board's game, and what the record tells
+    (docs/bridge.md, "The record of games")."""
+
+    def the_records() -> BridgeRecords:
+        if records is None:
+            raise ApiError(503, "no_record", "this bridge keeps no record of games")
+        return records
+
+    async def answer(call: Awaitable[Any]) -> Any:
+        try:
+            return await call
+        except RecordUnavailable as err:
+            raise ApiError(503, "no_record", str(err)) from None
+        except BadName as err:
+            raise ApiError(400, "bad_name", str(err)) from None
+
+    def entry_of(request: web.Request) -> BoardEntry:
+        board_id = request.match_info.get("board")
+        entry = registry.get(board_id)
+        if entry is None:
+            raise ApiError(404, "no_board", f"no board {board_id!r} (GET /api/boards lists them)")
+        return entry
+
+    async def names(request: web.Request) -> web.StreamResponse:
+        return web.json_response(await answer(the_records().names(entry_of(request))))
+
+    async def set_names(request: web.Request) -> web.StreamResponse:
+        body = await _json_body(request)
+        if not isinstance(body, dict) or set(body) != {"names"}:
+            raise ApiError(400, "bad_request", 'the body is {"names": [NAME or null, ...]}')
+        named = the_records().set_names(entry_of(request), body["names"])
+        return web.json_response(await answer(named))
+
+    async def history(request: web.Request) -> web.StreamResponse:
+        games = _query_int(request, "games", LAST_GAMES, 1, MOST_GAMES)
+        player = _query_name(request)
+        return web.json_response(await answer(the_records().statistics(games, player)))
+
+    async def game(request: web.Request) -> web.StreamResponse:
+        number = _query_int(request, "game", None, 1, 2**62, request.match_info)
+        found = await answer(the_records().game(number))
+        if found is None:
+            raise ApiError(404, "no_game", f"no game {number} in the record")
+        return web.json_response(found)
+
+    async def hands(request: web.Request) -> web.StreamResponse:
+        player = _query_name(request)
+        if player is not None:
+            who = Who(player)
+        else:
+            side = player_number(request.query.get("colour", ""))
+            if side is None or not 0 <= side <= 2:
+                raise ApiError(400, "bad_request", "give ?player=NAME, or ?colour=blue (a seat)")
+            who = Who(None, side)
+        return web.json_response(await answer(the_records().hands(who)))
+
+    for path in ("/api/names", "/api/boards/{board}/names"):
+        router.add_get(path, names)
+        router.add_post(path, set_names)
+    router.add_get("/api/history", history)
+    router.add_get("/api/history/games/{game}", game)
+    router.add_get("/api/history/hands", hands)
+
+
+async def _json_body(request: web.Request) -> object:
+    raw = await request.read()
+    try:
+        return json.loads(raw) if raw.strip() else None
+    except ValueError:
+        raise ApiError(400, "bad_json", "the body is not valid JSON") from None
+
+
+def _query_int(
+    request: web.Request,
+    name: str,
+    default: int | None,
+    low: int,
+    high: int,
+    source: Any = None,
+) -> int:
+    text = (source if source is not None else request.query).get(name)
+    if text is None and default is not None:
+        return default
+    if text is None or not text.isdigit() or len(text) > 19 or not low <= int(text) <= high:
+        raise ApiError(400, "bad_request", f"{name} is a whole number, {low} to {high}")
+    return int(text)
+
+
+def _query_name(request: web.Request) -> str | None:
+    """?player=NAME, checked as a player's name (None when absent)."""
+    text = request.query.get("player")
+    if text is None:
+        return None
+    try:
+        return clean_name(text[:200])
+    except BadName as err:
+        raise ApiError(400, "bad_name", str(err)) from None
 
 
 async def _run_op(registry: Registry, op: Op, request: web.Request) -> web.StreamResponse:
@@ -314,6 +428,8 @@ class Bridge:
         ble: Iterable[str] = (),
         table: TableSettings | None = None,
         say: Callable[[str], None] | None = None,
+        record: bool = True,
+        record_path: Path | None = None,
     ) -> None:
         self.ports = list(ports)
         self.ble = list(ble)
@@ -342,6 +458,12 @@ class Bridge:
             if opener is not None
             else Registry(self.hub, say=say)
         )
+        self.records = (
+            BridgeRecords(self.registry, self.hub, path=record_path, say=self._say)
+            if record
+            else None
+        )
+        """The boards' games in the record of games (None: not recorded)."""
         self._virtual_boards: list[Any] = []
         self._runner: web.AppRunner | None = None
         self._stopped = asyncio.Event()
@@ -355,11 +477,15 @@ class Bridge:
 
     async def start(self) -> Bridge:
         try:
+            if self.records is not None:
+                self.records.start()
             for _ in range(self.virtual):
                 from cribboard.virtual import VirtualBoard
 
                 board = await asyncio.to_thread(VirtualBoard().start)
                 self._virtual_boards.append(board)
+                if self.records is not None:
+                    self.records.flashes[board.port] = board.flash_path
                 self.registry.add(board.port, "virtual")
             for port in self.ports:
                 self.registry.add(port, "usb")
@@ -367,7 +493,13 @@ class Bridge:
                 self.registry.add(BLE_PREFIX + name, "ble")
             if self.discover:
                 self.registry.start_discovery()
-            app = create_app(self.registry, self.hub, token=self.token, loopback=self.loopback)
+            app = create_app(
+                self.registry,
+                self.hub,
+                token=self.token,
+                loopback=self.loopback,
+                records=self.records,
+            )
             self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.host, self.http_port)
@@ -394,6 +526,8 @@ class Bridge:
             await self._runner.cleanup()
             self._runner = None
         await self.registry.close()
+        if self.records is not None:
+            await self.records.stop()
         for board in self._virtual_boards:
             await asyncio.to_thread(board.stop)
         self._virtual_boards.clear()

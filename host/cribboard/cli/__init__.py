@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from cribboard.cli.app_commands import APP_COMMANDS
 from cribboard.cli.board_commands import BOARD_COMMANDS
+from cribboard.cli.history import HISTORY
 from cribboard.cmdline.table import (
     PROG,
     Command,
@@ -39,7 +40,9 @@ from cribboard.logsetup import verbosity, without_verbosity
 from cribboard.version import PROTOCOL_VERSION, VERSION
 from cribboard.virtual.cli import SIM
 
-COMMANDS: tuple[Command, ...] = BOARD_COMMANDS + (SIM,) + APP_COMMANDS + (HALL, link_cli.command())
+COMMANDS: tuple[Command, ...] = (
+    BOARD_COMMANDS + (SIM,) + APP_COMMANDS + (HISTORY, HALL, link_cli.command())
+)
 COMMANDS_BY_NAME = {command.name: command for command in COMMANDS}
 
 LANG_OPTION = "--lang"

@@ -30,10 +30,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _keep(args: argparse.Namespace) -> int:
     from cribboard.play.scorekeeper import run_scorekeeper, table_game
+    from cribboard.playernames import parse_names
 
     try:
         game = table_game(args.players, args.five_card)
-    except ValueError as err:
+        names = None if args.names is None else parse_names(args.names, game.players)
+    except ValueError as err:  # BadName too
         raise UsageError(str(err)) from None
     return run_scorekeeper(
         port=args.port,
@@ -43,12 +45,21 @@ def _keep(args: argparse.Namespace) -> int:
         new=args.new,
         color=use_color(args),
         timeout=args.timeout,
+        names=names,
     )
 
 
 def _play(args: argparse.Namespace) -> int:
-    from cribboard.play.driver import run_play
+    from cribboard.play.driver import COMPUTER_NAME, run_play
+    from cribboard.playernames import SEPARATOR, parse_names
 
+    try:
+        text = args.names
+        if text is not None and SEPARATOR not in text:  # yours alone: the computer's as ever
+            text += SEPARATOR + COMPUTER_NAME
+        names = None if text is None else parse_names(text, 2)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     return run_play(
         port=args.port,
         virtual=args.virtual,
@@ -57,6 +68,7 @@ def _play(args: argparse.Namespace) -> int:
         color=use_color(args),
         timeout=args.timeout,
         new=args.new,
+        names=names,
     )
 
 
@@ -219,6 +231,7 @@ def _target() -> Arg:
 
 def _keep_args() -> Args:
     from cribboard.play.scorekeeper import TABLE_GAMES
+    from cribboard.playernames import MAX_NAME
     from cribboard.rules.variants import FIVE_CARD
 
     return (
@@ -245,6 +258,16 @@ def _keep_args() -> Args:
             "--new",
             action="store_true",
             help=N_("start a new game even if the board shows one in progress"),
+        ),
+        arg(
+            "--names",
+            metavar="NAMES",
+            help=L_(
+                "the players' names for the record of games, in seat order (blue first), "
+                "separated by commas: Ann,Bob (each up to %(most)d characters; without it, "
+                "keep asks)",
+                most=MAX_NAME,
+            ),
         ),
     )
 
@@ -319,6 +342,14 @@ APP_COMMANDS: tuple[Command, ...] = (
                 "--new",
                 action="store_true",
                 help=N_("start a new game even if the board shows one in progress"),
+            ),
+            arg(
+                "--names",
+                metavar="NAMES",
+                help=N_(
+                    "your name for the record of games (Ann), or yours and the computer's "
+                    "(Ann,Hal; by default the computer is computer)"
+                ),
             ),
         ),
         usb_only=True,

@@ -10,13 +10,16 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cribboard.cmdline.table import Command, UsageError, arg
 from cribboard.i18n import N_, _
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from cribboard.api import Board
+    from cribboard.recorder import Recording
 
 
 def command() -> Command:
@@ -172,7 +175,8 @@ def _run(args: argparse.Namespace) -> int:
                 return await Board.open(chosen, timeout=args.timeout)
 
             where = chosen
-        side = LinkedGameSide(address, args.game, open_board, state, secret=secret, say=say)
+        recorded = _recorded(open_board, virtual, say)
+        side = LinkedGameSide(address, args.game, recorded.open, state, secret=secret, say=say)
         say(
             _(
                 "link %(game)s: this end is side %(side)s, board %(board)s, broker %(url)s",
@@ -187,8 +191,11 @@ def _run(args: argparse.Namespace) -> int:
         assert task is not None
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)
-        with contextlib.suppress(asyncio.CancelledError):
-            await side.run()
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await side.run()
+        finally:
+            await recorded.close()
         print(_("cribboard link: stopped"), file=sys.stderr, flush=True)
 
     virtual = None
@@ -199,3 +206,43 @@ def _run(args: argparse.Namespace) -> int:
             virtual = stack.enter_context(VirtualBoard())
         asyncio.run(main())
     return 0
+
+
+class _Recorded:
+    """The board of a linked game, opened as `open_board` opens it, its games recorded
+    (cribboard.recorder) from each opening on."""
+
+    def __init__(
+        self,
+        open_board: Callable[[], Awaitable[Board]],
+        flash: Path | None,
+        say: Callable[[str], None],
+    ) -> None:
+        self._open_board = open_board
+        self._flash = flash
+        self._say = say
+        self._recording: Recording | None = None
+        self._tried = False
+
+    async def open(self) -> Board:
+        from cribboard.boardid import board_identity
+        from cribboard.recorder import Recording
+
+        board = await self._open_board()
+        if not self._tried:
+            self._tried = True
+            identity = board_identity(board.name, board.hello, self._flash)
+            self._recording = Recording.open(identity, "link", say=self._say)
+        if self._recording is not None:
+            await self._recording.follow(board)  # (the board before it is closed)
+        return board
+
+    async def close(self) -> None:
+        if self._recording is not None:
+            await self._recording.close()
+
+
+def _recorded(
+    open_board: Callable[[], Awaitable[Board]], virtual: Any, say: Callable[[str], None]
+) -> _Recorded:
+    return _Recorded(open_board, None if virtual is None else virtual.flash_path, say)

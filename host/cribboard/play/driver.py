@@ -28,9 +28,11 @@ from cribboard.names import player_name
 from cribboard.play.outside import Outside, OutsideChanges
 from cribboard.play.players import DiscardView, Player, PlayView
 from cribboard.play.screen import reprompt
+from cribboard.record.store import Note
+from cribboard.recorder import Recording
 from cribboard.rules.cards import Card, format_cards, shuffled_deck
 from cribboard.rules.errors import IllegalMove
-from cribboard.rules.game import Deal, Game, Phase, Reason, ScoreEvent, cut_for_deal
+from cribboard.rules.game import Deal, Game, Phase, Reason, ScoreEvent, ShowResult, cut_for_deal
 from cribboard.rules.variants import STANDARD, Variant
 from cribboard.watchwords import tell_restored
 from cribboard.words import combo_summary
@@ -114,6 +116,8 @@ class GameDriver:
         reveal: bool = False,
         say: Callable[[str], None] = print,
         on_board: Callable[[], Awaitable[None]] | None = None,
+        recording: Recording | None = None,
+        seat_names: list[str | None] | None = None,
     ) -> None:
         if len(players) != variant.players:
             raise IllegalMove(f"{variant.name} needs {variant.players} players, not {len(players)}")
@@ -129,6 +133,10 @@ class GameDriver:
         self.on_board = on_board
         self.names = [player.name for player in players]
         tell_restored(board, lambda line: self.say(line))
+        self.recording = recording
+        """Where the games are recorded (cribboard.recorder), with what each peg was."""
+        self.seat_names = seat_names
+        """The players' names in the record, one a seat (None: none), when given."""
         self.game: Game | None = None
         self._laid_away: list[tuple[Card, ...]] = [() for _ in players]
 
@@ -142,16 +150,21 @@ class GameDriver:
         if self.on_board is not None:
             await self.on_board()
 
-    async def peg(self, event: ScoreEvent | None, *, told: bool = False) -> None:
+    async def peg(
+        self, event: ScoreEvent | None, *, told: bool = False, cards: str | None = None
+    ) -> None:
         """Narrate a score and peg it on the board (previewed first at a watchable pace);
-        `told`: the combinations were just described."""
+        `told`: the combinations were just described; `cards`: a hand's, for the record."""
         if event is None:
             return
         if self.preview:
             await self.board.preview(event.side, event.points)
             await self._changed()
             await self._pause(0.5)
-        await self.board.peg(event.side, event.points)
+        rev = await self.board.peg(event.side, event.points)
+        if self.recording is not None:
+            note = Note(_KINDS[event.reason], event.side, event.points, event.seat, cards)
+            await self.recording.note(note, rev)
         if told:
             self.say(
                 _(
@@ -223,6 +236,8 @@ class GameDriver:
             await self.board.new_game(variant.target, variant.sides)
             await self.board.set_dealer(variant.side_of(dealer))
         await self._changed()
+        if self.recording is not None and self.seat_names is not None:
+            await self.recording.name_seats(self.seat_names)
         try:
             while not game.over:
                 await self.play_deal(game)
@@ -282,6 +297,8 @@ class GameDriver:
         if not first:
             await self.board.set_dealer(self.variant.side_of(deal.dealer))
             await self._changed()
+        if self.recording is not None:
+            await self.recording.deal(dealer_seat=deal.dealer)
         self.say(
             _(
                 "deal %(deal)d: %(dealer)s deals, %(pone)s to lead",
@@ -298,6 +315,8 @@ class GameDriver:
         heels = deal.cut()
         assert deal.starter is not None
         self.say(_("starter: %(card)s", card=deal.starter))
+        if self.recording is not None:
+            await self.recording.deal(starter=str(deal.starter))
         await self._pause()
         await self.peg(heels)
         while deal.phase is Phase.PLAY:
@@ -329,10 +348,19 @@ class GameDriver:
                 )
             else:
                 self.say(_("%(whose)s: %(cards)s + %(starter)s: %(total)d", **values))
+            cards = f"{format_cards(shown.count.hand)} {deal.starter}"
             if shown.event is None:
+                await self._note_nothing(shown, cards)
                 await self._pause()
-            await self.peg(shown.event, told=True)
+            await self.peg(shown.event, told=True, cards=cards)
         return deal
+
+    async def _note_nothing(self, shown: ShowResult, cards: str) -> None:
+        """A hand or crib that counted nothing, for the record."""
+        if self.recording is not None:
+            side = self.variant.side_of(shown.seat)
+            kind = "crib" if shown.crib else "hand"
+            await self.recording.note(Note(kind, side, 0, shown.seat, cards))
 
     async def _ask(self, player: Player, call: Callable[[], T]) -> T:
         """A player's answer: a person's is asked off the event loop, and meanwhile a change
@@ -456,8 +484,23 @@ class GameDriver:
             self.say(_("the count starts again"))
 
 
+_KINDS = {
+    Reason.PLAY: "play",
+    Reason.HAND: "hand",
+    Reason.CRIB: "crib",
+    Reason.HEELS: "heels",
+    Reason.BONUS: "bonus",
+}
+"""What the record calls each reason for a score (cribboard.record.store.KINDS)."""
+
+
 class WonElsewhere(Exception):
     """The game was won by a change made on the board elsewhere, in the middle of a deal."""
+
+
+COMPUTER_NAME = "computer"
+"""The computer's name in the record of games (`cribboard play`): its games count as a
+player's, so that yours against it can be told."""
 
 
 def board_player_names(variant: Variant) -> list[str]:
@@ -475,12 +518,15 @@ def run_play(
     timeout: float = 2.0,
     delay: float = 0.8,
     new: bool = False,
+    names: list[str | None] | None = None,
 ) -> int:
     """`cribboard play`: you (blue) against the computer (orange), scored on the board found on
     USB, else on the virtual board (whose game outlives the app); to `target` (61 or 121; None:
     121). A game in progress on the board goes on, unless `new`; at the end, says where the
-    game is kept."""
+    game is kept. The game is recorded, its players named by `names` (yours, the computer's;
+    by default you have none and the computer is `COMPUTER_NAME`)."""
     from cribboard import portshare
+    from cribboard.boardid import board_identity
     from cribboard.play.boards import ChosenBoard, choose_board, ending_on_signals
     from cribboard.play.players import Computer, HumanTerminal, LeaveGame
     from cribboard.play.screen import TableScreen, terminal_kept
@@ -515,7 +561,22 @@ def run_play(
                     on_board=screen.refresh,
                 )
                 screen.status = driver.situation
-                await driver.play_game(go_on=not new)
+                recording = Recording.open(
+                    board_identity(where.port, board.hello, where.flash),
+                    "play",
+                    seats=driver.variant.players,
+                    variant=driver.variant.name,
+                    say=screen.say,
+                )
+                driver.recording = recording
+                try:
+                    if recording is not None:
+                        await recording.follow(board)
+                        driver.seat_names = names or [None, COMPUTER_NAME]
+                    await driver.play_game(go_on=not new)
+                finally:
+                    if recording is not None:
+                        await recording.close()
 
     status = 0
     with ending_on_signals(), terminal_kept():

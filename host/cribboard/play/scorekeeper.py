@@ -39,12 +39,14 @@ import builtins
 import contextlib
 import dataclasses
 import re
+import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 from cribboard import portshare
 from cribboard.api import Board, BoardState
+from cribboard.boardid import board_identity
 from cribboard.errors import BoardRejected
 from cribboard.i18n import _, n_
 from cribboard.names import PLAYER_NAMES, initial, player_name
@@ -59,6 +61,9 @@ from cribboard.play.screen import (
     terminal_output,
 )
 from cribboard.play.tablefile import load_table, save_table, table_path
+from cribboard.playernames import SEPARATOR, BadName, parse_names
+from cribboard.record.store import Note
+from cribboard.recorder import Recording
 from cribboard.rules.cards import format_cards, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.scorekeeping import (
@@ -151,8 +156,18 @@ class Scorekeeper:
         game: Variant = STANDARD,
         table_file: Path | None = None,
         board_key: str = "",
+        recording: Recording | None = None,
+        names: list[str | None] | None = None,
+        ask_names: bool = False,
     ) -> None:
         self.board = board
+        self.recording = recording
+        """Where the games are recorded (cribboard.recorder), if they are."""
+        self.names = names
+        """The players' names given (one a seat, None for none), for the record."""
+        # Asked at the start when none are given and the game has none (a person types).
+        self._ask_names = ask_names
+        self._pegged = -1  # the board's revision after this app's last peg
         self.table_file = table_file
         self.board_key = board_key
         self._terminal = input is None  # typed at a terminal: the prompt is shown again
@@ -222,7 +237,7 @@ class Scorekeeper:
         return self.state
 
     async def _peg(self, player: int, points: int) -> None:
-        await self.board.peg(player, points)
+        self._pegged = await self.board.peg(player, points)
         self._changes += 1
 
     async def _deal_to(self, seat: int) -> None:
@@ -234,7 +249,10 @@ class Scorekeeper:
 
     async def start(self, new: bool = False) -> None:
         """Read the board: go on with a game in progress (unless `new`, or another target or
-        number of players is wanted), else start one."""
+        number of players is wanted), else start one. With a recording, the players are named
+        (the names given, else asked for at a terminal, unless the game has them)."""
+        if self.recording is not None and not self.recording.following:
+            await self.recording.follow(self.board)
         state = await self._read()
         target = self.target or state.target
         fresh = not any(state.front[: state.players]) and not any(state.back[: state.players])
@@ -274,6 +292,8 @@ class Scorekeeper:
                     _("the deal goes on where it was: %(whose)s counts next", whose=self.whose())
                 )
         self._keep_table()
+        await self._name_players()
+        await self._note_deal()
         health = await self.board.health()
         page = describe_page(health) if health is not None else None
         if page is not None:  # where the phones at the table find the board's own page
@@ -283,6 +303,68 @@ class Scorekeeper:
         """Where the table is in its deal, kept for the next run (with a table file)."""
         if self.table_file is not None and self.state is not None:
             save_table(self.table_file, self.board_key, self.game, self.state, self.turn)
+
+    async def _name_players(self) -> None:
+        """The players' names in the record: those given, else (asked for) those typed, unless
+        the game has names already; Enter alone goes on without."""
+        recording = self.recording
+        if recording is None:
+            return
+        names = self.names
+        if names is None and self._ask_names and not any(await recording.seat_names()):
+            names = self._asked_names()
+        if names is None:
+            return
+        await recording.name_seats(names)
+        named = [name for name in names if name]
+        if named:
+            self.messages.append(_("playing: %(names)s", names=", ".join(named)))
+
+    def _asked_names(self) -> list[str | None] | None:
+        """The names typed at the prompt (one a seat, separated by commas); None for none."""
+        seats = ", ".join(self.name(seat) for seat in range(self.keeping.seats))
+        example = SEPARATOR.join(["Ann", "Bob", "Cy", "Di"][: self.keeping.seats])
+        prompt = _(
+            "Who plays? Names for %(seats)s, separated by commas (%(example)s), for the "
+            "record of games; Enter: no names: ",
+            seats=seats,
+            example=example,
+        )
+        while True:
+            try:
+                text = self._input(prompt).strip()
+            except EOFError:
+                return None
+            if not text:
+                return None
+            try:
+                return parse_names(text, self.keeping.seats)
+            except BadName as err:
+                self._output(str(err))
+
+    async def _note(
+        self,
+        kind: str,
+        side: int,
+        points: int,
+        seat: int | None = None,
+        cards: str | None = None,
+        claim: int | None = None,
+    ) -> None:
+        """What the step just pegged was, for the record (a seat: the partner, with four)."""
+        if self.recording is not None:
+            rev = self._pegged if points else None
+            await self.recording.note(Note(kind, side, points, seat, cards, claim), rev)
+
+    async def _note_deal(self) -> None:
+        """Who deals (which partner, with four) and the starter, for the record."""
+        if self.recording is None or self.state is None:
+            return
+        turn = self.turn
+        if self.keeping.side(turn.dealer) != self.state.dealer:
+            return  # the board's dealer is another's: the table will catch up
+        starter = None if turn.starter is None else str(turn.starter)
+        await self.recording.deal(dealer_seat=turn.dealer, starter=starter)
 
     def _new_game_text(self, target: int, after_win: bool = False) -> str:
         """A new game: which, to what, who deals (after the cut, or as the board chose after
@@ -352,6 +434,7 @@ class Scorekeeper:
                 await self._record_part(what)
             else:
                 await self._record_part(self._last_part, auto=True)
+            await self._note_deal()
         return True
 
     async def _record_part(self, what: str, *, auto: bool = False) -> None:
@@ -535,6 +618,10 @@ class Scorekeeper:
             _("%(word)r? the players are %(letters)s; ? shows the keys", word=word, letters=letters)
         )
 
+    def _seat_of(self, side: int) -> int | None:
+        """The seat that pegs for `side` when it is one person's (None: a partnership's)."""
+        return None if self.game.partnerships else side
+
     def _dealer_seat(self, word: str) -> int:
         """The seat named after d: a colour (the next seat of that side), or with four
         players also the seat's number (o2)."""
@@ -551,6 +638,7 @@ class Scorekeeper:
         part = self._part
         bonus = self.keeping.pone_bonus()
         await self._peg(*bonus)
+        await self._note("bonus", bonus.side, bonus.points, pone)
         said = _(
             "%(player)s, the pone, pegs %(points)d for the first deal",
             player=self.name(pone),
@@ -572,6 +660,7 @@ class Scorekeeper:
         self._game_over()
         await self._pone_bonus()
         await self._peg(player, points)
+        await self._note("play", player, points, self._seat_of(player))
         self.messages.append(
             _("%(player)s pegs %(points)d", player=player_name(player), points=points)
         )
@@ -649,6 +738,12 @@ class Scorekeeper:
                 )
         if counted.points:
             await self._peg(counted.side, counted.points)
+        shown = None
+        if counted.count is not None:
+            shown = f"{format_cards(counted.count.hand)} {counted.count.starter}"
+        claim = NOTHING if counted.nineteen else counted.claim
+        kind = "crib" if counted.hand.crib else "hand"
+        await self._note(kind, counted.side, counted.points, counted.hand.seat, shown, claim)
         if verdict in (Verdict.UNCHECKED, Verdict.SHORT):
             self.messages.append(
                 _("%(whose)s: %(points)d", whose=whose, points=counted.points)
@@ -687,6 +782,7 @@ class Scorekeeper:
         self.messages.append(_("starter %(card)s", card=card))
         if heels is not None:
             await self._peg(*heels)
+            await self._note("heels", heels.side, heels.points, self.turn.dealer)
             self.messages.append(self._heels_text())
         return _("starter %(card)s", card=card)
 
@@ -699,6 +795,7 @@ class Scorekeeper:
         heels = self.keeping.heels()
         await self._pone_bonus()
         await self._peg(*heels)
+        await self._note("heels", heels.side, heels.points, self.turn.dealer)
         self.messages.append(self._heels_text())
         return _("his heels")
 
@@ -709,6 +806,7 @@ class Scorekeeper:
         taken = self.keeping.muggins(taker)
         await self._pone_bonus()
         await self._peg(*taken)
+        await self._note("muggins", taken.side, taken.points, self._seat_of(taken.side))
         player = player_name(taken.side)
         self.messages.append(
             _("muggins: %(player)s takes %(points)d", player=player, points=taken.points)
@@ -917,9 +1015,11 @@ def run_scorekeeper(
     new: bool = False,
     color: bool = False,
     timeout: float = 2.0,
+    names: list[str | None] | None = None,
 ) -> int:
     """`cribboard keep`: find a board (or start the virtual board, whose game outlives the app),
-    say which, keep the score; at the end, say where the game is kept."""
+    say which, keep the score and the record of the games (the players named by `names`, one a
+    seat, else asked for); at the end, say where the game is kept."""
     chosen: list[ChosenBoard] = []
 
     async def main() -> int:
@@ -928,6 +1028,13 @@ def run_scorekeeper(
             where = chosen[0]
             builtins.print(_("playing on %(board)s", board=where.description), flush=True)
             async with await Board.open(where.port, timeout=timeout) as board:
+                recording = Recording.open(
+                    board_identity(where.port, board.hello, where.flash),
+                    "keep",
+                    seats=game.players,
+                    variant=game.name,
+                    say=builtins.print,
+                )
                 keeper = Scorekeeper(
                     board,
                     color=color,
@@ -936,8 +1043,15 @@ def run_scorekeeper(
                     game=game,
                     table_file=table_path(),
                     board_key=str(where.flash) if where.flash else portshare.port_key(where.port),
+                    recording=recording,
+                    names=names,
+                    ask_names=sys.stdin.isatty(),
                 )
-                return await keeper.run(new)
+                try:
+                    return await keeper.run(new)
+                finally:
+                    if recording is not None:
+                        await recording.close()
 
     with ending_on_signals(), terminal_kept():
         try:

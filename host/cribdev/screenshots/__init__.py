@@ -4,6 +4,8 @@
                                colour codes and all, drawn with a font the project installs
     docs/images/page.png       the bridge's web page in headless Chromium
     docs/images/page.txt       what the page showed, and the page's source files' digests
+    docs/images/history.png    the page's history on a phone (made-up games: cribdev.recordgen)
+    docs/images/history.txt    what the history showed, its files' digests
 
 Both show the same game on a fresh virtual board (`scene.py`). The terminal picture is
 reproducible byte for byte: the font comes from a pinned PyPI package, and the rasteriser and

@@ -70,6 +70,67 @@ async def page_picture(url: str, png: Path | None, front: list[int]) -> str:
     return "\n".join(lines) + "\n"
 
 
+HISTORY_FILES = (
+    STATIC_DIR / "index.html",
+    STATIC_DIR / "style.css",
+    STATIC_DIR / "records.js",
+)
+"""The files that make the history's look."""
+PHONE = (412, 915)
+"""The phone the history is pictured on, in CSS pixels (drawn at two device pixels each)."""
+
+
+async def history_picture(url: str, png: Path | None) -> str:
+    """The page at `url` on a phone, its history unfolded (the latest game's graph, the first
+    player's hand counts): save the history's picture to `png` (None: no picture) and return
+    the record of what it showed (its text, the graph's lines and the chart's bars)."""
+    import tempfile
+
+    from playwright.async_api import async_playwright
+
+    with tempfile.TemporaryDirectory(prefix="cribboard-shot-") as profile:
+        async with async_playwright() as p:
+            context = await p.chromium.launch_persistent_context(
+                profile,
+                executable_path=CHROMIUM,
+                headless=True,
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"],
+                viewport={"width": PHONE[0], "height": PHONE[1]},
+                device_scale_factor=2,
+                locale="en-US",
+            )
+            try:
+                page = context.pages[0] if context.pages else await context.new_page()
+                await page.goto(url + "?history")
+                await page.wait_for_selector("#game-graph svg polyline")
+                await page.wait_for_selector("#hand-chart svg rect")
+                if png is not None:
+                    await page.locator("#history-box").screenshot(path=str(png))
+                text = await page.inner_text("#history-box")
+                drawn = await page.evaluate(
+                    """() => [
+                      ...[...document.querySelectorAll('#game-graph polyline')]
+                        .map(l => 'line ' + l.dataset.side + ' ' + l.getAttribute('points')),
+                      ...[...document.querySelectorAll('#hand-chart rect.bar')]
+                        .map(r => 'bar ' + r.getAttribute('class') + ' ' + r.dataset.count + ' '
+                                  + (r.dataset.hands || r.dataset.cribs))]"""
+                )
+            finally:
+                await context.close()
+    lines = [
+        "# What docs/images/history.png shows (make screenshots writes both; a test compares this)",
+        *[
+            f"sha256 {path.name} {hashlib.sha256(path.read_bytes()).hexdigest()}"
+            for path in HISTORY_FILES
+        ],
+        "--- the history's text",
+        *[line.rstrip() for line in text.strip().splitlines() if line.strip()],
+        "--- the graph's lines and the chart's bars",
+        *drawn,
+    ]
+    return "\n".join(lines) + "\n"
+
+
 async def _settled(page: Any, front: list[int]) -> None:
     await page.wait_for_function(
         "want => want.every((score, p) => "

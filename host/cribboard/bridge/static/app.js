@@ -45,6 +45,8 @@ const PAGE_TEXT = [
 const LARGE_TEXT_KEY = "cribboard.large-text"; // the large-text mode, remembered in this browser
 
 let layout, limits, codec, view, link;
+let records = null; // the record's parts of the page (records.js), with a bridge only
+const names = {}; // the players' names of each board's game, one a seat (from the record)
 let current = params.get("board");
 let statusShown = { text: N_("connecting…"), values: {}, live: false };
 let boardsShown = [];
@@ -88,6 +90,14 @@ function announce(id, state) {
 
 // A player's colour as people read it (the catalog's "blue", "orange", "purple").
 const playerName = (p) => _(layout.players[p].name);
+
+// A player's card title: the names of the side's seats in the record (partners with &) and
+// the colour, or the colour alone.
+function cardTitle(p, count) {
+  const named = (names[current] || []).filter((name, seat) => name && seat % count === p);
+  return named.length ? _("%(names)s (%(colour)s)", { names: named.join(" & "), colour: playerName(p) })
+                      : playerName(p);
+}
 
 async function fetchJson(path) {
   const r = await fetch(path, { credentials: "same-origin" });
@@ -183,7 +193,6 @@ function buildPlayers(count) {
     const card = $("#player-card").content.firstElementChild.cloneNode(true);
     card.dataset.player = p;
     card.style.setProperty("--pc", info.color);
-    card.querySelector(".name").textContent = playerName(p);
     card.querySelector(".crib").textContent = _("crib");
     card.querySelector(".count-text").textContent = _("Count");
     card.querySelector(".more button").textContent = _("Peg");
@@ -216,6 +225,17 @@ function buildPlayers(count) {
       if (await act(() => link.peg(p, n))) field.value = ""; // a second tap must not peg it again
     });
     box.appendChild(card);
+  }
+  showTitles(count);
+}
+
+// The cards' titles: the players' names (from the record) and colours, changed in place.
+function showTitles(count) {
+  for (const card of $("#players").children) {
+    const p = +card.dataset.player;
+    const title = card.querySelector(".name");
+    title.textContent = cardTitle(p, count);
+    title.classList.toggle("named", title.textContent !== playerName(p));
   }
 }
 
@@ -418,6 +438,7 @@ function showBoards(boards) {
 function selectBoard(id) {
   current = id;
   if (link) link.board = id;
+  if (records) records.boardChanged();
   if (states[id]) showState(states[id]);
   if (frames[id]) view.show(frames[id]);
 }
@@ -500,7 +521,18 @@ async function main() {
     link = null;
     status(navigator.bluetooth ? N_("no bridge here: connect a board over Bluetooth")
                                : N_("no bridge here, and this browser has no Web Bluetooth"), false);
+    return;
   }
+  // Through a bridge: its record of games (the players' names, the history).
+  records = await import("./records.js");
+  records.startRecords({
+    link, layout, board: () => current, log,
+    players: () => (states[current] ? states[current].players : 2),
+    onNames: (list) => {
+      names[current] = list;
+      if (states[current]) showTitles(states[current].players);
+    },
+  });
 }
 
 main().catch((err) => status(N_("cannot start: %(error)s"), false, { error: err.message }));

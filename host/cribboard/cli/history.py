@@ -1,0 +1,227 @@
+"""`cribboard history`: what the record of games (cribboard.record) tells, as a table for people
+or JSON for programs: each player's games won and lost, skunks given and taken, matches, hands
+and cribs (average and best), pegging points per deal and muggins; head to head; the matches;
+the last games; one game's scores deal by deal (`--game`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from cribboard.cmdline.table import Command, UsageError, arg
+from cribboard.i18n import N_, _, n_
+from cribboard.names import player_name
+from cribboard.plaintext import inert
+from cribboard.record.stats import (
+    GameGraph,
+    GameSummary,
+    MatchSummary,
+    PlayerStats,
+    Statistics,
+    Who,
+    finished_games,
+    game_graph,
+    sort_key,
+    statistics,
+)
+from cribboard.record.store import Record, default_path
+
+LAST_GAMES = 10
+"""Games listed under the statistics (--games changes it)."""
+MOST_GAMES = 10000
+
+
+def who_text(who: Who) -> str:
+    """A player as the table shows them: the name, or a seat without one by its colour in
+    brackets (`(blue)`), never taken for a person called Blue."""
+    if who.name is not None:
+        return inert(who.name)  # checked when it was typed; a file edited by hand is text too
+    return f"({player_name(who.side or 0)})"
+
+
+def side_text(side: tuple[Who, ...], number: int) -> str:
+    """The players of a side (partners joined with &), or its colour."""
+    return " & ".join(who_text(w) for w in side) if side else f"({player_name(number)})"
+
+
+def _average(value: float | None, best: int | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.1f} ({best})"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Columns as wide as their widest cell; the first one left, the others right."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [
+            cell.ljust(width) if i == 0 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def players_lines(stats: list[PlayerStats]) -> list[str]:
+    header = [
+        _("player"),
+        _("won"),
+        _("lost"),
+        # Translators: skunks given / taken (double skunks counted in them too).
+        _("skunks +/-"),
+        _("matches"),
+        _("hand (best)"),
+        _("crib (best)"),
+        # Translators: the play's pegs, per deal.
+        _("pegging/deal"),
+        _("muggins"),
+    ]
+    rows = []
+    for p in stats:
+        per_deal = p.pegging_per_deal
+        rows.append(
+            [
+                who_text(p.who),
+                str(p.won),
+                str(p.lost),
+                f"{p.skunks_given}/{p.skunks_taken}",
+                f"{p.matches_won}-{p.matches - p.matches_won}",
+                _average(p.hands.average, p.hands.best),
+                _average(p.cribs.average, p.cribs.best),
+                "–" if per_deal is None else f"{per_deal:.1f}",
+                f"{p.muggins} ({p.muggins_points})",
+            ]
+        )
+    return _table(header, rows)
+
+
+def game_line(game: GameSummary) -> str:
+    """`#12  2026-05-01  Ann 121 · Bob 87: Ann won, a skunk`."""
+    scores = " · ".join(
+        f"{side_text(side, n)} {game.front[n]}" for n, side in enumerate(game.sides)
+    )
+    when = (game.ended or game.started)[:10]
+    line = f"#{game.id}  {when}  {scores}"
+    if game.winner is None:
+        return line
+    winner = side_text(game.sides[game.winner], game.winner)
+    if game.result == "skunk":
+        return line + ": " + _("%(winner)s won, a skunk", winner=winner)
+    if game.result == "double_skunk":
+        return line + ": " + _("%(winner)s won, a double skunk", winner=winner)
+    return line + ": " + _("%(winner)s won", winner=winner)
+
+
+def match_line(match: MatchSummary) -> str:
+    score = "-".join(str(s) for s in match.score)
+    sides = " v ".join(side_text(side, n) for n, side in enumerate(match.sides))
+    if match.kind == "best_of":
+        kind = _("best of %(games)d", games=match.length)
+    else:
+        kind = _("first to %(games)d", games=match.length)
+    if match.winner is None:
+        return _("%(sides)s, %(kind)s: %(score)s, going on", sides=sides, kind=kind, score=score)
+    return _(
+        "%(sides)s, %(kind)s: %(score)s, won by %(winner)s",
+        sides=sides,
+        kind=kind,
+        score=score,
+        winner=side_text(match.sides[match.winner], match.winner),
+    )
+
+
+def report(stats: Statistics, games: list[GameSummary]) -> str:
+    """The whole table for people."""
+    if not stats.finished and not stats.unfinished:
+        return _(
+            "No games recorded yet: keep, play, the bridge and linked games record the games "
+            "they drive."
+        )
+    lines = [
+        n_(
+            "%(count)d game finished",
+            "%(count)d games finished",
+            stats.finished,
+        )
+        + ", "
+        + n_("%(count)d left unfinished", "%(count)d left unfinished", stats.unfinished),
+        "",
+    ]
+    lines += players_lines(stats.players)
+    if stats.head_to_head:
+        lines += ["", _("head to head (won-lost)")]
+        for pair in stats.head_to_head:  # each pair once, the first in order first
+            if sort_key(pair.player) < sort_key(pair.opponent):
+                players = f"{who_text(pair.player)} v {who_text(pair.opponent)}"
+                lines.append(f"  {players}  {pair.won}-{pair.lost}")
+    if stats.matches:
+        lines += ["", _("matches")]
+        lines += [f"  {match_line(m)}" for m in stats.matches]
+    if games:
+        lines += ["", _("last games")]
+        lines += [f"  {game_line(g)}" for g in games]
+    return "\n".join(lines)
+
+
+def graph_lines(graph: GameGraph) -> str:
+    """A game's scores deal by deal, a row a deal."""
+    sides = graph.game.sides
+    header = [_("deal")] + [side_text(side, n) for n, side in enumerate(sides)]
+    rows = []
+    for n, scores in enumerate(graph.scores):
+        label = str(n + 1) if n < len(graph.dealers) else _("end")
+        rows.append([label] + [str(score) for score in scores])
+    return "\n".join([game_line(graph.game), "", *_table(header, rows)])
+
+
+def _history(args: argparse.Namespace) -> int:
+    if not 1 <= args.games <= MOST_GAMES:
+        raise UsageError(_("--games takes 1 to %(most)d", most=MOST_GAMES))
+    with Record.open(default_path()) as record:
+        if args.game is not None:
+            graph = game_graph(record, args.game)
+            if graph is None:
+                raise UsageError(_("no game %(game)d in the record", game=args.game))
+            print(json.dumps(graph.to_json()) if args.json else graph_lines(graph))
+            return 0
+        stats = statistics(record)
+        games = finished_games(record, args.games, args.player)
+        if args.json:
+            out: dict[str, Any] = {**stats.to_json(), "games": [g.to_json() for g in games]}
+            print(json.dumps(out))
+        else:
+            print(report(stats, games))
+    return 0
+
+
+HISTORY = Command(
+    "history",
+    N_("what the record of games tells: players' wins and losses, skunks, hands, pegging"),
+    _history,
+    (
+        arg("--json", action="store_true", help=N_("print it as JSON")),
+        arg(
+            "--games",
+            type=int,
+            default=LAST_GAMES,
+            metavar="N",
+            help=N_("how many of the last games to list (default 10)"),
+        ),
+        arg("--player", metavar="NAME", help=N_("list only the games of this player")),
+        arg(
+            "--game",
+            type=int,
+            metavar="ID",
+            help=N_("one game's scores deal by deal (its id as the list shows it: #12)"),
+        ),
+    ),
+    boardless=True,
+    description=N_(
+        "The games keep, play, the bridge and linked games recorded (in the user's data "
+        "directory: $XDG_DATA_HOME/cribboard/record.sqlite): each player's games won and "
+        "lost, skunks given and taken, matches, hands and cribs, pegging points per deal and "
+        "muggins taken; head to head; the last games."
+    ),
+)
