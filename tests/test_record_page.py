@@ -6,6 +6,7 @@ typed in the page's fields go to the record and onto the cards (a hostile one re
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -131,3 +132,42 @@ async def test_names_typed_on_the_page(bridge: Bridge, record_path: Path) -> Non
         await page.wait_for_selector("#log .error")
         assert "U+202E" in await page.inner_text("#log .error")
         assert (await bridge.records.names(entry))["names"] == ["Ann Marie", "Bob"]
+
+
+async def test_a_name_typed_while_the_save_is_answered_stays_as_typed(bridge: Bridge) -> None:
+    """The save's answer can come after the bridge's own `names` message (on the WebSocket):
+    a name typed again in between stays in its field, and saving it says what is wrong with
+    it, rather than the fields being made again from the names kept."""
+    async with chromium(*PHONE) as context:
+        page = await context.new_page()
+        page.set_default_timeout(20000)
+        held: list[Any] = []
+        answered = asyncio.Event()
+
+        async def hold_the_first_answer(route: Any) -> None:
+            if route.request.method != "POST" or held:
+                await route.continue_()
+                return
+            held.append(await route.fetch())  # the bridge has kept the names and said so
+            await answered.wait()
+            await route.fulfill(response=held[0])
+
+        await page.route("**/names", hold_the_first_answer)
+        await page.goto(bridge.url)
+        await page.wait_for_selector("#names-fields input", state="attached")
+        await page.click("#names-title")
+        await page.fill("#names-fields input[data-seat='0']", "Cleo")
+        await page.fill("#names-fields input[data-seat='1']", "Dan")
+        await page.click("#names-save")
+        await page.wait_for_function(  # the bridge's `names` message, before the answer
+            "document.querySelector('#players .name').textContent === 'Cleo (blue)'"
+        )
+        await page.fill("#names-fields input[data-seat='1']", "Dan\u202eevil")
+        answered.set()
+        await page.wait_for_selector("#log >> text=names kept for the record")
+        assert held, "the save's answer was not held"
+        field = "#names-fields input[data-seat='1']"
+        assert await page.input_value(field) == "Dan\u202eevil"
+        await page.click("#names-save")
+        await page.wait_for_selector("#log .error")
+        assert "U+202E" in await page.inner_text("#log .error")

@@ -100,7 +100,8 @@ async function loadNames() {
 async function saveNames(event) {
   event.preventDefault();
   const fields = [...document.querySelectorAll("#names-fields input")];
-  const names = fields.map((field) => field.value.trim() || null);
+  const sent = fields.map((field) => field.value);
+  const names = sent.map((text) => text.trim() || null);
   try {
     const r = await fetch(boardPath("names"), {
       method: "POST", credentials: "same-origin",
@@ -108,7 +109,9 @@ async function saveNames(event) {
     });
     const reply = await r.json().catch(() => ({}));
     if (!r.ok) throw new Error(reply.message || r.statusText);
-    document.activeElement.blur();
+    // A name typed again while the answer was on its way stays as typed (the fields are made
+    // again from the names kept only when nobody is typing in them).
+    if (fields.every((field, seat) => field.value === sent[seat])) document.activeElement.blur();
     showNames(reply.names);
     app.log(_("names kept for the record: %(names)s",
               { names: reply.names.map((n, seat) => n || colour(seat % app.players())).join(", ") }));
