@@ -330,6 +330,40 @@ def test_heap_size_option_is_honoured(tmp_path: Path) -> None:
     assert 0.9 * requested < total <= requested
 
 
+KEEPER_APP = textwrap.dedent(
+    """
+    import select, sys
+    import simlink
+    kept = []
+    poller = select.poll()
+    poller.register(sys.stdin, select.POLLIN)
+    while True:
+        simlink.link.poll(True)  # (the side channel's requests: the app's own loop takes them)
+        if poller.poll(5):
+            sys.stdin.readline()
+            kept.append(bytearray(4000))
+            print("kept", len(kept))
+    """
+)
+
+
+def test_the_heap_after_a_collection_shows_what_a_board_keeps(tmp_path: Path) -> None:
+    """`heap` (SimControl.heap): the board collects, then says its heap; what the firmware keeps
+    (a leak) shows as free going down by as much, garbage does not."""
+    firmware = make_firmware(tmp_path / "firmware", {"main.py": KEEPER_APP})
+    with VirtualBoard(firmware=firmware) as board, SimControl(board.control) as sim:
+        with serial.Serial(board.port, timeout=5) as link:
+            link.write(b"keep\n")
+            assert link.readline() == b"kept 1\n"  # (the app runs: the heap settled)
+            before = sim.heap()
+            assert sim.heap() == before  # nothing kept meanwhile, whatever garbage was made
+            link.write(b"keep\n")
+            assert link.readline() == b"kept 2\n"
+            after = sim.heap()
+    assert 4000 <= before["free"] - after["free"] < 4200
+    assert after["free"] + after["alloc"] == before["free"] + before["alloc"]
+
+
 def test_missing_interpreter_gives_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
