@@ -271,6 +271,28 @@ def test_machine_reset_reboots_and_runs_main(tmp_path: Path) -> None:
             assert mpremote_ok(board.port, "fs", "cat", ":boots.txt") == "boot\nboot\n"
 
 
+def test_a_restart_drops_what_the_hci_uart_held_unread(tmp_path: Path) -> None:
+    """A board with a real Bluetooth stack reads its controller on the HCI UART that
+    MICROPYBTUART names: what the old interpreter left unread (perhaps the rest of a packet it
+    had begun) is dropped when it restarts, so the next stack starts at a packet's first byte."""
+    controller, uart = os.openpty()
+    try:
+        firmware = make_firmware(tmp_path / "firmware", {"main.py": BOOT_COUNTER})
+        environment = {"MICROPYBTUART": os.ttyname(uart)}
+        with VirtualBoard(firmware=firmware, environment=environment) as board:
+            with SimControl(board.control) as control:
+                control.wait_frame(lambda frame: frame[0] == 1)
+                os.write(controller, b"\x04\x13\x05\x01")  # (a packet's first bytes)
+                board.reset()
+                control.wait_frame(lambda frame: frame[0] == 2)
+        os.set_blocking(uart, False)
+        with pytest.raises(BlockingIOError):
+            os.read(uart, 16)
+    finally:
+        os.close(controller)
+        os.close(uart)
+
+
 def test_button_press_is_seen_by_a_pin(board: VirtualBoard) -> None:
     program = textwrap.dedent(
         """\

@@ -72,7 +72,6 @@ import contextlib
 import os
 import random
 import tempfile
-import termios
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -88,7 +87,7 @@ from bumble.transport.common import AsyncPipeSink, Transport
 from bumble.transport.pty import open_pty_transport
 
 from cribboard.paths import firmware_dir
-from cribboard.virtual.launcher import DEFAULT_HEAP, VirtualBoard
+from cribboard.virtual.launcher import DEFAULT_HEAP, VirtualBoard, flush_tty
 
 STACKS = ("btstack", "nimble")
 """The Bluetooth stacks the unix interpreters are built with."""
@@ -447,7 +446,7 @@ class RadioBoard:
         async with self._power:
             await asyncio.to_thread(self.virtual.stop)
             self.controller.drop_links()
-            _flush_tty(self.uart)
+            flush_tty(self.uart)
             await asyncio.to_thread(self._launch)
 
     async def stop(self) -> None:
@@ -455,15 +454,6 @@ class RadioBoard:
             await asyncio.to_thread(self.virtual.stop)
             self.controller.drop_links()
             await self.transport.close()
-
-
-def _flush_tty(path: str) -> None:
-    """Drop what the controller wrote that the old interpreter never read."""
-    fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-    try:
-        termios.tcflush(fd, termios.TCIOFLUSH)
-    finally:
-        os.close(fd)
 
 
 class VirtualRadio:
