@@ -711,6 +711,9 @@ class BleLink:
             elif free:
                 if self.advertising and not self._stopped:
                     return True  # (still advertising: a central left, none came)
+                # Cleared before the start: a connect while the stack starts (its IRQ can run
+                # meanwhile) stops it again and says so.
+                self._stopped = False
                 # The data once; after that None keeps it (fewer HCI commands, each of which
                 # the stack waits for: module comment).
                 adv, resp = self._adv, self._resp
@@ -725,7 +728,6 @@ class BleLink:
             self._advertise_due = True
             return False
         self.advertising = free
-        self._stopped = False
         return True
 
     # --- Bluefruit Connect packets ------------------------------------------------------------

@@ -81,6 +81,7 @@ class FakeBLE:
         self.adv = None  # what it advertises now (advertising data, scan response)
         self.data = (None, None)  # what it was given to advertise
         self.advertised = 0  # gap_advertise calls
+        self.meanwhile = None  # called once inside the next gap_advertise
         self.notified = []  # (conn, bytes)
         self.closed = []
         self.full = False
@@ -134,6 +135,9 @@ class FakeBLE:
         # None keeps what was given before, as MicroPython documents it.
         self.data = (adv_data or self.data[0], resp_data or self.data[1])
         self.adv = None if interval_us is None else self.data
+        if self.meanwhile is not None:  # what the stack takes in while it waits (IRQs too)
+            meanwhile, self.meanwhile = self.meanwhile, None
+            meanwhile()
 
     def gap_disconnect(self, conn):
         self.closed.append(conn)
@@ -276,6 +280,20 @@ def test_advertising_is_started_again_only_when_the_stack_stopped_it():
         rig.ble.drop(1, PHONE)
         rig.link.service()
         assert rig.ble.advertised == calls + 1 and rig.link.advertising
+    finally:
+        rig.close()
+
+
+def test_a_central_that_connects_while_advertising_starts_stops_it_again():
+    # The stack runs the connect's IRQ while it waits inside gap_advertise: the connection
+    # stopped the advertising just started, and the board starts it again (a slot is free).
+    rig = Rig()
+    try:
+        rig.ble.connect(1, PHONE)
+        rig.ble.meanwhile = lambda: rig.ble.connect(2, LAPTOP)
+        rig.link.service()
+        rig.link.service()
+        assert rig.link.connected() == 2 and rig.ble.adv is not None and rig.link.advertising
     finally:
         rig.close()
 
