@@ -14,12 +14,17 @@
 4. The same on the emulated RP2040 running the cribboard image (tests/rp2support.py: the chip
    stopped at a save's flash operation and the power cut at a random cycle of it), and a shorter
    fuzz run there.
+5. Bluetooth on the real stacks (btstack and NimBLE, over the virtual radio): hundreds of
+   centrals let go on stalled links, each stack at once (bench/ble_stalls.py): never a crash,
+   each let-go counted once, btstack's heap never short of what it counts as kept and whole
+   after the restart that bound brings, NimBLE's heap unchanged.
 
 It prints lines per second, violations, restores by source (saved: the newest save, backup,
 fresh) and the oldest acknowledged change lost, then a summary table; it exits 1 on any
 violation.
 
-    .venv/bin/python bench/soak.py [--lines N] [--cuts N] [--rp2-cuts N] [--rp2-lines N] ...
+    .venv/bin/python bench/soak.py [--lines N] [--cuts N] [--rp2-cuts N] [--rp2-lines N]
+                                   [--ble-stalls N] ...
 """
 
 from __future__ import annotations
@@ -249,6 +254,32 @@ def rp2_cuts(cuts: int, seed: int) -> Stage:
     return stage
 
 
+def ble_stalls(stalls: int) -> list[Stage]:
+    import asyncio
+
+    from ble_stalls import both  # bench/ble_stalls.py
+
+    started = time.monotonic()
+    try:
+        results = asyncio.run(both(stalls))
+    except FileNotFoundError as missing:  # no interpreter with a real stack
+        return [Stage("Bluetooth, centrals let go on stalled links", skipped=str(missing))]
+    except Exception as error:
+        stage = Stage("Bluetooth, centrals let go on stalled links")
+        stage.errors.append(f"{type(error).__name__}: {error}")
+        return [stage]
+    stages = []
+    for result in results:
+        stage = Stage(f"Bluetooth ({result.stack}), centrals let go on stalled links")
+        stage.seconds = time.monotonic() - started
+        stage.figures = result.figures()
+        stage.violations = len(result.violations)
+        for violation in result.violations:
+            print(f"{stage.name}: VIOLATION: {violation}", flush=True)
+        stages.append(stage)
+    return stages
+
+
 # --- the whole soak ----------------------------------------------------------------------------
 
 
@@ -260,6 +291,9 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=500, help="state machine examples")
     parser.add_argument("--rp2-cuts", type=int, default=1000, help="power cuts, emulated RP2040")
     parser.add_argument("--rp2-lines", type=int, default=10_000, help="fuzz lines, RP2040")
+    parser.add_argument(
+        "--ble-stalls", type=int, default=300, help="Bluetooth centrals let go, per stack"
+    )
     parser.add_argument("--seed", type=int, default=20240521)
     args = parser.parse_args()
 
@@ -276,6 +310,7 @@ def main() -> int:
         stages.append(fuzz("fuzz, emulated RP2040", args.rp2_lines, args.seed, rp2=True))
     else:
         stages.append(Stage("emulated RP2040", skipped=missing))
+    stages += ble_stalls(args.ble_stalls)
 
     total = time.monotonic() - started
     print(f"\nsoak summary ({datetime.date.today()}, {total / 60:.1f} min)")

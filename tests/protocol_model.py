@@ -773,8 +773,8 @@ def frame_reply(rid: bytes) -> re.Pattern[bytes]:
 
 
 HEALTH_KEYS = rb"ok up=(\d+) heap=(\d+) saves=(\d+) serr=(\d+)(?: slast=\S+)? aerr=(\d+) "
-# (bconn ... bheap: Bluetooth)
-HEALTH_KEYS += rb"lost=(\d+)(?: bconn=\d+ badv=[01] bheld=\d+ bheap=\d+)? bad=(\d+)\n"
+# (bconn ... bkept: Bluetooth)
+HEALTH_KEYS += rb"lost=(\d+)(?: bconn=\d+ badv=[01] bheld=\d+ bheap=\d+ bkept=\d+)? bad=(\d+)\n"
 
 
 def health_reply(rid: bytes) -> re.Pattern[bytes]:

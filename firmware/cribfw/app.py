@@ -65,14 +65,15 @@ class App:
             )
             self.tasks.append(buttons_task)
 
-    def add_ble(self, ble, pad=None, uuid=None, stack=None, heap=None):
+    def add_ble(self, ble, pad=None, uuid=None, stack=None, heap=None, restart=None):
         """Serve the protocol over Bluetooth LE too: `ble` is a bluetooth.BLE(); `pad` the Pad
         whose virtual pins the buttons read (a phone's control pad); `uuid` the UUID class
         (default bluetooth.UUID); `stack` the Bluetooth stack's name (cribfw/stacklimits.py);
-        `heap` the free heap on btstack (default gc.mem_free; cribfw/blelink.py)."""
+        `heap` the free heap on btstack (default gc.mem_free) and `restart` what restarts the
+        board when btstack kept too much of gone centrals (machine.soft_reset; cribfw/blelink.py)."""
         from cribfw.blelink import BleLink
 
-        link = BleLink(ble, self.dispatcher, self.ctx.admission, pad, uuid, stack, heap)
+        link = BleLink(ble, self.dispatcher, self.ctx.admission, pad, uuid, stack, heap, restart)
         self.ctx.attach_ble(link, link.start().encode())
         self.tasks.append(link.run)
         return link
@@ -226,7 +227,7 @@ def main():
         app.ctx.admission.keep(AdmitRecords(admitted))
     if ble is not None:
         try:
-            app.add_ble(ble, pad)
+            app.add_ble(ble, pad, restart=machine.soft_reset)
         except OSError:
             pass  # the radio did not come up: the board works over USB alone
     if _exists("/" + HALL_CONFIG):

@@ -11,9 +11,14 @@
 # service UUID (3 + 18 bytes), so a scanner filtering on the service finds the board without a scan
 # request, plus as much of the name as fits (a shortened name); the scan response carries the whole
 # name, "Cribboard-XXXX" (the last two bytes of the board's address). Advertising runs whenever a
-# connection slot is free: the stack stops it when a central connects, so it is restarted after
-# every connect and disconnect. How many centrals the stack takes at once is the stack's
-# (cribfw/stacklimits.py: one on btstack, four on NimBLE); `advertising` is True only while the
+# connection slot is free: the stack stops it when a central connects, so it is started again
+# after a connect, and after a disconnect when it had stopped (all slots taken; btstack, which
+# resumes by itself). Only then: each start is HCI commands the stack waits for, taking in the
+# controller's events meanwhile, and a burst of them while centrals came and went ran
+# MicroPython's NimBLE over an HCI UART (the unix build) out of its 8 event buffers (a NULL
+# dereference, or a stack that answered nothing more); the data is given once, None keeps it.
+# How many centrals the stack takes at once is the stack's (cribfw/stacklimits.py: one on
+# btstack, four on NimBLE); `advertising` is True only while the
 # board advertises, which on btstack is never while a central is connected.
 #
 # Receiving: each connected central is a link of its own (Central: send/recent/trusted/address for
@@ -33,19 +38,42 @@
 # buffers free up, before any new one (att_server's notification requests; MicroPython v1.28.0,
 # extmod/btstack/modbluetooth_btstack.c). So a notification that cost no heap went straight out,
 # and then btstack held no copy; one that cost heap is held (`held` counts them, `held_bytes` what
-# they cost). The cost is measured exactly: the free heap is read just before and just after
-# gatts_notify with no branch between, and MicroPython runs the stack's scheduled work (which
-# frees sent copies) only at branches (and in waits: on a Pico W, to be checked, the CYW43 driver
-# may wait inside a write while its Bluetooth core wakes); the app collects garbage only when the
-# heap runs out, and a collection in between shows as heap gained, counted as held. The rule
-# (docs/protocol.md 10): after a held notification the next waits 1 ms, then twice as long after
-# each further one, up to 64 ms; the last one allowed (HELD_MAX) waits STALL_MS; if it is held
-# too, the link has taken almost nothing for seconds and the board disconnects the central. So
-# btstack never holds more than HELD_MAX notifications of a central. (`held` counts what was
-# handed since one last went straight out: at least what btstack still holds.)
-# A central's input is read only while its queue has room for the longest reply (the frame), so a
-# central's own replies are never dropped: what it sends meanwhile waits in its input ring, and
-# when that overflows the lost lines are answered `err busy input overflow`. An event that does not
+# they cost). The cost is read just before and just after gatts_notify with no branch between,
+# and MicroPython runs the stack's scheduled work (which frees sent copies) only at branches (and
+# in waits: on a Pico W, to be checked, the CYW43 driver may wait inside a write while its
+# Bluetooth core wakes). Below HEAP_GUARD free the heap is collected before a central's
+# notifications, so a copy's own allocation does not collect (which would hide its cost); a
+# held copy is counted at no less than its bytes and COPY_EXTRA, what its records take on the
+# unix port (less on a 32-bit board), so the count is never short.
+# The rule (docs/protocol.md 10): after a held notification the next waits 1 ms, then longer
+# after each further one (HELD_WAITS_MS: 1, 2, 4, 16, 64 ... 4096 ms), and from the third on is
+# a small one (PROBE bytes: its copy costs little); when HELD_MAX are held, the link has carried
+# almost nothing for at least 5.5 s (one that carries a packet every 300 ms has long caught up
+# with the controller's buffers and what is held) and the board lets the central go. So btstack
+# never holds more than HELD_MAX notifications of a central. (The first wait is short because
+# btstack on the unix port holds the second of any two notifications handed together: its HCI
+# UART takes the next packet only after its 1 ms poll.) A link that needed a long wait starts
+# its next wait a step lower (`start_level`), so a slow link is not probed from 1 ms again each
+# time. (`held` counts what was handed since one last went straight out: at least what btstack
+# still holds. A queue that empties while some are held is followed, after the same wait, by an
+# empty notification, which tells whether they went.)
+# What btstack holds for a central when its connection ends is never freed: MicroPython v1.28.0
+# drops the connection's notification requests with the connection, and the copies stay on its
+# list of tracked allocations until the board restarts (the heap then runs out and the
+# interpreter dereferences the NULL a failed copy returned). The board counts what each central
+# leaves behind (`kept`: at most what it held, HELD_MAX small copies) and when that reaches
+# KEPT_MOST it stops taking centrals and, once none is connected, restarts (`restart`: main()
+# passes machine.soft_reset; the app saves the game on the way out): nothing else gives the heap
+# back. NimBLE keeps nothing: it frees what it held with the connection.
+# Giving up never cuts a line short on a link that goes on: a central the board gives up (btstack:
+# HELD_MAX held; NimBLE: refused for STALL_MS without a break) is disconnected, counted in `lost`,
+# and what was queued for it goes with the connection; a host reassembles afresh on each one.
+# A central's input is read byte by byte into its line; a line's end (or a control pad packet)
+# waits while its queue has less room than the longest reply (the frame), so a central's own
+# replies are never dropped: what it sends meanwhile waits in its input ring (RX_RING, about 140
+# pegs, for a lone central; RX_RING_SHARED each where the stack takes four), and when that
+# overflows the lost lines are answered `err busy input overflow`. A line too
+# long is read to its end whatever the room, so it gets its one `too_long`. An event that does not
 # fit a central's queue (another link's change) is dropped whole and `err busy output full` follows
 # once the queue has drained.
 #
@@ -96,17 +124,24 @@ MAX_CENTRALS = const(4)  # the most any stack takes at once (besides USB): stack
 DEFAULT_MTU = const(23)  # ATT MTU before any exchange: 20 bytes per notification
 PREFERRED_MTU = const(247)  # offered when a central starts an MTU exchange
 RX_BUFFER = const(256)  # the RX value: bytes appended between two reads
-RX_RING = const(256)  # per central: received bytes not yet handled
+RX_RING = const(2048)  # received bytes not yet handled: a lone central's (about 140 pegs)
+RX_RING_SHARED = const(1024)  # each central's where the stack takes several (NimBLE: four)
 OUT_SIZE = const(1024)  # per central: lines waiting to be notified
-HANDLE_ROOM = const(800)  # a central's input is read while this much is free (the frame: 757)
+HANDLE_ROOM = const(800)  # a central's line ends are handled while this much is free (frame: 757)
 ADV_INTERVAL_US = const(100000)
 RETRY_MS = const(1)  # after the stack refused a notification
-MAX_STALLS = const(3000)  # refused this many times in a row (3 s): the central's queue is dropped
-MAX_HOLD_MS = const(64)  # btstack: the longest wait after a held notification, below HELD_MAX
-HELD_MAX = const(12)  # btstack: the most notifications of a central it may hold on the heap
-STALL_MS = const(3000)  # btstack: the wait before the HELD_MAX-th (the link took nothing since)
+STALL_MS = const(5000)  # NimBLE: refused this long without a break, the central is let go
+HELD_MAX = const(9)  # btstack: the most notifications of a central it may hold on the heap
+# btstack: the waits after a held notification, one more held each (5.5 s in all)
+HELD_WAITS_MS = (1, 2, 4, 16, 64, 256, 1024, 4096)
+PROBE = const(20)  # btstack: the most bytes notified while three or more are held (small copies)
+HEAP_GUARD = const(8192)  # btstack: below this free, the heap is collected before notifying
+COPY_EXTRA = const(76)  # btstack: a held copy's records (64-bit; a 32-bit port's cost less)
+KEPT_MOST = const(16384)  # btstack: heap left behind by gone centrals before the board restarts
 
 _PACKET_MAX = const(19)
+_LEVEL_MOST = const(7)  # btstack: HELD_WAITS_MS's last: the longest wait (4096 ms)
+_EMPTY = b""  # an empty notification: whether btstack still holds any (module comment)
 _NO_QUEUE = bytearray(0)
 _BANG = const(33)
 
@@ -144,7 +179,7 @@ class Central:
         self.mtu = DEFAULT_MTU  # IRQ
         self.joined = False  # IRQ: connected, not yet taken up by the task
         self.left = False  # IRQ: disconnected, not yet taken up by the task
-        self.rx = bytearray(RX_RING)
+        self.rx = bytearray(owner.ring)
         self.rx_head = 0  # task
         self.rx_tail = 0  # IRQ
         self.rx_cut = -1  # IRQ: where input was lost (the ring was full); -1: none
@@ -169,13 +204,16 @@ class Central:
         self.out_view = memoryview(_NO_QUEUE)
         self.out_start = 0
         self.out_end = 0
-        self.dropped = 0  # lines that did not fit in the queue (or were dropped, stalled)
+        self.dropped = 0  # lines that did not fit in the queue, and links given up
         self.owe_busy = False  # lines were dropped: `err busy` once the queue has drained
-        self.stalls = 0  # notifications refused in a row
+        self.refused = False  # NimBLE: the last notification was refused ...
+        self.refused_from = 0  # ... and refused since then, without a break
         self.held = 0  # btstack: notifications it holds on the heap (since one went straight out)
         self.held_bytes = 0  # the heap they cost
         self.held_from = 0  # when the last of them was handed
-        self.cut = False  # disconnected by the board (its link stalled): nothing more is sent
+        self.level = 0  # btstack: the wait after the last held is HELD_WAITS_MS[level]
+        self.start_level = 0  # btstack: the level a wait starts at (what this link needed last)
+        self.cut = False  # let go by the board (its link stalled): nothing more is sent
 
     def reset(self):
         if not len(self.out):
@@ -188,7 +226,9 @@ class Central:
         self.packet_len = 0
         self.out_start = self.out_end = 0
         self.owe_busy = False
-        self.stalls = self.held = self.held_bytes = 0
+        self.refused = False
+        self.held = self.held_bytes = 0
+        self.level = self.start_level = 0
         self.cut = False
         self.pressed = False  # (the IRQ emptied the input ring when the central connected)
 
@@ -260,9 +300,20 @@ class BleLink:
     panel reads (None: pad packets do nothing); uuid: the UUID class (default `bluetooth.UUID`);
     stack: the Bluetooth stack's name (default: cribfw.stacklimits.stack_name()); heap: on
     btstack, a function giving the free heap in bytes (default gc.mem_free), which tells what the
-    stack kept of a notification."""
+    stack kept of a notification; restart: on btstack, what restarts the board once gone centrals
+    left KEPT_MOST bytes behind (main() passes machine.soft_reset; None: it is not restarted)."""
 
-    def __init__(self, ble, dispatcher, admission, pad=None, uuid=None, stack=None, heap=None):
+    def __init__(
+        self,
+        ble,
+        dispatcher,
+        admission,
+        pad=None,
+        uuid=None,
+        stack=None,
+        heap=None,
+        restart=None,
+    ):
         self.ble = ble
         self.dispatcher = dispatcher
         self.admission = admission
@@ -275,8 +326,13 @@ class BleLink:
         elif heap is None:
             heap = gc.mem_free if hasattr(gc, "mem_free") else _no_heap
         self._heap = heap
+        self._restart = restart
+        self._copies = self.stack == BTSTACK  # the stack holds copies on the heap (module comment)
         self.held_most = 0  # the most notifications btstack held for one central at once
         self.held_most_bytes = 0  # the most heap they cost at once
+        self.kept = 0  # btstack: the heap gone centrals left behind (at most; never freed)
+        # (The input rings are made at once: the IRQ fills a central's from its first write.)
+        self.ring = RX_RING if self.max_centrals == 1 else RX_RING_SHARED
         self.centrals = [Central(self) for _ in range(self.max_centrals)]
         dispatcher.ctx.books.most += self.max_centrals + SPARE_BOOKS
         self.name = b""
@@ -286,6 +342,7 @@ class BleLink:
         self._resp = b""
         self._reject = -1  # IRQ: a connection beyond the stack's limit, to be closed
         self._advertise_due = False
+        self._stopped = False  # IRQ: a connection stopped the stack's advertising since
         self._flag = None  # what wakes the task, once run() started
         self.advertising = False
 
@@ -333,10 +390,11 @@ class BleLink:
                 if central is not None and central.rx_cut < 0:
                     # (After a loss, everything is dropped until the task has reached it.)
                     ring = central.rx
+                    size = len(ring)
                     tail = central.rx_tail
                     cut = -1
                     for c in value:
-                        nxt = (tail + 1) % RX_RING
+                        nxt = (tail + 1) % size
                         if nxt == central.rx_head:
                             cut = tail
                             break
@@ -367,6 +425,7 @@ class BleLink:
             else:
                 self._reject = conn
             self._advertise_due = True  # the stack stopped advertising for this connection
+            self._stopped = True
         elif event == _IRQ_CENTRAL_DISCONNECT:
             central = self._central(data[0])
             if central is not None:
@@ -454,6 +513,10 @@ class BleLink:
                     self.wake()  # input waited for room in the queue: there is room now
         if self._advertise_due and not self._advertise_now():
             done = False
+        if self.kept >= KEPT_MOST and self._restart is not None and not self.connected():
+            # Gone centrals left all the heap they may: only a restart gives it back (module
+            # comment). Nobody is connected and no more are taken; the app saves on the way.
+            self._restart()
         return done
 
     def _advertise_now(self):
@@ -471,6 +534,10 @@ class BleLink:
         self.dispatcher.add_link(central)
 
     def _leave(self, central):
+        if central.held:
+            # What btstack still held for it stays on the heap for good (module comment).
+            self.kept += central.held_bytes
+            central.held = central.held_bytes = 0
         central.live = False
         self.dispatcher.remove_link(central)
         central.recent.live -= 1
@@ -483,6 +550,7 @@ class BleLink:
 
     def _receive(self, central):
         ring = central.rx
+        size = len(ring)
         head = central.rx_head
         while True:
             if head == central.rx_cut:
@@ -494,81 +562,100 @@ class BleLink:
                 central.rx_cut = -1  # the IRQ takes input again
             if head == central.rx_tail:
                 break
-            if central.room() < HANDLE_ROOM:
-                break  # the rest waits until the queue has room for any reply
             c = ring[head]
-            head = (head + 1) % RX_RING
+            if (c == 10 or central.packet_n) and central.room() < HANDLE_ROOM:
+                break  # what may be answered waits until the queue has room for any reply
+            head = (head + 1) % size
             central.rx_head = head
             central.take(c)
 
     def _flush(self, central):
         size = central.mtu - 3
         heap = self._heap
-        while central.out_start < central.out_end:
+        guard = self._copies  # btstack: the heap to be checked before the first notification
+        while central.out_start < central.out_end or central.held:
             if central.cut:
-                central.out_start = central.out_end  # disconnected: nothing more is sent
+                central.out_start = central.out_end  # let go: nothing more is sent
                 break
-            held = central.held
-            if held:
-                # btstack holds some: wait for the link to send them (module comment).
-                if held >= HELD_MAX - 1:
-                    wait = STALL_MS
-                else:
-                    wait = 1 << (held - 1)
-                    if wait > MAX_HOLD_MS:
-                        wait = MAX_HOLD_MS
-                if ticks_diff(ticks_ms(), central.held_from) < wait:
-                    return False
             start = central.out_start
             n = central.out_end - start
             if n > size:
                 n = size
-            piece = central.out_view[start : start + n]
+            held = central.held
+            if held:
+                # btstack holds some: wait for the link to send them, then a small one (or,
+                # the queue empty, an empty one) tells whether they went (module comment).
+                if ticks_diff(ticks_ms(), central.held_from) < HELD_WAITS_MS[central.level]:
+                    return False
+                if held > 2 and n > PROBE:
+                    n = PROBE
+            piece = central.out_view[start : start + n] if n else _EMPTY
+            if guard:
+                guard = False
+                if heap() < HEAP_GUARD:
+                    gc.collect()  # (a held copy's allocation must not collect: module comment)
             try:
                 # (No branch between the two readings: the stack's scheduled work cannot run.)
                 free = heap()
                 self.ble.gatts_notify(central.conn, self._tx, piece)
-                spent = free - heap()
+                after = heap()
             except OSError:
-                central.stalls += 1
-                if central.stalls < MAX_STALLS:
-                    return False
-                central.dropped += 1  # the stack will not take it: give up on what waits
-                central.owe_busy = False  # (nor would it take the notice)
-                break
-            central.stalls = 0
+                # NimBLE's queue is full: tried again shortly; given up after STALL_MS.
+                now = ticks_ms()
+                if not central.refused:
+                    central.refused = True
+                    central.refused_from = now
+                elif ticks_diff(now, central.refused_from) >= STALL_MS:
+                    self._let_go(central)
+                    continue
+                return False
+            central.refused = False
             central.out_start = start + n
-            if spent:
-                self._held(central, spent)
-            else:
-                central.held = central.held_bytes = 0  # it went straight out: none held
+            if self._copies:
+                if free != after:
+                    self._held(central, free - after, n)
+                elif central.held:
+                    # It went straight out: none held. The next wait starts a level lower than
+                    # this one (a slow link's waits are not started from the shortest again).
+                    central.held = central.held_bytes = 0
+                    central.start_level = central.level - 1 if central.level else 0
         central.out_start = central.out_end = 0
-        central.stalls = 0
         if central.owe_busy and not central.cut:
             central.owe_busy = False
             self.dispatcher.send_error(central, b"busy", b"output full: lines lost")
             return self._flush(central)
         return True
 
-    def _held(self, central, spent):
-        """btstack copied a notification onto the heap (spent: the heap it cost; below 0 when a
-        collection ran meanwhile, still counted as held)."""
+    def _held(self, central, spent, n):
+        """btstack copied a notification of `n` bytes onto the heap (spent: the heap that cost,
+        as read; counted at no less than such a copy costs: module comment)."""
         central.held += 1
-        if spent > 0:
-            central.held_bytes += spent
+        if central.held == 1:
+            central.level = central.start_level
+        elif central.level < _LEVEL_MOST:
+            central.level += 1
+        most = (n + COPY_EXTRA + 15) & ~15
+        central.held_bytes += spent if spent > most else most
         central.held_from = ticks_ms()
         if central.held > self.held_most:
             self.held_most = central.held
         if central.held_bytes > self.held_most_bytes:
             self.held_most_bytes = central.held_bytes
         if central.held >= HELD_MAX:
-            # Its link took almost nothing for seconds: let it go (it reconnects and resends).
-            central.cut = True
-            central.dropped += 1
-            try:
-                self.ble.gap_disconnect(central.conn)
-            except OSError:
-                pass
+            # Its link carried almost nothing for seconds: let it go (it reconnects and
+            # resends).
+            self._let_go(central)
+
+    def _let_go(self, central):
+        """Give up on a central whose link does not carry what it is given: disconnected, never
+        a line cut short on a link that goes on (module comment)."""
+        central.cut = True
+        central.dropped += 1
+        central.out_start = central.out_end
+        try:
+            self.ble.gap_disconnect(central.conn)
+        except OSError:
+            pass
 
     def lost(self):
         """Lines lost on Bluetooth since the board started (the health report): replies and
@@ -589,10 +676,21 @@ class BleLink:
     def _advertise(self):
         """Advertise while a slot is free (the stack stopped at the last connect); False when the
         stack refused (tried again shortly)."""
-        free = self.connected() < self.max_centrals
+        free = self.connected() < self.max_centrals and self.kept < KEPT_MOST
         try:
-            if free:
-                self.ble.gap_advertise(ADV_INTERVAL_US, adv_data=self._adv, resp_data=self._resp)
+            if self.kept >= KEPT_MOST:
+                self.ble.gap_advertise(None)  # no more centrals until the restart
+            elif free:
+                if self.advertising and not self._stopped:
+                    return True  # (still advertising: a central left, none came)
+                # Cleared before the start: a connect while the stack starts (its IRQ can run
+                # meanwhile) stops it again and says so.
+                self._stopped = False
+                # The data once; after that None keeps it (fewer HCI commands, each of which
+                # the stack waits for: module comment).
+                adv, resp = self._adv, self._resp
+                self.ble.gap_advertise(ADV_INTERVAL_US, adv_data=adv, resp_data=resp)
+                self._adv = self._resp = None
             elif self.stack != BTSTACK:
                 self.ble.gap_advertise(None)
             # (btstack holds advertising back by itself while its one central is connected and

@@ -91,6 +91,7 @@ def health(ctx, link, req, out):
         out.field(b"badv", 1 if ctx.ble.advertising else 0)
         out.field(b"bheld", ctx.ble.held_most)
         out.field(b"bheap", ctx.ble.held_most_bytes)
+        out.field(b"bkept", ctx.ble.kept)
     out.field(b"bad", ctx.bad_lines)
     if ctx.web is not None:
         web_fields(ctx, out)

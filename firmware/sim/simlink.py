@@ -10,9 +10,11 @@
 #                     b"X <value>" the scratch register is set (it survives a watchdog reset)
 #                     b"W <ms>" the watchdog is armed for ms (0: stopped)
 #                     b"k <gen> <kind> <block> <index> <total>" stopped at a flash point (below)
+#                     b"M <free> <alloc>" the heap after a collection (the answer to G)
 # launcher -> board:  b"D <pin> <ms>" press pin for ms (-1: hold until released)
 #                     b"U <pin>" release pin
 #                     b"K <gen> <n>" stop at the n-th flash point from now (-1: run on)
+#                     b"G" collect garbage and say what the heap holds (a leak shows there)
 # Flash points (for power-cut tests): simflash.py calls flash_point() before each 256-byte step
 # of an erase or a program and once at its end (index == total). Armed, the board stops there,
 # says where (k) and waits, doing nothing else, for the next K (or the kill that is the cut):
@@ -176,6 +178,11 @@ class Link:
             self._break_gen = int(parts[1])
             n = int(parts[2])
             self._break = n if n >= 0 else None
+        elif parts == ["G"]:
+            import gc
+
+            gc.collect()
+            self.send(b"M %d %d" % (gc.mem_free(), gc.mem_alloc()))
         elif len(parts) == 2 and parts[0] == "U":
             self._down_until.pop(parts[1], None)
             self._pending_ms.pop(parts[1], None)

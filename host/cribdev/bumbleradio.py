@@ -27,7 +27,9 @@ its side channel for :class:`~cribboard.virtual.SimControl`, the buttons), ``con
 ``power_cut()`` and ``stop()``. ``pace_ms`` paces the board's controller: it takes ACL packets
 from the board into ``acl_buffers`` buffers and sends one on every ``pace_ms`` milliseconds, as a
 radio's connection events do; without it Bumble sends each at once. ``controller.stall(True)``
-makes a paced link take nothing more until ``stall(False)``.
+makes a paced link take nothing more until ``stall(False)``; ``controller.wait_queued(n)``
+returns once it holds ``n`` packets (with ``n`` its buffers, full). A connection that ends takes
+its packets still waiting with it, as a controller flushes them.
 
 The corrections, each following the Bluetooth Core specification and a real controller's
 behaviour. Tested: 1, 2 and 3 in tests/test_bumble_radio.py (1 and 2 with the correction off too:
@@ -70,7 +72,6 @@ import contextlib
 import os
 import random
 import tempfile
-import termios
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -86,7 +87,7 @@ from bumble.transport.common import AsyncPipeSink, Transport
 from bumble.transport.pty import open_pty_transport
 
 from cribboard.paths import firmware_dir
-from cribboard.virtual.launcher import DEFAULT_HEAP, VirtualBoard
+from cribboard.virtual.launcher import DEFAULT_HEAP, VirtualBoard, flush_tty
 
 STACKS = ("btstack", "nimble")
 """The Bluetooth stacks the unix interpreters are built with."""
@@ -176,6 +177,7 @@ class CorrectedController(Controller):
         self._pacer: asyncio.TimerHandle | None = None
         self._stalled = False
         self._advertising_waiters: list[asyncio.Future[None]] = []
+        self._queued_waiters: list[tuple[int, asyncio.Future[None]]] = []
 
     # --- what the host made of its advertising, for tests to wait on ---------------------------
 
@@ -205,6 +207,14 @@ class CorrectedController(Controller):
     def on_le_connect_ind(self, packet: Any) -> None:
         super().on_le_connect_ind(packet)  # (a connection stops the advertiser)
         self._advertising_changed()
+
+    def on_le_disconnected(self, connection: Any, reason: int) -> None:
+        # A paced link's data still waiting goes with its connection, as a controller flushes
+        # it (Vol 4, Part E, 4.3): never sent on a new connection given the same handle.
+        self._paced = collections.deque(
+            packet for packet in self._paced if packet.connection_handle != connection.handle
+        )
+        super().on_le_disconnected(connection, reason)
 
     # --- 1 and 2: commands Bumble does not answer ----------------------------------------------
 
@@ -348,6 +358,25 @@ class CorrectedController(Controller):
             return
         self._paced.append(packet)
         self._schedule()
+        waiting, self._queued_waiters = self._queued_waiters, []
+        for count, waiter in waiting:
+            if len(self._paced) < count:
+                self._queued_waiters.append((count, waiter))
+            elif not waiter.done():
+                waiter.set_result(None)
+
+    @property
+    def queued(self) -> int:
+        """ACL packets of its host's that a paced link has taken and not sent yet."""
+        return len(self._paced)
+
+    async def wait_queued(self, count: int) -> None:
+        """Return once a paced link holds `count` packets of its host's (its buffers full when
+        `count` is its `acl_buffers`: the host has to keep what it sends next)."""
+        if len(self._paced) < count:
+            waiter = asyncio.get_running_loop().create_future()
+            self._queued_waiters.append((count, waiter))
+            await waiter
 
     def stall(self, on: bool) -> None:
         """A paced link that takes nothing more from the host (its buffers fill and stay full),
@@ -417,7 +446,7 @@ class RadioBoard:
         async with self._power:
             await asyncio.to_thread(self.virtual.stop)
             self.controller.drop_links()
-            _flush_tty(self.uart)
+            flush_tty(self.uart)
             await asyncio.to_thread(self._launch)
 
     async def stop(self) -> None:
@@ -425,15 +454,6 @@ class RadioBoard:
             await asyncio.to_thread(self.virtual.stop)
             self.controller.drop_links()
             await self.transport.close()
-
-
-def _flush_tty(path: str) -> None:
-    """Drop what the controller wrote that the old interpreter never read."""
-    fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-    try:
-        termios.tcflush(fd, termios.TCIOFLUSH)
-    finally:
-        os.close(fd)
 
 
 class VirtualRadio:
@@ -513,11 +533,17 @@ class VirtualRadio:
         self._boards.append(board)
         return board
 
-    async def add_central(self, name: str | None = None) -> Device:
+    async def add_central(
+        self, name: str | None = None, *, pace_ms: float | None = None, acl_buffers: int = 8
+    ) -> Device:
         """A powered-on Bumble device (Bumble's host stack on a controller of its own) on the
-        link, with a random static address, to scan and connect as a central."""
+        link, with a random static address, to scan and connect as a central. ``pace_ms`` and
+        ``acl_buffers`` pace what it sends, as for a board (a radio never carries a burst at
+        once)."""
         index = len(self._centrals)
-        controller = CorrectedController(f"central-{index}", link=self.link)
+        controller = CorrectedController(
+            f"central-{index}", link=self.link, pace_ms=pace_ms, acl_buffers=acl_buffers
+        )
         octets = [0xC0 | self._rng.randrange(64)] + [self._rng.randrange(256) for _ in range(5)]
         address = hci.Address(
             ":".join(f"{b:02X}" for b in octets), hci.Address.RANDOM_DEVICE_ADDRESS

@@ -18,6 +18,8 @@ request                     reply
 ``flash-break GEN N``       ``ok``; the board stops at its N-th flash point from now (N -1:
                             runs on) and this client gets ``flash-stop GEN KIND BLOCK INDEX
                             TOTAL`` (see :meth:`SimControl.break_on_flash`)
+``heap``                    ``heap free=N alloc=N``: the board's heap in bytes after a
+                            collection it runs then (a leak shows as free going down)
 ``ble-*``                   the board's Bluetooth radio: see :mod:`cribboard.virtual.radio`
 ==========================  =========================================================
 
@@ -116,6 +118,16 @@ class SimControl:
         if not words or words[0] != "info":
             raise SimControlError(f"unexpected reply: {reply}")
         return dict(word.partition("=")[::2] for word in words[1:])
+
+    def heap(self) -> dict[str, int]:
+        """The board's heap after a garbage collection it runs now: ``free`` and ``alloc``
+        bytes (what stays allocated after one collection and the next is what the firmware
+        and its stack keep)."""
+        reply = self._request("heap")
+        words = reply.split()
+        if not words or words[0] != "heap":
+            raise _error_from(reply)
+        return {key: int(value) for key, value in (word.split("=") for word in words[1:])}
 
     def ble_info(self) -> dict[str, str]:
         """The board's Bluetooth radio (cribboard.virtual.radio): addr, adv, resp, mtu, gatt,

@@ -301,6 +301,10 @@ class VirtualBoard:
         """How many times the firmware side has come up (first boot and every restart)."""
         return self._running().side.boots
 
+    def recent_output(self) -> bytes:
+        """The last of what the board wrote on its console (its latest boot, a traceback)."""
+        return self._running().recent_output()
+
     @property
     def watchdog_resets(self) -> int:
         """How many times the board's watchdog restarted it (a boot that crashed or hung)."""
@@ -325,6 +329,18 @@ class VirtualBoard:
             os.write(fd, b"\xff" * self._flash_size)  # a new flash chip comes erased
         self._flash_lock = fd
         return path
+
+
+def flush_tty(path: str) -> None:
+    """Drop what the terminal at `path` received and nobody read (nothing if it is gone)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        termios.tcflush(fd, termios.TCIFLUSH)
+    finally:
+        os.close(fd)
 
 
 class _Relay:
@@ -680,8 +696,14 @@ class _Relay:
             self._board_output(data)
         if self._raw_filter is not None:
             self._release_raw_filter(bytes(self._raw_filter))
-        # Input the old interpreter did not read goes with it.
+        # Input the old interpreter did not read goes with it: on its console, and on the HCI
+        # UART of a board with a real Bluetooth stack (MicroPython's unix port reads the one
+        # MICROPYBTUART names), where the next stack must start at a packet's first byte, not
+        # in the middle of one the old interpreter had begun to read.
         termios.tcflush(self._board_slave, termios.TCIFLUSH)
+        hci_uart = self._env.get("MICROPYBTUART")
+        if hci_uart:
+            flush_tty(hci_uart)
         self._to_board.clear()
         self.side.drain()  # the board's last words on the side channel (its scratch register)
         request, self._exit_request = self._exit_request, None

@@ -37,6 +37,7 @@ DEFAULT_PRESS_MS = 80
 MAX_PRESS_MS = 600_000
 # The board stopped at a flash point (simlink.py): k GEN KIND BLOCK INDEX TOTAL.
 FLASH_STOP = re.compile(rb"k \d{1,10} (erase|program) \d{1,10} \d{1,10} \d{1,10}")
+HEAP_REPORT = re.compile(rb"M \d{1,12} \d{1,12}")  # the heap after a collection: free, alloc
 
 _MAX_LINE = 1024
 _MAX_CLIENT_BACKLOG = 4 << 20  # a subscriber this far behind is cut off
@@ -61,6 +62,7 @@ class _Client:
     subscribed: bool = False
     ble_subscribed: bool = False
     flash_watch: bool = False  # sent flash-break: gets the board's flash-stop lines
+    heap_wait: bool = False  # sent heap: gets the board's answer
 
 
 class SideChannel:
@@ -217,6 +219,12 @@ class SideChannel:
             for client in list(self._clients.values()):
                 if client.flash_watch:
                     self._queue(client, line)
+        elif kind == b"M" and HEAP_REPORT.fullmatch(message):
+            line = b"heap free=%s alloc=%s\n" % tuple(message[2:].split())
+            for client in list(self._clients.values()):
+                if client.heap_wait:
+                    client.heap_wait = False
+                    self._queue(client, line)
         elif kind == b"b":
             self.radio.from_board(message[1:])
         else:
@@ -315,6 +323,11 @@ class SideChannel:
             return self.radio.answer(command, args)
         if command == "flash-break":
             return self._answer_flash_break(client, args)
+        if command == "heap" and not args:
+            if not self.linked or not self._send_board(b"G"):
+                return b"error not-linked the board is not running\n"
+            client.heap_wait = True
+            return b""  # (the board's answer follows)
         if command == "reset" and not args:
             self._on_reset_request(True)
             return b"ok\n"
