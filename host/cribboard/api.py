@@ -489,7 +489,9 @@ class Board:
         return Subscription(self, _every_event)
 
     def states(self) -> Subscription[BoardState]:
-        """The board's whole state each time it changes from now on, whatever changed it."""
+        """The board's whole state each time it changes from now on, whatever changed it.
+        Changes whose requests reach the board together (pipelined, or sent the moment the
+        reply before came) share one state: ask_every_change() for one state each."""
         return Subscription(self, _state_of)
 
 
