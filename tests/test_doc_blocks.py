@@ -1,5 +1,6 @@
-"""Every code block of the README and docs/bridge.md is tested as written: each says how in a
-`<!-- tested: HOW -->` line above it, and a block without one fails here.
+"""Every code block of the README and the guides in docs/ is tested as written: each says how in
+a `<!-- tested: HOW -->` line above it, and a block without one fails here. The references whose
+blocks are the protocol's or the broker's own lines, or a diagram, are not guides (REFERENCES).
 
 - `python`: run as a script, the board it opens being a virtual board ($CRIBBOARD_PORT);
 - `shell`: run line by line in bash against a virtual board, its example ports (`/dev/ttyACM0`,
@@ -39,7 +40,11 @@ from cribboard.virtual import VirtualBoard
 from support import WAIT_S, running_bridge
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = (ROOT / "README.md", ROOT / "docs" / "bridge.md")
+REFERENCES = {"architecture.md", "mqtt.md", "protocol.md", "record.md", "rp2-emulator.md"}
+REFERENCES |= {"translating.md", "virtual-board.md"}
+"""The documents in docs/ whose blocks are not a reader's commands: every other one is a guide."""
+GUIDES = tuple(sorted(p for p in (ROOT / "docs").glob("*.md") if p.name not in REFERENCES))
+DOCS = (ROOT / "README.md", *GUIDES)
 BIN = Path(sys.executable).parent
 RUN_ELSEWHERE = {
     "curl": "test_bridge_examples.py",
@@ -327,7 +332,7 @@ def test_parsed_only_block(block: Block, capsys: pytest.CaptureFixture[str]) -> 
             assert done.returncode == 0, f"{block}: {line!r}: {done.stderr!r}"
 
 
-# --- the Python examples the README names ----------------------------------------------------
+# --- the Python examples the guides name ----------------------------------------------------
 
 
 def test_the_python_examples_peg_and_watch(env: dict[str, str]) -> None:

@@ -324,7 +324,7 @@ async def test_a_client_cannot_take_another_users_client_id(tmp_path: Path) -> N
 
 
 async def test_a_table_that_comes_online_after_round_next_gets_its_game(tmp_path: Path) -> None:
-    # The README's order: players, `hall start`, `round next`, then the tables.
+    # docs/club-night.md's order: players, `hall start`, `round next`, then the tables.
     with running_broker(tmp_path / "broker", tables=2) as broker:
         with Store.open(tmp_path / "hall.sqlite") as store:
             async with running_director(store, broker, rounds=1, ack_timeout=0.5) as director:

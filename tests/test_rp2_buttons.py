@@ -1,7 +1,7 @@
 """The pegging buttons on the emulated RP2040 running the cribboard image: presses on the Pico's
 real pins (profile "pico": A+ GP2, A- GP3, B+ GP4, deal GP6; buttons to ground), each contact
 bouncing a few times, placed in emulated time (the chip halted between edges), peg as the
-README's button table says (cribfw/panel.py)."""
+button table of docs/playing.md says (cribfw/panel.py)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 # the request, checked its arguments' count and who may send it, and started the `ok` reply;
 # a handler applies the request to the board (the Context) and writes the reply's fields, or
 # raises GameError (the dispatcher turns it into the error reply; nothing was changed).
-# Adding a verb: a row in VERB_TABLE, a handler here and its answer (below), its place in
-# docs/protocol.md, its test. Handling a score command allocates nothing.
+# Adding a verb touches about ten places, the document first: docs/contributing.md's recipe
+# names each, and tests/test_guides.py fails on a missed one it can see (HANDLERS against
+# VERB_TABLE among them). Handling a score command allocates nothing.
 
 try:
     import micropython
