@@ -47,8 +47,7 @@ K_CHANGE = const(2)  # changes the board: a trusted link only; the reply is reme
 K_LINK = const(3)  # reads without arguments; with them sets the asking link's own view: anyone
 
 # The verbs, in wire order (a verb's number, Request.verb, is its index): name, fewest and most
-# arguments, kind. The firmware's handlers are in cribfw/verbs.py, in the same order (held by
-# tests/core/test_verb_table.py, with the document, the vectors and the protocol model);
+# arguments, kind. The firmware's handlers are in cribfw/verbs.py, in the same order;
 # docs/protocol.md describes each.
 VERB_TABLE = (
     (b"hello", 0, 0, K_READ),

@@ -3,23 +3,9 @@
 # the request, checked its arguments' count and who may send it, and started the `ok` reply;
 # a handler applies the request to the board (the Context) and writes the reply's fields, or
 # raises GameError (the dispatcher turns it into the error reply; nothing was changed).
-# Handling a score command allocates nothing.
-#
-# Adding a verb (the recipe: docs/contributing.md, "A protocol verb"), every place it touches:
-# - firmware/cribcore/protocol.py: its row at the end of VERB_TABLE, _VERB_COUNT, and
-#   PROTOCOL_MINOR one up (the protocol grows by minor versions);
-# - here: its handler, in HANDLERS at the same place, and in answer() when its reply is not `r=`;
-# - firmware/cribfw/replies.py: _VERBS, and its bit in _SAVES when the game is saved with it;
-# - a link's own view (brief, every): cribfw/context.py and each link (usblink, blelink, weblink);
-# - docs/protocol.md: its row in section 4's table, its subsection, the version it came in;
-# - tests/core/vectors.py: a request of it in a session (and the hello's caps), which
-#   tests/core/test_protocol.py runs on both interpreters; tests/protocol_model.py: VERBS, CAPS
-#   and what it answers; tests/powercut.py and tests/modelcheck.py when it changes the game;
-# - the host: cribboard/client.py and a Board method in cribboard/api.py with its SyncBoard twin
-#   (tests/test_api.py), an end-to-end test in tests/test_host_e2e.py;
-# - the rp2 images are stale until rebuilt (firmware/ports/rp2/README.md).
-# tests/core/test_verb_table.py fails when a verb lacks its handler, its row in the document,
-# its vector or its place in the protocol model, or when HANDLERS' order differs from the table.
+# Adding a verb touches about ten places, the document first: docs/contributing.md's recipe
+# names each, and tests/test_guides.py fails on a missed one it can see (HANDLERS against
+# VERB_TABLE among them). Handling a score command allocates nothing.
 
 try:
     import micropython
