@@ -1,4 +1,5 @@
-# Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+# Two commands do all the set-up on a fresh machine: `make run` and `make test`; `make check` is
+# the fast tier while working (about a minute); `make help` lists the common targets.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ BIN := $(VENV)/bin
 APP_STAMP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench soak typecheck hardware clean
+.PHONY: run test check help lint bench soak typecheck hardware clean
 
 $(APP_STAMP): pyproject.toml firmware/cribfw/version.py
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +31,27 @@ run: $(APP_STAMP)
 # module-wide fixtures.
 test: lint typecheck browser dbus mosquitto stubs emulator a11y
 	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+# The fast tier, an answer in about a minute beside the whole `make test`: lint, types, the core's
+# tests on CPython, the cribbage rules, and the API's and client's tests that need no virtual
+# board (tests/conftest.py marks every test that starts one `virtual_board`; those are left out).
+# The core on MicroPython, the boards, Bluetooth, the hall and the page are `make test`'s.
+CHECK_TESTS := tests/core tests/test_rules*.py tests/test_api.py tests/test_mirror.py \
+  tests/test_waiting.py tests/test_architecture.py
+check: lint typecheck
+	$(BIN)/python -m pytest -q -m "not virtual_board" $(CHECK_TESTS)
+
+help:
+	@echo "make run        the scorekeeper (sets up .venv with the app the first time)"
+	@echo "make check      the fast tier, about a minute: lint, types, the core on CPython, the"
+	@echo "                rules, the API and client tests that need no virtual board"
+	@echo "make test       everything: lint, types and the whole suite, set-up targets first"
+	@echo "make lint       ruff format --check and ruff check"
+	@echo "make typecheck  mypy over the host"
+	@echo "make bench      the benchmarks' figures (bench/run.py)"
+	@echo "make soak       the long soak (bench/soak.py)"
+	@echo "make catalogs   the translations brought up to date (docs/translating.md)"
+	@echo "The Makefile's comments say more of each, and of the set-up targets."
 
 # The formatter and linter (ruff, configured in pyproject.toml) over everything written in Python.
 lint: $(STAMP)

@@ -72,7 +72,15 @@ LONG_FILES = (
 )
 
 
+# The fixtures that start a virtual board: a test using one (itself or through another fixture)
+# is marked virtual_board, which `make check`, the fast tier, leaves out.
+BOARD_FIXTURES = frozenset({"vboard", "module_vboard"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if BOARD_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.virtual_board)
     rank = {name: place for place, name in enumerate(LONG_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))  # stable: files whole
 

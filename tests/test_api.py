@@ -5,13 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import re
 import threading
+import typing
 from unittest.mock import AsyncMock
 
 import pytest
 
-from cribboard.api import Board, BoardState, SettingsEvent, StateEvent, SyncBoard
+from cribboard import api
+from cribboard.api import (
+    Board,
+    BoardState,
+    SettingsEvent,
+    StateEvent,
+    Subscription,
+    SyncBoard,
+    SyncSubscription,
+)
 from cribboard.errors import BoardRejected, CribboardError
 from cribboard.virtual import VirtualBoard
 
@@ -90,31 +99,53 @@ def test_closing_a_sync_board_twice_does_nothing_the_second_time(vboard: Virtual
 
 
 # Where SyncBoard's types differ from Board's, by design: its own class, and blocking iterators.
-SYNC_NAMES = {"Board": "SyncBoard", "Subscription": "SyncSubscription"}
+SYNC_NAMES = {"Board": SyncBoard, "Subscription": SyncSubscription}
+# The blocking side's name for each of Board's and Subscription's protocol methods.
+SYNC_DUNDERS = {
+    "__aenter__": "__enter__",
+    "__aexit__": "__exit__",
+    "__aiter__": "__iter__",
+    "__anext__": "__next__",
+    "__enter__": "__enter__",
+    "__exit__": "__exit__",
+}
 
 
-def annotations(function: object) -> dict[str, str]:
-    """Each parameter's annotation and the return's, as written (`from __future__ import
-    annotations`: strings), Board's own names put as SyncBoard's."""
+def types(function: object, *, as_sync: bool = False) -> dict[str, object]:
+    """Each parameter's type and the return's, resolved (an async method's return is the type
+    its await gives); `as_sync`: Board's own names read as SyncBoard's."""
     if isinstance(function, (classmethod, staticmethod)):
         function = function.__func__
     if isinstance(function, property):
         function = function.fget
-    written = dict(function.__annotations__)  # type: ignore[attr-defined]
-    return {
-        name: re.sub(r"\b(Board|Subscription)\b", lambda m: SYNC_NAMES[m[1]], str(value))
-        for name, value in written.items()
+    names = dict(vars(api), **SYNC_NAMES) if as_sync else vars(api)
+    return typing.get_type_hints(function, globalns=names)
+
+
+def counterparts(async_class: type, sync_class: type) -> list[tuple[str, object, object]]:
+    """(name, member, its blocking counterpart) for each public member and protocol method."""
+    members = public(async_class) | {
+        name: vars(async_class)[name] for name in SYNC_DUNDERS if name in vars(async_class)
     }
+    return [
+        (name, member, vars(sync_class)[SYNC_DUNDERS.get(name, name)])
+        for name, member in members.items()
+        if name not in NOT_SYNCHRONOUS
+    ]
 
 
-def test_sync_board_takes_and_returns_what_board_does() -> None:
-    """Every parameter's type and every return type, not only the names: SyncBoard.preview
-    once returned None where Board.preview returns the revision."""
-    sync = public(SyncBoard)
-    for name, member in public(Board).items():
-        if name in NOT_SYNCHRONOUS:
-            continue
-        assert annotations(sync[name]) == annotations(member), f"SyncBoard.{name} drifted"
+@pytest.mark.parametrize(
+    ("async_class", "sync_class"), [(Board, SyncBoard), (Subscription, SyncSubscription)]
+)
+def test_sync_board_takes_and_returns_what_board_does(async_class: type, sync_class: type) -> None:
+    """Every parameter's type and every return type, resolved, not only the names: SyncBoard's
+    method returns what Board's gives once awaited (SyncBoard.preview once returned None where
+    Board.preview returns the revision); the same for a subscription and its blocking twin."""
+    pairs = counterparts(async_class, sync_class)
+    names = {name for name, _member, _twin in pairs}
+    assert "close" in names and {"__aexit__", "__exit__"} & names  # (what it compares)
+    for name, member, twin in pairs:
+        assert types(twin) == types(member, as_sync=True), f"{sync_class.__name__}.{name} drifted"
 
 
 def test_sync_board_hands_on_each_call_and_its_result() -> None:

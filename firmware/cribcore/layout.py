@@ -27,7 +27,9 @@ try:
     from micropython import const
 except ImportError:  # CPython
     from cribcore import nomicropython as micropython
-    from cribcore.nomicropython import const
+
+    def const(value):  # type: ignore[no-redef]
+        return value
 
 
 ROWS = const(4)

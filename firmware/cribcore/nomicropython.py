@@ -19,7 +19,3 @@ def viper(function):
     """MicroPython compiles the function to machine code with machine-word integers and raw
     buffer pointers; CPython runs it as it is (its plain twin)."""
     return function
-
-
-def const(value):
-    return value

@@ -32,7 +32,10 @@ try:
     from micropython import const
 except ImportError:  # CPython
     from cribcore import nomicropython as micropython
-    from cribcore.nomicropython import const
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
 
 from cribcore.layout import (
     HOLE_OF_LED,
@@ -307,13 +310,6 @@ class Renderer:
 
     # --- output ------------------------------------------------------------------------------
 
-    def limit_scale(self, channel_sum):
-        """Brightness scale (of 256) for a frame whose channel values add up to `channel_sum`:
-        the user's brightness, lowered when needed to keep the estimate within the budget."""
-        return _limit_scale(
-            self.brightness, self.budget_ma, self.idle_ma, self.ma_per_led, channel_sum
-        )
-
     @micropython.native
     def show(self):
         """Write the frame to the pixels in chain order, with brightness and limiter applied."""
@@ -467,7 +463,8 @@ def _draw_pegs(r, board, t_ms: int, chain_buf, out_buf, players: int, fronts):
 
 @micropython.viper
 def _limit_scale(brightness: int, budget_ma: int, idle_ma: int, ma_per_led: int, total: int) -> int:
-    """Renderer.limit_scale, from the renderer's settings."""
+    """The brightness scale (of 256) for a frame whose channel values add up to `total`: the
+    user's brightness, lowered when needed to keep the estimate within the budget."""
     scale = brightness + (brightness >> 7)  # 0..255 -> 0..256
     if total == 0:
         return scale

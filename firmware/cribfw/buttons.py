@@ -15,7 +15,9 @@ try:
     from micropython import const
 except ImportError:  # CPython
     from cribcore import nomicropython as micropython
-    from cribcore.nomicropython import const
+
+    def const(value):  # type: ignore[no-redef]
+        return value
 
 
 from cribfw.clock import sleep_us, ticks_add, ticks_diff, ticks_us

@@ -118,7 +118,6 @@ class HallClient:
         self._spread_ms = config.table * 97 % 1000  # each table's own delay after a loss
         # Figures (bench/hall_firmware_bench.py, the tests).
         self.connects = 0  # connections made
-        self.losses = 0  # connections lost, or attempts that failed
         self.published = 0  # messages published
         ctx.on_change = self.changed  # every change, as the dispatcher makes it
         self.changed(ctx.game)
@@ -185,7 +184,6 @@ class HallClient:
         self._sock = None
         self.phase = OFFLINE
         self.state_sent = False  # the newest state goes to `state` again on the next connection
-        self.losses += 1
         self._next_try_ms = ticks_add(now, self._retry_ms + self._spread_ms)
         self._retry_ms = min(2 * self._retry_ms, RETRY_MAX_MS)
 

@@ -24,7 +24,10 @@ try:
     from micropython import const
 except ImportError:  # CPython
     from cribcore import nomicropython as micropython
-    from cribcore.nomicropython import const
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
 
 from cribcore.twins import ptr8
 

@@ -27,7 +27,10 @@ try:
     from micropython import const
 except ImportError:  # CPython
     from cribcore import nomicropython as micropython
-    from cribcore.nomicropython import const
+
+    def const(value):  # type: ignore[no-redef]
+        return value
+
 
 from cribfw.admission import ADDR_LEN
 from cribfw.clock import ticks_ms

@@ -242,11 +242,6 @@ class BleTransport(Transport):
         self._rider: portshare.RiderLink | None = None
         self._rider_writes: set[asyncio.Future[None]] = set()
 
-    @property
-    def chunk_size(self) -> int:
-        """Bytes per write: the connection's MTU - 3."""
-        return self._chunk
-
     async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
         """Connect, or ride on the connection another cribboard process of this user has to
         the board (cribboard.portshare): a board takes one central, and two processes

@@ -55,11 +55,6 @@ def _mpremote(port: str, args: list[str], timeout: float) -> subprocess.Complete
     return result
 
 
-def remote_hashes(port: str, timeout: float = 30.0) -> dict[str, str]:
-    """SHA-256 (hex) of every file on the board's flash."""
-    return board_files(port, timeout)[0]
-
-
 def board_files(port: str, timeout: float = 30.0) -> tuple[dict[str, str], int]:
     """SHA-256 (hex) of every file on the board's flash, and the board's native architecture
     (:func:`cribboard.firmware_build.native_arch`)."""

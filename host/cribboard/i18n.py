@@ -103,11 +103,6 @@ def use_language(language: str) -> None:
     _language = language
 
 
-def current_language() -> str:
-    """The language in use."""
-    return _language
-
-
 @contextlib.contextmanager
 def language(code: str) -> Iterator[None]:
     """Speak `code` inside the block, then the language before it again (for tests and for

@@ -10,7 +10,6 @@ import logging
 import sys
 from collections.abc import Sequence
 
-VERBOSE_WORDS = ("-v", "--verbose")
 FORMAT = "cribboard: %(levelname)s %(name)s: %(message)s"
 
 

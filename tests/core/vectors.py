@@ -1084,6 +1084,8 @@ RULES = [
     (b"#v7 every\n", [b"#v7 ok every=0\n"]),
     (b"#v7 every 1\n", [b"#v7 ok every=1\n"]),
     (b"#v8 every 0\n", [b"#v8 ok every=0\n"]),
+    # health takes no argument (its reply's figures change with every run: no literal vector)
+    (b"#h1 health 1\n", [b"#h1 err bad_arg wrong number of arguments\n"]),
     # after all that, the state
     (b"#end st\n", [b"#end ok r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1\n"]),
 ]

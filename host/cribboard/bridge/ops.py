@@ -279,7 +279,6 @@ OPS: tuple[Op, ...] = (
         "Change",
     ),
 )
-OPS_BY_NAME = {op.name: op for op in OPS}
 
 
 def _int(param: Param, value: object) -> int:

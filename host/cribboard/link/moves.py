@@ -42,7 +42,6 @@ SET = "set"
 DEAL = "deal"
 UNDO = "undo"
 GAME = "game"
-KINDS = (PEG, SET, DEAL, UNDO, GAME)
 _ID = re.compile(r"([a-z0-9]{1,16})\.([1-9][0-9]{0,8})\Z")
 MAX_SCORE = max(TARGETS)
 

@@ -503,11 +503,6 @@ COMPUTER_NAME = "computer"
 player's, so that yours against it can be told."""
 
 
-def board_player_names(variant: Variant) -> list[str]:
-    """The board's colour for each seat (partners share one)."""
-    return [player_name(variant.side_of(seat)) for seat in range(variant.players)]
-
-
 def run_play(
     *,
     port: str | None = None,

@@ -153,15 +153,6 @@ def all_hands_table(*, crib: bool = False) -> Table:
     return table
 
 
-def all_combinations() -> Iterator[tuple[tuple[Card, ...], Card]]:
-    """Every (four-card hand, starter), 12,994,800 of them."""
-    cards = deck()
-    for hand in combinations(cards, 4):
-        for starter in cards:
-            if starter not in hand:
-                yield hand, starter
-
-
 def random_combinations(n: int, rng: random.Random) -> Iterator[tuple[tuple[Card, ...], Card]]:
     """`n` (hand, starter) combinations drawn uniformly (with replacement)."""
     cards = deck()

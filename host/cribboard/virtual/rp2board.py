@@ -42,13 +42,9 @@ from .errors import VirtualBoardError
 from .flashlock import lock_flash, release
 from .process import die_with_parent
 from .ptyport import BUFFER_LIMIT, HostPort
-from .rp2install import INSTALL_HINT, PACKAGE_DIR, emulator_dir
+from .rp2install import INSTALL_HINT, emulator_dir
 
 _log = logging.getLogger("cribboard.virtual.rp2")
-
-EMULATOR_DIR = PACKAGE_DIR
-"""The emulator's npm package as shipped: harness.js, its modules, the bootrom, package-lock.json
-(run from here after `make emulator`, else from the user's cache: see rp2install)."""
 
 ENV_RP2_IMAGES = "CRIBBOARD_RP2_IMAGES"
 """Environment variable naming a directory of rp2 images to use instead of the repository's."""
@@ -150,11 +146,6 @@ def find_emulator() -> tuple[str, Path]:
     if folder is None:
         raise EmulatorNotInstalledError(f"the RP2040 emulator is not installed: {INSTALL_HINT}")
     return node, folder
-
-
-def find_node() -> str:
-    """The Node.js executable, checking the emulator's packages are installed."""
-    return find_emulator()[0]
 
 
 def emulator_missing() -> str | None:
