@@ -72,6 +72,7 @@ class PioStrip:
         self.n = n
         self.bpp = bpp
         self.buf = bytearray(n * bpp)
+        self._bytes = n * bpp
         # The wire buffers: the DMA reads one while the next frame waits in the other.
         self._wires = (bytearray(n * bpp), bytearray(n * bpp))
         self._wire_at = (uctypes.addressof(self._wires[0]), uctypes.addressof(self._wires[1]))
@@ -107,7 +108,8 @@ class PioStrip:
         set waiting with the timer already run arms it again. A timer set means no frame has
         started since: the frame it was set for is the one on the wire."""
         self._waiting = False
-        self._wires[self._next][:] = self.buf
+        wire = self._next
+        self._wires[wire][:] = self.buf
         # Since the last frame began: negative once ticks_us() has gone half its period (8.9
         # minutes) past it, a wire long free. (Read as a wait, the LEDs would stop for minutes
         # after a board left alone that long.)
@@ -116,8 +118,14 @@ class PioStrip:
         if since < 0 or left <= 0:
             if self._armed:
                 self._timer.deinit()  # (set for the end of the wire; not run yet)
-            self._waiting = True
-            self._send()
+                self._armed = False
+            # _send()'s start, here rather than a call: a call costs thousands of cycles on the
+            # way from a peg to its frame. (No frame waits: the interrupt changes nothing.)
+            self._next = wire ^ 1
+            self._started = ticks_us()
+            regs = self._regs
+            regs[_TRANS_COUNT] = self._bytes
+            regs[_AL3_READ_ADDR_TRIG] = self._wire_at[wire]
             return
         self._waiting = True
         if not self._armed:
@@ -148,7 +156,7 @@ class PioStrip:
         # read address through its triggering alias, which starts the transfer (the RP2040 data
         # sheet's DMA chapter: each channel's registers and their trigger aliases).
         regs = self._regs
-        regs[_TRANS_COUNT] = len(self.buf)
+        regs[_TRANS_COUNT] = self._bytes
         regs[_AL3_READ_ADDR_TRIG] = at
 
     def deinit(self):
