@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import serial
@@ -46,12 +46,13 @@ from cribboard.virtual.rp2board import (
     FIRMWARE_IMAGE,
     NANOS_PER_CYCLE,
     STOCK_IMAGE,
+    FlashSymbols,
     RP2Board,
     emulator_missing,
     images_dir,
 )
 from cribcore.profiles import PROFILES
-from rp2support import BANNER, RawRepl, read_until  # tests/rp2support.py
+from rp2support import BANNER, RawRepl, deliver, first_bit, read_until  # tests/rp2support.py
 
 MHZ = 1000 // NANOS_PER_CYCLE  # 125
 GAP_S = (0.02, 0.08)  # between requests, at random
@@ -65,6 +66,22 @@ PIPELINED_BURSTS = 15  # bursts of PIPELINED pegs (each one's figures depend on 
 # workaround for the RP2040's erratum E15)
 ANIMATED_PINGS = 60
 PRESSES = 20
+# A peg that arrives while an LED frame is on the wire: the moments (after the frame's first bit)
+# at which it reaches the chip, each in a trial of its own. Before it, another peg came 0.1 ms
+# into the wire and was answered (its frame has to wait for the wire): what a host that writes
+# each peg as soon as the last reply is read does.
+WIRE_MOMENTS_MS = (1.6, 2.0, 2.4, 2.8, 3.2, 3.5)
+FIRST_PEG_AT_MS = 0.1
+# Trials of each moment, each after a random 20-80 ms gap: where the moment falls in the USB
+# frames (TinyUSB's workaround for the RP2040's erratum E15) and whether a task's tick (the
+# render task's 20 ms, the store's 50 ms poll) is under way changes from one to the next.
+WIRE_TRIALS = 7
+STREAM_PEGS = 200  # pegs back to back: each written as soon as the last reply was read
+# How long the board was left alone before each stream: a moment (as after any request); just
+# past the store's quiet second, when its save is made and its blocks are erased ahead, a poll
+# (50 ms) apart (an erase begun before the stream may still hold its first peg); later.
+STREAM_QUIET_S = (0.05, 1.1, 1.2)
+ERASE_NS = 45_000_000  # a 4 KB block's erase (the harness times it as the Pico's flash does)
 ECHO_CODE = "import sys\nwhile True:\n    sys.stdout.write(sys.stdin.readline())\n"
 PEG_LINE_LEN = len(b"#p123 peg 0 1\n")
 LATEST = 1 << 50  # as `since` of RP2Board.edges: no edges, just the index of the next
@@ -233,6 +250,19 @@ class Figures:
     animated_erasing: list[bool]
     presses: list[tuple[int, int, int | None]]  # (frame start - debounce end, - event, - read)
     frame_checked: int
+    # per moment (ns after the frame's first bit): (the first peg's reply, the measured peg's)
+    during_wire: list[tuple[int, int, int]] = field(default_factory=list)
+    streams: list[Stream] = field(default_factory=list)
+
+
+@dataclass
+class Stream:
+    """Pegs back to back: each reply's time, and the flash operations that began while they
+    came (ns after the first peg reached the chip, kind), or in the quiet just before."""
+
+    quiet_s: float
+    replies: list[int]
+    flash_ops: list[tuple[int, str]]
 
 
 def pipelined_pegs(tag: bytes) -> tuple[bytes, list[bytes]]:
@@ -243,6 +273,8 @@ def pipelined_pegs(tag: bytes) -> tuple[bytes, list[bytes]]:
 
 def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, int]) -> Figures:
     figures = Figures([], [], [], {}, [], [], [], 0)
+    symbols = FlashSymbols.for_image(image)  # (in the image's provenance: no ELF needed)
+    probes = {**probes, "flash_erase": symbols.erase, "flash_program": symbols.program}
     with RP2Board(image, flash=scratch / "fw.flash") as pico:
         session = Session(pico, probes)
         session.wait_up()
@@ -266,6 +298,12 @@ def firmware_figures(image: Path, scratch: Path, pegs: int, probes: dict[str, in
             figures.peg.append(
                 session.request(b"#p%d peg %d 1\n" % (run, run % 2), event=True, frame=True)
             )
+        # (a new game: the pegs so far and the trials' would end one, and a won game's win
+        # hole pulses, a frame every 20 ms)
+        session.exchange(b"#v new\n", [b"#v ", b"! st "])
+        figures.during_wire = pegs_during_the_wire(session)
+        for n, quiet_s in enumerate(STREAM_QUIET_S):
+            figures.streams.append(back_to_back(session, quiet_s, b"#%c" % (83 + n)))
         # The preview blinks: a frame every 20 ms while pings come.
         session.exchange(b"#a pend 0 5\n", [b"#a ", b"! st "])
         times = []
@@ -334,6 +372,93 @@ def button_presses(session: Session) -> list[tuple[int, int, int | None]]:
             time.sleep(0.02)
         session.exchange(b"#z%d pend 0 0\n" % run, [b"#z%d " % run, b"! st "])
     return results
+
+
+# --- a peg while a frame is on the wire; pegs back to back ---------------------------------------
+
+
+def in_lines(entries: list[tuple[int, str, bytes]]) -> list[tuple[int, bytes]]:
+    """The lines the chip sent, each with the time its last packet reached the host."""
+    lines: list[tuple[int, bytes]] = []
+    pending = b""
+    for nanos, what, chunk in entries:
+        if what != "usb_in":
+            continue
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            lines.append((nanos, line))
+    return lines
+
+
+def reply_after(entries: list[tuple[int, str, bytes]], rid: bytes) -> int:
+    """From request `rid`'s bytes reaching the chip to its reply reaching the host (ns)."""
+    sent = next(
+        nanos
+        for nanos, what, chunk in entries
+        if what == "usb_out" and chunk.startswith(rid + b" ")
+    )
+    return next(nanos for nanos, line in in_lines(entries) if line.startswith(rid + b" ")) - sent
+
+
+def pegs_during_the_wire(session: Session) -> list[tuple[int, int, int]]:
+    """A peg at each of WIRE_MOMENTS_MS into an LED frame's wire, at exactly that emulated
+    moment: the chip halted, the peg written, the chip resumed. The frame is a quiet peg's;
+    another peg came FIRST_PEG_AT_MS into it and was answered before the measured one came (so
+    a change waits for the wire to be free). Returns (moment, the first peg's reply, the
+    measured peg's reply) in ns."""
+    pico = session.pico
+    results = []
+    for n, moment in enumerate(m for m in WIRE_MOMENTS_MS for _ in range(WIRE_TRIALS)):
+        session.gap()
+        since = pico.edges(16, since=LATEST).next
+        start = pico.halt()
+        quiet, first, measured = b"#wa%d" % n, b"#wb%d" % n, b"#wc%d" % n
+        deliver(pico, session.link, quiet + b" peg 0 1\n", session.trace_next)
+        bit = first_bit(pico, since, start.cycles)
+        pico.run_until(bit + round(FIRST_PEG_AT_MS * 1e6) // NANOS_PER_CYCLE)
+        deliver(pico, session.link, first + b" peg 1 1\n", session.trace_next)
+        pico.run_until(bit + round(moment * 1e6) // NANOS_PER_CYCLE)
+        deliver(pico, session.link, measured + b" peg 0 1\n", session.trace_next)
+        pico.resume()
+        session._read_lines([quiet + b" ", first + b" ", measured + b" "])
+        entries, session.trace_next = pico.trace_log(session.trace_next)
+        results.append(
+            (round(moment * 1e6), reply_after(entries, first), reply_after(entries, measured))
+        )
+    return results
+
+
+def back_to_back(session: Session, quiet_s: float, tag: bytes) -> Stream:
+    """STREAM_PEGS pegs, each written as soon as the last reply was read, after a new game and
+    `quiet_s` (emulated) with nothing asked."""
+    pico = session.pico
+    session.exchange(tag + b"n new\n", [tag + b"n ", b"! st "])
+    quiet_from = pico.clock().nanos
+    while pico.clock().nanos < quiet_from + quiet_s * 1e9:
+        time.sleep(0.005)
+    ids = [tag + b"%d" % i for i in range(STREAM_PEGS)]
+    for i, rid in enumerate(ids):
+        session.link.write(rid + b" peg %d 1\n" % (i % 2))
+        while True:
+            line = session.link.readline()
+            if not line.endswith(b"\n"):
+                raise TimeoutError(f"no reply to {rid!r}")
+            if line.startswith(rid + b" "):
+                break
+    entries, session.trace_next = pico.trace_log(session.trace_next)
+    start = next(
+        nanos
+        for nanos, what, chunk in entries
+        if what == "usb_out" and chunk.startswith(ids[0] + b" ")
+    )
+    last = max(nanos for nanos, line in in_lines(entries) if line.startswith(ids[-1] + b" "))
+    ops = [
+        (nanos - start, what.removeprefix("flash_"))
+        for nanos, what, _ in entries
+        if what in ("flash_erase", "flash_program") and quiet_from <= nanos <= last
+    ]
+    return Stream(quiet_s, [reply_after(entries, rid) for rid in ids], ops)
 
 
 # --- the trace of one peg -----------------------------------------------------------------------
@@ -604,6 +729,62 @@ def row(name: str, value: float, echo: float, target: str, met: bool) -> None:
     )
 
 
+def report_wire_and_streams(figures: Figures, echo: float) -> None:
+    """A peg that comes while a frame is on the wire; pegs back to back."""
+    moments = sorted({moment for moment, _, _ in figures.during_wire})
+    for moment in moments:
+        times = [measured for at, _, measured in figures.during_wire if at == moment]
+        value = median(times)
+        row(
+            f"peg {moment / 1e6:.1f} ms into a frame's wire",
+            value,
+            echo,
+            "<= 3x echo",
+            value <= 3 * echo,
+        )
+    if figures.during_wire:
+        worst_at, _, worst = max(figures.during_wire, key=lambda trial: trial[2])
+        print(
+            f"   {f'   worst of all {len(figures.during_wire)}':<44} {ms(worst)}  "
+            f"{worst / echo:5.1f}x echo   ({worst_at / 1e6:.1f} ms in)"
+        )
+        firsts = [first for _, first, _ in figures.during_wire]
+        print(
+            f"   {f'   (the peg before it, {FIRST_PEG_AT_MS} ms in: median)':<44} "
+            f"{ms(median(firsts))}  {median(firsts) / echo:5.1f}x echo"
+        )
+    for stream in figures.streams:
+        replies = stream.replies
+        worst = max(replies)
+        erases = [at for at, kind in stream.flash_ops if kind == "erase"]
+        during = [at for at in erases if at >= 0]
+        # A save's own erase (its entry needs a fresh block not erased ahead): its pages follow
+        # at once. Ahead of a save, an erase comes only after a quiet second with nothing to
+        # save, and a save is due a second after the next change at the earliest.
+        programs = [at for at, kind in stream.flash_ops if kind == "program"]
+        inline = [at for at in during if any(0 < p - at < ERASE_NS + 5_000_000 for p in programs)]
+        value = median(replies)
+        print(
+            f"   {f'{len(replies)} pegs back to back, {stream.quiet_s:g} s after: median':<44} "
+            f"{ms(value)}  {value / echo:5.1f}x echo"
+        )
+        print(
+            f"   {'   worst of them':<44} {ms(worst)}  {worst / echo:5.1f}x echo   "
+            f"(peg {replies.index(worst)}); flash erases begun during the stream: {len(during)}"
+            + (
+                f" ({len(inline)} in a save the 5 s limit forced: changes never paused)"
+                if inline
+                else ""
+            )
+            + (
+                f", before it (in the quiet): {len(erases) - len(during)}"
+                if len(erases) > len(during)
+                else ""
+            )
+            + f"; pages programmed: {sum(kind == 'program' for _, kind in stream.flash_ops)}"
+        )
+
+
 def report(figures: Figures) -> None:
     echo = median(figures.echo)
     echo_ms = echo / 1e6
@@ -642,6 +823,7 @@ def report(figures: Figures) -> None:
     row(f"peg: worst last bit of {len(ends)}", worst, echo, "<= 10 ms", worst <= 10_000_000)
     wire = median([e - s for s, e in zip(starts, ends)])
     print(f"   {'   (the frame on the wire: first to last bit)':<44} {ms(wire)}")
+    report_wire_and_streams(figures, echo)
     for verb, factor in (("ping", 2.0), ("st", 3.0)):
         value = median(figures.reads[verb])
         row(verb, value, echo, f"<= {factor:g}x echo", value <= factor * echo)

@@ -110,6 +110,34 @@ def read_until(link: serial.Serial, marker: bytes, timeout: float = 20.0) -> byt
     return bytes(data)
 
 
+def deliver(pico: RP2Board, link: serial.Serial, data: bytes, since: int = 0) -> None:
+    """With the chip halted and the trace on: write `data` on `link` and wait until its bytes
+    are at the chip's USB port (the trace's `usb_out` entries from index `since` end with them).
+    They reach it at the halted moment: a request that comes exactly when the caller chose."""
+    link.write(data)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        entries, _ = pico.trace_log(since)
+        if b"".join(chunk for _, what, chunk in entries if what == "usb_out").endswith(data):
+            return
+        time.sleep(0.002)
+    raise TimeoutError(f"{data!r} never reached the chip")
+
+
+def first_bit(pico: RP2Board, since: int, after: int) -> int:
+    """Run the halted chip on from cycle `after` until an LED frame's first bit is on GPIO 16
+    (its edges from index `since`); that bit's cycle. The chip is left halted within 20 us
+    after it."""
+    cycle = pico.run_until(after + 100_000).cycles  # (a peg's frame starts about 1.2 ms in)
+    for _ in range(2_000):
+        edges = pico.edges(16, since=since).edges
+        rises = [nanos for nanos, level in edges if level == 1 and nanos >= after * NANOS_PER_CYCLE]
+        if rises:
+            return rises[0] // NANOS_PER_CYCLE
+        cycle = pico.run_until(cycle + 2_500).cycles  # 20 us on
+    raise AssertionError("no LED frame after the request")
+
+
 class RawRepl:
     """MicroPython's raw REPL over a board's pty, as mpremote drives it, without its start-up
     cost: one link for many commands."""

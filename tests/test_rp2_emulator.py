@@ -138,6 +138,55 @@ def test_the_pio_and_dma_led_driver_sends_its_bits_on_the_emulated_clock(
     assert [nanos for nanos, _, _ in entries] == sorted(nanos for nanos, _, _ in entries)
 
 
+def test_frames_written_while_one_goes_out_leave_the_latest_next_on_the_wire(
+    rp2_board: RP2Board, repl: RawRepl
+) -> None:
+    # write() never waits for the wire: a frame written while another goes out waits for it in
+    # the second buffer, a later one takes its place, and the timer sends the latest the moment
+    # the wire is free. The LEDs get the first frame, then the last, each whole.
+    driver = (ROOT / "firmware" / "cribfw" / "ws2812_rp2.py").read_text()
+    repl.exec(driver + "\nimport machine\nstrip = PioStrip(machine.Pin(16), 121)\n")
+    shown = [bytes((i * 37 + k * 101) % 256 for i in range(3 * 121)) for k in range(4)]
+    start = rp2_board.edges(16, since=1 << 50).next
+    out = repl.exec(
+        f"for frame in {shown!r}:\n"
+        "    strip.buf[:] = frame\n"
+        "    strip.write()\n"
+        "waiting = strip.busy()\n"
+        "while strip.busy():\n"
+        "    pass\n"
+        "print(waiting)\n",
+        timeout=60,
+    )
+    assert out.strip() == "True"
+    frames = decode_ws2812(rp2_board.edges(16, since=start).edges)
+    assert [frame.data for frame in frames] == [shown[0], shown[-1]]
+
+
+def test_a_frame_after_the_leds_rested_ten_minutes_goes_out_at_once(
+    rp2_board: RP2Board, repl: RawRepl
+) -> None:
+    # ticks_us() wraps (2**30 us): ten minutes after the last frame, ticks_diff from its start
+    # is negative. The driver once read that as the wire still busy, and a write waited out
+    # the rest of the period, about eight minutes. (The last frame's start is set ten minutes
+    # back: ten emulated minutes of an idle chip take the emulator longer than a test may.)
+    driver = (ROOT / "firmware" / "cribfw" / "ws2812_rp2.py").read_text()
+    repl.exec(driver + "\nimport machine, time\nstrip = PioStrip(machine.Pin(16), 4)\n")
+    start = rp2_board.edges(16, since=1 << 50).next
+    out = repl.exec(
+        "strip._started = time.ticks_add(time.ticks_add(time.ticks_us(), -300_000_000), "
+        "-300_000_000)\n"
+        "print(strip.busy())\n"
+        "strip.buf[:] = bytes(range(1, 13))\n"
+        "strip.write()\n"
+        "while strip.busy():\n"
+        "    pass\n"
+    )
+    assert out.strip() == "False"
+    frames = decode_ws2812(rp2_board.edges(16, since=start).edges)
+    assert [frame.data for frame in frames] == [bytes(range(1, 13))]
+
+
 def test_a_frame_goes_out_whole_while_the_flash_erases(rp2_board: RP2Board, repl: RawRepl) -> None:
     # On the chip only the CPU waits for a flash erase or program (the SDK runs them from RAM);
     # the state machines and the DMA feeding them from RAM run on. A frame going out as the

@@ -16,12 +16,14 @@ from collections.abc import Iterator
 import pytest
 
 from cribboard.virtual import SimControl, VirtualBoard
-from cribboard.virtual.rp2board import FIRMWARE_IMAGE, RP2Board
+from cribboard.virtual.rp2board import FIRMWARE_IMAGE, Clock, RP2Board
 from cribboard.virtual.ws2812 import RESET_NS, decode_ws2812, grb_to_rgb
 from cribcore.layout import HOLES, LED_OF_HOLE
 from rp2support import (
     BoardFactory,
     ProtocolLink,
+    deliver,
+    first_bit,
     game_key,
     needs_emulator,
     random_move,
@@ -160,15 +162,95 @@ def test_the_frame_reply_is_what_the_wire_shows(rp2_boards: BoardFactory) -> Non
             frames = wire_frames(pico, since)
             pico.resume()
             assert frames, f"no frame on the wire after {setting!r}"
-            wire = grb_to_rgb(frames[-1])
-            reply = dict(field.split(b"=", 1) for field in link.request(b"frame\n").split()[1:])
-            scale, rgb = int(reply[b"scale"]), bytes.fromhex(reply[b"rgb"].decode())
-            assert 0 < scale <= 256 and len(rgb) == 3 * HOLES
-            shown = bytearray(3 * HOLES)
-            for hole in range(HOLES):
-                led = LED_OF_HOLE[hole]
-                for c in range(3):
-                    shown[3 * led + c] = rgb[3 * hole + c] * scale >> 8
-            assert bytes(shown) == wire, f"after {setting!r}"
+            assert frame_reply_on_the_wire(link) == grb_to_rgb(frames[-1]), f"after {setting!r}"
+    finally:
+        link.close()
+
+
+def frame_reply_on_the_wire(link: ProtocolLink) -> bytes:
+    """The `frame` reply (hole order, before brightness, with its scale) as the wire carries
+    it: chain order, scaled (RGB)."""
+    reply = dict(field.split(b"=", 1) for field in link.request(b"frame\n").split()[1:])
+    scale, rgb = int(reply[b"scale"]), bytes.fromhex(reply[b"rgb"].decode())
+    assert 0 < scale <= 256 and len(rgb) == 3 * HOLES
+    shown = bytearray(3 * HOLES)
+    for hole in range(HOLES):
+        led = LED_OF_HOLE[hole]
+        for c in range(3):
+            shown[3 * led + c] = rgb[3 * hole + c] * scale >> 8
+    return bytes(shown)
+
+
+MS = 125_000  # cycles
+
+
+def halt_at_rest(pico: RP2Board) -> tuple[Clock, int]:
+    """Halt the chip once the LED wire has rested 5 ms (the last change's frame is out): the
+    clock then, and the index of the pin's next edge."""
+    clock = pico.halt()
+    while True:
+        next_edge = pico.edges(16, since=1 << 50).next
+        last = pico.edges(16, since=max(0, next_edge - 1)).edges
+        if not last or (last[-1][1] == 0 and clock.nanos - last[-1][0] >= 5_000_000):
+            return clock, next_edge
+        clock = pico.run_until(clock.cycles + MS)
+
+
+def replies(entries: list[tuple[int, str, bytes]]) -> list[tuple[int, bytes]]:
+    """The lines the chip sent (the trace's `usb_in`), each with the time its last packet
+    reached the host."""
+    lines = []
+    pending = b""
+    for nanos, what, chunk in entries:
+        if what == "usb_in":
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                lines.append((nanos, line))
+    return lines
+
+
+def test_a_peg_while_a_frame_goes_out_is_answered_and_the_latest_state_follows(
+    rp2_boards: BoardFactory,
+) -> None:
+    # A host that writes each peg as soon as the last reply came: a peg arrives while the last
+    # change's frame is on the wire (3.6 ms) and its own change must wait for the wire. Placed
+    # at chosen emulated moments (the chip halted, the line written, the chip resumed): one peg
+    # 0.1 ms into a frame, the next 2 ms in. Each is answered while that frame still goes out,
+    # and the next frame on the wire is the state after the last of them (the one between is
+    # never sent), each frame whole.
+    pico = rp2_boards(FIRMWARE_IMAGE, pace=0)
+    link = ProtocolLink(pico.port)
+    try:
+        link.wait_up()
+        assert link.request(b"new 121 2\n").startswith(b"ok")
+        pico.trace(True)
+        start, since = halt_at_rest(pico)
+        deliver(pico, link.link, b"#a peg 0 5\n")
+        bit = first_bit(pico, since, start.cycles)
+        pico.run_until(bit + MS // 10)
+        deliver(pico, link.link, b"#b peg 1 7\n")
+        pico.run_until(bit + 2 * MS)
+        deliver(pico, link.link, b"#c peg 0 3\n")
+        pico.run_until(bit + FRAME_SETTLED_CYCLES)
+        frames = wire_frames(pico, since)
+        edges = pico.edges(16, since=since).edges
+        entries, _ = pico.trace_log()
+        pico.resume()
+        for rid in (b"#a", b"#b", b"#c"):
+            assert link.reply().startswith(rid + b" ok")
+        # The first frame's last bit: the first fall the latch's low follows.
+        first_frame_end = next(
+            nanos
+            for i, (nanos, level) in enumerate(edges)
+            if level == 0 and (i + 1 == len(edges) or edges[i + 1][0] - nanos >= RESET_NS)
+        )
+        answered = {
+            rid: next(nanos for nanos, line in replies(entries) if line.startswith(rid + b" "))
+            for rid in (b"#b", b"#c")
+        }
+        assert answered[b"#b"] < answered[b"#c"] < first_frame_end
+        assert len(frames) == 2, f"{len(frames)} frames"
+        assert grb_to_rgb(frames[1]) == frame_reply_on_the_wire(link) != grb_to_rgb(frames[0])
     finally:
         link.close()

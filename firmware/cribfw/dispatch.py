@@ -65,6 +65,9 @@ class Dispatcher:
         self._published_admission = ctx.admission.rev
         # show(): draws what changed on the LEDs (the app sets it to its show_changes).
         self.show = _nothing
+        # Bursts of requests handled, from every link: the store erases flash ahead only when
+        # this has not moved for a while (cribfw/store.py).
+        self.inputs = 0
 
     def add_link(self, link):
         self.ctx.links.append(link)
@@ -141,6 +144,7 @@ class Dispatcher:
         replies first, then one event with the state after the last of them."""
         self.publish_if_changed()
         self.show()
+        self.inputs += 1  # (last: the event and the frame go first)
 
     def resend(self, link, recent, slot, code):
         """A resend (`recent` remembers its id at `slot`; `code`: how its line parsed): nothing

@@ -46,9 +46,12 @@
 # page programs); a change made meanwhile is not part of this record but the next save's. A cut
 # between two pages leaves an entry whose record fails its checks: the one before wins, as a
 # cut inside one page always did. The 4 KB erases (about 45 ms each, the whole chip stalled) are
-# done ahead, when nothing has changed for QUIET_MS and nothing is left to save: one block per
-# poll, up to AHEAD (3) blocks (cribfw/ring.py, Ring.erase_ahead); a read (st, ping) that comes in
-# one of those 45 ms waits for it. A save erases inline only:
+# done ahead, when nothing has changed for QUIET_MS, nothing is left to save and no request has
+# come on any link for a whole poll (_POLL_MS, 50 ms): one block per poll, up to AHEAD (3) blocks
+# (cribfw/ring.py, Ring.erase_ahead). So requests that come one after another (a host writing
+# each as soon as the last reply came, reads too) are never held by an erase begun among them;
+# a request that comes in one of those 45 ms, after a pause, waits for it. A save erases inline
+# only:
 #   - the first save after a boot (the ring then takes a fresh block, so it never programs
 #     beside what a cut may have left);
 #   - in changes that never pause for QUIET_MS, once the blocks erased ahead are full too: with a
@@ -108,6 +111,7 @@ class Store:
         self.last_error = ""  # the last failure, for the board's health report (one word)
         self._first = None  # time of the first unsaved change; None when all is saved
         self._last = 0  # time of the last change
+        self._heard = 0  # time of the last poll that found requests had come (any link)
         self._saved = None  # crc32 of the body on the flash, when known
         self._writing = None  # crc32 of the body being written (start, step)
         self.loaded_rev = 0  # the game's and the settings' revisions when the store was loaded
@@ -120,6 +124,21 @@ class Store:
         if self._first is None:
             self._first = now
         self._last = now
+
+    def heard(self, now):
+        """Requests came (any, reads too) since the last poll, which was poll_ms before `now`."""
+        self._heard = now
+
+    def erase_due(self, now):
+        """Whether `now` is a time to erase ahead: nothing left to save, no change for quiet_ms
+        and no request for a whole poll."""
+        # (A request half the ticks period ago, 6 days, or more reads as a negative interval: long
+        # ago all the same. A board played with its buttons alone never hears one.)
+        return (
+            self._first is None
+            and ticks_diff(now, self._last) >= self.quiet_ms
+            and not 0 <= ticks_diff(now, self._heard) < self.poll_ms
+        )
 
     def due(self, now):
         """Whether a save is due at `now`."""
@@ -157,13 +176,18 @@ class Store:
         ctx = app.ctx
         game = ctx.game
         renderer = ctx.renderer
+        dispatcher = app.dispatcher
         # The revisions the store holds: a change made before this task first runs (a request
         # handled as the app starts) is saved too.
         rev = self.loaded_rev
         settings = self.loaded_settings
+        inputs = dispatcher.inputs
         while True:
             await asyncio.sleep_ms(self.poll_ms)
             now = ticks_ms()
+            if dispatcher.inputs != inputs:
+                inputs = dispatcher.inputs
+                self.heard(now)
             if game.rev != rev or ctx.settings_rev != settings:
                 rev = game.rev
                 settings = ctx.settings_rev
@@ -177,9 +201,9 @@ class Store:
                             await asyncio.sleep_ms(0)  # a request waits one page at most
                 except (OSError, MemoryError) as err:
                     self._failed(err, now)
-            elif self._first is None and ticks_diff(now, self._last) >= self.quiet_ms:
+            elif self.erase_due(now):
                 try:
-                    self.place.erase_ahead()  # quiet for a second: one block per turn
+                    self.place.erase_ahead()  # one block per turn
                 except OSError as err:
                     self._failed(err, now)  # tried again after the next save
 

@@ -7,6 +7,7 @@ import sys
 from cribcore.limits import MAX_PLAYERS
 from cribcore.protocol import VERBS, LineWriter
 from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, GameState
+from cribfw.clock import ticks_add
 from cribfw.gamerecord import BAD, MAX_RECORD, OTHER_VERSION, apply, decode, encode
 from cribfw.replies import MAX_BOOKS, RECENT, Books
 from cribfw.store import Store
@@ -514,6 +515,42 @@ def test_saves_wait_for_quiet_and_are_bounded_in_a_burst():
         store.changed(20000)
         assert not store.save_due(b, s, 21000) and store.saves == 2
         assert not store.due(22000)
+
+    with_root(run)
+
+
+def test_blocks_are_erased_ahead_only_between_requests_and_never_among_them():
+    # An erase ahead holds the whole chip for 45 ms: never while requests come one after another
+    # (a host writing each as soon as the last reply came, reads too), only once a whole poll of
+    # the store's (50 ms) has passed without one, after a quiet second with nothing to save.
+    def run(root):
+        store = Store(root, quiet_ms=1000, max_ms=5000)
+        assert store.poll_ms == 50
+        b = GameState()
+        s = Settings()
+        b.peg(0, 2)
+        store.changed(0)
+        assert not store.erase_due(999)  # a change not yet a second old
+        assert not store.erase_due(1000)  # saved first: a save is due
+        assert store.save_due(b, s, 1000)
+        assert store.erase_due(1000)  # saved, a second without a change, nothing asked
+        for t in range(1000, 3000, 50):  # requests came before each poll for two seconds
+            store.heard(t)
+            assert not store.erase_due(t) and not store.erase_due(t + 49)
+        assert store.erase_due(3000)  # a poll with none since the last
+        b.peg(1, 3)
+        store.changed(4000)
+        store.heard(4000)
+        assert not store.erase_due(5500)  # something to save
+        assert store.save_due(b, s, 5500)
+        assert store.erase_due(5500)
+        store.heard(5550)
+        assert not store.erase_due(5599) and store.erase_due(5600)
+        # MicroPython's ticks wrap: a request more than half their period ago is long ago.
+        period = ticks_add(0, -1) + 1  # (CPython's stand-in never wraps: 0)
+        quarter = period // 4 + 500
+        store.heard(ticks_add(ticks_add(5600, -quarter), -quarter))
+        assert store.erase_due(5600)
 
     with_root(run)
 
