@@ -6,6 +6,7 @@ fields; `to_json()` gives the shape the bridge and `--json` print. The library's
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,9 @@ from cribcore.games import wins_needed
 
 MATCH_KINDS = ("best_of", "first_to")
 """A match's kind by its number on the wire (`mk`): best of N games, or first to N wins."""
+
+MATCH_FIELDS = ("match_length", "match_kind", "match_game", "match_number")
+"""BoardState's fields of its match: `match` (a Match) in its JSON."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,23 @@ class BoardState:
             )
         except (KeyError, IndexError) as err:
             raise CribboardError(f"incomplete state from the board: {fields}") from err
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> BoardState:
+        """The state `to_json()` gave (a program keeps one in its file): its match from the
+        `match` object; one kept before protocol 1.4, without them, has no game number and no
+        match. KeyError or ValueError when it is not such a state."""
+        names = {f.name for f in dataclasses.fields(cls)} - set(MATCH_FIELDS)
+        values = {name: value for name, value in obj.items() if name in names}
+        match = obj.get("match")
+        if match is not None:
+            values.update(
+                match_length=int(match["length"]),
+                match_kind=MATCH_KINDS.index(match["kind"]),
+                match_game=int(match["game"]),
+                match_number=int(match["number"]),
+            )
+        return cls(**values)
 
     def _values(self) -> dict[str, Any]:
         """As `wire.decode_state` gives them (the inverse of _from_values)."""
