@@ -209,7 +209,7 @@ def _game_line(state: BoardState, partnerships: bool) -> str:
 def match_form(kind: str, length: int) -> str:
     """A match's form as people say it: best of 3, first to 5."""
     if kind == "first_to":
-        return _("first to %(wins)d", wins=length)
+        return _("first to %(games)d", games=length)
     return _("best of %(games)d", games=length)
 
 

@@ -277,7 +277,7 @@ function result(state) {
 
 // A match's form as people say it: best of 3, first to 5.
 function matchForm(kind, length) {
-  return kind === "first_to" ? _("first to %(wins)d", { wins: length })
+  return kind === "first_to" ? _("first to %(games)d", { games: length })
                              : _("best of %(games)d", { games: length });
 }
 
