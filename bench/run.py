@@ -228,6 +228,9 @@ def main() -> None:
     from record_bench import main as record_bench  # bench/record_bench.py: the record of games
 
     record_bench([])
+    from history_bench import main as history_bench  # bench/history_bench.py: its finished games
+
+    history_bench()
     from bridge_bench import main as bridge_bench  # bench/bridge_bench.py: cribboard serve
 
     bridge_bench()

@@ -18,13 +18,21 @@ from typing import Protocol
 
 import serial
 
-from protocol_model import CAPS, FIRMWARE, NotModelled, Out, ProtocolModel, Step
+from protocol_model import (
+    CAPS,
+    FIRMWARE,
+    HIST_REPLY_MOST,
+    NotModelled,
+    Out,
+    ProtocolModel,
+    Step,
+)
 
 TIMEOUT = 10.0  # seconds a line may take (a save to the flash holds the board up a while)
 APP_START_S = 60.0  # a bound for a board whose app never starts (not a pause: the reply ends it)
 HELLO = re.compile(
-    rb"(?:#(\w+) ok|! hello) (proto=1\.3 fw=\S+ board=(?:sim|pico|picow|pico2w|esp32s3) "
-    rb"layout=crib121 holes=121 max=64 caps=[a-z,]+)"
+    rb"(?:#(\w+) ok|! hello) (proto=1\.4 fw=\S+ board=(?:sim|pico|picow|pico2w|esp32s3) "
+    rb"layout=crib121 holes=121 max=64 caps=[a-z,]+(?: uid=[0-9A-F]{2,32})?)"
     rb"((?: store=(?:saved|backup|fresh|fresh-corrupt|fresh-version))?(?: fs=(?:ok|formatted|off))?"
     rb"(?: boots=[1-9]\d*)?(?: ble=Cribboard-[0-9A-F]{4} bmax=[14])?)\n"
 )
@@ -265,6 +273,8 @@ class Checker:
             self.fail(f"{link}: got {got!r}; expected {out}")
         if out.check == "health":
             self._check_health(link, got)
+        if out.check == "hist" and len(got) > HIST_REPLY_MOST:
+            self.fail(f"{link}: a page of the history longer than {HIST_REPLY_MOST}: {got!r}")
         return got
 
     def check_any(self, link: str, line: bytes) -> None:

@@ -1,4 +1,4 @@
-"""A model of the board's line protocol, written from docs/protocol.md (protocol 1.3), not from the
+"""A model of the board's line protocol, written from docs/protocol.md (protocol 1.4), not from the
 firmware: given the board's state, it says what each request line must get back on every link.
 
 The tests (tests/test_protocol_model.py) and the soak (bench/soak.py) feed it the bytes they send
@@ -40,6 +40,14 @@ What the model holds, each from the document's section:
   the game again only when the result changed and the win's games are in the tally (none after
   `games clear`). Tracked here independently of the board's code (`award`, with its own undo
   history; results from the skunk lines), and checked against the oracle on every change;
+- between games (4, `match` and `hist`; since 1.4): the game's number, +1 a new game (a match
+  started), back by its undo; the match (`m mk mg mn`): started with a new game and the tally at
+  0, its next game or, once a player's tally reached what it needs (or the player count
+  changed), the next match with the tally at 0; ended by `match clear`; undone as any step;
+  the history: a won game goes in when a new game leaves it, with its pegs, tally, match and
+  place as they were, its undo takes it out, 32 kept; `hist` pages oldest first from a game
+  number, `next` the next page's first. Tracked here with the tally's own undo history and
+  checked against the board's state on every change;
 - revisions (5): every change moves `r` by exactly one;
 - health (4): its fields; `bad` counts the lines answered bad_line, unknown or too_long.
 
@@ -71,10 +79,13 @@ REV_DIGITS = 9
 STALE_REV = b"the board has changed since that revision"
 CAPS = (
     "hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,admit,brief,health,"
-    "every"
+    "every,match,hist"
 )
 DENIED_TEXT = b"tap the deal button on the board to admit this device"
-WORDS = (b"clear", b"x2", b"open")
+WORDS = (b"clear", b"x2", b"open", b"best", b"first")
+HISTORY_KEPT = 32
+HIST_REPLY_MOST = 700  # shorter than frame's reply
+MATCH_TEXT = b"best of 3..15 (odd) or first to 2..15"
 ID_CHARS = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 # The verb table of section 4: fewest and most arguments, and what the verb does, which decides
@@ -101,6 +112,8 @@ VERBS: dict[bytes, tuple[int, int, str]] = {
     b"brief": (0, 1, "link"),
     b"health": (0, 0, "read"),
     b"every": (0, 1, "link"),
+    b"match": (0, 2, "setting"),
+    b"hist": (0, 1, "read"),
 }
 
 
@@ -184,9 +197,14 @@ class ProtocolModel:
         self.hello = b""
         self.bad = [0, 0]  # health's bad: at least, at most
         # The tally, independently of the board's code: what the current win added and the tally
-        # still holds, and its value before each undoable change (undo takes it back).
+        # still holds, and before each undoable change its value, the award and what happens
+        # between games (undo takes them back): Between.
         self.award = 0
-        self.tally_history: list[tuple[tuple[int, ...], int]] = []
+        self.tally_history: list[tuple[tuple[int, ...], int, Between]] = []
+        self.between = Between()
+        self.asked_form = (0, 0)  # the match the last `match best|first` asked for
+        # The board's finished games: their numbers and `hist` words after `ended`.
+        self.history: list[tuple[int, bytes]] = []
 
     # --- links ---------------------------------------------------------------------------------
 
@@ -369,6 +387,8 @@ class ProtocolModel:
             out.append(Out(exact=ok(rid, state_fields(game))))
         elif verb == b"frame":
             out.append(Out(pattern=frame_reply(rid)))
+        elif verb == b"hist":
+            self._hist(step, rid, args)
         elif verb == b"health":
             out.append(Out(pattern=health_reply(rid), check="health"))
         elif verb == b"test":
@@ -391,6 +411,8 @@ class ProtocolModel:
         words = len(numbers) < len(args)
         if verb == b"games":
             return self._games(step, rid, args)
+        if verb == b"match":
+            return self._match(step, rid, args)
         errors: list[bytes] = []
         if words:
             errors.append(err(rid, b"bad_arg", b"expected a number"))
@@ -466,6 +488,57 @@ class ProtocolModel:
         out.append(Out(exact=ok(rid, games_fields(game))))
         self._changed(step, change, before, rev)
 
+    def _match(self, step: Step, rid: bytes, args: list[Arg]) -> None:
+        game = self.game
+        out = step.outputs[step.link]
+        before = snapshot(game)
+        rev = game.rev
+        change = b"match"
+        if not args:
+            pass
+        elif args == [Word(b"clear")]:
+            change = b"match clear"
+            game.end_match()
+        elif len(args) == 2 and args[0] in (Word(b"best"), Word(b"first")):
+            if not isinstance(args[1], int):
+                out.append(Out(exact=err(rid, b"bad_arg", b"expected a number")))
+                return
+            kind = 1 if args[0] == Word(b"first") else 0
+            if not form_ok(kind, args[1]):
+                out.append(Out(exact=err(rid, b"bad_value", MATCH_TEXT)))
+                return
+            change = b"match start"
+            self.asked_form = (kind, args[1])
+            game.start_match(kind, args[1])
+        else:
+            out.append(Out(exact=err(rid, b"bad_arg", b"match [best N | first N | clear]")))
+            return
+        out.append(Out(exact=ok(rid, match_fields(game))))
+        self._changed(step, change, before, rev)
+
+    def _hist(self, step: Step, rid: bytes, args: list[Arg]) -> None:
+        """A page of the history from a game number: as many entries as the board's page holds
+        (within HIST_REPLY_MOST bytes: at least 6, or all that are left), the first from that
+        number on, in order; `next` the first of the next page (0: none). When each game ended
+        is the board's clock's: any number."""
+        out = step.outputs[step.link]
+        start = args[0] if args else 0
+        if not isinstance(start, int):
+            out.append(Out(exact=err(rid, b"bad_arg", b"expected a number")))
+            return
+        if start < 0:
+            out.append(Out(exact=err(rid, b"bad_value", b"hist takes a game number")))
+            return
+        entries = [e for e in self.history if e[0] >= start]
+        words = [re.escape(b" %d/" % e[0]) + rb"\d+" + re.escape(e[1]) for e in entries]
+        pages = []
+        for count in range(min(6, len(entries)), len(entries) + 1):
+            after = b"%d" % entries[count][0] if count < len(entries) else b"0"
+            pages.append(b"".join(words[:count]) + b" next=" + after)
+        head = _id_prefix(rid) + b"ok kept=%d most=%d at=" % (len(self.history), HISTORY_KEPT)
+        pattern = head + rb"\d+(?:" + b"|".join(pages) + rb")\n"
+        out.append(Out(pattern=re.compile(pattern), check="hist"))
+
     def _player_ok(self, player: int) -> bool:
         return 0 <= player < self.game.players
 
@@ -498,18 +571,36 @@ class ProtocolModel:
         n = game.players
         old_games: tuple[int, ...] = before[6]  # type: ignore[assignment]
         old_winner: int = before[3]  # type: ignore[assignment]
+        between = self.between
         if change == b"undo":  # back to the tally (and the win's award) before the last change
-            expect, self.award = self.tally_history.pop()
+            expect, self.award, self.between, added = self.tally_history.pop()
+            if added and self.history and self.history[-1][0] == self.between.game:
+                self.history.pop()  # the won game it left is on the board again
         elif change in (b"pend", b"games x2"):  # not undoable: the tally stays
             expect = old_games
         else:
-            self.tally_history.append((old_games, self.award))
+            added = False
+            if change in (b"new", b"match start") and old_winner != NO_WINNER:
+                self.history = (self.history + [self._entry(before)])[-HISTORY_KEPT:]
+                added = True
+            self.tally_history.append((old_games, self.award, between, added))
             del self.tally_history[:-UNDO_DEPTH]
             if change == b"games clear":
                 expect, self.award = (0,) * n, 0
-            elif change == b"new":  # games carry over unless the player count changes
-                expect = old_games if n == before[0] else (0,) * n
+            elif change in (b"new", b"match start"):
+                # Games carry over unless the player count changes, or a match starts: the
+                # one asked for, or the next one after a match won
+                need = wins_needed(between.kind, between.length)
+                new_match = change == b"match start" or (
+                    between.length > 0 and (n != before[0] or max(old_games) >= need)
+                )
+                expect = old_games if n == before[0] and not new_match else (0,) * n
                 self.award = 0
+                form = self.asked_form if change == b"match start" else between.form
+                self.between = between.next_game(new_match, *form)
+            elif change == b"match clear":
+                expect = old_games
+                self.between = Between(between.game, 0, 0, 0, between.number)
             elif change == b"deal":
                 expect = old_games
             else:  # peg, set: the game is settled again
@@ -531,8 +622,34 @@ class ProtocolModel:
                 expect = tuple(games)
         got = tuple(game.games[:n])
         assert got == expect, f"tally after {change!r}: the document gives {expect}, got {got}"
+        now = (game.game_no, game.match_kind, game.match_len, game.match_game, game.match_no)
+        assert now == self.between.fields(), (
+            f"game and match after {change!r}: the document gives {self.between}, got {now}"
+        )
         assert min(got) >= 0, "the tally went below zero"
         assert len(self.tally_history) == game.undo_count, "undo steps out of step"
+
+    def _entry(self, before: tuple[object, ...]) -> tuple[int, bytes]:
+        """The history's entry of the won game a new game leaves (`before`: its snapshot), by
+        the document: (its number, its `hist` word after `ended`)."""
+        players, target, _, winner, fronts, backs, games = before[:7]
+        b = self.between
+        match = (
+            b"%d/%d/%d/%d" % (b.number, min(b.place, 255), b.length, b.kind)
+            if b.length
+            else b"0/0/0/0"
+        )
+        return b.game, b"/%d/%d/%d/%d/%d/%s/%s/%s/%s" % (
+            target,
+            players,
+            winner,
+            result_of(before),
+            before[8],
+            b",".join(b"%d" % v for v in fronts),  # type: ignore[attr-defined]
+            b",".join(b"%d" % v for v in backs),  # type: ignore[attr-defined]
+            b",".join(b"%d" % v for v in games),  # type: ignore[attr-defined]
+            match,
+        )
 
     def _setting(self, step: Step, rid: bytes, verb: bytes, args: list[Arg]) -> None:
         out = step.outputs[step.link]
@@ -711,7 +828,7 @@ def numbers(values: list[int], n: int) -> bytes:
 
 def state_fields(game: GameState) -> bytes:
     n = game.players
-    return b" r=%d t=%d n=%d d=%d w=%d x=%d f=%s b=%s g=%s q=%s u=%d x2=%d" % (
+    return b" r=%d t=%d n=%d d=%d w=%d x=%d f=%s b=%s g=%s q=%s u=%d x2=%d gn=%d m=%d mk=%d" % (
         game.rev,
         game.target,
         n,
@@ -724,7 +841,59 @@ def state_fields(game: GameState) -> bytes:
         numbers(game.pending, n),
         game.undo_count,
         game.skunk_double,
+        game.game_no,
+        game.match_len,
+        game.match_kind,
+    ) + b" mg=%d mn=%d" % (game.match_game, game.match_no)
+
+
+def match_fields(game: GameState) -> bytes:
+    return b" r=%d m=%d mk=%d mg=%d mn=%d" % (
+        game.rev,
+        game.match_len,
+        game.match_kind,
+        game.match_game,
+        game.match_no,
     )
+
+
+@dataclass(frozen=True)
+class Between:
+    """What the document says goes on between games (section 4, `match`): the game's number,
+    the match's kind (0 best of, 1 first to) and length (0: none), which game of it is on
+    (`place`), its number."""
+
+    game: int = 1
+    kind: int = 0
+    length: int = 0
+    place: int = 0
+    number: int = 0
+
+    def next_game(self, new_match: bool, kind: int, length: int) -> Between:
+        """After a new game: the next match of `kind` and `length` when `new_match`."""
+        if new_match:
+            return Between(self.game + 1, kind, length, 1, self.number + 1)
+        place = self.place + 1 if self.length else 0
+        return Between(self.game + 1, self.kind, self.length, place, self.number)
+
+    @property
+    def form(self) -> tuple[int, int]:
+        return (self.kind, self.length)
+
+    def fields(self) -> tuple[int, int, int, int, int]:
+        return (self.game, self.kind, self.length, self.place, self.number)
+
+
+def form_ok(kind: int, length: int) -> bool:
+    """A match a board plays: best of an odd number 3..15, first to 2..15."""
+    if kind == 0:
+        return 3 <= length <= 15 and length % 2 == 1
+    return 2 <= length <= 15
+
+
+def wins_needed(kind: int, length: int) -> int:
+    """Games a player must win to take the match: best of N, N / 2 + 1; first to N, N."""
+    return length if kind == 1 else length // 2 + 1
 
 
 def games_fields(game: GameState) -> bytes:

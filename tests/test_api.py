@@ -7,6 +7,7 @@ import asyncio
 import inspect
 import threading
 import typing
+from dataclasses import replace
 from unittest.mock import AsyncMock
 
 import pytest
@@ -90,6 +91,30 @@ def test_a_partial_state_event_changes_only_what_it_carries() -> None:
     won = later.updated({"r": "6", "w": "1", "x": "2", "f": "12,121", "x2": "1"})
     assert (won.winner, won.result, won.skunk_double) == (1, "skunk", True)
     assert won.updated({}) == won
+
+
+def test_a_state_kept_as_json_comes_back_with_its_match() -> None:
+    """What a linked game and the hall's director keep in their files: to_json() read back
+    (from_json), the match too; a state kept before protocol 1.4 has neither."""
+    state = BoardState.from_fields(
+        {
+            **FULL,
+            "g": "2,0",
+            "w": "0",
+            "x": "1",
+            "gn": "7",
+            "m": "3",
+            "mk": "0",
+            "mg": "2",
+            "mn": "4",
+        }
+    )
+    assert state.match is not None and (state.match.number, state.match.winner) == (4, 0)
+    assert BoardState.from_json(state.to_json()) == state
+    old = {k: v for k, v in state.to_json().items() if k not in ("game", "match")}
+    assert BoardState.from_json(old) == replace(
+        state, game=None, match_length=0, match_kind=0, match_game=0, match_number=0
+    )
 
 
 def test_closing_a_sync_board_twice_does_nothing_the_second_time(vboard: VirtualBoard) -> None:

@@ -127,6 +127,20 @@ async def test_every_operation(bridge: Bridge, http: aiohttp.ClientSession) -> N
     assert reply["state"]["target"] == 61 and reply["state"]["front"] == [0, 0, 0]
     status, reply = await call(http, bridge, "POST", "api/new")
     assert (status, reply["state"]["target"], reply["state"]["players"]) == (200, 61, 3)
+    status, reply = await call(
+        http, bridge, "POST", "api/match", {"best_of": 5, "skunk_double": True}
+    )
+    assert status == 200 and reply["state"]["skunk_double"] is True
+    assert reply["state"]["match"] == {
+        "kind": "best_of",
+        "length": 5,
+        "game": 1,
+        "number": reply["state"]["match"]["number"],
+        "needed": 3,
+        "winner": None,
+    }
+    status, reply = await call(http, bridge, "POST", "api/match", {"end": True})
+    assert (status, reply["state"]["match"]) == (200, None)
     # the same operations under the board's id
     status, reply = await call(
         http, bridge, "POST", "api/boards/b1/peg", {"player": 2, "points": 4}
@@ -157,6 +171,12 @@ BAD_REQUESTS: list[tuple[str, str, Any, bytes | None, int, str]] = [
     ("POST", "api/dealer", {"player": 3}, None, 400, "bad_player"),
     ("POST", "api/preview", {"player": 0, "points": 30}, None, 400, "bad_points"),
     ("POST", "api/undo", {"steps": 2}, None, 400, "bad_request"),
+    ("POST", "api/match", {}, None, 400, "bad_request"),
+    ("POST", "api/match", {"best_of": 4}, None, 400, "bad_value"),
+    ("POST", "api/match", {"first_to": 16}, None, 400, "bad_value"),
+    ("POST", "api/match", {"best_of": 3, "first_to": 2}, None, 400, "bad_request"),
+    ("POST", "api/match", {"end": 1}, None, 400, "bad_request"),
+    ("POST", "api/match", {"best_of": 3, "skunk_double": "yes"}, None, 400, "bad_request"),
     ("POST", "api/undo", None, None, 409, "nothing_to_undo"),
     ("POST", "api/boards/nope/peg", {"player": 0, "points": 5}, None, 404, "no_board"),
     ("GET", "api/boards/nope/state", None, None, 404, "no_board"),

@@ -208,6 +208,28 @@ async def test_a_won_game_says_the_last_lap_and_what_to_do(bridge: Bridge, page:
     assert await page.input_value('.player[data-player="0"] input') == ""
 
 
+async def test_a_match_started_on_the_page_is_shown_to_its_end(bridge: Bridge, page: Any) -> None:
+    """Best of 3 from the page's controls; the table's line says the game of the match and the
+    score, then who won the match; End match goes back to one game after another."""
+    await post(bridge, "new", {"target": 61, "players": 2})
+    await open_page(page, bridge.url)
+    await page.select_option("#match-form", "best_of:3")
+    await page.check("#match-skunks")
+    await page.click("#match-start")
+    await wait_bridge_state(bridge, lambda s: (s["match"] or {}).get("length") == 3)
+    assert (await board_state(bridge))["skunk_double"] is True
+    table = "document.querySelector('#table').textContent"
+    await page.wait_for_function(f"{table}.includes('game 1: blue 0, orange 0')")
+    assert "match (best of 3, a skunk wins two)" in await page.inner_text("#table")
+    await post(bridge, "set", {"player": 0, "front": 59, "back": 55})
+    await post(bridge, "peg", {"player": 0, "points": 2})  # a double skunk: two games
+    await page.wait_for_function(f"{table}.includes('won by blue: blue 2, orange 0')")
+    await page.click("#match-end")
+    await wait_bridge_state(bridge, lambda s: s["match"] is None)
+    await page.wait_for_function(f"!{table}.includes('match')")
+    assert await page.locator("#match-end").is_hidden()
+
+
 async def test_the_board_is_drawn_before_the_websocket_connects(bridge: Bridge, page: Any) -> None:
     await post(bridge, "new", {"target": 121, "players": 2})
     await post(bridge, "peg", {"player": 0, "points": 7})

@@ -10,15 +10,8 @@ import pytest
 
 from cribboard.api import Board, BoardEvent, ButtonEvent, StateEvent
 from cribboard.virtual import SimControl, VirtualBoard
-from cribcore.profiles import PROFILES
-from cribfw.buttons import Button
 from cribfw.panel import Panel
-from support import EventLog, wait_state
-
-PINS = PROFILES["sim"].buttons
-HOLD_MS = Button.LONG_MS + 100  # a hold: long enough for the long-press action
-TAP_MS = 60
-GAP_S = 0.08
+from support import Presser, wait_state
 
 
 @pytest.fixture
@@ -31,41 +24,6 @@ def sim(vboard: VirtualBoard) -> Iterator[SimControl]:
 def host(board: Board) -> Board:
     """The host watching the table: conftest's board."""
     return board
-
-
-class Presser:
-    """Presses the virtual board's buttons as fingers would. A simulated press starts when the
-    firmware first looks at its pin (firmware/sim/simlink.py), late on a busy machine, so a
-    press sent by the test's clock alone could overlap the one before and merge with it: each
-    waits for the board to report it first. A tap waits for its `btn` event (sent once the
-    firmware saw it released); a hold for its `hold` event, then for the rest of its length,
-    counted from there."""
-
-    def __init__(self, sim: SimControl, host: Board) -> None:
-        self.sim = sim
-        self.log = EventLog.of(host)
-
-    async def reported(self, name: str, action: str) -> None:
-        await self.log.wait(lambda e: e == ButtonEvent(name, action))
-
-    async def tap(self, name: str, times: int = 1) -> None:
-        for _ in range(times):
-            self.sim.press(str(PINS[name]), ms=TAP_MS)
-            await self.reported(name, "tap")
-
-    async def hold(self, name: str, ms: int = HOLD_MS) -> None:
-        self.sim.press(str(PINS[name]), ms=ms)
-        await self.reported(name, "hold")  # LONG_MS into the press, by the board's clock
-        await asyncio.sleep((ms - Button.LONG_MS) / 1000 + GAP_S)  # the rest of the press
-
-    async def count(self, name: str, points: int) -> None:
-        """Enter `points` on a player's "+": holds for the fives, taps for the rest."""
-        fives, ones = divmod(points, 5)
-        if fives:
-            # held: 5 at LONG_MS, then 5 more every REPEAT_MS
-            ms = Button.DEBOUNCE_MS + Button.LONG_MS + (fives - 1) * Button.REPEAT_MS + 100
-            await self.hold(name, ms)
-        await self.tap(name, ones)
 
 
 async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: SimControl) -> None:

@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE_TESTS = [
     "test_layout",
     "test_state",
+    "test_games",
     "test_render",
+    "test_match_frames",
     "mp_no_alloc",
     "test_protocol",
     "mp_dispatch_no_alloc",

@@ -24,6 +24,13 @@ from cribboot import STATE_BLOCKS, WATCH_MS
 from support import saved_games, wait_saved_sync
 
 BLOCK = 4096
+
+
+def blocks_end(image: bytearray) -> int:
+    """Where a virtual board's flash image's blocks end: its uid follows them."""
+    return len(image) - len(image) % BLOCK
+
+
 FILES = (
     "import os\n"
     "for d in range(4):\n"
@@ -151,7 +158,9 @@ def test_a_cut_or_damaged_newest_save_falls_back_to_the_one_before(
     data = bytearray(played_image.read_bytes())
     games = saved_games(played_image)
     assert [g.front[:2] for g in games[-2:]] == [[12, 0], [12, 7]]
-    newest = data.rfind(b"CRIB")  # the newest record: the ring appends in order in one block
+    # the newest record: the ring appends in order in one block (the blocks end before the
+    # virtual board's uid, cribboard.virtual.flashuid)
+    newest = data.rfind(b"CRIB", 0, blocks_end(data))
     data[newest + 30] ^= 0x40
     image = tmp_path / "torn.img"
     image.write_bytes(data)
@@ -175,7 +184,7 @@ def test_a_damaged_header_in_the_last_sessions_block_brings_back_the_save_before
         link.peg(1, 2)  # a session of its own: its save takes a fresh block
         wait_saved_sync(image, lambda game: game.front[:2] == [12, 9])
     data = bytearray(image.read_bytes())
-    start = len(data) - STATE_BLOCKS * BLOCK
+    start = blocks_end(data) - STATE_BLOCKS * BLOCK
     firsts = {}  # ring block: the seq of its first entry
     for block in range(STATE_BLOCKS):
         seq = int.from_bytes(data[start + block * BLOCK : start + block * BLOCK + 4], "little")
@@ -200,7 +209,7 @@ def test_a_ring_overwritten_with_zeros_is_a_fresh_game_that_says_so(
 ) -> None:
     """Zeros are programmed flash, not erased: saves that are gone, not "nothing saved" (B3)."""
     data = bytearray(played_image.read_bytes())
-    start = len(data) - STATE_BLOCKS * BLOCK
+    start = blocks_end(data) - STATE_BLOCKS * BLOCK
     data[start:] = bytes(len(data) - start)
     image = tmp_path / "zeros.img"
     image.write_bytes(data)
@@ -218,7 +227,7 @@ def test_a_region_of_garbage_is_a_fresh_game_that_says_so(
 ) -> None:
     data = bytearray(played_image.read_bytes())
     rng = random.Random(7)
-    start = len(data) - STATE_BLOCKS * BLOCK
+    start = blocks_end(data) - STATE_BLOCKS * BLOCK
     for at in range(start, len(data)):
         data[at] = rng.randrange(256)
     image = tmp_path / "garbage.img"

@@ -294,7 +294,8 @@ async def test_the_replies_shown_are_the_bridges(vboard: VirtualBoard) -> None:
     def counted_from_a_fresh_board(reply: dict[str, object]) -> dict[str, object]:
         state = reply["state"]
         assert isinstance(state, dict)
-        return {**reply, "rev": 0, "state": {**state, "rev": 0, "undo": 0}}
+        # (and its own number for the game: 1 on a board never played before)
+        return {**reply, "rev": 0, "state": {**state, "rev": 0, "undo": 0, "game": 1}}
 
     (shown,) = reply_block("peg")
     assert counted_from_a_fresh_board(shown) == counted_from_a_fresh_board(pegged)

@@ -9,6 +9,7 @@ import pytest
 
 from cribboard.api import Board, BoardState
 from cribboard.errors import HallError
+from cribboard.hall.view import frame_hex
 from cribboard.hall.wins import FinishedGame, finished_game
 from cribboard.hallwire import messages as m
 from cribboard.hallwire import topics as t
@@ -16,6 +17,9 @@ from cribboard.link import LinkedGameError
 from cribboard.link import topics as link_topics
 from cribboard.tournament import Tournament
 from cribboard.virtual import VirtualBoard
+from cribcore.render import Renderer
+from cribcore.state import GameState
+from cribdev.simtable import board_state
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "mqtt.md"
 
@@ -115,3 +119,14 @@ async def test_a_win_on_the_board_becomes_a_finished_game(vboard: VirtualBoard) 
     assert finished_game(won) == FinishedGame(
         winner_seat=1, loser_score=85, target=121, rev=won.rev
     )
+
+
+def test_a_won_table_is_drawn_as_its_board_draws_it() -> None:
+    """The projector page's picture of a table (hall.view.frame_hex, from the state the table
+    sent) is the firmware's own still frame, for a game won too (the win hole's pattern)."""
+    game = GameState(2, 121)
+    game.set_pegs(0, 119, 110)
+    game.peg(0, 2)
+    renderer = Renderer(None)
+    renderer.draw(game, 0)
+    assert frame_hex(board_state(game)) == bytes(renderer.frame).hex()

@@ -20,7 +20,7 @@ import pytest
 from cribboard.api import Board, LinkEvent
 from cribboard.bridge.server import Bridge, BridgeConfigError
 from cribboard.cli import main
-from cribboard.cli.board_commands import _watch
+from cribboard.cli.board_commands import _watch_events  # (what watch says; not its record)
 from cribboard.errors import CribboardError
 from cribboard.i18n import language
 from cribboard.play.scorekeeper import Scorekeeper
@@ -194,7 +194,7 @@ async def test_watch_says_where_the_board_went_and_stops_when_it_is_given_up(
     args = argparse.Namespace(json=True, raw=False)
     gone = _LeavingBoard((LinkEvent("lost"), "Cribboard-71A3"), (LinkEvent("gone"), ""))
     with pytest.raises(CribboardError, match="/dev/pts/nowhere is gone: stopped watching"):
-        await _watch(gone, args)  # type: ignore[arg-type]
+        await _watch_events(gone, args)  # type: ignore[arg-type]
     out, err = capsys.readouterr()
     assert [json.loads(line)["state"] for line in out.splitlines()] == ["lost", "gone"]
     assert "/dev/pts/nowhere is gone: was it a virtual board that stopped?" in err
@@ -204,7 +204,7 @@ async def test_watch_says_where_the_board_went_and_stops_when_it_is_given_up(
         (LinkEvent("lost"), "Cribboard-71A3"), (LinkEvent("back"), "Cribboard-0F10")
     )
     with pytest.raises(CribboardError, match=r"another board answers on /dev/pts/nowhere now"):
-        await _watch(other, args)  # type: ignore[arg-type]
+        await _watch_events(other, args)  # type: ignore[arg-type]
 
 
 # --- the bridge -----------------------------------------------------------------------------

@@ -39,7 +39,9 @@ from protocol_model import Out, ProtocolModel
 EXAMPLES = int(os.environ.get("CRIBBOARD_MODEL_EXAMPLES", "30"))
 STEPS = int(os.environ.get("CRIBBOARD_MODEL_STEPS", "40"))
 DEAL_PIN = str(PROFILES["sim"].buttons["deal"])
-FRESH_ST = b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"
+FRESH_ST = (
+    b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+)
 CENTRALS = ("C0:11:22:33:44:55", "D1:22:33:44:55:66")  # two devices, so one may come back
 
 
@@ -104,6 +106,10 @@ def test_the_model_gives_every_example_of_the_document() -> None:
     model.connect("usb", usb=True)
     replay_session(model, [(0, data, lines) for data, lines in V.RULES], ["usb"])
 
+    model = ProtocolModel()
+    model.connect("usb", usb=True)
+    replay_session(model, [(0, data, lines) for data, lines in V.MATCH], ["usb"])
+
 
 # --- the board against the model ----------------------------------------------------------------
 
@@ -160,6 +166,15 @@ REQUESTS: st.SearchStrategy[list[str]] = st.one_of(
         + [["admit", "open", "2"], ["admit", "open"], ["admit", "5"]]
     ),
     st.sampled_from([["brief"], ["brief", "0"], ["brief", "1"], ["brief", "2"], ["brief", "x2"]]),
+    # match play and the history (since 1.4)
+    st.one_of(
+        st.sampled_from([["match"], ["match", "clear"], ["match", "best"], ["match", "3"]]),
+        words_of(st.sampled_from(["match best", "match first"]), num(st.integers(0, 16))).map(
+            lambda w: w[0].split() + w[1:]
+        ),
+        st.just(["hist"]),
+        words_of(st.just("hist"), num(st.integers(-1, 12))),
+    ),
 )
 
 

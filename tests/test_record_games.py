@@ -229,3 +229,37 @@ async def test_computer_games_land_once_across_restarts_and_a_power_cut(
         assert by_kind == expected
         ann = hand_counts(record, Who("Ann"))
         assert sum(ann.hands) >= 10  # every hand of Ann's, nothing counted too
+
+
+async def test_a_new_game_undone_goes_back_to_the_game_it_left(
+    vboard: VirtualBoard, tmp_path: Path
+) -> None:
+    """A won game, a new game, the new game undone (the board shows the won game again, its
+    number back), a correction of the won game, then the new game again and played: two games
+    in the record, each once by the board's number, the first with its corrected pegs."""
+    path = tmp_path / "record.sqlite"
+    async with await Board.open(vboard.port, timeout=3.0) as board:
+        recording = recording_for(vboard, board, path, "bridge")
+        stop = await recording.follow(board)
+        await board.new_game(61, 2)
+        await board.set_pegs(1, 50, 40)
+        await board.set_pegs(0, 59, 50)
+        await board.peg(0, 2)
+        won = await board.state()
+        await board.new_game()
+        await recording.flush()
+        await board.undo()
+        back = await board.state()
+        assert back.game == won.game and back.winner == 0
+        await board.set_pegs(1, 52, 50)  # a correction of the won game's loser
+        await recording.flush()
+        await board.new_game()
+        await board.peg(1, 7)
+        await recording.flush()
+        stop()
+        await recording.close()
+    with Record.open(path) as record:
+        rows = record.db.execute(
+            "SELECT board_game, winner, front FROM games ORDER BY board_game"
+        ).fetchall()
+    assert rows == [(won.game, 0, "[61,52]"), (won.game + 1, None, "[0,7]")]

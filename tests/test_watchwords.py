@@ -58,7 +58,10 @@ def test_events_other_than_the_state() -> None:
 def test_watch_says_a_peg_and_raw_gives_the_protocol(vboard: VirtualBoard, spawn: Spawn) -> None:
     for option, expected in (
         ((), "blue pegs 3: 3"),
-        (("--raw",), "st r=2 t=121 n=2 d=0 w=-1 x=0 f=6,0 b=3,0 g=0,0 q=0,0 u=2 x2=0"),
+        (
+            ("--raw",),
+            "st r=2 t=121 n=2 d=0 w=-1 x=0 f=6,0 b=3,0 g=0,0 q=0,0 u=2 x2=0 gn=1 m=0 mk=0 mg=0 mn=0",
+        ),
     ):
         watcher = spawn(
             [*CLI, "--port", vboard.port, "watch", *option],

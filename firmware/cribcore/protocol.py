@@ -32,8 +32,9 @@ from cribcore.twins import ptr8, ptr32
 
 PROTOCOL_MAJOR = const(1)  # bumped when a change breaks older hosts
 # Bumped when something is added (1.1: admit; 1.2: brief, health, every; 1.3: the page's fields
-# in health, the WebSocket transport, conditions, ids that survive a restart).
-PROTOCOL_MINOR = const(3)
+# in health, the WebSocket transport, conditions, ids that survive a restart; 1.4: match play,
+# the board's history, its game number, its uid).
+PROTOCOL_MINOR = const(4)
 MAX_LINE = const(64)  # request bytes including the newline
 MAX_ID = const(8)  # characters in a request id
 MAX_ARGS = const(3)
@@ -68,6 +69,8 @@ VERB_TABLE = (
     (b"brief", 0, 1, K_LINK),  # since 1.2
     (b"health", 0, 0, K_READ),  # since 1.2
     (b"every", 0, 1, K_LINK),  # since 1.2
+    (b"match", 0, 2, K_SET),  # since 1.4
+    (b"hist", 0, 1, K_READ),  # since 1.4
 )
 VERBS = tuple(spec[0] for spec in VERB_TABLE)
 
@@ -75,7 +78,9 @@ VERBS = tuple(spec[0] for spec in VERB_TABLE)
 W_CLEAR = const(0)
 W_X2 = const(1)
 W_OPEN = const(2)  # since 1.1
-WORDS = (b"clear", b"x2", b"open")
+W_BEST = const(3)  # since 1.4
+W_FIRST = const(4)  # since 1.4
+WORDS = (b"clear", b"x2", b"open", b"best", b"first")
 
 ARG_INT = const(0)
 ARG_WORD = const(1)
@@ -182,7 +187,7 @@ class Request:
 # the viper checks below: they run for every request).
 _KINDS = bytes(spec[3] for spec in VERB_TABLE)
 _ARITY = bytes(n for spec in VERB_TABLE for n in spec[1:3])  # fewest, most: two bytes a verb
-_VERB_COUNT = const(18)  # len(VERBS), held equal by tests/core/test_protocol.py
+_VERB_COUNT = const(20)  # len(VERBS), held equal by tests/core/test_protocol.py
 
 
 @micropython.viper
@@ -595,11 +600,15 @@ def write_state_fields(out, board):
 # The state's fields are written straight into the buffer, without a call per key or number:
 # a call costs a Cortex-M0+ more than the digits do (a peg's event is sent to every link).
 _DIGITS = const(11)  # the most characters of a field's number: a 32-bit one with its sign
-STATE_ROOM = const(37 + 8 + 20 * _DIGITS)  # the keys, the commas, 20 numbers
+_STATE_FIELDS = const(17)
+# The keys, their spaces, '=' and the commas of 3 players (4 * 17 + 8), 25 numbers.
+STATE_ROOM = const(76 + 25 * _DIGITS)
 _STATE_ASIDE = bytearray(STATE_ROOM)
 
 
-_STATE_KEYS = b"rtndwxfbgqux"  # r= t= n= d= w= x= f= b= g= q= u= x2= (in STATE_KEYS' order)
+# r= t= n= d= w= x= f= b= g= q= u= x2= gn= m= mk= mg= mn= (in STATE_KEYS' order): two bytes a
+# key, a space for the second of a one-letter key.
+_STATE_KEYS = b"r t n d w x f b g q u x2gnm mkmgmn"
 
 
 @micropython.viper
@@ -617,16 +626,21 @@ def _state_into(buf, n: int, board) -> int:
     result = 0 if winner < 0 else int(board.result())  # (playing: 0, without the call)
     undo_count = int(board.undo_count)
     skunk_double = 1 if board.skunk_double else 0
+    game_no = int(board.game_no)
+    match_len = int(board.match_len)
+    match_kind = int(board.match_kind)
+    match_game = int(board.match_game)
+    match_no = int(board.match_no)
     front = board.front
     back = board.back
     games = board.games
     pending = board.pending
-    for field in range(12):
-        p[n] = 32  # ' ', the key's letter (x2: and its '2'), '='
-        p[n + 1] = keys[field]
+    for field in range(_STATE_FIELDS):
+        p[n] = 32  # ' ', the key (one or two letters), '='
+        p[n + 1] = keys[2 * field]
         n += 2
-        if field == 11:
-            p[n] = 50
+        if keys[2 * field + 1] != 32:
+            p[n] = keys[2 * field + 1]
             n += 1
         p[n] = 61
         n += 1
@@ -662,6 +676,16 @@ def _state_into(buf, n: int, board) -> int:
                 value = undo_count
             elif field == 11:
                 value = skunk_double
+            elif field == 12:
+                value = game_no
+            elif field == 13:
+                value = match_len
+            elif field == 14:
+                value = match_kind
+            elif field == 15:
+                value = match_game
+            elif field == 16:
+                value = match_no
             if value < 0:
                 p[n] = 45  # '-'
                 n += 1

@@ -11,7 +11,10 @@
 #                 still behind it
 #   pending count the hole the front peg would reach blinks white (the win hole if it would win)
 #   win hole      before the game ends: the dealer's colour, faint (who owns the crib);
-#                 at the end: pulses in the winner's colour
+#                 at the end: pulses in the winner's colour; in a match, flashes in it as many
+#                 times as the game's number in the match (game 2: two flashes, a pause), never
+#                 darker than the pulse; the match won: sparkles, the winner's colour and the
+#                 same washed with white, by turns
 #   calling       a Bluetooth device asks to be admitted (cribfw/admission.py): the win hole
 #                 double-blinks white, twice a second-and-a-half, until the deal button is tapped
 # Palette: blue, orange and reddish purple (Okabe-Ito hues), safe for the common colour-vision
@@ -79,6 +82,9 @@ PREVIEW_RGB = (200, 200, 200)
 BLINK_MS = const(250)  # pending preview: on/off half period
 PULSE_MS = const(1200)  # win hole pulse period
 PULSE_MIN = const(128)  # of 256
+COUNT_MS = const(250)  # a game of a match won: each flash of its number, and the dip after it
+COUNT_PAUSE_MS = const(1500)  # after the flashes: the number's end
+SPARKLE_MS = const(150)  # the match won: the winner's colour, then washed with white
 CALL_MS = const(1500)  # admission call: two 150 ms flashes of the win hole per period
 CALL_FLASH_MS = const(150)
 CALL_RGB = (255, 255, 255)
@@ -427,12 +433,29 @@ def _draw_pegs(r, board, t_ms: int, chain_buf, out_buf, players: int, fronts):
             c = -1
             level = 256
             if winner >= 0:
-                # Triangle wave between PULSE_MIN and 256: the winner's colour breathes.
-                phase = t_ms % PULSE_MS
-                wave = phase if phase < PULSE_MS // 2 else PULSE_MS - phase
-                level = PULSE_MIN + (256 - PULSE_MIN) * wave // (PULSE_MS // 2)
                 c = 4 * winner
                 animating = True
+                match_len = int(board.match_len)
+                if match_len == 0:
+                    # Triangle wave between PULSE_MIN and 256: the winner's colour breathes.
+                    phase = t_ms % PULSE_MS
+                    wave = phase if phase < PULSE_MS // 2 else PULSE_MS - phase
+                    level = PULSE_MIN + (256 - PULSE_MIN) * wave // (PULSE_MS // 2)
+                else:
+                    need = match_len  # (limits.wins_needed: first to N, best of N)
+                    if int(board.match_kind) == 0:
+                        need = (match_len >> 1) + 1
+                    games = board.games
+                    if int(games[winner]) >= need:
+                        # The match won: the winner's colour sparkles with white.
+                        if (t_ms // SPARKLE_MS) % 2:
+                            c += 3  # (BOTH: the colour washed with white)
+                    else:
+                        # Game N of the match: N flashes, then a pause, at PULSE_MIN between.
+                        flashes = 2 * COUNT_MS * int(board.match_game)
+                        phase = t_ms % (flashes + COUNT_PAUSE_MS)
+                        if phase >= flashes or (phase // COUNT_MS) % 2:
+                            level = PULSE_MIN
             else:
                 lit = 0
                 for i in range(bpp):

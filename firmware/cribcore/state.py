@@ -54,6 +54,10 @@ _S_FRONT = const(5)
 _S_BACK = const(8)
 _S_GAMES = const(11)
 SNAPSHOT_LEN = const(14)
+# A step that started a game or changed the match keeps what undoing it must put back above the
+# bits of its row's players and award (2 bits each), which every other step writes plain:
+# nothing more on a peg's path (cribcore/games.py says what, and puts it back).
+_LOW = const(3)
 # limits' MAX_POINTS and MAX_PLAYERS as this module's constants, for the viper code: a name of
 # another module is looked up at run time (tests/core/test_state.py holds them equal).
 _MAX_POINTS = const(29)
@@ -76,6 +80,17 @@ class GameState:
         self.players = players
         self.target = target
         self.skunk_double = skunk_double
+        self.game_no = 1  # the board's number for the game: +1 a new game, -1 its undo
+        # Match play (0: none): best of `match_len` or first to it (match_kind, limits'
+        # MATCH_*), the board's number for the match (+1 each match started) and which of its
+        # games is on the board.
+        self.match_len = 0
+        self.match_kind = 0
+        self.match_no = 0
+        self.match_game = 0
+        # The finished games the board remembers (cribcore.history.History: keep_history;
+        # None: none kept, a host's copy of the rules).
+        self.history = None
         self.front = [0] * MAX_PLAYERS
         self.back = [0] * MAX_PLAYERS
         self.games = [0] * MAX_PLAYERS
@@ -190,33 +205,55 @@ class GameState:
             self.rev += 1
             self._last(LAST_PENDING, player)
 
+    # A new game, a match started or ended, and undoing them: what happens between games
+    # (the game's number, the match, the history) is cribcore/games.py's, loaded the first time
+    # a game ends there (a small board's heap keeps its room until then).
+
+    def keep_history(self, history):
+        """Remember the finished games in `history` (a cribcore.history.History) from now on."""
+        self.history = history
+
     def new_game(self, target=0, players=0):
         """Start a new game (undoable). 0 keeps the current target / player count.
 
         Games won carry over. The loser of a finished two-player game deals first (as in
-        the rules); otherwise the deal passes on as usual."""
+        the rules); otherwise the deal passes on as usual. In a match the next game of it,
+        or, once the match is won (or the player count changes), the next match of the same
+        form: its tally starts again at 0. A won game the board leaves goes into its
+        history."""
+        from cribcore import games
+
         target = target or self.target
         players = players or self.players
         _check_target(target)
         _check_players(players)
+        games.new_game(self, target, players)
+
+    def start_match(self, kind, length):
+        """Start a match (undoable): best of `length` or first to it (`kind`, limits'
+        MATCH_*), with a new game (as new_game) and the games-won tally at 0; the skunk rule
+        (x2) counts a skunk's games towards it."""
+        from cribcore import games
+
+        if not games.match_form_ok(kind, length):
+            raise GameError("bad_value", "best of 3..15 (odd) or first to 2..15")
+        games.start_match(self, kind, length)
+
+    def end_match(self):
+        """No more match play (undoable); the game and the tally go on. Nothing changes
+        without a match."""
+        from cribcore import games
+
+        games.end_match(self)
+
+    def save_step(self, players, award):
+        """The state saved as an undo step that starts a game or changes the match (before
+        the caller changes it), its row's players and award words as cribcore/games.py made
+        them: what undoing it puts back above their own bits."""
         self._save_snapshot()
-        if players != self.players:
-            for p in range(MAX_PLAYERS):
-                self.games[p] = 0
-            self.dealer = 0
-        elif self.winner != NO_WINNER and players == 2:
-            self.dealer = 1 - self.winner
-        else:
-            self.dealer = (self.dealer + 1) % players
-        self.players = players
-        self.target = target
-        for p in range(MAX_PLAYERS):
-            self.front[p] = 0
-            self.back[p] = 0
-            self.pending[p] = 0
-        self.winner = NO_WINNER
-        self.award = 0
-        self.rev += 1
+        base = ((self._undo_top - 1) % UNDO_DEPTH) * SNAPSHOT_LEN
+        self._undo[base + _S_PLAYERS] = players
+        self._undo[base + _S_AWARD] = award
 
     def reset_games(self):
         """Clear the games-won tally (undoable; nothing changes when it is clear already).
@@ -252,16 +289,22 @@ class GameState:
         self.undo_count -= 1
         snap = self._undo
         base = self._undo_top * SNAPSHOT_LEN
-        self.players = snap[base + _S_PLAYERS]
+        players = snap[base + _S_PLAYERS]
+        award = snap[base + _S_AWARD]
+        self.players = players & _LOW
         self.target = snap[base + _S_TARGET]
         self.dealer = snap[base + _S_DEALER]
         self.winner = snap[base + _S_WINNER]
-        self.award = snap[base + _S_AWARD]
+        self.award = award & _LOW
         for p in range(MAX_PLAYERS):
             self.front[p] = snap[base + _S_FRONT + p]
             self.back[p] = snap[base + _S_BACK + p]
             self.games[p] = snap[base + _S_GAMES + p]
             self.pending[p] = 0
+        if players > _LOW:
+            from cribcore import games
+
+            games.undo_step(self, players, award)
         self.rev += 1
 
     # --- persistence helpers (the store serialises these) ------------------------------------

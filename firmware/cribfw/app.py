@@ -9,6 +9,7 @@ except ImportError:  # CPython
 import sys
 
 from cribcore.files import HALL_CONFIG
+from cribcore.history import History
 from cribcore.layout import HOLES
 from cribcore.render import Renderer
 from cribcore.state import GameState
@@ -40,7 +41,10 @@ class App:
     def __init__(self, pixels, stdin, stdout, profile, buttons=None, cribio=None):
         self.profile = profile
         renderer = Renderer(pixels, budget_ma=profile.budget_ma)
-        self.ctx = Context(GameState(), renderer, profile.name, FIRMWARE_VERSION)
+        game = GameState()
+        self.ctx = Context(game, renderer, profile.name, FIRMWARE_VERSION)
+        # The finished games, kept with the game (cribfw/gamerecord.py), on the board's clock.
+        game.keep_history(History(uptime=self.ctx.uptime))
         self.dispatcher = Dispatcher(self.ctx)
         self.cribio = cribio
         self.usb = UsbLink(stdin, stdout, self.dispatcher, cribio)
@@ -159,6 +163,10 @@ async def render_task(app):
             app.selftest_from = -1
             app.shown_rev = -1  # back to the game
         game = ctx.game
+        history = game.history
+        if (game.winner >= 0) != (history.won_at >= 0):
+            # When the game was won, in the board's life (-1 again once its win is undone)
+            history.won_at = history.life() if game.winner >= 0 else -1
         if (
             game.rev != app.shown_rev
             or ctx.settings_rev != app.shown_settings
@@ -219,6 +227,7 @@ def main():
         pad = Pad()  # a phone's control pad presses the same buttons
     buttons = _buttons(profile, pad)
     app = App(pixels, sys.stdin.buffer, sys.stdout.buffer, profile, buttons, _cribio())
+    app.ctx.uid = "".join("%02X" % b for b in machine.unique_id()).encode()
     admitted = _attach_storage(app, profile)
     web = _start_web(app)
     if ble is not None or web is not None:

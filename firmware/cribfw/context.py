@@ -35,6 +35,7 @@ class Context:
         self.firmware_version = firmware_version.encode()
         self.hello_head = None  # the hello's fields that never change, written once (verbs.py)
         self.ble_name = b""  # the name the board advertises over Bluetooth
+        self.uid = b""  # the hex of machine.unique_id(), upper case (the hello's uid=)
         self.stored = b""  # where the game came from at boot (the hello's store=)
         self.boot_fs = b""  # what the boot did with the file system (cribboot.py), if known
         self.boot_failed = 0  # boots in a row that crashed or hung before this one
@@ -58,6 +59,10 @@ class Context:
         """The Bluetooth link (cribfw.blelink.BleLink) and the name it advertises."""
         self.ble = link
         self.ble_name = name
+
+    def uptime(self):
+        """Seconds since the board started (the board's history counts its life with it)."""
+        return self.up_s
 
     @micropython.native
     def tick(self, elapsed_ms):

@@ -49,11 +49,12 @@ _REPLY_AT = const(3 + 8)  # (8: protocol.MAX_ID, held equal by tests/core/test_p
 _SLOT_SIZE = const(_REPLY_AT + RECENT_REPLY)
 _NEXT_AT = const(RECENT * _SLOT_SIZE)
 # By verb number (cribcore.protocol.VERB_TABLE), 1 for a change the game's record keeps: peg,
-# set, undo, new, deal, games, bright, budget (their reading forms are never remembered). Not
-# pend (a preview is not saved), test, admit (kept elsewhere, and set, not added to), brief and
-# every (a link's own view, gone with a restart). tests/core/test_protocol.py checks it.
-_SAVES = const(0b111011111000)  # bit v: verb v (a const: no object on the heap)
-_VERBS = const(18)
+# set, undo, new, deal, games, bright, budget, match (their reading forms are never
+# remembered). Not pend (a preview is not saved), test, admit (kept elsewhere, and set, not
+# added to), brief and every (a link's own view, gone with a restart); hist only reads.
+# tests/core/test_protocol.py checks it.
+_SAVES = const(0b1000000111011111000)  # bit v: verb v (a const: no object on the heap)
+_VERBS = const(20)
 _SAVES_AT = const(_NEXT_AT + 1)  # (_SAVES, after the slots: read where the slots are read)
 
 

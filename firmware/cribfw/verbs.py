@@ -13,13 +13,24 @@ except ImportError:  # CPython
     from cribcore import nomicropython as micropython
 
 from cribcore import protocol
+from cribcore.history import HIST_ENTRY_ROOM, History
 from cribcore.layout import HOLES
-from cribcore.limits import MAX_BRIGHTNESS, MAX_BUDGET_MA, MIN_BUDGET_MA
+from cribcore.limits import (
+    MATCH_BEST_OF,
+    MATCH_FIRST_TO,
+    MAX_BRIGHTNESS,
+    MAX_BUDGET_MA,
+    MIN_BUDGET_MA,
+)
 from cribcore.state import GameError
 from cribcore.twins import ptr8, ptr32
 from cribfw.clock import ticks_diff, ticks_ms
 
 HEAP_MS = 10_000  # health measures the free heap at most this often (about 9 ms on an RP2040)
+# A page of the history stops before an entry could take it past this many bytes (a game's
+# entry takes at most HIST_ENTRY_ROOM): it stays shorter than the frame's reply, which every
+# link's queue has room for.
+HIST_REPLY_MOST = 700
 
 
 @micropython.native
@@ -218,6 +229,53 @@ def games_fields(game, out):
     out.field(b"x2", 1 if game.skunk_double else 0)
 
 
+def match(ctx, link, req, out):
+    game = ctx.game
+    word = req.word_arg(0)
+    count = req.arg_count()
+    if count == 0:
+        pass
+    elif word == protocol.W_CLEAR and count == 1:
+        game.end_match()
+    elif (word == protocol.W_BEST or word == protocol.W_FIRST) and count == 2:
+        kind = MATCH_FIRST_TO if word == protocol.W_FIRST else MATCH_BEST_OF
+        game.start_match(kind, number(req, 1))
+    else:
+        raise GameError("bad_arg", "match [best N | first N | clear]")
+    match_fields(game, out)
+
+
+def match_fields(game, out):
+    out.field(b"r", game.rev)
+    out.field(b"m", game.match_len)
+    out.field(b"mk", game.match_kind)
+    out.field(b"mg", game.match_game)
+    out.field(b"mn", game.match_no)
+
+
+def hist(ctx, link, req, out):
+    # A page of the board's finished games, oldest first, from game number `from` on (0: the
+    # oldest kept), then `next`: the number to ask for the next page (0: this one reached the
+    # newest).
+    start = number(req, 0)
+    if start < 0:
+        raise GameError("bad_value", "hist takes a game number")
+    history = ctx.game.history
+    if history is None:  # (a board keeps one: a host's copy of the rules does not)
+        history = History(0)
+    count = history.count
+    out.field(b"kept", count)
+    out.field(b"most", history.kept)
+    out.field(b"at", history.life())
+    i = 0
+    while i < count and history.game_of(i) < start:
+        i += 1
+    while i < count and out.n + HIST_ENTRY_ROOM <= HIST_REPLY_MOST:
+        history.write(out, i)
+        i += 1
+    out.field(b"next", history.game_of(i) if i < count else 0)
+
+
 # --- the LEDs -----------------------------------------------------------------------------------
 
 
@@ -333,6 +391,9 @@ def _hello_head(ctx):
     out.field(b"max", protocol.MAX_LINE)
     out.key(b"caps")
     out.text(b",".join(protocol.VERBS))
+    if ctx.uid:
+        out.key(b"uid")
+        out.text(ctx.uid)
     return bytes(out.buf[: out.n])
 
 
@@ -350,6 +411,8 @@ def answer(ctx, link, req, out):
         games_fields(ctx.game, out)
     elif handler is bright or handler is budget:
         settings_fields(ctx, out)
+    elif handler is match:
+        match_fields(ctx.game, out)
     elif handler is not test:
         revision(ctx, out)
 
@@ -374,4 +437,6 @@ HANDLERS = (
     brief,
     health,
     every,
+    match,
+    hist,
 )

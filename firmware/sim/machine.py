@@ -160,7 +160,13 @@ def reset_cause():
 
 
 def unique_id():
-    return b"\xc7\x1b\xb0\xa2\xd0\x00\x00\x01"
+    """The board's own id: the launcher keeps it in the flash image (cribboard.virtual's
+    flashuid); a fixed one without a launcher."""
+    import binascii
+    import os
+
+    kept = os.getenv("CRIBBOARD_SIM_UID")
+    return binascii.unhexlify(kept) if kept else b"\xc7\x1b\xb0\xa2\xd0\x00\x00\x01"
 
 
 def freq(hz=None):

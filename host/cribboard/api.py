@@ -25,7 +25,17 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
 from cribboard import portshare, wire
-from cribboard.boarddata import Admission, BoardState, Frame, Health, Settings
+from cribboard.boarddata import (
+    MATCH_KINDS,
+    Admission,
+    BoardState,
+    Frame,
+    Health,
+    History,
+    HistoryEntry,
+    Match,
+    Settings,
+)
 from cribboard.client import Client, Hello
 from cribboard.discovery import resolve_port
 from cribboard.errors import BoardRejected, CribboardError, KeyReused
@@ -55,6 +65,10 @@ __all__ = [
     "Frame",
     "Health",
     "Hello",
+    "History",
+    "HistoryEntry",
+    "Match",
+    "MATCH_KINDS",
     "HelloEvent",
     "KeyReused",
     "key_id",
@@ -75,6 +89,10 @@ Fields = dict[str, str]
 Player = int | str
 """A player as the API takes it: 0, 1, 2, or a name (``"blue"``, ``"orange"``, ``"purple"``;
 ``"a"``, ``"b"``, ``"c"``), the same words as the command line and the bridge."""
+
+HISTORY_READ_MOST = 1024
+"""The most finished games read from a board's own history (a board keeps 32: cribcore.limits)."""
+HISTORY_FIELDS = ("next", "kept", "most", "at")
 
 KEY_CHARS = "".join(chr(c) for c in range(0x21, 0x7F))
 """What a program's idempotency key may hold: printable ASCII without spaces."""
@@ -260,7 +278,7 @@ class Board:
         return fields
 
     async def _change(
-        self, verb: str, args: tuple[int, ...], key: str | None, if_rev: int | None
+        self, verb: str, args: tuple[int | str, ...], key: str | None, if_rev: int | None
     ) -> Fields:
         """A change, under a program's key (sent as the request's id: the board applies it once
         however often it comes; this Board answers a key it remembers without asking) and on the
@@ -416,6 +434,63 @@ class Board:
             raise BoardRejected(
                 err.code, f"{err.text}: this game has players {game_players(players)}"
             ) from None
+
+    async def start_match(
+        self,
+        length: int,
+        kind: str = "best_of",
+        *,
+        skunk_double: bool | None = None,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        """Start a match (protocol 1.4: see `hello`): best of `length` games (3, 5, .., 15) or
+        first to `length` wins (2..15), `kind` one of MATCH_KINDS; with a new game and the
+        games-won tally at 0 (the match's score). `skunk_double`: whether a skunk wins two of
+        its games (None: as the board has it; set after the match started). Returns the
+        board's revision after the new game."""
+        self._needs("match")
+        if kind not in MATCH_KINDS:
+            raise CribboardError(f"a match is one of {', '.join(MATCH_KINDS)}, not {kind!r}")
+        word = "first" if kind == "first_to" else "best"
+        rev = int((await self._change("match", (word, length), key, if_rev))["r"])
+        if skunk_double is not None:
+            await self.set_skunk_double(skunk_double)
+        return rev
+
+    async def end_match(self, *, key: str | None = None, if_rev: int | None = None) -> int:
+        """No more match play (the game and the tally go on); returns the board's revision."""
+        self._needs("match")
+        return int((await self._change("match", ("clear",), key, if_rev))["r"])
+
+    async def history(self, since: int = 0) -> History | None:
+        """The finished games the board remembers (protocol 1.4; None from an older board),
+        oldest first, from its game number `since` on (0: all it keeps), read page by page.
+        Every entry is final: a game whose win is taken back is never in it."""
+        if "hist" not in self.hello.capabilities:
+            return None
+        entries: list[HistoryEntry] = []
+        start = max(0, since)
+        for _page in range(HISTORY_READ_MOST):  # (a page holds one game at least)
+            reply = await self._client.request("hist", start)
+            entries += [HistoryEntry.from_word(word) for word in reply.words]
+            try:
+                page = {name: int(reply.fields.get(name, "0")) for name in HISTORY_FIELDS}
+            except ValueError:
+                raise CribboardError(f"a history page the board sent is not one: {reply.fields}")
+            start = page["next"]
+            # (A board that pages backwards, or on past what any board keeps, is not followed.)
+            if start <= (entries[-1].game if entries else 0) or len(entries) >= HISTORY_READ_MOST:
+                break
+        return History(entries, page["kept"], page["most"], page["at"])
+
+    def _needs(self, verb: str) -> None:
+        """Refuse a verb the board's firmware does not have, saying what to do."""
+        if verb not in self.hello.capabilities:
+            raise CribboardError(
+                f"the board's firmware has no `{verb}` (protocol {self.hello.protocol[0]}."
+                f"{self.hello.protocol[1]}): update it (cribboard deploy)"
+            )
 
     async def games(self) -> list[int]:
         return [int(g) for g in (await self._fields("games"))["g"].split(",")]
@@ -665,6 +740,25 @@ class SyncBoard:
         self, player: Player, points: int, *, key: str | None = None, if_rev: int | None = None
     ) -> int:
         return self._run(self._board.preview(player, points, key=key, if_rev=if_rev))
+
+    def start_match(
+        self,
+        length: int,
+        kind: str = "best_of",
+        *,
+        skunk_double: bool | None = None,
+        key: str | None = None,
+        if_rev: int | None = None,
+    ) -> int:
+        return self._run(
+            self._board.start_match(length, kind, skunk_double=skunk_double, key=key, if_rev=if_rev)
+        )
+
+    def end_match(self, *, key: str | None = None, if_rev: int | None = None) -> int:
+        return self._run(self._board.end_match(key=key, if_rev=if_rev))
+
+    def history(self, since: int = 0) -> History | None:
+        return self._run(self._board.history(since))
 
     def games(self) -> list[int]:
         return self._run(self._board.games())

@@ -3,6 +3,8 @@ games (cribboard.record) keeps a board's games under, the same for every program
 
 A board's identity, the first that applies:
 
+* ``uid:UID``: a board that names itself in its hello (protocol 1.4, ``uid=``: the hex of its
+  ``machine.unique_id()``, the virtual board's kept in its flash image), on any link;
 * ``uid:SERIAL``: a board on USB whose port has a serial number (a Pico's is its flash chip's
   unique id, an ESP32-S3's its MAC address: the same as MicroPython's ``machine.unique_id()``
   in hex, the identity a board's own history would give);
@@ -41,6 +43,10 @@ def board_identity(
 ) -> BoardIdentity:
     """The identity of the board on `port` (a serial port, a pyserial URL, or ``ble:ADDRESS``)
     that said `hello`; `flash`: the image of a virtual board the caller runs (see the module)."""
+    uid = hello.uid if hello is not None else None
+    if uid:
+        label = hello.fields.get("ble") if hello is not None and port.startswith(BLE_PORT) else None
+        return BoardIdentity(f"uid:{uid.upper()}", label or port)
     if flash is not None:
         return BoardIdentity(f"sim:{os.path.realpath(flash)}", port)
     if port.startswith(BLE_PORT):

@@ -68,6 +68,12 @@ class Hello:
     capabilities: list[str]
     fields: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def uid(self) -> str | None:
+        """The board's own identity (protocol 1.4): the hex of its `machine.unique_id()`, the
+        same on every link; None from an older board, or one that cannot read it."""
+        return self.fields.get("uid") or None
+
     @classmethod
     def from_fields(cls, fields: dict[str, str]) -> Hello:
         try:

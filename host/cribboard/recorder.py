@@ -11,6 +11,11 @@ The board's states are told to the record in the order the board sent them, in t
 disk, nor on another program writing at once. A note waits for the states before it: it is about
 the step they made. A record that cannot be written (a full disk, a locked file) is said once in
 one line and the program plays on: the game on the board matters more than its record.
+
+A board's own history (protocol 1.4: the games it finished, its buttons' too) is merged in when
+a recording starts following it and each time the board leaves a game (its number moves on):
+each game once (`Record.add_board_game`, by the board's identity and its number for the game),
+and the games of a match grouped as the board numbers them (`Record.add_match`).
 """
 
 from __future__ import annotations
@@ -19,15 +24,25 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
-from cribboard.api import Board, BoardEvent, BoardState, HelloEvent, LinkEvent, StateEvent
+from cribboard.api import (
+    Board,
+    BoardEvent,
+    BoardState,
+    HelloEvent,
+    History,
+    LinkEvent,
+    Match,
+    StateEvent,
+)
 from cribboard.boardid import BoardIdentity
 from cribboard.errors import CribboardError
 from cribboard.i18n import _
 from cribboard.playernames import check_seats, clean_name
-from cribboard.record.store import Note, Record, Seen
+from cribboard.record.store import BoardGame, Note, Record, Seen
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +67,7 @@ def seen_of(state: BoardState) -> Seen:
         games=tuple(state.games[:sides]),
         undo=state.undo,
         skunk_double=state.skunk_double,
+        board_game=state.game,
     )
 
 
@@ -83,6 +99,11 @@ class Recording:
         self._failed = False
         self._closed = False
         self._unfollow: Callable[[], None] | None = None
+        self._merges: set[asyncio.Task[None]] = set()
+        self._board: Board | None = None  # whose history is merged as its states come
+        self._board_game: int | None = None  # the board's number for its game, as last taken
+        self._state: BoardState | None = None  # the state last taken
+        self._match: tuple[object, ...] | None = None  # its match as last told to the record
         self.game: int | None = None
         """The record's row of the game the board shows, as last told."""
 
@@ -112,12 +133,32 @@ class Recording:
         """The board shows `state` (`gap`: states may have been missed before it)."""
         if self._closed:
             return
+        left = self._board_game
+        self._board_game = state.game
+        self._state = state
         gap = gap or self._gap
         self._gap = False
+        if self._board is not None:
+            if gap:  # (anything may have happened before: all it keeps)
+                self._merge_soon(self._board, 0)
+            elif state.game is not None and left is not None and state.game > left:
+                self._merge_soon(self._board, left)  # the board left game `left`: in its history
         self._rev = state.rev if gap else max(self._rev, state.rev)
         self._taken.set()
         seen = seen_of(state)
         self._submit(lambda: self._observe(seen, gap))
+        match = state.match
+        if match is not None and state.game is not None:
+            told = (state.game, match, state.skunk_double)
+            if told != self._match:
+                self._match = told
+                board_game, skunk_double = state.game, state.skunk_double
+                self._submit(lambda: self._group(match, board_game, skunk_double))
+
+    def attach(self, board: Board) -> None:
+        """Merge `board`'s own history as its states are taken: after a gap (all it keeps),
+        and each time it leaves a game (its number moves on: that game is in it now)."""
+        self._board = board
 
     def gap(self) -> None:
         """States may be missed from now on (the board restarted, the link is being reopened)."""
@@ -134,6 +175,80 @@ class Recording:
             variant=self.variant,
         )
 
+    def _group(self, match: Match, board_game: int, skunk_double: bool) -> None:
+        """The board's games of `match` (its number for the match), the last of them
+        `board_game`, grouped in the record as their numbers say: a match's games are the
+        board's games numbered from its first to its last, one after another."""
+        first = board_game - match.game + 1
+        rows = self.record.board_games(self.identity.key, range(first, board_game + 1))
+        if not rows:
+            return
+        self.record.add_match(
+            self.identity.key,
+            match.number,
+            kind=match.kind,
+            length=match.length,
+            games=list(rows.values()),
+            places=[number - first + 1 for number in rows],
+            winner=match.winner,
+            skunk_double=skunk_double,
+        )
+
+    # --- the board's own history -----------------------------------------------------------
+
+    async def merge(self, board: Board, since: int = 0) -> int:
+        """Read `board`'s own history from its game number `since` on (0: all it keeps) and
+        put its games in the record, each once, and their matches; returns how many games it
+        read (0 from a board without one). A board that cannot be read is left for the next
+        time."""
+        try:
+            history = await board.history(since)
+        except CribboardError as err:
+            log.debug("record: the board's history: %s", err)
+            return 0
+        if history is None or not history.entries:
+            return 0
+        await self._call_always(lambda: self._merge(history))
+        return len(history.entries)
+
+    def _merge(self, history: History) -> None:
+        now = datetime.now(UTC)
+        key = self.identity.key
+        last: dict[int, tuple[Match, int, bool]] = {}  # each match's last game read
+        for entry in history.entries:
+            ago = history.at - entry.ended
+            ended = (now - timedelta(seconds=ago)).isoformat(timespec="milliseconds")
+            self.record.add_board_game(
+                BoardGame(
+                    board=key,
+                    board_game=entry.game,
+                    target=entry.target,
+                    sides=entry.players,
+                    winner=entry.winner,
+                    result=entry.result,
+                    front=tuple(entry.front),
+                    back=tuple(entry.back),
+                    games=tuple(entry.games),
+                    ended=ended if 0 <= ago else None,
+                    board_label=self.identity.label,
+                )
+            )
+            if entry.match is not None:
+                last[entry.match.number] = (entry.match, entry.game, entry.skunk_double)
+        state = self._state
+        for number, (match, board_game, skunk_double) in last.items():
+            on_board = None if state is None else state.match
+            if (
+                state is not None
+                and state.game is not None
+                and on_board is not None
+                and on_board.number == number
+            ):
+                # The match goes on on the board: its games up to the one there, its winner
+                # as the board shows it.
+                match, board_game, skunk_double = on_board, state.game, state.skunk_double
+            self._group(match, board_game, skunk_double)
+
     @property
     def following(self) -> bool:
         """Whether it follows a board (:meth:`follow`)."""
@@ -141,7 +256,7 @@ class Recording:
 
     async def follow(self, board: Board) -> Callable[[], None]:
         """Take every state `board` shows from now on (its state now first), until it is
-        closed or the returned function is called."""
+        closed or the returned function is called; its own history merged in (`attach`)."""
 
         def on_event(event: BoardEvent) -> None:
             if isinstance(event, StateEvent):
@@ -160,9 +275,18 @@ class Recording:
             self._unfollow = None
 
         self._unfollow = stop
+        self.attach(board)
         self.gap()
         self.take(await board.state())
         return stop
+
+    def _merge_soon(self, board: Board, since: int) -> None:
+        async def merge() -> None:
+            await self.merge(board, since)
+
+        task = asyncio.get_running_loop().create_task(merge())
+        self._merges.add(task)
+        task.add_done_callback(self._merges.discard)
 
     # --- what the program knows beyond the pegs --------------------------------------------
 
@@ -208,6 +332,9 @@ class Recording:
         """Stop following the board, write what is left, then close the record's file."""
         if self._unfollow is not None:
             self._unfollow()
+        for task in list(self._merges):
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await task
         if self._worker is not None:
             await self.flush()
             self._queue.put_nowait(None)
@@ -218,6 +345,12 @@ class Recording:
         await asyncio.to_thread(self.record.close)
 
     # --- the background writer -------------------------------------------------------------
+
+    async def _call_always(self, action: Callable[[], None]) -> None:
+        """`action()` in turn after what was told before, whatever game the board shows."""
+        done = asyncio.get_running_loop().create_future()
+        self._submit(action, done)
+        await done
 
     async def _call(self, action: Callable[[int], T], failed: T, *, raising: bool = False) -> T:
         """`action(game)` in turn after what was told before (`failed` when there is no game or

@@ -206,10 +206,41 @@ def _game_line(state: BoardState, partnerships: bool) -> str:
     )
 
 
-def describe_state(state: BoardState, partnerships: bool = False) -> str:
-    """The game in a line, then one line per player (or partnership): score, back peg, games,
-    dealer; the result once the game ended. `partnerships`: four players in two sides."""
+def match_form(kind: str, length: int) -> str:
+    """A match's form as people say it: best of 3, first to 5."""
+    if kind == "first_to":
+        return _("first to %(games)d", games=length)
+    return _("best of %(games)d", games=length)
+
+
+def describe_match(state: BoardState) -> str | None:
+    """The match the board plays in a line (None without one): its form, the game on the
+    board or who won it, and the games won (the match's score)."""
+    match = state.match
+    if match is None:
+        return None
+    form = match_form(match.kind, match.length)
+    if state.skunk_double:
+        form = _("%(form)s, a skunk wins two", form=form)
+    score = ", ".join(f"{player_name(p)} {state.games[p]}" for p in range(state.players))
+    if match.winner is not None:
+        return _(
+            "match (%(form)s) won by %(player)s: %(score)s",
+            form=form,
+            player=player_name(match.winner),
+            score=score,
+        )
+    return _("match (%(form)s), game %(game)d: %(score)s", form=form, game=match.game, score=score)
+
+
+def describe_state(state: BoardState, partnerships: bool = False, match: bool = True) -> str:
+    """The game in a line (and the match, in one, unless not `match`), then one line per player
+    (or partnership): score, back peg, games, dealer; the result once the game ended.
+    `partnerships`: four players in two sides."""
     lines = [_game_line(state, partnerships)]
+    told = describe_match(state) if match else None
+    if told is not None:
+        lines.append(told)
     names = [player_name(p) for p in range(state.players)]
     width = max(7, *(len(name) + 1 for name in names))
     for p in range(state.players):

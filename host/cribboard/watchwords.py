@@ -5,6 +5,7 @@ new game, the win), not by its protocol fields; `watch --raw` prints those."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from cribboard.api import (
     AdmitEvent,
@@ -20,7 +21,7 @@ from cribboard.api import (
 )
 from cribboard.i18n import N_, _, n_
 from cribboard.names import player_name
-from cribboard.terminal import describe_state
+from cribboard.terminal import describe_match, describe_state
 
 _WINS = {
     "won": N_("%(player)s wins with %(score)d"),
@@ -142,7 +143,26 @@ class ChangeTeller:
 
 
 def changes(before: BoardState, after: BoardState) -> list[str]:
-    """What a person sees change between two states of a board, in sentences."""
+    """What a person sees change between two states of a board, in sentences: the game's,
+    then the match's (protocol 1.4: started, its next game, won, ended)."""
+    lines = _game_changes(replace(before, match_length=0), replace(after, match_length=0))
+    was, now = before.match, after.match
+    if after.rev == before.rev or (was is None and now is None):
+        return lines
+    if now is None:
+        return [*lines, _("no more match play")]
+    told = describe_match(after)
+    if told is not None and (
+        was is None
+        or (now.number, now.game) != (was.number, was.game)
+        or (now.winner is not None and was.winner is None)
+    ):
+        lines.append(told)
+    return lines
+
+
+def _game_changes(before: BoardState, after: BoardState) -> list[str]:
+    """What a person sees change in the game between two states of a board, in sentences."""
     if after.rev == before.rev:
         return []
     # An undo first: one back to nothing pegged looks like a new game, but a new game is one

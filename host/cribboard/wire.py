@@ -30,10 +30,37 @@ STATE_KEYS = {
     "b": "back",
     "g": "games",
     "q": "pending",
+    "gn": "game",
+    "m": "match",
+    "mk": "match_kind",
+    "mg": "match_game",
+    "mn": "match_number",
 }
-"""The state's keys on the wire (as the board writes them) and their names in decode_state."""
+"""The state's keys on the wire (as the board writes them) and their names in decode_state
+(`gn` and the match's `m mk mg mn` since 1.4)."""
 LIST_KEYS = ("f", "b", "g", "q")
 """State keys whose value is a list, one number per player."""
+HISTORY_FIELDS = (
+    "game",
+    "ended",
+    "target",
+    "players",
+    "winner",
+    "result",
+    "skunk_double",
+    "front",
+    "back",
+    "games",
+    "match_number",
+    "match_game",
+    "match",
+    "match_kind",
+)
+"""The fields of an entry of the board's history (`hist`, since 1.4), in their order on the
+wire; named as decode_state names the state's (`ended`: when the game was won, in seconds of the
+board's life)."""
+HISTORY_LISTS = ("front", "back", "games")
+"""History fields whose value is a list, one number per player."""
 BRIEF_PEG = "p"
 """Brief event: a player's pegs moved (`! p REV PLAYER FRONT BACK`), since 1.2."""
 BRIEF_PENDING = "q"
@@ -153,7 +180,8 @@ def decode_line(data: "bytes | bytearray | str") -> Line:
         if not words:
             raise ValueError("reply without a status")
     if words[0] == "ok":
-        return Line("ok", request_id, "", _fields(words[1:]), "", "")
+        plain = [w for w in words[1:] if w and "=" not in w]  # (a history's entries)
+        return Line("ok", request_id, "", _fields(words[1:]), "", "", plain)
     if words[0] == "err":
         if len(words) < 2:
             raise ValueError("error without a code")
@@ -174,6 +202,21 @@ def decode_state(fields: "dict[str, str]") -> "dict[str, Any]":
         else:
             state[name] = int(value)
     return state
+
+
+def decode_history_entry(word: str) -> "dict[str, Any]":
+    """One entry of a `hist` reply (a word of Line.words) as a dict named by HISTORY_FIELDS;
+    fields a newer board adds after them are ignored. Raises ValueError for a malformed one."""
+    values = word.split("/")
+    if len(values) < len(HISTORY_FIELDS):
+        raise ValueError("not a history entry: %r" % word)
+    entry: dict[str, Any] = {}
+    for name, value in zip(HISTORY_FIELDS, values):
+        if name in HISTORY_LISTS:
+            entry[name] = [int(v) for v in value.split(",")]
+        else:
+            entry[name] = int(value)
+    return entry
 
 
 def decode_brief(line: Line) -> "tuple[int, int, list[int]]":

@@ -34,10 +34,12 @@ def _scaled(colours, offset, scale):
     )
 
 
-_WIN_COLOURS = {}  # (player, scale) -> every colour of the winner's pulse: worked out once
+_WIN_COLOURS = {}  # (player, scale) -> every colour of the winner's win hole: worked out once
 
 
 def _win_colours(player, scale):
+    """The winner's colour at PULSE_MIN..256 of full (a game won: its pulse, a match's count)
+    and washed with white (a match won: its sparkle)."""
     key = (player, scale)
     found = _WIN_COLOURS.get(key)
     if found is None:
@@ -45,7 +47,42 @@ def _win_colours(player, scale):
         found = _WIN_COLOURS[key] = set(
             _scaled(_scaled(colours, FRONT, level), 0, scale) for level in range(PULSE_MIN, 257)
         )
+        found.add(_scaled(colours, BOTH, scale))
     return found
+
+
+def win_hole_story(samples, player, scale):
+    """What the win hole of a game `player` won tells over time, from `samples`: the win hole's
+    (r, g, b) at times 50 ms apart, over at least two of its periods (about 8 s for game 7 of a
+    match). ("match",) the match is won (it sparkles: the colour washed with white at times);
+    ("game", N) game N of a match (N flashes at full between pauses at PULSE_MIN); ("won",) a
+    game won outside a match (the pulse: more than two levels)."""
+    colours = PALETTE[player]
+    full = _scaled(colours, FRONT, scale)
+    low = _scaled(_scaled(colours, FRONT, PULSE_MIN), 0, scale)
+    if _scaled(colours, BOTH, scale) in samples:
+        return ("match",)
+    if set(samples) - {full, low}:
+        return ("won",)
+    # The samples as runs of one colour, then the flashes between two pauses (PULSE_MIN for
+    # longer than a flash's dip, 250 ms).
+    runs = []
+    for sample in samples:
+        if runs and runs[-1][0] == sample:
+            runs[-1][1] += 50
+        else:
+            runs.append([sample, 50])
+    counts = []
+    count = -1  # -1: before the first pause
+    for colour, ms in runs:
+        if colour == low and ms > 250:
+            if count >= 0:
+                counts.append(count)
+            count = 0
+        elif colour == full and count >= 0:
+            count += 1
+    assert counts and len(set(counts)) == 1, counts
+    return ("game", counts[0])
 
 
 def decode_player(rgb, players, target, player, scale):

@@ -322,6 +322,8 @@ def test_btstack_takes_one_central_and_never_claims_to_advertise_meanwhile():
 
 # --- lines in, notifications out ------------------------------------------------------------
 
+NO_MATCH = b" gn=1 m=0 mk=0 mg=0 mn=0\n"  # a state's end: the board's first game, no match
+
 
 def test_lines_arrive_in_writes_of_any_size_and_replies_are_split_to_20_bytes():
     rig = Rig()
@@ -329,13 +331,16 @@ def test_lines_arrive_in_writes_of_any_size_and_replies_are_split_to_20_bytes():
         rig.ble.connect(1, PHONE)
         rig.link.service()
         lines = rig.send(1, b"#1 hello\n#2 ping\n", pieces=7)
-        assert lines[0].startswith(b"#1 ok proto=1.3 ") and b" ble=Cribboard-71A3" in lines[0]
+        assert lines[0].startswith(b"#1 ok proto=1.4 ") and b" ble=Cribboard-71A3" in lines[0]
         assert lines[1] == b"#2 ok\n"
         rig.ble.write(1, b"#3 st\r\n")
         rig.link.service()
         packets, lines = rig.ble.take(1)
-        assert lines == [b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"]
-        assert max(len(p) for p in packets) == 20 and len(packets) == 4
+        assert lines == [
+            b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0 gn=1 m=0 mk=0 mg=0"
+            b" mn=0\n"
+        ]
+        assert max(len(p) for p in packets) == 20 and len(packets) == 5
         lines = rig.send(1, b"#4 frame\n")
         assert len(lines[0]) > 700
         assert rig.send(1, b"x" * 100 + b"\n", pieces=9) == [b"err too_long line too long\n"]
@@ -732,7 +737,7 @@ def test_every_change_reaches_usb_and_every_central():
     rig = Rig()
     try:
         two_centrals_in_open_mode(rig)
-        event = b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=5,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"
+        event = b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=5,0 b=0,0 g=0,0 q=0,0 u=1 x2=0" + NO_MATCH
         assert rig.send(1, b"#a peg 0 5\n") == [b"#a ok r=1\n", event]
         assert rig.ble.take(2)[1] == [event]
         assert rig.usb_out.lines == [event]
@@ -746,7 +751,7 @@ def test_requests_written_together_get_their_replies_then_one_event():
     rig = Rig()
     try:
         two_centrals_in_open_mode(rig)
-        event = b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=5,3 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"
+        event = b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=5,3 b=0,0 g=0,0 q=0,0 u=2 x2=0" + NO_MATCH
         got = rig.send(1, b"#a peg 0 5\n#b peg 1 3\n")
         assert got == [b"#a ok r=1\n", b"#b ok r=2\n", event]
         assert rig.ble.take(2)[1] == [event]

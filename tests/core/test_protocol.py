@@ -115,6 +115,9 @@ def snapshot(board, renderer):
         list(board.pending),
         board.undo_count,
         board.skunk_double,
+        board.game_no,
+        (board.match_len, board.match_kind, board.match_game, board.match_no),
+        board.history.count,
         renderer.brightness,
         renderer.budget_ma,
     )
@@ -136,6 +139,11 @@ def board_state(board):
         "pending": list(board.pending[:n]),
         "undo": board.undo_count,
         "skunk_double": 1 if board.skunk_double else 0,
+        "game": board.game_no,
+        "match": board.match_len,
+        "match_kind": board.match_kind,
+        "match_game": board.match_game,
+        "match_number": board.match_no,
     }
 
 
@@ -191,9 +199,9 @@ def _run_session(steps):
                 cfg_event = cfg_event or line.startswith(b"! cfg ")
             after = snapshot(s.board, s.renderer)
             if not state_event:  # no event, no change: errors and resends apply nothing
-                assert after[:12] == before[:12], "%r changed the board" % data
+                assert after[:15] == before[:15], "%r changed the board" % data
             if not cfg_event:
-                assert after[12:] == before[12:], "%r changed the settings" % data
+                assert after[15:] == before[15:], "%r changed the settings" % data
         return got, board_state(s.board)
     finally:
         s.close()
@@ -211,10 +219,16 @@ def test_the_rules_session_against_the_firmware():
     assert W.decode_state(W.decode_line(got[0]).fields) == state
 
 
+def test_the_match_session_against_the_firmware():
+    got, state = _run_session(V.MATCH)
+    assert W.decode_line(got[0]).code == "bad_arg"
+    assert state["match_game"] == 2 and state["game"] == 3
+
+
 def test_vectors_cover_every_verb_and_error_code():
     verbs = set()
     codes = set()
-    for data, lines in V.VECTORS:
+    for data, lines in V.VECTORS + V.MATCH:
         verbs.add(request_verb(data))
         for line in lines:
             decoded = W.decode_line(line)
@@ -338,6 +352,9 @@ def test_a_central_changes_the_board_only_once_admitted():
     _run_two_links(V.ADMISSION, V.ADMISSION_ADDRESS)
 
 
+NO_MATCH = b" gn=1 m=0 mk=0 mg=0 mn=0\n"  # a state's end: the board's first game, no match
+
+
 def test_requests_read_together_get_their_replies_then_one_event_unless_a_link_asks_every():
     # A host that pipelines: each reply as its request is handled, then the state once, after
     # the last change; the other link (asking for brief events) gets that state as `! st` too.
@@ -347,11 +364,11 @@ def test_requests_read_together_get_their_replies_then_one_event_unless_a_link_a
         send1(b"brief 1\n")
         assert out1.take() == [b"ok brief=1\n"]
         got = s.send(b"#a peg 0 5\n#b peg 1 3\n#c ping\n#d peg 0 2\n")
-        event = b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=7,3 b=5,0 g=0,0 q=0,0 u=3 x2=0\n"
+        event = b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=7,3 b=5,0 g=0,0 q=0,0 u=3 x2=0" + NO_MATCH
         assert got == [b"#a ok r=1\n", b"#b ok r=2\n", b"#c ok\n", b"#d ok r=3\n", event]
         assert out1.take() == [event]
         # One request at a time: its reply, then its event (brief on the link that asked).
-        event = b"! st r=4 t=121 n=2 d=0 w=-1 x=0 f=7,7 b=5,3 g=0,0 q=0,0 u=4 x2=0\n"
+        event = b"! st r=4 t=121 n=2 d=0 w=-1 x=0 f=7,7 b=5,3 g=0,0 q=0,0 u=4 x2=0" + NO_MATCH
         assert s.send(b"#e peg 1 4\n") == [b"#e ok r=4\n", event]
         assert out1.take() == [b"! p 4 1 7 3\n"]
         assert s.send(b"#f ping\n") == [b"#f ok\n"] and out1.take() == []  # nothing changed
@@ -523,7 +540,7 @@ def test_document_examples_are_real_bytes():
     text = _document()
     assert text is not None, "docs/protocol.md not found"
     known = set()
-    for data, lines in V.VECTORS + V.RULES:
+    for data, lines in V.VECTORS + V.RULES + V.MATCH:
         known.add(data)
         for line in lines:
             known.add(line)
@@ -559,7 +576,7 @@ def test_every_error_text_the_board_sends_is_in_the_documents_table():
         if row.startswith("| `"):
             rows[row[3 : row.find("`", 3)]] = row
     lines = []
-    for _data, got in V.VECTORS + V.RULES:
+    for _data, got in V.VECTORS + V.RULES + V.MATCH:
         lines += got
     for step in V.TWO_LINKS + V.ADMISSION:
         lines += step[2] + step[3]
@@ -580,8 +597,8 @@ def test_every_remembered_reply_fits_the_memory_with_the_longest_id():
     from cribfw.replies import RECENT_REPLY
 
     longest = b""
-    for data, lines in V.VECTORS:
-        if not lines or request_verb(data) in (b"hello", b"ping", b"st", b"frame"):
+    for data, lines in V.VECTORS + V.MATCH:
+        if not lines or request_verb(data) in (b"hello", b"ping", b"st", b"frame", b"hist"):
             continue
         reply = W.decode_line(lines[0])
         if reply.kind == "err" and reply.code == "denied":
@@ -707,7 +724,8 @@ def test_the_state_is_the_same_written_in_place_or_aside_and_cut():
     roomy = P.LineWriter(P.STATE_ROOM + 8)
     P.write_state_event(roomy, game)
     line = bytes(roomy.buf[: roomy.n])
-    assert line.startswith(b"! st r=") and line.endswith(b" u=3 x2=0\n") and not roomy.overflow
+    assert line.startswith(b"! st r=") and line.endswith(b" u=3 x2=0" + NO_MATCH)
+    assert not roomy.overflow
     assert b" f=12,5,0 b=0,0,0 g=0,0,0 q=0,0,29 " in line and b" d=2 w=-1 " in line
     for size in (12, 40, len(line) - 1, len(line), len(line) + 1):
         short = P.LineWriter(size)
@@ -756,6 +774,11 @@ class _Board:
         ]
         self.undo_count = values[17] % 64
         self.skunk_double = seed % 2 == 0
+        self.game_no = big[values[19] % len(big)]
+        self.match_len = values[18] % 16
+        self.match_kind = values[17] % 2
+        self.match_game = big[values[16] % len(big)]
+        self.match_no = big[values[15] % len(big)]
         # As GameState.result(): playing (0) until there is a winner.
         self._result = values[18] % 4 if self.winner >= 0 else 0
 
@@ -770,7 +793,8 @@ class _Board:
             return ",".join(str(v) for v in values[:n])
 
         return (
-            " r=%d t=%d n=%d d=%d w=%d x=%d f=%s b=%s g=%s q=%s u=%d x2=%d"
+            " r=%d t=%d n=%d d=%d w=%d x=%d f=%s b=%s g=%s q=%s u=%d x2=%d gn=%d m=%d mk=%d"
+            " mg=%d mn=%d"
             % (
                 self.rev,
                 self.target,
@@ -784,6 +808,11 @@ class _Board:
                 join(self.pending),
                 self.undo_count,
                 1 if self.skunk_double else 0,
+                self.game_no,
+                self.match_len,
+                self.match_kind,
+                self.match_game,
+                self.match_no,
             )
         ).encode()
 
@@ -832,5 +861,102 @@ def test_the_dispatchers_own_constants_are_the_protocols() -> None:
     )
     assert replies._VERBS == len(P.VERBS) and replies._SAVES < 1 << len(P.VERBS)
     assert P.ARG_NONE == 2  # (cribfw/verbs.py's peg reads its third argument's kind as 2)
-    saved = (b"peg", b"set", b"undo", b"new", b"deal", b"games", b"bright", b"budget")
+    saved = (b"peg", b"set", b"undo", b"new", b"deal", b"games", b"bright", b"budget", b"match")
     assert [P.VERBS[v] for v in range(len(P.VERBS)) if replies._SAVES >> v & 1] == list(saved)
+
+
+def _won(board, winner, game):
+    """`winner` wins the game on `board` (a two-player 121 game; the loser's score from `game`),
+    then the board leaves it for a new one."""
+    loser = 1 - winner
+    board.set_pegs(loser, 40 + game % 60, 35 + game % 60)
+    board.set_pegs(winner, 120, 115)
+    board.peg(winner, 1)
+    board.new_game()
+
+
+def _read_history(s, start=None):
+    """Every page of `hist` from `start`: (pages' lines, entries in order)."""
+    pages = []
+    entries = []
+    while True:
+        line = s.send(b"hist\n" if start is None else b"hist %d\n" % start)
+        assert len(line) == 1, line
+        pages.append(line[0])
+        reply = W.decode_line(line[0])
+        entries += [W.decode_history_entry(word) for word in reply.words]
+        start = int(reply.fields["next"])
+        if not start:
+            return pages, entries
+
+
+def test_the_history_is_read_page_by_page_oldest_first():
+    s = Session()
+    try:
+        board = s.board
+        board.start_match(0, 3)
+        for game in range(40):
+            _won(board, game % 2, game)
+        assert board.game_no == 42 and board.history.count == 32
+        s.dispatcher.publish_if_changed()  # (the state those changes made, before the reading)
+        s.out.take()
+        pages, entries = _read_history(s)
+        assert [e["game"] for e in entries] == list(range(10, 42))  # the oldest 8 dropped
+        assert len(pages) == 3 and all(len(page) <= 700 for page in pages)
+        assert all(W.decode_line(page).fields["kept"] == "32" for page in pages)
+        first = entries[0]
+        assert first["front"] == [121, 48] and first["back"] == [120, 43]
+        assert (first["winner"], first["result"], first["players"]) == (0, 3, 2)
+        assert (first["target"], first["match"], first["match_kind"]) == (121, 3, 0)
+        # Winners by turns, a best of 3: each match 2-1 in three games (game 1 was left fresh)
+        places = [(e["match_number"], e["match_game"], e["games"]) for e in entries[:4]]
+        assert places == [(3, 3, [2, 1]), (4, 1, [0, 1]), (4, 2, [1, 1]), (4, 3, [1, 2])]
+        # From a game number on: that one and those after it.
+        assert [e["game"] for e in _read_history(s, 40)[1]] == [40, 41]
+        assert _read_history(s, 42)[1] == []
+    finally:
+        s.close()
+
+
+def test_a_page_of_the_longest_entries_still_holds_six_and_fits():
+    s = Session()
+    try:
+        board = s.board
+        board.new_game(0, 3)
+        board.start_match(1, 15)  # first to 15
+        board.game_no = 2000000000
+        board.match_no = 2000000000
+        board.match_game = 300
+        for game in range(8):
+            for p in range(3):
+                board.games[p] = 32000  # (the tally's most: an int16 in the undo steps)
+                board.set_pegs(p, 120 - p, 99 - p)
+            board.peg(2, 3)
+            board.history.won_at = 2000000000 + game
+            board.new_game()
+            board.match_no = 2000000000
+        board.history.life_base = 2000000000
+        s.dispatcher.publish_if_changed()
+        s.out.take()
+        line = s.send(b"hist\n")[0]
+        reply = W.decode_line(line)
+        assert 6 <= len(reply.words) < 8 and len(line) <= 700, line
+        longest = max(len(word) for word in reply.words)
+        assert longest > 90, reply.words
+        entry = W.decode_history_entry(reply.words[0])
+        assert entry["game"] == 2000000000 and entry["match_game"] == 255, entry  # (at most)
+        assert entry["front"] == [120, 119, 121] and entry["games"] == [32000, 32000, 32001]
+    finally:
+        s.close()
+
+
+def test_the_hello_names_the_board_by_its_uid():
+    s = Session()
+    try:
+        s.dispatcher.ctx.uid = b"E6614103E7452D2F"
+        line = s.send(b"hello\n")[0]
+        assert W.decode_line(line).fields["uid"] == "E6614103E7452D2F"
+        s.dispatcher.announce()
+        assert s.out.take() == [b"! hello " + line[len(b"ok ") :]]
+    finally:
+        s.close()

@@ -4,7 +4,8 @@ import os
 import struct
 import sys
 
-from cribcore.limits import MAX_PLAYERS
+from cribcore.history import ENTRY, History
+from cribcore.limits import HISTORY_KEPT, MATCH_BEST_OF, MAX_PLAYERS
 from cribcore.protocol import VERBS, LineWriter
 from cribcore.state import SNAPSHOT_LEN, UNDO_DEPTH, GameState
 from cribfw.clock import ticks_add
@@ -86,8 +87,16 @@ def with_root(test):
             shutil.rmtree(root)
 
 
+def kept_board():
+    """A board that keeps its finished games, as the firmware's (cribfw/app.py)."""
+    b = GameState()
+    b.keep_history(History())
+    return b
+
+
 def state(board, settings):
     """Everything the store keeps, comparable."""
+    history = board.history
     return (
         board.players,
         board.target,
@@ -101,17 +110,27 @@ def state(board, settings):
         [list(row) for row in board.undo_rows()],
         settings.brightness,
         settings.budget_ma,
+        board.game_no,
+        (board.match_kind, board.match_len, board.match_no, board.match_game),
+        history.won_at if history is not None else -1,
+        [history.entry(i) for i in range(history.count)] if history is not None else [],
     )
 
 
 def played():
-    """A board with something in every saved field."""
-    b = GameState()
+    """A board with something in every saved field: a match, two games in the history."""
+    b = kept_board()
+    b.keep_history(History(uptime=lambda: 300))
     b.set_skunk_double(True)
+    b.start_match(MATCH_BEST_OF, 3)
     b.set_pegs(0, 115, 100)
     b.set_pegs(1, 50, 40)
-    b.peg(0, 8)  # a double skunk: two games
-    b.new_game(61)
+    b.peg(0, 8)  # a double skunk: two games, the match
+    b.history.won_at = 290
+    b.new_game(61)  # the next match
+    b.set_pegs(1, 60, 50)
+    b.peg(1, 1)
+    b.new_game()
     b.peg(1, 12)
     b.peg(0, 5)
     b.peg(1, 3)
@@ -147,7 +166,7 @@ def reseal(rec):
 
 
 def restored(root):
-    b = GameState()
+    b = kept_board()
     s = Settings()
     source = Store(root).load(b, s)
     return source, b, s
@@ -163,14 +182,16 @@ def test_round_trip_of_every_field():
         source, b2, s2 = restored(root)
         assert source == SAVED
         assert state(b2, s2) == state(b, s)
-        assert b2.games[0] == 2 and b2.target == 61 and b2.dealer == b.dealer
+        assert b2.game_no == 4 and b2.match_no == 3 and b2.target == 61 and b2.dealer == b.dealer
+        assert b2.history.count == 2 and b2.history.life_base == 300
         assert b2.pending[0] == 0  # a preview is not a move
-        # The undo history works as before the cut, down to the first move.
+        # The undo history works as before the cut, down to the first move: the history's
+        # games back on the board one by one, the match's.
         while b.undo_count:
             b.undo()
             b2.undo()
             assert state(b2, s2) == state(b, s)
-        assert b2.undo_count == 0
+        assert b2.undo_count == 0 and b2.game_no == 1 and b2.history.count == 0
 
     with_root(run)
 
@@ -411,12 +432,12 @@ def test_another_record_version_is_not_read():
     def run(root):
         store, b, s, a, _ = two_saves(root)
         rec = bytearray(read(store.place.current))
-        rec[4] = 3  # a record of a future firmware, intact
+        rec[4] = 4  # a record of a future firmware, intact
         reseal(rec)
         assert decode(rec) == OTHER_VERSION
         write(store.place.current, rec)
         source, b2, s2 = restored(root)
-        assert source == BACKUP and state(b2, s2) == a  # the backup is still version 2
+        assert source == BACKUP and state(b2, s2) == a  # the backup is still version 3
         write(store.place.backup, rec)
         source, b3, s3 = restored(root)
         assert source == FRESH_VERSION and state(b3, s3) == state(GameState(), Settings())
@@ -425,32 +446,46 @@ def test_another_record_version_is_not_read():
 
 
 def test_a_well_sealed_record_with_impossible_values_is_rejected():
-    b = GameState()
-    b.peg(0, 5)
-    good = encode(b, Settings(), 1)
+    b, s = played()
+    good = encode(b, s, 1)
     assert isinstance(decode(good), tuple)
     # Offsets: header 12 bytes, then int16s: players 12, target 14, dealer 16, winner 18,
-    # award 20, x2 22, front 24.., back 30.., games 36.., brightness 42, budget 44, undo count 46,
-    # the first undo row from 48 (its target at 50).
-    for offset, value in (
-        (12, 5),
-        (14, 100),
-        (16, 2),
-        (18, 0),
-        (18, 2),
-        (20, 1),
-        (22, 2),
-        (24, 130),
-        (30, 6),
-        (36, -1),
-        (42, 300),
-        (44, 20),
-        (46, 7),
-        (48, 4),
-        (50, 99),
+    # award 20, x2 22, front 24.., back 30.., games 36.., brightness 42, budget 44, undo count 46;
+    # the game's numbers: life 48, game 52, match 56, won at 60, match game 64, form 66, games
+    # in the history 67; the first undo row from 68 (its target at 70, its award at 76), the
+    # history's games after the undo rows.
+    rows_end = 68 + 28 * b.undo_count
+    for offset, value, kind in (
+        (12, 5, "<h"),
+        (14, 100, "<h"),
+        (16, 2, "<h"),
+        (18, 0, "<h"),
+        (18, 2, "<h"),
+        (20, 1, "<h"),
+        (22, 2, "<h"),
+        (24, 130, "<h"),
+        (30, 6, "<h"),
+        (36, -1, "<h"),
+        (42, 300, "<h"),
+        (44, 20, "<h"),
+        (46, 7, "<h"),
+        (52, 0, "<I"),  # games are numbered from 1
+        (60, 10, "<i"),  # a win's time without a winner
+        (64, 0, "<H"),  # a match without its game
+        (66, 0x04, "<B"),  # best of 4
+        (66, 0, "<B"),  # a game of a match without one
+        (67, 33, "<B"),  # more games than the history keeps
+        (68, 4, "<h"),
+        (68, 2 | 7 << 2 | 0x02 << 5, "<h"),  # an undo step back to a best of 2
+        (70, 99, "<h"),
+        (76, 3, "<h"),
+        (rows_end, 0, "<I"),  # a finished game numbered 0
+        (rows_end + 14, 100, "<B"),  # of 100 points
+        (rows_end + 15, 0x2C, "<B"),  # won by a third player of two
+        (rows_end + 16, 61, "<B"),  # the winner short of the win hole
     ):
         rec = bytearray(good)
-        struct.pack_into("<h", rec, offset, value)
+        struct.pack_into(kind, rec, offset, value)
         assert decode(reseal(rec)) == BAD, (offset, value)
     assert decode(good[:-1]) == BAD
     assert decode(good + b"\0") == BAD
@@ -460,12 +495,22 @@ def test_a_well_sealed_record_with_impossible_values_is_rejected():
 
 
 def test_the_record_layout_matches_the_board():
-    # gamerecord.py writes 3 values per list and 14 per undo row, and reads at most a full ring.
+    # gamerecord.py writes 3 values per list and 14 per undo row, and reads at most a full ring,
+    # a full history.
     assert MAX_PLAYERS == 3 and SNAPSHOT_LEN == 14 and UNDO_DEPTH == 64
-    b = GameState()
+    assert ENTRY == 28 and HISTORY_KEPT == 32
+    b = kept_board()
     for i in range(UNDO_DEPTH + 1):
         b.peg(i % 2, 1)
-    assert len(encode(b, Settings(), 1)) == 1845  # no ids: their count alone
+    assert len(encode(b, Settings(), 1)) == 1865  # no ids: their count alone
+    # a full history
+    for i in range(HISTORY_KEPT + 3):
+        b.set_pegs(0, 121, 120)
+        b.new_game()
+        assert b.history.count == min(i + 1, HISTORY_KEPT)
+    for i in range(UNDO_DEPTH + 1):
+        b.peg(i % 2, 1)
+    assert len(encode(b, Settings(), 1)) == 1865 + HISTORY_KEPT * ENTRY
     # and every book of the resend memory full of durable 8-character ids
     books = Books()
     books.most = MAX_BOOKS
@@ -477,6 +522,7 @@ def test_the_record_layout_matches_the_board():
             book.remember(b"%08d" % i, 0, 8, reply, VERBS.index(b"peg"))
     rec = encode(b, Settings(), 1, books)
     assert len(rec) == MAX_RECORD
+    assert 8 + MAX_RECORD <= 4096  # a ring entry (its header, then the record) fits a block
     kept = decode(rec)[3]
     assert [sender for sender, _ in kept] == [bytes(book.sender) for book in books.books]
     assert all(ids == [b"%08d" % i for i in range(3, RECENT + 3)] for _, ids in kept)

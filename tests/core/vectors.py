@@ -11,6 +11,7 @@
 # ADMISSION: a Bluetooth central not admitted, beside USB; see there.
 # RULES: the document's rules beyond VECTORS' session (the tally after corrections, pending
 # counts, dealers, requests read together, ...), another session from a fresh board.
+# MATCH: match play and the board's history, another session from a fresh board.
 # ENCODE_VECTORS: (encode_request's positional arguments, the bytes it makes).
 # ENCODE_REJECTS: encode_request's positional arguments it refuses with ValueError.
 # DECODE_VECTORS: (line, (kind, request_id, name, fields, code, text), decode_state(fields)).
@@ -20,9 +21,9 @@ from cribfw.version import FIRMWARE_VERSION
 
 FW = FIRMWARE_VERSION.encode()
 HELLO_FIELDS = (
-    b"proto=1.3 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
+    b"proto=1.4 fw=" + FW + b" board=sim layout=crib121 holes=121 max=64"
     b" caps=hello,ping,st,peg,set,undo,new,deal,pend,games,bright,budget,frame,test,"
-    b"admit,brief,health,every"
+    b"admit,brief,health,every,match,hist"
 )
 # What the board pushes on every link when the app starts (Dispatcher.announce()).
 HELLO_EVENT = b"! hello " + HELLO_FIELDS + b"\n"
@@ -52,7 +53,7 @@ VECTORS = [
     (
         b"#3 st\n",
         [
-            b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n",
+            b"#3 ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # nothing to undo on a fresh board
@@ -72,7 +73,7 @@ VECTORS = [
         b"#7 peg 0 12\n",
         [
             b"#7 ok r=1\n",
-            b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
+            b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # a resend (same id, same link) gets the remembered reply and is not applied again: no event
@@ -83,7 +84,7 @@ VECTORS = [
     (
         b"#7 st\n",
         [
-            b"#7 ok r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
+            b"#7 ok r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # \r\n is tolerated; no id: the reply has none
@@ -91,27 +92,27 @@ VECTORS = [
         b"peg 1 5\r\n",
         [
             b"ok r=2\n",
-            b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n",
+            b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#a1b2 peg 0 8\n",
         [
             b"#a1b2 ok r=3\n",
-            b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=20,5 b=12,0 g=0,0 q=0,0 u=3 x2=0\n",
+            b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=20,5 b=12,0 g=0,0 q=0,0 u=3 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#12345678 peg 1 4\n",
         [
             b"#12345678 ok r=4\n",
-            b"! st r=4 t=121 n=2 d=0 w=-1 x=0 f=20,9 b=12,5 g=0,0 q=0,0 u=4 x2=0\n",
+            b"! st r=4 t=121 n=2 d=0 w=-1 x=0 f=20,9 b=12,5 g=0,0 q=0,0 u=4 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"st\n",
         [
-            b"ok r=4 t=121 n=2 d=0 w=-1 x=0 f=20,9 b=12,5 g=0,0 q=0,0 u=4 x2=0\n",
+            b"ok r=4 t=121 n=2 d=0 w=-1 x=0 f=20,9 b=12,5 g=0,0 q=0,0 u=4 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # set pegs directly: player front [back]
@@ -119,14 +120,14 @@ VECTORS = [
         b"#8 set 0 30 20\n",
         [
             b"#8 ok r=5\n",
-            b"! st r=5 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=5 x2=0\n",
+            b"! st r=5 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=5 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"set 1 7\n",
         [
             b"ok r=6\n",
-            b"! st r=6 t=121 n=2 d=0 w=-1 x=0 f=30,7 b=20,5 g=0,0 q=0,0 u=6 x2=0\n",
+            b"! st r=6 t=121 n=2 d=0 w=-1 x=0 f=30,7 b=20,5 g=0,0 q=0,0 u=6 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # undo the last change
@@ -134,7 +135,7 @@ VECTORS = [
         b"undo\n",
         [
             b"ok r=7\n",
-            b"! st r=7 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=5 x2=0\n",
+            b"! st r=7 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=5 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # deal: pass the deal on, or name the dealer; no change: reply but no event
@@ -142,14 +143,14 @@ VECTORS = [
         b"deal\n",
         [
             b"ok d=1\n",
-            b"! st r=8 t=121 n=2 d=1 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=6 x2=0\n",
+            b"! st r=8 t=121 n=2 d=1 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=6 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#9 deal 0\n",
         [
             b"#9 ok d=0\n",
-            b"! st r=9 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
+            b"! st r=9 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (b"deal 0\n", [b"ok d=0\n"]),
@@ -158,14 +159,14 @@ VECTORS = [
         b"pend 1 6\n",
         [
             b"ok r=10\n",
-            b"! st r=10 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,6 u=7 x2=0\n",
+            b"! st r=10 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,6 u=7 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"pend 1 0\n",
         [
             b"ok r=11\n",
-            b"! st r=11 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
+            b"! st r=11 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # games won; x2: a skunk counts two games (for games finished from now on)
@@ -174,14 +175,14 @@ VECTORS = [
         b"games x2 1\n",
         [
             b"ok g=0,0 x2=1\n",
-            b"! st r=12 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=1\n",
+            b"! st r=12 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=1 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"games x2 0\n",
         [
             b"ok g=0,0 x2=0\n",
-            b"! st r=13 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0\n",
+            b"! st r=13 t=121 n=2 d=0 w=-1 x=0 f=30,9 b=20,5 g=0,0 q=0,0 u=7 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (b"games clear\n", [b"ok g=0,0 x2=0\n"]),
@@ -205,54 +206,66 @@ VECTORS = [
     # new game: [target [players]]; 0 or absent keeps; undoable
     (
         b"#n1 new 61\n",
-        [b"#n1 ok r=14\n", b"! st r=14 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=8 x2=0\n"],
+        [
+            b"#n1 ok r=14\n",
+            b"! st r=14 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=8 x2=0 gn=2 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"new 121 3\n",
         [
             b"ok r=15\n",
-            b"! st r=15 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=9 x2=0\n",
+            b"! st r=15 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=9 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"peg 2 4\n",
         [
             b"ok r=16\n",
-            b"! st r=16 t=121 n=3 d=0 w=-1 x=0 f=0,0,4 b=0,0,0 g=0,0,0 q=0,0,0 u=10 x2=0\n",
+            b"! st r=16 t=121 n=3 d=0 w=-1 x=0 f=0,0,4 b=0,0,0 g=0,0,0 q=0,0,0 u=10 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"undo\n",
         [
             b"ok r=17\n",
-            b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=9 x2=0\n",
+            b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=9 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"undo\n",
-        [b"ok r=18\n", b"! st r=18 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=8 x2=0\n"],
+        [
+            b"ok r=18\n",
+            b"! st r=18 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=8 x2=0 gn=2 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"new 121\n",
-        [b"ok r=19\n", b"! st r=19 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=9 x2=0\n"],
+        [
+            b"ok r=19\n",
+            b"! st r=19 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=9 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     # winning: the peg stops in the win hole, w and x tell the result
     (
         b"set 0 119 110\n",
-        [b"ok r=20\n", b"! st r=20 t=121 n=2 d=0 w=-1 x=0 f=119,0 b=110,0 g=0,0 q=0,0 u=10 x2=0\n"],
+        [
+            b"ok r=20\n",
+            b"! st r=20 t=121 n=2 d=0 w=-1 x=0 f=119,0 b=110,0 g=0,0 q=0,0 u=10 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"set 1 70 65\n",
         [
             b"ok r=21\n",
-            b"! st r=21 t=121 n=2 d=0 w=-1 x=0 f=119,70 b=110,65 g=0,0 q=0,0 u=11 x2=0\n",
+            b"! st r=21 t=121 n=2 d=0 w=-1 x=0 f=119,70 b=110,65 g=0,0 q=0,0 u=11 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#w1 peg 0 2\n",
         [
             b"#w1 ok r=22\n",
-            b"! st r=22 t=121 n=2 d=0 w=0 x=2 f=121,70 b=119,65 g=1,0 q=0,0 u=12 x2=0\n",
+            b"! st r=22 t=121 n=2 d=0 w=0 x=2 f=121,70 b=119,65 g=1,0 q=0,0 u=12 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (b"peg 1 2\n", [b"err game_over the game is over: start a new game or undo\n"]),
@@ -263,110 +276,143 @@ VECTORS = [
         b"undo\n",
         [
             b"ok r=23\n",
-            b"! st r=23 t=121 n=2 d=0 w=-1 x=0 f=119,70 b=110,65 g=0,0 q=0,0 u=11 x2=0\n",
+            b"! st r=23 t=121 n=2 d=0 w=-1 x=0 f=119,70 b=110,65 g=0,0 q=0,0 u=11 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"set 1 95 90\n",
         [
             b"ok r=24\n",
-            b"! st r=24 t=121 n=2 d=0 w=-1 x=0 f=119,95 b=110,90 g=0,0 q=0,0 u=12 x2=0\n",
+            b"! st r=24 t=121 n=2 d=0 w=-1 x=0 f=119,95 b=110,90 g=0,0 q=0,0 u=12 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"peg 0 2\n",
         [
             b"ok r=25\n",
-            b"! st r=25 t=121 n=2 d=0 w=0 x=1 f=121,95 b=119,90 g=1,0 q=0,0 u=13 x2=0\n",
+            b"! st r=25 t=121 n=2 d=0 w=0 x=1 f=121,95 b=119,90 g=1,0 q=0,0 u=13 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"undo\n",
         [
             b"ok r=26\n",
-            b"! st r=26 t=121 n=2 d=0 w=-1 x=0 f=119,95 b=110,90 g=0,0 q=0,0 u=12 x2=0\n",
+            b"! st r=26 t=121 n=2 d=0 w=-1 x=0 f=119,95 b=110,90 g=0,0 q=0,0 u=12 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"set 1 40 30\n",
         [
             b"ok r=27\n",
-            b"! st r=27 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=13 x2=0\n",
+            b"! st r=27 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=13 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"peg 0 5\n",
         [
             b"ok r=28\n",
-            b"! st r=28 t=121 n=2 d=0 w=0 x=3 f=121,40 b=119,30 g=1,0 q=0,0 u=14 x2=0\n",
+            b"! st r=28 t=121 n=2 d=0 w=0 x=3 f=121,40 b=119,30 g=1,0 q=0,0 u=14 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"undo\n",
         [
             b"ok r=29\n",
-            b"! st r=29 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=13 x2=0\n",
+            b"! st r=29 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=13 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"games x2 1\n",
         [
             b"ok g=0,0 x2=1\n",
-            b"! st r=30 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=13 x2=1\n",
+            b"! st r=30 t=121 n=2 d=0 w=-1 x=0 f=119,40 b=110,30 g=0,0 q=0,0 u=13 x2=1 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"peg 0 5\n",
         [
             b"ok r=31\n",
-            b"! st r=31 t=121 n=2 d=0 w=0 x=3 f=121,40 b=119,30 g=2,0 q=0,0 u=14 x2=1\n",
+            b"! st r=31 t=121 n=2 d=0 w=0 x=3 f=121,40 b=119,30 g=2,0 q=0,0 u=14 x2=1 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # a new game after a two-player win: the loser deals first
     (
         b"new\n",
-        [b"ok r=32\n", b"! st r=32 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=15 x2=1\n"],
+        [
+            b"ok r=32\n",
+            b"! st r=32 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     # the last 8 state-changing replies per link are remembered
     (
         b"#r1 pend 0 1\n",
-        [b"#r1 ok r=33\n", b"! st r=33 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=1,0 u=15 x2=1\n"],
+        [
+            b"#r1 ok r=33\n",
+            b"! st r=33 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=1,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r2 pend 0 2\n",
-        [b"#r2 ok r=34\n", b"! st r=34 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=2,0 u=15 x2=1\n"],
+        [
+            b"#r2 ok r=34\n",
+            b"! st r=34 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=2,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r3 pend 0 3\n",
-        [b"#r3 ok r=35\n", b"! st r=35 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=3,0 u=15 x2=1\n"],
+        [
+            b"#r3 ok r=35\n",
+            b"! st r=35 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=3,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r4 pend 0 4\n",
-        [b"#r4 ok r=36\n", b"! st r=36 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=4,0 u=15 x2=1\n"],
+        [
+            b"#r4 ok r=36\n",
+            b"! st r=36 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=4,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r5 pend 0 5\n",
-        [b"#r5 ok r=37\n", b"! st r=37 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=5,0 u=15 x2=1\n"],
+        [
+            b"#r5 ok r=37\n",
+            b"! st r=37 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=5,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r6 pend 0 6\n",
-        [b"#r6 ok r=38\n", b"! st r=38 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=6,0 u=15 x2=1\n"],
+        [
+            b"#r6 ok r=38\n",
+            b"! st r=38 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=6,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r7 pend 0 7\n",
-        [b"#r7 ok r=39\n", b"! st r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=7,0 u=15 x2=1\n"],
+        [
+            b"#r7 ok r=39\n",
+            b"! st r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=7,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r8 pend 0 8\n",
-        [b"#r8 ok r=40\n", b"! st r=40 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=8,0 u=15 x2=1\n"],
+        [
+            b"#r8 ok r=40\n",
+            b"! st r=40 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=8,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r9 pend 0 9\n",
-        [b"#r9 ok r=41\n", b"! st r=41 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=9,0 u=15 x2=1\n"],
+        [
+            b"#r9 ok r=41\n",
+            b"! st r=41 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=9,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         b"#r1 pend 0 1\n",
-        [b"#r1 ok r=42\n", b"! st r=42 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=1,0 u=15 x2=1\n"],
+        [
+            b"#r1 ok r=42\n",
+            b"! st r=42 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=1,0 u=15 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (b"#r9 pend 0 9\n", [b"#r9 ok r=41\n"]),
     # an error reply to a changing request is remembered too
@@ -438,7 +484,10 @@ VECTORS = [
     (b"peg -1 1\n", [b"err bad_player no such player\n"]),
     (
         b"#z peg 0 007\n",
-        [b"#z ok r=43\n", b"! st r=43 t=121 n=2 d=1 w=-1 x=0 f=7,0 b=0,0 g=2,0 q=0,0 u=16 x2=1\n"],
+        [
+            b"#z ok r=43\n",
+            b"! st r=43 t=121 n=2 d=1 w=-1 x=0 f=7,0 b=0,0 g=2,0 q=0,0 u=16 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     # each verb's own errors
     (b"set 5 1\n", [b"err bad_player no such player\n"]),
@@ -524,7 +573,10 @@ VECTORS = [
     (b"bright " + b"0" * 38 + b"128\n", [b"err bad_arg bad argument\n"]),
     (
         b"#w6 peg 1 000003\n",
-        [b"#w6 ok r=44\n", b"! st r=44 t=121 n=2 d=1 w=-1 x=0 f=7,3 b=0,0 g=2,0 q=0,0 u=17 x2=1\n"],
+        [
+            b"#w6 ok r=44\n",
+            b"! st r=44 t=121 n=2 d=1 w=-1 x=0 f=7,3 b=0,0 g=2,0 q=0,0 u=17 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     # setting what is already so changes nothing: no new revision, no event
     (b"games x2 1\n", [b"ok g=2,0 x2=1\n"]),
@@ -548,42 +600,42 @@ VECTORS = [
         b"#v1 set 0 121 100\n",
         [
             b"#v1 ok r=45\n",
-            b"! st r=45 t=121 n=2 d=1 w=0 x=3 f=121,3 b=100,0 g=4,0 q=0,0 u=18 x2=1\n",
+            b"! st r=45 t=121 n=2 d=1 w=0 x=3 f=121,3 b=100,0 g=4,0 q=0,0 u=18 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#v2 games clear\n",
         [
             b"#v2 ok g=0,0 x2=1\n",
-            b"! st r=46 t=121 n=2 d=1 w=0 x=3 f=121,3 b=100,0 g=0,0 q=0,0 u=19 x2=1\n",
+            b"! st r=46 t=121 n=2 d=1 w=0 x=3 f=121,3 b=100,0 g=0,0 q=0,0 u=19 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#v3 set 0 100 90\n",
         [
             b"#v3 ok r=47\n",
-            b"! st r=47 t=121 n=2 d=1 w=-1 x=0 f=100,3 b=90,0 g=0,0 q=0,0 u=20 x2=1\n",
+            b"! st r=47 t=121 n=2 d=1 w=-1 x=0 f=100,3 b=90,0 g=0,0 q=0,0 u=20 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#v4 undo\n",
         [
             b"#v4 ok r=48\n",
-            b"! st r=48 t=121 n=2 d=1 w=0 x=3 f=121,3 b=100,0 g=0,0 q=0,0 u=19 x2=1\n",
+            b"! st r=48 t=121 n=2 d=1 w=0 x=3 f=121,3 b=100,0 g=0,0 q=0,0 u=19 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#v5 undo\n",
         [
             b"#v5 ok r=49\n",
-            b"! st r=49 t=121 n=2 d=1 w=0 x=3 f=121,3 b=100,0 g=4,0 q=0,0 u=18 x2=1\n",
+            b"! st r=49 t=121 n=2 d=1 w=0 x=3 f=121,3 b=100,0 g=4,0 q=0,0 u=18 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#v6 set 0 100 90\n",
         [
             b"#v6 ok r=50\n",
-            b"! st r=50 t=121 n=2 d=1 w=-1 x=0 f=100,3 b=90,0 g=2,0 q=0,0 u=19 x2=1\n",
+            b"! st r=50 t=121 n=2 d=1 w=-1 x=0 f=100,3 b=90,0 g=2,0 q=0,0 u=19 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # brief events (since 1.2): this link asks for them; a peg or a preview is one short line,
@@ -597,7 +649,7 @@ VECTORS = [
         b"#k5 undo\n",
         [
             b"#k5 ok r=54\n",
-            b"! st r=54 t=121 n=2 d=1 w=-1 x=0 f=100,7 b=90,3 g=2,0 q=0,0 u=20 x2=1\n",
+            b"! st r=54 t=121 n=2 d=1 w=-1 x=0 f=100,7 b=90,3 g=2,0 q=0,0 u=20 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (b"#k6 pend 0 0\n", [b"#k6 ok r=54\n"]),
@@ -609,7 +661,7 @@ VECTORS = [
         b"#k8 peg 1 1\n",
         [
             b"#k8 ok r=55\n",
-            b"! st r=55 t=121 n=2 d=1 w=-1 x=0 f=100,8 b=90,7 g=2,0 q=0,0 u=21 x2=1\n",
+            b"! st r=55 t=121 n=2 d=1 w=-1 x=0 f=100,8 b=90,7 g=2,0 q=0,0 u=21 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # an event after every request (since 1.2): requests sent together get theirs one by one too
@@ -625,7 +677,7 @@ VECTORS = [
         b"#c2 @55 peg 1 2\n",
         [
             b"#c2 ok r=56\n",
-            b"! st r=56 t=121 n=2 d=1 w=-1 x=0 f=100,10 b=90,8 g=2,0 q=0,0 u=22 x2=1\n",
+            b"! st r=56 t=121 n=2 d=1 w=-1 x=0 f=100,10 b=90,8 g=2,0 q=0,0 u=22 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # a resend is answered from memory, whatever the revision is now
@@ -635,7 +687,7 @@ VECTORS = [
         b"#c4 peg 1 2 10\n",
         [
             b"#c4 ok r=57\n",
-            b"! st r=57 t=121 n=2 d=1 w=-1 x=0 f=100,12 b=90,10 g=2,0 q=0,0 u=23 x2=1\n",
+            b"! st r=57 t=121 n=2 d=1 w=-1 x=0 f=100,12 b=90,10 g=2,0 q=0,0 u=23 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (b"@56 st\n", [b"err stale the board has changed since that revision\n"]),
@@ -648,7 +700,9 @@ VECTORS = [
     # after all that, the state
     (
         b"#end @57 st\n",
-        [b"#end ok r=57 t=121 n=2 d=1 w=-1 x=0 f=100,12 b=90,10 g=2,0 q=0,0 u=23 x2=1\n"],
+        [
+            b"#end ok r=57 t=121 n=2 d=1 w=-1 x=0 f=100,12 b=90,10 g=2,0 q=0,0 u=23 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n"
+        ],
     ),
 ]
 
@@ -666,6 +720,11 @@ END_STATE = {
     "pending": [0, 0],
     "undo": 23,
     "skunk_double": 1,
+    "game": 4,
+    "match": 0,
+    "match_kind": 0,
+    "match_game": 0,
+    "match_number": 0,
 }
 
 # Two links on one fresh board. Step: (sender, data, [lines on link 0], [lines on link 1]).
@@ -676,22 +735,36 @@ TWO_LINKS = [
     (
         0,
         b"#7 peg 0 12\n",
-        [b"#7 ok r=1\n", b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
-        [b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+        [
+            b"#7 ok r=1\n",
+            b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
+        ],
+        [
+            b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
     ),
     # ids are remembered per sender: the same id from another sender is another request
     (
         1,
         b"#7 peg 0 12\n",
-        [b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=24,0 b=12,0 g=0,0 q=0,0 u=2 x2=0\n"],
-        [b"#7 ok r=2\n", b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=24,0 b=12,0 g=0,0 q=0,0 u=2 x2=0\n"],
+        [
+            b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=24,0 b=12,0 g=0,0 q=0,0 u=2 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
+        [
+            b"#7 ok r=2\n",
+            b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=24,0 b=12,0 g=0,0 q=0,0 u=2 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (0, b"#7 peg 0 12\n", [b"#7 ok r=1\n"], []),
     (
         "button",
         (1, 3),
-        [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0\n"],
-        [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0\n"],
+        [
+            b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
+        [
+            b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
     ),
     (
         1,
@@ -699,7 +772,14 @@ TWO_LINKS = [
         [b"! cfg bright=50 budget=400\n"],
         [b"#c ok bright=50 budget=400\n", b"! cfg bright=50 budget=400\n"],
     ),
-    (1, b"st\n", [], [b"ok r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0\n"]),
+    (
+        1,
+        b"st\n",
+        [],
+        [
+            b"ok r=3 t=121 n=2 d=0 w=-1 x=0 f=24,3 b=12,0 g=0,0 q=0,0 u=3 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
+    ),
     ("start", None, [HELLO_EVENT], [HELLO_EVENT]),
 ]
 
@@ -711,7 +791,14 @@ DENIED = b"err denied tap the deal button on the board to admit this device\n"
 ADMISSION = [
     # a central that is not admitted reads and watches...
     (1, b"#h1 hello\n", [], [b"#h1 ok " + HELLO_FIELDS + b"\n"]),
-    (1, b"st\n", [], [b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"]),
+    (
+        1,
+        b"st\n",
+        [],
+        [
+            b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
+    ),
     (1, b"games\n", [], [b"ok g=0,0 x2=0\n"]),
     (1, b"bright\n", [], [b"ok bright=128 budget=400\n"]),
     (1, b"admit\n", [], [b"ok open=0 you=0 admitted=0\n"]),
@@ -722,8 +809,13 @@ ADMISSION = [
     (
         0,
         b"#u1 peg 0 12\n",
-        [b"#u1 ok r=1\n", b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
-        [b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+        [
+            b"#u1 ok r=1\n",
+            b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
+        ],
+        [
+            b"! st r=1 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
     ),
     # ...but every change is refused, and the board calls for a tap of deal
     (1, b"#p1 peg 1 5\n", [], [b"#p1 " + DENIED]),
@@ -738,8 +830,13 @@ ADMISSION = [
     (
         1,
         b"#p1 peg 1 5\n",
-        [b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"],
-        [b"#p1 ok r=2\n", b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0\n"],
+        [
+            b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
+        [
+            b"#p1 ok r=2\n",
+            b"! st r=2 t=121 n=2 d=0 w=-1 x=0 f=12,5 b=0,0 g=0,0 q=0,0 u=2 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (1, b"admit\n", [], [b"ok open=0 you=1 admitted=1\n"]),
     # no central waits: a tap admits nobody (the panel does the tap's usual action)
@@ -762,8 +859,13 @@ ADMISSION = [
     (
         1,
         b"undo\n",
-        [b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
-        [b"ok r=3\n", b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n"],
+        [
+            b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+        ],
+        [
+            b"ok r=3\n",
+            b"! st r=3 t=121 n=2 d=0 w=-1 x=0 f=12,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n",
+        ],
     ),
     (
         0,
@@ -786,56 +888,56 @@ RULES = [
         b"#t1 new 61\n",
         [
             b"#t1 ok r=1\n",
-            b"! st r=1 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=1 x2=0\n",
+            b"! st r=1 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=2 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#t2 games x2 1\n",
         [
             b"#t2 ok g=0,0 x2=1\n",
-            b"! st r=2 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=1 x2=1\n",
+            b"! st r=2 t=61 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=1 x2=1 gn=2 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#t3 set 0 60 55\n",
         [
             b"#t3 ok r=3\n",
-            b"! st r=3 t=61 n=2 d=1 w=-1 x=0 f=60,0 b=55,0 g=0,0 q=0,0 u=2 x2=1\n",
+            b"! st r=3 t=61 n=2 d=1 w=-1 x=0 f=60,0 b=55,0 g=0,0 q=0,0 u=2 x2=1 gn=2 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#t4 set 1 20 15\n",
         [
             b"#t4 ok r=4\n",
-            b"! st r=4 t=61 n=2 d=1 w=-1 x=0 f=60,20 b=55,15 g=0,0 q=0,0 u=3 x2=1\n",
+            b"! st r=4 t=61 n=2 d=1 w=-1 x=0 f=60,20 b=55,15 g=0,0 q=0,0 u=3 x2=1 gn=2 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#t5 peg 0 1\n",
         [
             b"#t5 ok r=5\n",
-            b"! st r=5 t=61 n=2 d=1 w=0 x=2 f=61,20 b=60,15 g=2,0 q=0,0 u=4 x2=1\n",
+            b"! st r=5 t=61 n=2 d=1 w=0 x=2 f=61,20 b=60,15 g=2,0 q=0,0 u=4 x2=1 gn=2 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#t6 games x2 0\n",
         [
             b"#t6 ok g=2,0 x2=0\n",
-            b"! st r=6 t=61 n=2 d=1 w=0 x=2 f=61,20 b=60,15 g=2,0 q=0,0 u=4 x2=0\n",
+            b"! st r=6 t=61 n=2 d=1 w=0 x=2 f=61,20 b=60,15 g=2,0 q=0,0 u=4 x2=0 gn=2 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#t7 set 1 10 0\n",
         [
             b"#t7 ok r=7\n",
-            b"! st r=7 t=61 n=2 d=1 w=0 x=2 f=61,10 b=60,0 g=2,0 q=0,0 u=5 x2=0\n",
+            b"! st r=7 t=61 n=2 d=1 w=0 x=2 f=61,10 b=60,0 g=2,0 q=0,0 u=5 x2=0 gn=2 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#t8 set 1 40 20\n",
         [
             b"#t8 ok r=8\n",
-            b"! st r=8 t=61 n=2 d=1 w=0 x=1 f=61,40 b=60,20 g=1,0 q=0,0 u=6 x2=0\n",
+            b"! st r=8 t=61 n=2 d=1 w=0 x=1 f=61,40 b=60,20 g=1,0 q=0,0 u=6 x2=0 gn=2 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # after `games clear` a won game's games are out of the tally: a correction that keeps the
@@ -844,56 +946,56 @@ RULES = [
         b"#t9 new 121\n",
         [
             b"#t9 ok r=9\n",
-            b"! st r=9 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=1,0 q=0,0 u=7 x2=0\n",
+            b"! st r=9 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=1,0 q=0,0 u=7 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#ta set 0 120 110\n",
         [
             b"#ta ok r=10\n",
-            b"! st r=10 t=121 n=2 d=1 w=-1 x=0 f=120,0 b=110,0 g=1,0 q=0,0 u=8 x2=0\n",
+            b"! st r=10 t=121 n=2 d=1 w=-1 x=0 f=120,0 b=110,0 g=1,0 q=0,0 u=8 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tb set 1 20 15\n",
         [
             b"#tb ok r=11\n",
-            b"! st r=11 t=121 n=2 d=1 w=-1 x=0 f=120,20 b=110,15 g=1,0 q=0,0 u=9 x2=0\n",
+            b"! st r=11 t=121 n=2 d=1 w=-1 x=0 f=120,20 b=110,15 g=1,0 q=0,0 u=9 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tc peg 0 1\n",
         [
             b"#tc ok r=12\n",
-            b"! st r=12 t=121 n=2 d=1 w=0 x=3 f=121,20 b=120,15 g=2,0 q=0,0 u=10 x2=0\n",
+            b"! st r=12 t=121 n=2 d=1 w=0 x=3 f=121,20 b=120,15 g=2,0 q=0,0 u=10 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#td games clear\n",
         [
             b"#td ok g=0,0 x2=0\n",
-            b"! st r=13 t=121 n=2 d=1 w=0 x=3 f=121,20 b=120,15 g=0,0 q=0,0 u=11 x2=0\n",
+            b"! st r=13 t=121 n=2 d=1 w=0 x=3 f=121,20 b=120,15 g=0,0 q=0,0 u=11 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#te set 1 75 70\n",
         [
             b"#te ok r=14\n",
-            b"! st r=14 t=121 n=2 d=1 w=0 x=2 f=121,75 b=120,70 g=0,0 q=0,0 u=12 x2=0\n",
+            b"! st r=14 t=121 n=2 d=1 w=0 x=2 f=121,75 b=120,70 g=0,0 q=0,0 u=12 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tf set 0 110 100\n",
         [
             b"#tf ok r=15\n",
-            b"! st r=15 t=121 n=2 d=1 w=-1 x=0 f=110,75 b=100,70 g=0,0 q=0,0 u=13 x2=0\n",
+            b"! st r=15 t=121 n=2 d=1 w=-1 x=0 f=110,75 b=100,70 g=0,0 q=0,0 u=13 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tg undo\n",
         [
             b"#tg ok r=16\n",
-            b"! st r=16 t=121 n=2 d=1 w=0 x=2 f=121,75 b=120,70 g=0,0 q=0,0 u=12 x2=0\n",
+            b"! st r=16 t=121 n=2 d=1 w=0 x=2 f=121,75 b=120,70 g=0,0 q=0,0 u=12 x2=0 gn=3 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # three players: the result is judged on the lowest loser (50: a double skunk, still with
@@ -902,56 +1004,56 @@ RULES = [
         b"#th new 121 3\n",
         [
             b"#th ok r=17\n",
-            b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=13 x2=0\n",
+            b"! st r=17 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=13 x2=0 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#ti set 0 120 0\n",
         [
             b"#ti ok r=18\n",
-            b"! st r=18 t=121 n=3 d=0 w=-1 x=0 f=120,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=14 x2=0\n",
+            b"! st r=18 t=121 n=3 d=0 w=-1 x=0 f=120,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=14 x2=0 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tj set 1 50 0\n",
         [
             b"#tj ok r=19\n",
-            b"! st r=19 t=121 n=3 d=0 w=-1 x=0 f=120,50,0 b=0,0,0 g=0,0,0 q=0,0,0 u=15 x2=0\n",
+            b"! st r=19 t=121 n=3 d=0 w=-1 x=0 f=120,50,0 b=0,0,0 g=0,0,0 q=0,0,0 u=15 x2=0 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tk set 2 95 0\n",
         [
             b"#tk ok r=20\n",
-            b"! st r=20 t=121 n=3 d=0 w=-1 x=0 f=120,50,95 b=0,0,0 g=0,0,0 q=0,0,0 u=16 x2=0\n",
+            b"! st r=20 t=121 n=3 d=0 w=-1 x=0 f=120,50,95 b=0,0,0 g=0,0,0 q=0,0,0 u=16 x2=0 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tl peg 0 1\n",
         [
             b"#tl ok r=21\n",
-            b"! st r=21 t=121 n=3 d=0 w=0 x=3 f=121,50,95 b=120,0,0 g=1,0,0 q=0,0,0 u=17 x2=0\n",
+            b"! st r=21 t=121 n=3 d=0 w=0 x=3 f=121,50,95 b=120,0,0 g=1,0,0 q=0,0,0 u=17 x2=0 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tm games x2 1\n",
         [
             b"#tm ok g=1,0,0 x2=1\n",
-            b"! st r=22 t=121 n=3 d=0 w=0 x=3 f=121,50,95 b=120,0,0 g=1,0,0 q=0,0,0 u=17 x2=1\n",
+            b"! st r=22 t=121 n=3 d=0 w=0 x=3 f=121,50,95 b=120,0,0 g=1,0,0 q=0,0,0 u=17 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#tn set 2 80 0\n",
         [
             b"#tn ok r=23\n",
-            b"! st r=23 t=121 n=3 d=0 w=0 x=3 f=121,50,80 b=120,0,0 g=1,0,0 q=0,0,0 u=18 x2=1\n",
+            b"! st r=23 t=121 n=3 d=0 w=0 x=3 f=121,50,80 b=120,0,0 g=1,0,0 q=0,0,0 u=18 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#to set 1 70 0\n",
         [
             b"#to ok r=24\n",
-            b"! st r=24 t=121 n=3 d=0 w=0 x=2 f=121,70,80 b=120,0,0 g=2,0,0 q=0,0,0 u=19 x2=1\n",
+            b"! st r=24 t=121 n=3 d=0 w=0 x=2 f=121,70,80 b=120,0,0 g=2,0,0 q=0,0,0 u=19 x2=1 gn=4 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # pending counts (section 4): a set that moves a player's pegs clears the player's count,
@@ -960,14 +1062,14 @@ RULES = [
         b"#p1 new 121 2\n",
         [
             b"#p1 ok r=25\n",
-            b"! st r=25 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=20 x2=1\n",
+            b"! st r=25 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=20 x2=1 gn=5 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#p2 pend 0 5\n",
         [
             b"#p2 ok r=26\n",
-            b"! st r=26 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=5,0 u=20 x2=1\n",
+            b"! st r=26 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=5,0 u=20 x2=1 gn=5 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (b"#p3 set 0 0 0\n", [b"#p3 ok r=26\n"]),
@@ -975,28 +1077,28 @@ RULES = [
         b"#p4 set 0 4 0\n",
         [
             b"#p4 ok r=27\n",
-            b"! st r=27 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=0,0 u=21 x2=1\n",
+            b"! st r=27 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=0,0 u=21 x2=1 gn=5 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#p5 pend 1 3\n",
         [
             b"#p5 ok r=28\n",
-            b"! st r=28 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=0,3 u=21 x2=1\n",
+            b"! st r=28 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=0,3 u=21 x2=1 gn=5 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#p6 pend 0 2\n",
         [
             b"#p6 ok r=29\n",
-            b"! st r=29 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=2,3 u=21 x2=1\n",
+            b"! st r=29 t=121 n=2 d=0 w=-1 x=0 f=4,0 b=0,0 g=0,0 q=2,3 u=21 x2=1 gn=5 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#p7 undo\n",
         [
             b"#p7 ok r=30\n",
-            b"! st r=30 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=20 x2=1\n",
+            b"! st r=30 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=20 x2=1 gn=5 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # a new game with another number of players: player 0 deals first, the tally starts at 0
@@ -1004,28 +1106,28 @@ RULES = [
         b"#d1 deal 1\n",
         [
             b"#d1 ok d=1\n",
-            b"! st r=31 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=21 x2=1\n",
+            b"! st r=31 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=21 x2=1 gn=5 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#d2 new 121 3\n",
         [
             b"#d2 ok r=32\n",
-            b"! st r=32 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=22 x2=1\n",
+            b"! st r=32 t=121 n=3 d=0 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=22 x2=1 gn=6 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#d3 deal 2\n",
         [
             b"#d3 ok d=2\n",
-            b"! st r=33 t=121 n=3 d=2 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=23 x2=1\n",
+            b"! st r=33 t=121 n=3 d=2 w=-1 x=0 f=0,0,0 b=0,0,0 g=0,0,0 q=0,0,0 u=23 x2=1 gn=6 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#d4 new 121 2\n",
         [
             b"#d4 ok r=34\n",
-            b"! st r=34 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=24 x2=1\n",
+            b"! st r=34 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=24 x2=1 gn=7 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # deal after a finished game passes the deal as always; the next two-player game is dealt
@@ -1034,21 +1136,21 @@ RULES = [
         b"#d5 set 0 121 100\n",
         [
             b"#d5 ok r=35\n",
-            b"! st r=35 t=121 n=2 d=0 w=0 x=3 f=121,0 b=100,0 g=2,0 q=0,0 u=25 x2=1\n",
+            b"! st r=35 t=121 n=2 d=0 w=0 x=3 f=121,0 b=100,0 g=2,0 q=0,0 u=25 x2=1 gn=7 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#d6 deal\n",
         [
             b"#d6 ok d=1\n",
-            b"! st r=36 t=121 n=2 d=1 w=0 x=3 f=121,0 b=100,0 g=2,0 q=0,0 u=26 x2=1\n",
+            b"! st r=36 t=121 n=2 d=1 w=0 x=3 f=121,0 b=100,0 g=2,0 q=0,0 u=26 x2=1 gn=7 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     (
         b"#d7 new\n",
         [
             b"#d7 ok r=37\n",
-            b"! st r=37 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1\n",
+            b"! st r=37 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1 gn=8 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # requests read together (section 5): their replies, then one event of each kind that
@@ -1074,7 +1176,7 @@ RULES = [
         [
             b"#c1 ok r=38\n",
             b"#c2 ok r=39\n",
-            b"! st r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1\n",
+            b"! st r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1 gn=8 m=0 mk=0 mg=0 mn=0\n",
         ],
     ),
     # a line of spaces is blank up to the longest request; longer, it is too long (section 1)
@@ -1087,7 +1189,138 @@ RULES = [
     # health takes no argument (its reply's figures change with every run: no literal vector)
     (b"#h1 health 1\n", [b"#h1 err bad_arg wrong number of arguments\n"]),
     # after all that, the state
-    (b"#end st\n", [b"#end ok r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1\n"]),
+    (
+        b"#end st\n",
+        [
+            b"#end ok r=39 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=2,0 q=0,0 u=27 x2=1 gn=8 m=0 mk=0 mg=0 mn=0\n"
+        ],
+    ),
+]
+
+# Match play and the board's history (since 1.4), another session from a fresh board on one link
+# (USB), as in VECTORS: (bytes the host sends, [the lines the board writes back]).
+MATCH = [
+    # match play (since 1.4): none on a fresh board
+    (b"match\n", [b"ok r=0 m=0 mk=0 mg=0 mn=0\n"]),
+    # a best of 3 starts with a new game, the tally at 0 (one undo step)
+    (
+        b"#m1 match best 3\n",
+        [
+            b"#m1 ok r=1 m=3 mk=0 mg=1 mn=1\n",
+            b"! st r=1 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=1 x2=0 gn=2 m=3 mk=0 mg=1 mn=1\n",
+        ],
+    ),
+    # a resend: its reply again, nothing applied twice
+    (b"#m1 match best 3\n", [b"#m1 ok r=1 m=3 mk=0 mg=1 mn=1\n"]),
+    # skunks count two games towards it
+    (
+        b"#m2 games x2 1\n",
+        [
+            b"#m2 ok g=0,0 x2=1\n",
+            b"! st r=2 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=1 x2=1 gn=2 m=3 mk=0 mg=1 mn=1\n",
+        ],
+    ),
+    (
+        b"#m3 set 1 95 90\n",
+        [
+            b"#m3 ok r=3\n",
+            b"! st r=3 t=121 n=2 d=1 w=-1 x=0 f=0,95 b=0,90 g=0,0 q=0,0 u=2 x2=1 gn=2 m=3 mk=0 mg=1 mn=1\n",
+        ],
+    ),
+    (
+        b"#m4 set 0 120 110\n",
+        [
+            b"#m4 ok r=4\n",
+            b"! st r=4 t=121 n=2 d=1 w=-1 x=0 f=120,95 b=110,90 g=0,0 q=0,0 u=3 x2=1 gn=2 m=3 mk=0 mg=1 mn=1\n",
+        ],
+    ),
+    # game 1 of the match won, the game still on the board: not in the history yet
+    (
+        b"#m5 peg 0 1\n",
+        [
+            b"#m5 ok r=5\n",
+            b"! st r=5 t=121 n=2 d=1 w=0 x=1 f=121,95 b=120,90 g=1,0 q=0,0 u=4 x2=1 gn=2 m=3 mk=0 mg=1 mn=1\n",
+        ],
+    ),
+    (b"hist\n", [b"ok kept=0 most=32 at=0 next=0\n"]),
+    # the next game of the match: the won game goes into the history
+    (
+        b"#m6 new\n",
+        [
+            b"#m6 ok r=6\n",
+            b"! st r=6 t=121 n=2 d=1 w=-1 x=0 f=0,0 b=0,0 g=1,0 q=0,0 u=5 x2=1 gn=3 m=3 mk=0 mg=2 mn=1\n",
+        ],
+    ),
+    (
+        b"#m7 hist\n",
+        [b"#m7 ok kept=1 most=32 at=0 2/0/121/2/0/1/1/121,95/120,90/1,0/1/1/3/0 next=0\n"],
+    ),
+    # game 2: a double skunk, two games with x2=1: the match is won (two needed)
+    (
+        b"#m8 set 0 40 30\n",
+        [
+            b"#m8 ok r=7\n",
+            b"! st r=7 t=121 n=2 d=1 w=-1 x=0 f=40,0 b=30,0 g=1,0 q=0,0 u=6 x2=1 gn=3 m=3 mk=0 mg=2 mn=1\n",
+        ],
+    ),
+    (
+        b"#m9 set 1 120 100\n",
+        [
+            b"#m9 ok r=8\n",
+            b"! st r=8 t=121 n=2 d=1 w=-1 x=0 f=40,120 b=30,100 g=1,0 q=0,0 u=7 x2=1 gn=3 m=3 mk=0 mg=2 mn=1\n",
+        ],
+    ),
+    (
+        b"#ma peg 1 2\n",
+        [
+            b"#ma ok r=9\n",
+            b"! st r=9 t=121 n=2 d=1 w=1 x=3 f=40,121 b=30,120 g=1,2 q=0,0 u=8 x2=1 gn=3 m=3 mk=0 mg=2 mn=1\n",
+        ],
+    ),
+    # a new game after a match won: the next match of the same form
+    (
+        b"#mb new\n",
+        [
+            b"#mb ok r=10\n",
+            b"! st r=10 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=9 x2=1 gn=4 m=3 mk=0 mg=1 mn=2\n",
+        ],
+    ),
+    (b"hist 3\n", [b"ok kept=2 most=32 at=0 3/0/121/2/1/3/1/40,121/30,120/1,2/1/2/3/0 next=0\n"]),
+    # undone: the match won is on the board again, its last game out of the history
+    (
+        b"#mc undo\n",
+        [
+            b"#mc ok r=11\n",
+            b"! st r=11 t=121 n=2 d=1 w=1 x=3 f=40,121 b=30,120 g=1,2 q=0,0 u=8 x2=1 gn=3 m=3 mk=0 mg=2 mn=1\n",
+        ],
+    ),
+    (b"hist 2\n", [b"ok kept=1 most=32 at=0 2/0/121/2/0/1/1/121,95/120,90/1,0/1/1/3/0 next=0\n"]),
+    # no more match play (undoable); clearing it again changes nothing
+    (
+        b"#md match clear\n",
+        [
+            b"#md ok r=12 m=0 mk=0 mg=0 mn=1\n",
+            b"! st r=12 t=121 n=2 d=1 w=1 x=3 f=40,121 b=30,120 g=1,2 q=0,0 u=9 x2=1 gn=3 m=0 mk=0 mg=0 mn=1\n",
+        ],
+    ),
+    (b"match clear\n", [b"ok r=12 m=0 mk=0 mg=0 mn=1\n"]),
+    (
+        b"#me undo\n",
+        [
+            b"#me ok r=13\n",
+            b"! st r=13 t=121 n=2 d=1 w=1 x=3 f=40,121 b=30,120 g=1,2 q=0,0 u=8 x2=1 gn=3 m=3 mk=0 mg=2 mn=1\n",
+        ],
+    ),
+    # the forms a board plays: best of 3, 5, .. 15, first to 2..15
+    (b"match first 20\n", [b"err bad_value best of 3..15 (odd) or first to 2..15\n"]),
+    (b"match best 4\n", [b"err bad_value best of 3..15 (odd) or first to 2..15\n"]),
+    (b"match best\n", [b"err bad_arg match [best N | first N | clear]\n"]),
+    (b"match 3\n", [b"err bad_arg match [best N | first N | clear]\n"]),
+    (b"match clear 1\n", [b"err bad_arg match [best N | first N | clear]\n"]),
+    # hist takes a game number to start from
+    (b"hist x2\n", [b"err bad_arg expected a number\n"]),
+    (b"hist -1\n", [b"err bad_value hist takes a game number\n"]),
+    (b"hist 1 2\n", [b"err bad_arg wrong number of arguments\n"]),
 ]
 
 ENCODE_VECTORS = [

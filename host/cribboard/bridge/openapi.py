@@ -12,13 +12,14 @@ import sys
 from typing import Any
 
 from cribboard import __version__, wire
+from cribboard.boarddata import MATCH_KINDS
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, recordapi
 from cribboard.bridge.ops import KEY_HEADER, KEY_PATTERN, OPS, Op, Param
 from cribboard.i18n import LANGUAGES
 from cribboard.names import PLAYER_WORDS
 from cribcore import protocol
 from cribcore.layout import HOLES
-from cribcore.limits import MAX_PLAYERS, PLAYER_COUNTS, TARGETS
+from cribcore.limits import MATCH_MOST, MAX_PLAYERS, PLAYER_COUNTS, TARGETS
 
 _ERROR_CODES_HTTP = [
     "bad_request",
@@ -107,7 +108,39 @@ SCHEMAS: dict[str, Any] = {
                 "description": "a skunk (or double skunk) counts as two games won, not one "
                 "(the board's rule, set over the line protocol: `games x2 1`)",
             },
+            "game": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "description": "the board's own number for the game (null: a board older than "
+                "protocol 1.4)",
+            },
+            "match": {
+                "oneOf": [_ref("Match"), {"type": "null"}],
+                "description": "the match the board plays (POST match), null: none",
+            },
             "health": _ref("Health"),
+        },
+    },
+    "Match": {
+        "type": "object",
+        "description": "A match of games: the games won (state.games) are its score; a skunk "
+        "wins two of them when state.skunk_double.",
+        "required": ["kind", "length", "game", "number", "needed", "winner"],
+        "properties": {
+            "kind": {"type": "string", "enum": list(MATCH_KINDS)},
+            "length": {
+                "type": "integer",
+                "minimum": 2,
+                "maximum": MATCH_MOST,
+                "description": "best of this many games, or first to this many wins",
+            },
+            "game": {"type": "integer", "minimum": 1, "description": "the game of it on the board"},
+            "number": {"type": "integer", "description": "the board's own number for the match"},
+            "needed": {"type": "integer", "description": "games a player must win to take it"},
+            "winner": {
+                "type": ["integer", "null"],
+                "description": "the player who won it; null: not decided",
+            },
         },
     },
     "Change": {
@@ -236,6 +269,8 @@ def _param_schema(param: Param) -> dict[str, Any]:
         }
     if param.kind == "key":
         return {"type": "string", "pattern": KEY_PATTERN, "description": param.description}
+    if param.kind == "bool":
+        return {"type": "boolean", "description": param.description}
     schema: dict[str, Any] = {"type": "integer", "description": param.description}
     if param.choices:
         schema["enum"] = list(param.choices)

@@ -13,7 +13,7 @@ from cribboard.bridge.registry import frame_json
 from cribboard.errors import BoardRejected, CribboardError, KeyReused, LinkError
 from cribboard.names import PLAYER_HELP, player_number
 from cribcore import protocol
-from cribcore.limits import MAX_POINTS, PLAYER_COUNTS, TARGETS
+from cribcore.limits import MATCH_MOST, MAX_POINTS, PLAYER_COUNTS, TARGETS
 
 _INT_LIMIT = 10**protocol.MAX_DIGITS - 1  # the largest number the protocol carries
 MAX_REV = 10**protocol.REV_DIGITS - 1  # the largest revision a change may be conditional on
@@ -65,7 +65,7 @@ class Param:
     checks it too, and answers with its own code (bad_points, bad_pegs, ...)."""
 
     name: str
-    kind: str  # "player" (0..2 or a name), "int" or "key" (a program's idempotency key)
+    kind: str  # "player" (0..2 or a name), "int", "bool" or "key" (a program's idempotency key)
     required: bool
     description: str
     example: int | str | None = None
@@ -160,6 +160,24 @@ async def _new(board: Board, args: Args) -> dict[str, Any]:
 async def _dealer(board: Board, args: Args) -> dict[str, Any]:
     dealer = await board.set_dealer(args.get("player"), **_condition(args))
     return await _with_state(board, dealer=dealer)
+
+
+async def _match(board: Board, args: Args) -> dict[str, Any]:
+    forms = [name for name in ("best_of", "first_to", "end") if args.get(name) is not None]
+    if len(forms) > 1 or (not forms and args.get("skunk_double") is None):
+        raise ApiError(
+            400, "bad_request", "one of best_of, first_to or end (and skunk_double, or it alone)"
+        )
+    if forms == ["end"] and args["end"]:
+        await board.end_match(**_condition(args))
+    elif forms and forms[0] != "end":
+        await board.start_match(
+            args[forms[0]], forms[0], skunk_double=args.get("skunk_double"), **_condition(args)
+        )
+        return await _with_state(board)
+    if args.get("skunk_double") is not None:
+        await board.set_skunk_double(args["skunk_double"])
+    return await _with_state(board)
 
 
 async def _preview(board: Board, args: Args) -> dict[str, Any]:
@@ -278,6 +296,38 @@ OPS: tuple[Op, ...] = (
         _preview,
         "Change",
     ),
+    Op(
+        "match",
+        "POST",
+        "Start a match, or end match play",
+        "best_of N (3, 5, .., 15) or first_to N (2..15) starts a match with a new game and the "
+        "games won at 0 (its score: state.match says who won it); end: true ends match play "
+        "(the game and the games won go on); skunk_double: whether a skunk (or double skunk) "
+        "wins two games, alone or with the start. Undoable but for skunk_double (protocol 1.4: "
+        "a board with an older firmware is refused, 400, saying to update it).",
+        (
+            Param(
+                "best_of",
+                "int",
+                False,
+                "games in the match: the first to win more than half wins it",
+                3,
+                choices=tuple(range(3, MATCH_MOST + 1, 2)),
+            ),
+            Param("first_to", "int", False, "the games a player must win", 5, 2, MATCH_MOST),
+            Param("end", "bool", False, "true: no more match play", True),
+            Param(
+                "skunk_double",
+                "bool",
+                False,
+                "a skunk (or double skunk) wins two games of the match, not one",
+                True,
+            ),
+            *_CHANGE,
+        ),
+        _match,
+        "Change",
+    ),
 )
 
 
@@ -341,6 +391,10 @@ def parse_args(op: Op, body: object, key: str | None = None) -> Args:
             )
         elif param.kind == "key":
             args[param.name] = _key(value)
+        elif param.kind == "bool":
+            if not isinstance(value, bool):
+                raise ApiError(400, "bad_request", f"{param.name} must be true or false")
+            args[param.name] = value
         else:
             args[param.name] = _int(param, value)
     return args

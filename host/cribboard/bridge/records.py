@@ -85,6 +85,8 @@ class BridgeRecords:
         if gap or recording is None:  # (re)opened: which board it is, once an opening
             recording = self._recording(entry)
         if recording is not None:
+            if entry.board is not None:
+                recording.attach(entry.board)  # its own history, its buttons' games too
             recording.take(entry.state, gap)
 
     def _recording(self, entry: BoardEntry) -> Recording | None:

@@ -12,8 +12,9 @@ import time
 from typing import TYPE_CHECKING
 
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, TOKEN_ENV
+from cribboard.cli.matchargs import BEST_OF, FIRST_TO, SKUNKS, match_asked, skunks_asked
 from cribboard.cli.tableargs import TABLE_ARGS, table_settings
-from cribboard.cmdline.table import Arg, Args, Command, UsageError, arg, use_color
+from cribboard.cmdline.table import Arg, Args, Command, OneOf, UsageError, arg, use_color
 from cribboard.discovery import named_port
 from cribboard.i18n import L_, N_, _
 from cribcore.limits import TARGETS
@@ -46,6 +47,8 @@ def _keep(args: argparse.Namespace) -> int:
         color=use_color(args),
         timeout=args.timeout,
         names=names,
+        match=match_asked(args),
+        skunk_double=skunks_asked(args),
     )
 
 
@@ -269,6 +272,8 @@ def _keep_args() -> Args:
                 most=MAX_NAME,
             ),
         ),
+        OneOf((BEST_OF, FIRST_TO)),
+        SKUNKS,
     )
 
 

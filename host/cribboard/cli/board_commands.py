@@ -1,5 +1,5 @@
-"""The commands that act on one board: list, status, peg, set, undo, new, deal, bright, test,
-admit, watch, deploy. Each opens the board named by --port (else $CRIBBOARD_PORT, else the only
+"""The commands that act on one board: list, status, peg, set, undo, new, deal, match, bright,
+test, admit, watch, deploy. Each opens the board named by --port (else $CRIBBOARD_PORT, else the only
 board found) or --ble, acts, and closes it. What they run (asyncio, the library, the terminal's
 drawing) is imported when they run: the table is read for every command line."""
 
@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cribboard.cli.matchargs import BEST_OF, FIRST_TO, SKUNKS, match_asked, skunks_asked
 from cribboard.cmdline.table import (
     PROG,
     Args,
@@ -168,6 +169,26 @@ def describe_health(health: Health, hello: dict[str, str]) -> str:
 
 
 async def _watch(board: Board, args: argparse.Namespace) -> int:
+    from cribboard.boardid import board_identity
+    from cribboard.recorder import Recording
+
+    # The games it sees, and the board's own history, go into the record as they come (the
+    # games played with the board's buttons alone too).
+    recording = Recording.open(
+        board_identity(board.name, board.hello),
+        "board",
+        say=lambda text: print(text, file=sys.stderr, flush=True),
+    )
+    try:
+        if recording is not None:
+            await recording.follow(board)
+        return await _watch_events(board, args)
+    finally:
+        if recording is not None:
+            await recording.close()
+
+
+async def _watch_events(board: Board, args: argparse.Namespace) -> int:
     from cribboard.api import LinkEvent
     from cribboard.terminal import describe_state
     from cribboard.watchwords import ChangeTeller
@@ -352,6 +373,28 @@ def _change(make: Callable[[Board, argparse.Namespace], Awaitable[int]]) -> Acti
         return 0
 
     return action
+
+
+async def _match(board: Board, args: argparse.Namespace) -> int:
+    from cribboard.terminal import describe_match
+
+    asked = match_asked(args)
+    skunks = skunks_asked(args)
+    if asked is not None:
+        await board.start_match(asked[1], asked[0], skunk_double=skunks)
+    elif args.end:
+        await board.end_match()
+    elif skunks is not None:
+        await board.set_skunk_double(skunks)
+    state = await board.state()
+    if args.json:
+        print(json.dumps({"match": None if state.match is None else state.match.to_json()}))
+        return 0
+    if state.game is None:
+        print(_("this board's firmware has no match play: update it (cribboard deploy)"))
+        return 0
+    print(describe_match(state) or _("no match: one game after another"))
+    return 0
 
 
 async def _bright(board: Board, args: argparse.Namespace) -> int:
@@ -562,6 +605,25 @@ BOARD_COMMANDS: tuple[Command, ...] = (
                 nargs="?",
                 help=L_("%(players)s; absent: the next", players=_PLAYERS),
             ),
+        ),
+    ),
+    Command(
+        "match",
+        N_(
+            "show the match the board plays, start one (with a new game; the games won are its "
+            "score), or end match play"
+        ),
+        on_board(_match),
+        (
+            OneOf(
+                (
+                    BEST_OF,
+                    FIRST_TO,
+                    arg("--end", action="store_true", help=N_("no more match play")),
+                )
+            ),
+            SKUNKS,
+            arg("--json", action="store_true", help=N_("print the match as JSON")),
         ),
     ),
     Command(

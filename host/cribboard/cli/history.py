@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from cribboard.cmdline.table import Command, UsageError, arg
@@ -176,9 +177,50 @@ def graph_lines(graph: GameGraph) -> str:
     return "\n".join([game_line(graph.game), "", *_table(header, rows)])
 
 
+def _read_board(args: argparse.Namespace) -> None:
+    """The board named by --port or --ble: its own history merged into the record, and the game
+    it shows (cribboard.recorder, as every program that follows a board does)."""
+    import asyncio
+
+    from cribboard.api import Board
+    from cribboard.boardid import board_identity
+    from cribboard.discovery import resolve_port
+    from cribboard.recorder import Recording
+
+    async def read() -> int:
+        if args.ble is not None:
+            board = await Board.open_ble(args.ble or None, timeout=args.timeout)
+        else:
+            board = await Board.open((await resolve_port(args.port)).port, timeout=args.timeout)
+        async with board:
+            recording = Recording.open(board_identity(board.name, board.hello), "board", say=_say)
+            if recording is None:
+                return 0
+            try:
+                recording.take(await board.state(), gap=True)
+                return await recording.merge(board)
+            finally:
+                await recording.close()
+
+    count = asyncio.run(read())
+    _say(
+        n_(
+            "the board's own history: %(count)d finished game",
+            "the board's own history: %(count)d finished games",
+            count,
+        )
+    )
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
 def _history(args: argparse.Namespace) -> int:
     if not 1 <= args.games <= MOST_GAMES:
         raise UsageError(_("--games takes 1 to %(most)d", most=MOST_GAMES))
+    if args.port is not None or args.ble is not None:
+        _read_board(args)
     with Record.open(default_path()) as record:
         if args.game is not None:
             graph = game_graph(record, args.game)
@@ -217,11 +259,11 @@ HISTORY = Command(
             help=N_("one game's scores deal by deal (its id as the list shows it: #12)"),
         ),
     ),
-    boardless=True,
     description=N_(
         "The games keep, play, the bridge and linked games recorded (in the user's data "
         "directory: $XDG_DATA_HOME/cribboard/record.sqlite): each player's games won and "
         "lost, skunks given and taken, matches, hands and cribs, pegging points per deal and "
-        "muggins taken; head to head; the last games."
+        "muggins taken; head to head; the last games. With --port or --ble, the board's own "
+        "history of finished games (its buttons' too) is read into the record first."
     ),
 )

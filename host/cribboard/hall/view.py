@@ -45,6 +45,10 @@ def frame_hex(state: BoardState, renderer: Renderer | None = None) -> str:
         front=state.front,
         back=state.back,
         pending=state.pending,
+        games=state.games,
+        match_len=state.match_length,
+        match_kind=state.match_kind,
+        match_game=state.match_game,
     )
     renderer.draw(board, 0)
     return bytes(renderer.frame).hex()

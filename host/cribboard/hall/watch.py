@@ -188,7 +188,7 @@ class GameWatch:
     def from_json(cls, round_no: int, kept: dict[str, Any]) -> GameWatch:
         return cls(
             round_no,
-            BoardState(**kept["last"]),
+            BoardState.from_json(kept["last"]),
             [str(doubt) for doubt in kept.get("doubts", [])],
             int(kept.get("more", 0)),
             bool(kept.get("reconnected", False)),

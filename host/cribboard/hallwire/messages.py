@@ -11,13 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cribboard.api import BoardState
+from cribboard.api import MATCH_KINDS, BoardState
+from cribboard.boarddata import MATCH_FIELDS
 from cribboard.errors import HallError
 from cribboard.plaintext import inert
 from cribboard.tournament import Round, Standing, Tournament
 from cribcore import hall as core
 from cribcore.hall import is_command_id
-from cribcore.limits import MAX_POINTS, PLAYER_COUNTS, TARGETS
+from cribcore.limits import MATCH_MOST, MAX_POINTS, PLAYER_COUNTS, TARGETS
 
 # The shared core's (a board's own table client uses the same).
 ONLINE = core.ONLINE_PAYLOAD
@@ -113,8 +114,16 @@ _FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
 
 def encode_state(state: BoardState) -> bytes:
     """A `state` (and `event`) payload: the bridge's state object (``GET /api/state``), built
-    by :meth:`BoardState.to_json`, with its revision ``rev``."""
-    return _dumps(state.to_json())
+    by :meth:`BoardState.to_json`, with its revision ``rev``; without the board's game number
+    and match (protocol 1.4: the hall plays its own rounds), so that a Wi-Fi board's own client
+    writes the same bytes (cribfw/hallpayload.py)."""
+    obj = state.to_json()
+    for name in _NOT_IN_THE_HALL:
+        del obj[name]
+    return _dumps(obj)
+
+
+_NOT_IN_THE_HALL = ("game", "match")
 
 
 def decode_state(payload: bytes) -> BoardState:
@@ -123,11 +132,43 @@ def decode_state(payload: bytes) -> BoardState:
     obj = _loads(payload, "state")
     values: dict[str, Any] = {}
     for f in dataclasses.fields(BoardState):
+        if f.name in MATCH_FIELDS or (f.name == "game" and f.name not in obj):
+            continue  # (the match from its object; both absent from a board before 1.4)
         check = _FIELD_CHECKS[str(f.type)]
         if f.name not in obj or not check(obj[f.name]):
             raise MessageError(f"state: {f.name} missing or not {f.type}")
         values[f.name] = obj[f.name]
+    if values.get("game") is not None and not 1 <= values["game"] <= MAX_REV:
+        raise MessageError(f"state: game must be 1..{MAX_REV}")
+    values.update(_match_values(obj.get("match")))
     return check_state(BoardState(**values))
+
+
+def _match_values(match: object) -> dict[str, int]:
+    """BoardState's match fields from a state's `match` (None: no match), checked."""
+    if match is None:
+        return {}
+    if not isinstance(match, dict):
+        raise MessageError("state: match must be an object or null")
+    kind = match.get("kind")
+    if not isinstance(kind, str) or kind not in MATCH_KINDS:
+        raise MessageError(f"state: match kind must be one of {MATCH_KINDS}")
+    numbers: dict[str, int] = {}
+    for name, low, high in (
+        ("length", 2, MATCH_MOST),
+        ("game", 1, MAX_REV),
+        ("number", 1, MAX_REV),
+    ):
+        value = match.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise MessageError(f"state: match {name} must be {low}..{high}")
+        numbers[name] = value
+    return {
+        "match_length": numbers["length"],
+        "match_kind": MATCH_KINDS.index(kind),
+        "match_game": numbers["game"],
+        "match_number": numbers["number"],
+    }
 
 
 def check_state(state: BoardState) -> BoardState:

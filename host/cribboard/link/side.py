@@ -143,7 +143,7 @@ class SideFile:
                 for side, count in dict(saved.get("peer_online", {})).items()
             }
             self.moves = [decode_move(payload.encode()) for payload in saved["moves"]]
-            self.board = BoardState(**saved["board"]) if saved.get("board") else None
+            self.board = BoardState.from_json(saved["board"]) if saved.get("board") else None
             self.game = str(saved.get("game", ""))
             self.clock = int(saved.get("clock", 0))
             self.live = [str(move_id) for move_id in saved.get("live", [])]

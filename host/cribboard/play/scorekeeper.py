@@ -159,8 +159,14 @@ class Scorekeeper:
         recording: Recording | None = None,
         names: list[str | None] | None = None,
         ask_names: bool = False,
+        match: tuple[str, int] | None = None,
+        skunk_double: bool | None = None,
     ) -> None:
         self.board = board
+        self.match = match
+        """The match asked for (kind, length: cribboard.api's MATCH_KINDS), or None."""
+        self.skunk_double = skunk_double
+        """Whether a skunk wins two games of the match, as asked (None: as the board has it)."""
         self.recording = recording
         """Where the games are recorded (cribboard.recorder), if they are."""
         self.names = names
@@ -256,15 +262,20 @@ class Scorekeeper:
         state = await self._read()
         target = self.target or state.target
         fresh = not any(state.front[: state.players]) and not any(state.back[: state.players])
-        if (
-            new
-            or state.winner is not None
-            or state.target != target
-            or state.players != self.players
-        ):
-            await self.board.new_game(target, self.players)
+        other_game = state.target != target or state.players != self.players
+        if new or state.winner is not None or other_game:
+            if other_game or self._match_to_start(state) is None:
+                await self.board.new_game(target, self.players)
             state = await self._read()
             fresh = True
+        asked = self._match_to_start(state)
+        if asked is not None:  # (a new game with it)
+            await self.board.start_match(asked[1], asked[0])
+            state = await self._read()
+            fresh = True
+        if self.skunk_double is not None and self.skunk_double != state.skunk_double:
+            await self.board.set_skunk_double(self.skunk_double)
+            state = await self._read()
         self.keeping.depth = state.undo
         if self.outside is None:
             self.outside = OutsideChanges(self.board, state)
@@ -298,6 +309,19 @@ class Scorekeeper:
         page = describe_page(health) if health is not None else None
         if page is not None:  # where the phones at the table find the board's own page
             self.messages.append(page)
+
+    def _match_to_start(self, state: BoardState) -> tuple[str, int] | None:
+        """The match asked for, unless the board plays it already (undecided)."""
+        if self.match is None:
+            return None
+        playing = state.match
+        if (
+            playing is not None
+            and (playing.kind, playing.length) == self.match
+            and playing.winner is None
+        ):
+            return None
+        return self.match
 
     def _keep_table(self) -> None:
         """Where the table is in its deal, kept for the next run (with a table file)."""
@@ -534,6 +558,11 @@ class Scorekeeper:
     def _won_text(self, state: BoardState) -> str:
         assert state.winner is not None
         winner = self.name(state.winner).upper()
+        match = state.match
+        if match is not None and match.winner == state.winner:
+            return _(
+                "%(winner)s WINS THE MATCH! n: the next match  u: undo  q: quit", winner=winner
+            )
         if state.result == "skunk":
             return _("%(winner)s WINS with a skunk! n: new game  u: undo  q: quit", winner=winner)
         if state.result == "double_skunk":
@@ -927,7 +956,8 @@ class Scorekeeper:
         if self.where:
             lines.extend(fit_lines([_("cribboard scorekeeper on %(board)s", board=self.where)]))
         lines.append(draw_frame(frame.rgb, self.color, state.players))
-        lines.append(describe_state(state, self.game.partnerships))
+        # (The keys stand in for the match's line too: with the board, they fit 80x24.)
+        lines.append(describe_state(state, self.game.partnerships, match=not self._helping))
         lines.append("")
         lines.extend(fit_lines([*self.messages, *([] if self._helping else self.status())]))
         text = "\n".join(lines)
@@ -1016,10 +1046,13 @@ def run_scorekeeper(
     color: bool = False,
     timeout: float = 2.0,
     names: list[str | None] | None = None,
+    match: tuple[str, int] | None = None,
+    skunk_double: bool | None = None,
 ) -> int:
     """`cribboard keep`: find a board (or start the virtual board, whose game outlives the app),
     say which, keep the score and the record of the games (the players named by `names`, one a
-    seat, else asked for); at the end, say where the game is kept."""
+    seat, else asked for), in a `match` (kind, length) when asked, a skunk winning two of its
+    games when `skunk_double`; at the end, say where the game is kept."""
     chosen: list[ChosenBoard] = []
 
     async def main() -> int:
@@ -1046,6 +1079,8 @@ def run_scorekeeper(
                     recording=recording,
                     names=names,
                     ask_names=sys.stdin.isatty(),
+                    match=match,
+                    skunk_double=skunk_double,
                 )
                 try:
                     return await keeper.run(new)

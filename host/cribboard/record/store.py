@@ -352,7 +352,8 @@ class Record:
             game = self._open_game(board)
             fresh = _New(board, board_label, source, seats, variant)
             if game is None:
-                return self._start(fresh, seen, None)
+                known = self._reopen(board, seen)
+                return known if known is not None else self._start(fresh, seen, None)
             if game.follows is not None and game.last.fresh and not seen.fresh:
                 before = self._last_of(game.follows)
                 if before is not None and before.looks() == seen.looks():
@@ -363,6 +364,9 @@ class Record:
                     return game.follows
             if self._another_game(game, seen, gap):
                 kept = self._close(game)
+                known = self._reopen(board, seen)  # (its number names a game kept before)
+                if known is not None:
+                    return known
                 return self._start(fresh, seen, game.id if seen.fresh and kept else None)
             self._apply(game.id, game.last, seen)
             if source in DETAILED:  # the program that knows the most about it keeps it
@@ -375,6 +379,24 @@ class Record:
                     if _seats_fit(seats, seen.sides):
                         self._reseat(game.id, seats, seen.sides)
             return game.id
+
+    def _reopen(self, board: str, seen: Seen) -> int | None:
+        """The row of the game `seen` names by the board's number, open again with `seen`
+        applied (the board went back to it: an undo of the new game after it); None when the
+        record has no such row."""
+        if seen.board_game is None:
+            return None
+        row = self._db.execute(
+            "SELECT id FROM games WHERE board = ? AND board_game = ?", (board, seen.board_game)
+        ).fetchone()
+        if row is None:
+            return None
+        game = int(row[0])
+        last = self._last_of(game)
+        assert last is not None
+        self._db.execute("UPDATE games SET open = 1, follows = NULL WHERE id = ?", (game,))
+        self._apply(game, last, seen)
+        return game
 
     def _another_game(self, game: _Open, seen: Seen, gap: bool) -> bool:
         last = game.last
@@ -857,11 +879,13 @@ class Record:
         games: Sequence[int],
         winner: int | None = None,
         skunk_double: bool = False,
+        places: Sequence[int] | None = None,
     ) -> int:
         """A match of `games` (row ids, in order) on `board`: best of `length` or first to
         `length` (`kind`, MATCH_KINDS), won by the side `winner` (None: not decided yet); the
         board's own number for it, when it has one (the same number again changes only its
-        games and winner). Returns its id."""
+        games and winner). `places`: each game's place in the match (by default 1, 2, ...: a
+        board's match whose early games this record lacks gives theirs). Returns its id."""
         if kind not in MATCH_KINDS:
             raise ValueError(f"kind {kind!r}: one of {MATCH_KINDS}")
         with _transaction(self._db):
@@ -898,11 +922,24 @@ class Record:
                     " ELSE COALESCE(ended, ?) END WHERE id = ?",
                     (winner, winner, now, match),
                 )
+            numbers = places if places is not None else range(1, len(games) + 1)
             self._db.executemany(
                 "UPDATE games SET match = ?, match_game = ? WHERE id = ?",
-                [(match, number, game) for number, game in enumerate(games, start=1)],
+                [(match, number, game) for number, game in zip(numbers, games, strict=True)],
             )
             return match
+
+    def board_games(self, board: str, numbers: Sequence[int]) -> dict[int, int]:
+        """The rows of `board`'s games by the board's own numbers, for those the record has:
+        {number: row id}."""
+        found: dict[int, int] = {}
+        for number in numbers:
+            row = self._db.execute(
+                "SELECT id FROM games WHERE board = ? AND board_game = ?", (board, number)
+            ).fetchone()
+            if row is not None:
+                found[number] = int(row[0])
+        return found
 
 
 class _Keep:

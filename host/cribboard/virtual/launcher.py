@@ -39,6 +39,7 @@ from ..firmware_build import NO_NATIVE, build
 from ..paths import firmware_dir
 from .errors import VirtualBoardError
 from .flashlock import lock_flash, release
+from .flashuid import flash_uid
 from .interpreter import check_heap_size, find_micropython, interpreter_arch
 from .process import die_with_parent
 from .ptyport import BUFFER_LIMIT, HostPort, make_raw
@@ -191,8 +192,11 @@ class VirtualBoard:
             self._directory = Path(tempfile.mkdtemp(prefix="cribboard-sim-"))
             self._flash_path = self._open_flash()
             arch = interpreter_arch(executable) if self._native else NO_NATIVE
+            assert self._flash_lock is not None
             side_env = {
                 "CRIBBOARD_SIM_FLASH": str(self._flash_path.resolve()),
+                # machine.unique_id(): the board's own, kept in its image
+                "CRIBBOARD_SIM_UID": flash_uid(self._flash_lock).hex().upper(),
                 # The firmware the image holds, as deploy would lay it out; none when stock.
                 "CRIBBOARD_SIM_FIRMWARE": ""
                 if self._stock

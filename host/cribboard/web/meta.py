@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from cribboard import wire
+from cribboard.boarddata import MATCH_KINDS
 from cribboard.names import PLAYER_NAMES, colour_hex
 from cribcore import layout, limits, protocol, render
 
@@ -61,6 +62,7 @@ def protocol_json() -> dict[str, Any]:
         "state_keys": dict(wire.STATE_KEYS),
         "list_keys": list(wire.LIST_KEYS),
         "result_names": list(wire.RESULT_NAMES),
+        "match_kinds": list(MATCH_KINDS),  # by `mk` (since 1.4)
         "error_codes": list(protocol.ERROR_CODES),
         # The values the board accepts (cribcore/limits.py): the page's controls offer these.
         "limits": {
@@ -70,6 +72,7 @@ def protocol_json() -> dict[str, Any]:
             "max_brightness": limits.MAX_BRIGHTNESS,
             "min_budget_ma": limits.MIN_BUDGET_MA,
             "max_budget_ma": limits.MAX_BUDGET_MA,
+            "match_most": limits.MATCH_MOST,  # best of 3, 5, .. this; first to 2..this
         },
         # The Nordic UART Service the board offers over Bluetooth LE (the page's Web Bluetooth).
         "nus": {"service": protocol.NUS_SERVICE, "rx": protocol.NUS_RX, "tx": protocol.NUS_TX},

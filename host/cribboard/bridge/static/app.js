@@ -39,6 +39,10 @@ const PAGE_TEXT = [
   ["#target", "aria-label", N_("game length")],
   ["#player-count", "aria-label", N_("players")],
   ["#new", "text", N_("New game")],
+  ["#match-form", "aria-label", N_("match")],
+  ["#match-skunks-text", "text", N_("a skunk wins two")],
+  ["#match-start", "text", N_("Start match")],
+  ["#match-end", "text", N_("End match")],
   ["#large-text", "text", N_("Large text")],
   ["#legend-title", "text", N_("What the lights mean")],
 ];
@@ -271,7 +275,33 @@ function result(state) {
   return _(RESULTS[state.result] || RESULTS.won);
 }
 
+// A match's form as people say it: best of 3, first to 5.
+function matchForm(kind, length) {
+  return kind === "first_to" ? _("first to %(games)d", { games: length })
+                             : _("best of %(games)d", { games: length });
+}
+
+// The match the board plays, in a line (the same words as the terminal's), or none.
+function matchLine(state) {
+  const match = state.match;
+  if (!match) return null;
+  let form = matchForm(match.kind, match.length);
+  if (state.skunk_double) form = _("%(form)s, a skunk wins two", { form });
+  const score = state.games.map((g, p) => `${playerName(p)} ${g}`).join(", ");
+  if (match.winner !== null) {
+    return _("match (%(form)s) won by %(player)s: %(score)s",
+             { form, player: playerName(match.winner), score });
+  }
+  return _("match (%(form)s), game %(game)d: %(score)s", { form, game: match.game, score });
+}
+
 function tableLines(id, state) {
+  const lines = gameLines(id, state);
+  const match = matchLine(state);
+  return match ? [match, ...lines] : lines;
+}
+
+function gameLines(id, state) {
   const name = playerName;
   if (state.winner !== null) {
     // Translators: the table's line once a game is won; "New game" is the button's name.
@@ -329,6 +359,8 @@ function showLegend(state) {
         { skunk })]);
   items.push(["win", dim(layout.levels.glow),
               _("The game hole: faint in the dealer's colour; pulsing for the winner")]);
+  items.push(["match", colour,
+              _("In a match the winner's game hole flashes the game's number, then pauses; it sparkles for the winner of the match")]);
   items.push(["count", "rgb(229,229,229)",
               _("Blinking white: a count being entered on the board's buttons")]);
   box.replaceChildren(...items.map(([kind, fill, text]) => {
@@ -369,6 +401,15 @@ function showState(state) {
     for (const control of card.querySelectorAll("button, input")) control.disabled = over;
   }
   $("#undo").disabled = state.undo === 0;
+  // Match play (protocol 1.4: a board without it has no game number); the box follows the
+  // board's skunk rule when the board's changes, not while someone ticks it.
+  $(".match-game").hidden = state.game === null || state.game === undefined;
+  $("#match-end").hidden = !state.match;
+  const skunks = $("#match-skunks");
+  if (skunks.dataset.board !== String(state.skunk_double)) {
+    skunks.dataset.board = String(state.skunk_double);
+    skunks.checked = Boolean(state.skunk_double);
+  }
   $("#board").setAttribute("aria-label", describeBoard(state));
   announce(current, state);
   $("#target").value = String(state.target);
@@ -385,6 +426,12 @@ function buildGameControls() {
     option(n, n_("%(count)d player", "%(count)d players", n))));
   if (target) $("#target").value = target;
   if (players) $("#player-count").value = players;
+  const form = $("#match-form").value;
+  const forms = [];
+  for (let n = 3; n <= limits.match_most; n += 2) forms.push(option(`best_of:${n}`, matchForm("best_of", n)));
+  for (let n = 2; n <= limits.match_most; n++) forms.push(option(`first_to:${n}`, matchForm("first_to", n)));
+  $("#match-form").replaceChildren(...forms);
+  if (form) $("#match-form").value = form;
 }
 
 // The language menu: each language by its own name.
@@ -501,6 +548,11 @@ async function main() {
   $("#deal").addEventListener("click", () => act(() => link.deal()));
   $("#new").addEventListener("click", () => act(() =>
     link.newGame(+$("#target").value, +$("#player-count").value)));
+  $("#match-start").addEventListener("click", () => {
+    const [kind, length] = $("#match-form").value.split(":");
+    act(() => link.startMatch(kind, +length, $("#match-skunks").checked));
+  });
+  $("#match-end").addEventListener("click", () => act(() => link.endMatch()));
   $("#board-select").addEventListener("change", (e) => selectBoard(e.target.value));
   const ble = $("#ble");
   ble.hidden = !navigator.bluetooth;

@@ -103,6 +103,18 @@ export function makeCodec(P) {
     return out;
   }
 
+  // The match as the bridge's JSON gives it (cribboard.api.Match.to_json), or null.
+  function matchJson(s) {
+    if (!s.match) return null;
+    const kind = P.match_kinds[s.match_kind] || "?";
+    const needed = kind === "first_to" ? s.match : Math.floor(s.match / 2) + 1;
+    const winner = s.games.findIndex((g) => g >= needed);
+    return {
+      kind, length: s.match, game: s.match_game, number: s.match_number, needed,
+      winner: winner < 0 ? null : winner,
+    };
+  }
+
   // The state as the bridge's JSON gives it (cribboard.api.BoardState.to_json).
   function stateJson(s) {
     return {
@@ -110,6 +122,7 @@ export function makeCodec(P) {
       winner: s.winner < 0 ? null : s.winner, result: P.result_names[s.result],
       front: s.front, back: s.back, games: s.games, pending: s.pending, undo: s.undo,
       skunk_double: Boolean(s.skunk_double),
+      game: s.game === undefined ? null : s.game, match: matchJson(s),
     };
   }
 

@@ -70,6 +70,11 @@ export class BridgeLink extends Emitter {
   undo() { return this.call("undo"); }
   newGame(target, players) { return this.call("new", { target, players }); }
   deal() { return this.call("dealer"); }
+  // kind: "best_of" or "first_to" (protocol 1.4)
+  startMatch(kind, length, skunkDouble) {
+    return this.call("match", { [kind]: length, skunk_double: skunkDouble });
+  }
+  endMatch() { return this.call("match", { end: true }); }
 
   connect() {
     const url = new URL(this.base + "api/ws?frames=1", location.href);
@@ -230,6 +235,11 @@ export class LineLink extends Emitter {
   async undo() { return this.request("undo"); }
   async newGame(target, players) { return this.request("new", target, players); }
   async deal() { return this.request("deal"); }
+  async startMatch(kind, length, skunkDouble) {
+    await this.request("match", kind === "first_to" ? "first" : "best", length);
+    return this.request("games", "x2", skunkDouble ? 1 : 0);
+  }
+  async endMatch() { return this.request("match", "clear"); }
 }
 
 export class BleLink extends LineLink {
