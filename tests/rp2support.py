@@ -276,7 +276,9 @@ class CutTally:
         )
 
 
-NEW_GAME_ST = b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0\n"
+NEW_GAME_ST = (
+    b"ok r=0 t=121 n=2 d=0 w=-1 x=0 f=0,0 b=0,0 g=0,0 q=0,0 u=0 x2=0 gn=1 m=0 mk=0 mg=0 mn=0\n"
+)
 
 
 def game_key(st_reply: bytes) -> dict[str, str]:

@@ -65,12 +65,12 @@ def link(wire_board: WireBoard) -> Iterator[ProtocolLink]:
     opened.close()
 
 
-_EXTRA_HELLO_FIELDS = re.compile(rb" (store|fs|boots|ble|bmax)=\S*")
+_EXTRA_HELLO_FIELDS = re.compile(rb" (store|fs|boots|ble|bmax|uid)=\S*")
 
 
 def as_vector(line: bytes, board: str) -> bytes:
     """A line off the wire as the vectors write it: the vectors' dispatcher ran with the "sim"
-    profile and no store, boot guard or radio, so their hello lacks those fields (hosts ignore
+    profile and no store, boot guard or radio and no chip id, so their hello lacks those fields (hosts ignore
     fields they do not know)."""
     line = _EXTRA_HELLO_FIELDS.sub(b"", line)
     return line.replace(b" board=" + board.encode() + b" ", b" board=sim ")
