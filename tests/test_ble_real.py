@@ -419,8 +419,11 @@ async def test_a_link_that_takes_nothing_is_let_go_whole(paced: Rig) -> None:
     four at once, and hundreds one after another: bench/soak.py.)"""
     controller = paced.board.controller
     # Every slot taken and every reply made once (a slot's queue is made when a central first
-    # takes it), then the heap as it is when nobody is connected.
-    warm = [await paced.open() for _ in range(MOST[paced.board.stack])]
+    # takes it; a sender's resend memory when it first connects, so the central that stalls is
+    # among them), then the heap as it is when nobody is connected.
+    central = await paced.central()
+    warm = [await paced.open(central)]
+    warm += [await paced.open() for _ in range(MOST[paced.board.stack] - 1)]
     for nus in warm:
         await nus.request(b"#f0 frame\n")
     before = fields(await warm[0].request(b"#h0 health\n"))
@@ -428,7 +431,6 @@ async def test_a_link_that_takes_nothing_is_let_go_whole(paced: Rig) -> None:
         await nus.close()
     with SimControl(paced.board.control) as sim:
         heap = (await asyncio.to_thread(sim.heap))["free"]
-    central = await paced.central()
     nus = await paced.open(central)
     try:
         controller.stall(True)

@@ -635,10 +635,10 @@ def test_btstack_settles_with_an_empty_notification_what_it_held_at_a_queues_end
     try:
         rig.ble.connect(1, PHONE)
         rig.link.service()
-        rig.ble.acl = 3
-        rig.ble.write(1, b"#1 st\n")  # 4 notifications: the last held
+        rig.ble.acl = 4
+        rig.ble.write(1, b"#1 st\n")  # 5 notifications (protocol 1.4's state): the last held
         assert not rig.link.service() and len(rig.ble.held) == 1
-        rig.ble.complete(3)  # the controller sends them all and has buffers again
+        rig.ble.complete(4)  # the controller sends them all and has buffers again
         clock.now += 1
         while not rig.link.service():
             clock.now += 1
