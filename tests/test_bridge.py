@@ -422,7 +422,7 @@ def test_another_address_needs_a_token(
     monkeypatch.delenv("CRIBBOARD_TOKEN", raising=False)
     with pytest.raises(BridgeConfigError, match="token"):
         Bridge([], host="0.0.0.0")
-    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "/dev/null"]) == 1
+    assert cli.main(["serve", "--http-host", "0.0.0.0", "--port", "/dev/null"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("cribboard: binding to 0.0.0.0") and "--token" in err
     assert err.count("\n") == 1
@@ -533,7 +533,7 @@ def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
             "cribboard.cli",
             "serve",
             "--virtual",
-            "--host",
+            "--http-host",
             "0.0.0.0",
             "--http-port",
             "0",

@@ -1,6 +1,6 @@
 """Finding boards: serial ports whose USB ids belong to a supported microcontroller board,
 each confirmed by a protocol hello (a Pico running something else is not a cribbage board);
-without one, the virtual board running now (`cribboard sim`, or the one `keep` or `play`
+without one, the virtual board running now (`cribboard virtual`, or the one `keep` or `play`
 started), found in the runtime directory (cribboard.simregistry).
 
 Cheap to import (the command line's table names PORT_ENV): the port listing, the protocol
@@ -156,7 +156,7 @@ async def resolve_port(port: str | None = None, *, first_of_several: bool = Fals
         found = running_virtual_board()
     if found is None:
         raise NoBoardFound(
-            _("no board found: plug one in, or start the virtual board with `cribboard sim`")
+            _("no board found: plug one in, or start the virtual board with `cribboard virtual`")
         )
     return found
 

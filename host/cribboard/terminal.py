@@ -1,6 +1,6 @@
 """Drawing the board in a terminal, from an LED frame and the layout data.
 
-The drawing serves `make run` (the scorekeeper), `play`, `demo`, `status` and `sim --show`. Each
+The drawing serves `make run` (the scorekeeper), `play`, `demo`, `status` and `virtual --show`. Each
 row is labelled with its player and the direction the pegs travel along it, the win hole sits at
 the start end, and a legend line says what the marks mean.
 
@@ -8,7 +8,7 @@ With colour, each hole is a dot in its LED's colour, lifted for a screen (see `s
 Without colour (a pipe, NO_COLOR), each hole is a character that says whose peg it is and which:
 `B` blue's front peg, `b` its back peg (`O o` orange, `P p` purple), `:` the second lap's glow,
 `|` a skunk line, `*` a count being entered, `.` an empty hole. The drawing reads the frame
-alone, at any brightness (`sim --show` draws the strip's light after the brightness scale), so
+alone, at any brightness (`virtual --show` draws the strip's light after the brightness scale), so
 front and back pegs are told apart by their level relative to the brightest light of the same
 colour: a back peg is a quarter of its front peg, the glow a twentieth.
 """
