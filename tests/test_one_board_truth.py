@@ -134,7 +134,7 @@ async def test_a_change_on_the_boards_buttons_is_said_so(vboard: VirtualBoard) -
         await until(lambda screen: "? keys" in screen)
         with SimControl(vboard.control) as sim:
             sim.press(str(PINS["B+"]))
-            await until(lambda s: "\norange: 1 being counted\n" in s)
+            await until(lambda s: "\norange: 1 pending\n" in s)
             # nothing more pressed: the count commits by itself
             await until(lambda s: re.search(r"orange pegs 1: 1\b.*\(on the board's buttons\)", s))
         lines.put("q")
