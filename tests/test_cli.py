@@ -287,7 +287,7 @@ def test_list_shows_a_running_sim_marked_virtual(spawn: Spawn) -> None:
 
 def test_a_sim_killed_outright_or_a_forged_file_is_not_listed() -> None:
     from cribboard.rundir import runtime_dir
-    from cribboard.simregistry import running_sims
+    from cribboard.virtual.registry import running_sims
 
     folder = runtime_dir()
     dead = subprocess.run(

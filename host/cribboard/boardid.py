@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cribboard.client import Hello
 from cribboard.portshare import port_key
-from cribboard.simregistry import running_sims
+from cribboard.virtual.registry import running_sims
 
 BLE_PORT = "ble:"
 """How a Board names a board reached over Bluetooth LE (cribboard.api.Board.name)."""

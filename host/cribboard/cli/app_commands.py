@@ -76,7 +76,7 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from cribboard.bridge.serve import serve
+    from cribboard.bridge.run import serve
 
     ports: list[str] = list(args.serve_ports or [])
     if args.port or not (ports or args.virtual or args.serve_ble):  # --port, or $CRIBBOARD_PORT

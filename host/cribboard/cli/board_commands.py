@@ -337,7 +337,7 @@ async def _running_sims() -> list[tuple[Any, Hello | BaseException]]:
     import asyncio
 
     from cribboard.discovery import probe
-    from cribboard.simregistry import running_sims
+    from cribboard.virtual.registry import running_sims
 
     sims = running_sims()
     hellos = await asyncio.gather(*(probe(sim.port) for sim in sims), return_exceptions=True)

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     options that do not go together)."""
     import signal
 
-    from ..simregistry import unregister
     from .errors import VirtualBoardError
+    from .registry import unregister
     from .rp2board import RP2Board
     from .ws2812 import decode_ws2812, grb_to_rgb, split_complete
 
@@ -98,7 +98,7 @@ def _register(board: VirtualBoard | RP2Board, kept: str | None) -> Path | None:
     """Tell `cribboard list` and the other commands about this board (`kept`: the flash image
     given, where it keeps its game); a runtime directory that cannot be used only means it is
     not listed."""
-    from ..simregistry import register
+    from .registry import register
     from .rp2board import RP2Board
 
     flash = Path(kept).resolve() if kept is not None else None

@@ -3,7 +3,7 @@
 (cribboard.rundir) with its pty's path, its pid, the program's name and the flash image it keeps
 the game in while it runs, and removes it when it stops, so that `cribboard list` shows it
 beside the USB boards and the commands use it when no USB board is found.
-A file whose process is gone (a sim killed outright) is stale: ignored and removed. The files
+A file whose process is gone (a virtual board killed outright) is stale: ignored and removed. The files
 are read as hostile (size, types), like anything another process could have written."""
 
 from __future__ import annotations
