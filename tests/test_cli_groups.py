@@ -148,3 +148,20 @@ def test_an_old_spelling_works_as_the_new_one_and_no_help_shows_it(
     else:  # a command: a row of its group's list
         assert re.search(rf"^ +{new_spelling} ", listed, re.MULTILINE)
         assert not re.search(rf"^ +{spelling}\b", listed, re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    "words, offered, old",
+    [
+        (["dael"], "'dealer'", ("'deal'", "'sim'", "'link'")),
+        (["hall", "srve"], "'page'", ("'serve'",)),
+    ],
+)
+def test_a_mistyped_command_is_offered_the_new_names_only(
+    words: list[str], offered: str, old: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(words)
+    (line,) = capsys.readouterr().err.splitlines()
+    assert stopped.value.code == 2 and "invalid choice" in line and offered in line
+    assert not [name for name in old if name in line]
