@@ -121,7 +121,9 @@ OLD_SPELLINGS = [
 release as a hidden alias of the new one."""
 
 
-@pytest.mark.parametrize("old, new, sets, helped", OLD_SPELLINGS, ids=lambda v: " ".join(v))
+@pytest.mark.parametrize(
+    "old, new, sets, helped", OLD_SPELLINGS, ids=[" ".join(old) for old, *_ in OLD_SPELLINGS]
+)
 def test_an_old_spelling_works_as_the_new_one_and_no_help_shows_it(
     old: list[str],
     new: list[str],
