@@ -351,7 +351,7 @@ async def stalls(broker: Broker) -> None:
         await asyncio.to_thread(write_config, virtual.port, setup, progress=lambda _: None)
         board = await Board.open(virtual.port)
         try:
-            await board.preview(1, 6)  # blinking: the LEDs are drawn all the time
+            await board.set_pending(1, 6)  # blinking: the LEDs are drawn all the time
             await asyncio.sleep(1.0)  # connected by now
 
             async def phase(name: str) -> None:

@@ -1,4 +1,4 @@
-"""`make bench`, linked boards part: two virtual boards joined by `cribboard link` through a
+"""`make bench`, linked boards part: two virtual boards joined by `cribboard remote` through a
 private mosquitto (bench/run.py calls main()). Prints figures only; nothing here asserts speed.
 
 Both ends run in this process (two LinkedGameSide objects, each with its own board

@@ -249,7 +249,9 @@ def main() -> None:
 
     hall_bench()
     print()
-    from link_mqtt_bench import main as link_mqtt_bench  # bench/link_mqtt_bench.py: cribboard link
+    from link_mqtt_bench import (
+        main as link_mqtt_bench,
+    )  # bench/link_mqtt_bench.py: cribboard remote
 
     link_mqtt_bench()
     print()

@@ -42,7 +42,7 @@ for extra in (ROOT / "firmware", ROOT / "tests" / "core"):
 # LANGUAGE first, and tests/test_l10n.py chooses other languages itself (--lang, or its own
 # environment).
 os.environ["LANGUAGE"] = "en"
-# Ports shared between processes and running `cribboard sim`s are told in the per-user runtime
+# Ports shared between processes and running `cribboard virtual`s are told in the per-user runtime
 # directory (cribboard.rundir): the tests, and the programs they start, get one of their own,
 # so a developer's running sim or watch is not in them (a short path: a Unix socket's is short).
 os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="crt")

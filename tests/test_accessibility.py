@@ -95,7 +95,7 @@ async def test_the_board_page_passes_the_audit_in_every_language(bridge: Bridge)
         assert await audit_every_language(page) == []
         # A game under way, with a count being entered, on a phone's screen.
         await post(bridge, "api/peg", {"player": 0, "points": 7})
-        await post(bridge, "api/preview", {"player": 1, "points": 3})
+        await post(bridge, "api/pending", {"player": 1, "points": 3})
         await page.set_viewport_size({"width": 390, "height": 844})
         await page.wait_for_selector("#players .pending:not([hidden])")
         assert await audit_every_language(page) == []

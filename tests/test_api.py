@@ -165,10 +165,13 @@ def counterparts(async_class: type, sync_class: type) -> list[tuple[str, object,
 def test_sync_board_takes_and_returns_what_board_does(async_class: type, sync_class: type) -> None:
     """Every parameter's type and every return type, resolved, not only the names: SyncBoard's
     method returns what Board's gives once awaited (SyncBoard.preview once returned None where
-    Board.preview returns the revision); the same for a subscription and its blocking twin."""
+    Board.preview returns the revision); the same for a subscription and its blocking twin. A
+    renamed method's old name is held too while it is kept (`preview`, now `set_pending`)."""
     pairs = counterparts(async_class, sync_class)
     names = {name for name, _member, _twin in pairs}
     assert "close" in names and {"__aexit__", "__exit__"} & names  # (what it compares)
+    if async_class is Board:
+        assert {"set_pending", "preview"} <= names
     for name, member, twin in pairs:
         assert types(twin) == types(member, as_sync=True), f"{sync_class.__name__}.{name} drifted"
 
@@ -212,7 +215,7 @@ async def test_players_by_name_and_the_players_a_game_has(board: Board) -> None:
     await board.new_game(121, 2)
     await board.peg("orange", 3)
     await board.peg("A", 2)
-    await board.preview("Blue", 4)
+    await board.set_pending("Blue", 4)
     await board.set_pegs("1", 9)
     assert await board.set_dealer("orange") == 1
     state = await board.state()
@@ -225,6 +228,18 @@ async def test_players_by_name_and_the_players_a_game_has(board: Board) -> None:
     await board.new_game(121, 3)
     with pytest.raises(BoardRejected, match=r"players 0 \(blue\), 1 \(orange\) and 2 \(purple\)"):
         await board.peg(3, 1)
+
+
+async def test_preview_is_set_pending_by_its_old_name_with_a_warning(board: Board) -> None:
+    """`Board.preview`, kept for one release, does what `set_pending` does and returns the
+    same (the board's revision), and says it is deprecated at the caller's line."""
+    await board.new_game(121, 2)
+    with pytest.warns(DeprecationWarning, match="Board.set_pending") as warned:
+        rev = await board.preview("orange", 5)
+    assert warned[0].filename == __file__
+    state = await board.state()
+    assert (rev, state.pending) == (state.rev, [0, 5])
+    assert await board.set_pending("orange", 0) == state.rev + 1
 
 
 async def test_events_are_typed_in_the_bridges_shape(board: Board) -> None:

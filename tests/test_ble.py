@@ -97,7 +97,7 @@ async def test_every_command_over_ble(ble: Board, vboard: VirtualBoard) -> None:
     assert (state.front, state.back) == ([12, 100], [0, 90])
     assert await ble.set_dealer(1) == 1
     assert await ble.set_dealer() == 0
-    await ble.preview(0, 6)
+    await ble.set_pending(0, 6)
     assert (await ble.state()).pending == [6, 0]
     await ble.set_skunk_double(True)
     await ble.set_pegs(0, 115, 100)

@@ -115,8 +115,11 @@ async def test_every_operation(bridge: Bridge, http: aiohttp.ClientSession) -> N
     assert (status, reply["dealer"], reply["state"]["dealer"]) == (200, 1, 1)
     status, reply = await call(http, bridge, "POST", "api/dealer", {"player": "blue"})
     assert (status, reply["dealer"]) == (200, 0)
-    status, reply = await call(http, bridge, "POST", "api/preview", {"player": 1, "points": 6})
+    status, reply = await call(http, bridge, "POST", "api/pending", {"player": 1, "points": 6})
     assert (status, reply["state"]["pending"]) == (200, [0, 6])
+    # The old path, kept for one release, does the same.
+    status, reply = await call(http, bridge, "POST", "api/preview", {"player": 0, "points": 3})
+    assert (status, reply["state"]["pending"]) == (200, [3, 6])
     status, frame = await call(http, bridge, "GET", "api/frame")
     assert status == 200 and len(frame["rgb"]) == 6 * layout.HOLES
     assert frame["scale"] > 0 and frame["milliamps"] > 0
@@ -169,7 +172,7 @@ BAD_REQUESTS: list[tuple[str, str, Any, bytes | None, int, str]] = [
     ("POST", "api/new", {"target": 100}, None, 400, "bad_target"),
     ("POST", "api/new", {"players": 4}, None, 400, "bad_players"),
     ("POST", "api/dealer", {"player": 3}, None, 400, "bad_player"),
-    ("POST", "api/preview", {"player": 0, "points": 30}, None, 400, "bad_points"),
+    ("POST", "api/pending", {"player": 0, "points": 30}, None, 400, "bad_points"),
     ("POST", "api/undo", {"steps": 2}, None, 400, "bad_request"),
     ("POST", "api/match", {}, None, 400, "bad_request"),
     ("POST", "api/match", {"best_of": 4}, None, 400, "bad_value"),
@@ -277,11 +280,11 @@ async def test_the_documents_ranges_are_the_boards(
 
     peg = schema("peg")["properties"]
     assert (peg["points"]["minimum"], peg["points"]["maximum"]) == (1, 29)
-    assert schema("preview")["properties"]["points"]["minimum"] == 0
+    assert schema("pending")["properties"]["points"]["minimum"] == 0
     assert schema("new")["properties"]["target"]["enum"] == [61, 121]
     for op, field, inside, outside in (
         ("peg", "points", (1, 29), (0, 30)),
-        ("preview", "points", (0, 29), (-1, 30)),
+        ("pending", "points", (0, 29), (-1, 30)),
     ):
         for points in inside:
             body = {"player": 1, field: points}
@@ -422,7 +425,7 @@ def test_another_address_needs_a_token(
     monkeypatch.delenv("CRIBBOARD_TOKEN", raising=False)
     with pytest.raises(BridgeConfigError, match="token"):
         Bridge([], host="0.0.0.0")
-    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "/dev/null"]) == 1
+    assert cli.main(["serve", "--http-host", "0.0.0.0", "--port", "/dev/null"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("cribboard: binding to 0.0.0.0") and "--token" in err
     assert err.count("\n") == 1
@@ -533,7 +536,7 @@ def test_serve_command(tmp_path: Path, spawn: Spawn) -> None:
             "cribboard.cli",
             "serve",
             "--virtual",
-            "--host",
+            "--http-host",
             "0.0.0.0",
             "--http-port",
             "0",
@@ -601,8 +604,15 @@ async def test_openapi_document(bridge: Bridge, http: aiohttp.ClientSession) -> 
     for event in (ButtonEvent("A+", "hold"), AdmitEvent(Admission(False, True, 2))):
         check("Message", {"board": "b1", **event.to_json()})
     # Every operation of the library's Board is there, for the first board and by id.
-    for op in ("state", "frame", "peg", "set", "undo", "new", "dealer", "preview"):
+    for op in ("state", "frame", "peg", "set", "undo", "new", "dealer", "pending"):
         assert f"/api/{op}" in served["paths"] and f"/api/boards/{{board}}/{op}" in served["paths"]
+    # An old path, kept for one release, is marked so; no current one is.
+    for path in ("/api/preview", "/api/boards/{board}/preview"):
+        assert served["paths"][path]["post"]["deprecated"] is True
+    deprecated = [
+        p for p, ops in served["paths"].items() for op in ops.values() if "deprecated" in op
+    ]
+    assert sorted(deprecated) == ["/api/boards/{board}/preview", "/api/preview"]
 
 
 async def test_layout_and_protocol_data(bridge: Bridge, http: aiohttp.ClientSession) -> None:

@@ -251,7 +251,7 @@ async def test_a_button_on_the_board_shows_on_the_page(
     )
     pending = page.locator('.player[data-player="0"] .pending')
     await pending.wait_for(state="visible")
-    assert await pending.inner_text() == "+1 being counted"
+    assert await pending.inner_text() == "+1 pending"
     # The count commits by itself on the board; the page follows.
     await page.wait_for_function(
         "document.querySelector('#score-0').textContent == '1'", timeout=10000

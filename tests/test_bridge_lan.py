@@ -100,7 +100,7 @@ def test_serve_off_localhost_is_announced_and_prints_a_qr_code(
     env.pop("CRIBBOARD_TOKEN", None)
     serve = spawn(
         ["ip", "netns", "exec", netns, sys.executable, "-m", "cribboard.cli", "serve"]
-        + ["--virtual", "--host", ADDRESS, "--http-port", "0", "--token", TOKEN],
+        + ["--virtual", "--http-host", ADDRESS, "--http-port", "0", "--token", TOKEN],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -37,7 +37,7 @@ def test_a_game_pegged_from_the_command_line(
     assert "blue     16  (back  12)" in out and "orange   29  (back   0)" in out
     assert main([*port, "undo"]) == 0
     assert main([*port, "set", "1", "50", "40"]) == 0
-    assert main([*port, "deal"]) == 0
+    assert main([*port, "dealer"]) == 0
     assert main([*port, "status", "--json"]) == 0
     out = capsys.readouterr().out.strip().splitlines()[-1]
     status = json.loads(out)
@@ -103,7 +103,7 @@ def test_no_board_says_how_to_start_the_virtual_one() -> None:
     result = run("status", env=env)
     assert result.returncode == 1
     assert len(result.stderr.splitlines()) == 1
-    assert "no board found" in result.stderr and "cribboard sim" in result.stderr
+    assert "no board found" in result.stderr and "cribboard virtual" in result.stderr
 
 
 def test_a_port_that_does_not_exist(tmp_path: Path) -> None:
@@ -173,7 +173,7 @@ def test_watch_prints_events_as_they_come(vboard: VirtualBoard, spawn: Spawn) ->
 
 
 def test_sim_prints_its_port_first_and_runs_until_interrupted(spawn: Spawn) -> None:
-    sim = spawn([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sim = spawn([*CLI, "virtual"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()
@@ -189,8 +189,10 @@ def test_sim_prints_its_port_first_and_runs_until_interrupted(spawn: Spawn) -> N
 
 
 def test_sim_stock_is_stock_micropython_until_deploy_puts_the_firmware_on(spawn: Spawn) -> None:
-    assert run("sim", "--stock", "--firmware", "x").returncode == 2
-    sim = spawn([*CLI, "sim", "--stock"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert run("virtual", "--stock", "--firmware", "x").returncode == 2
+    sim = spawn(
+        [*CLI, "virtual", "--stock"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()
@@ -237,7 +239,9 @@ def test_demo_scores_stop_at_the_target() -> None:
 
 
 def test_sim_show_draws_the_board_as_it_changes(spawn: Spawn) -> None:
-    sim = spawn([*CLI, "sim", "--show"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sim = spawn(
+        [*CLI, "virtual", "--show"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()
@@ -265,14 +269,14 @@ def test_an_unknown_option_points_to_the_commands_own_help(
 
 def test_list_shows_a_running_sim_marked_virtual(spawn: Spawn) -> None:
     env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/cribboard-bus"}
-    sim = spawn([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sim = spawn([*CLI, "virtual"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()
         listed = run("list", env=env)
         assert listed.returncode == 0, listed.stderr
         assert f"{port}  sim  firmware " in listed.stdout
-        assert f"(virtual: cribboard sim, pid {sim.pid})" in listed.stdout
+        assert f"(virtual: cribboard virtual, pid {sim.pid})" in listed.stdout
         assert "no boards found" not in listed.stderr
     finally:
         sim.send_signal(signal.SIGINT)
@@ -283,7 +287,7 @@ def test_list_shows_a_running_sim_marked_virtual(spawn: Spawn) -> None:
 
 def test_a_sim_killed_outright_or_a_forged_file_is_not_listed() -> None:
     from cribboard.rundir import runtime_dir
-    from cribboard.simregistry import running_sims
+    from cribboard.virtual.registry import running_sims
 
     folder = runtime_dir()
     dead = subprocess.run(

@@ -89,7 +89,7 @@ def test_hall_refuses_a_password_on_the_command_line(tmp_path: Path) -> None:
 def test_hall_password_env_names_a_variable_that_is_not_set(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NO_SUCH_VARIABLE"}
     result = run(
-        "hall", "serve", "--dir", str(tmp_path), "--broker", "mqtt://127.0.0.1:1",
+        "hall", "page", "--dir", str(tmp_path), "--broker", "mqtt://127.0.0.1:1",
         "--password-env", "NO_SUCH_VARIABLE", env=env,
     )  # fmt: skip
     assert result.returncode != 0
@@ -114,7 +114,7 @@ def test_list_json(spawn: Spawn) -> None:
     import signal
 
     env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/cribboard-bus"}
-    sim = spawn([*CLI, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sim = spawn([*CLI, "virtual"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sim.stdout is not None
         port = sim.stdout.readline().strip()

@@ -131,7 +131,7 @@ def _play(port: str) -> tuple[BoardState, Frame]:
         board.peg(1, 12)
         board.peg(0, 29)  # the second lap: the track glows
         board.set_pegs(1, 60, 48)
-        board.preview(1, 3)
+        board.set_pending(1, 3)
         board.undo()
         return board.state(), board.frame()
 

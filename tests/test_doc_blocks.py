@@ -52,7 +52,7 @@ RUN_ELSEWHERE = {
     "node": "test_bridge_examples.py",
     "browser": "test_bridge_browser.py",
 }
-UP = {"sim": "/dev/", "serve": "cribboard bridge: http", "watch": "watching"}
+UP = {"virtual": "/dev/", "serve": "cribboard bridge: http", "watch": "watching"}
 """The commands that run until stopped, and what their output says once they are up."""
 
 
@@ -161,7 +161,7 @@ def commands(text: str, vboard: VirtualBoard, http_port: int) -> list[str]:
         if re.search(r"\bcribboard serve\b", line) and "--http-port" not in line:
             line = f"{line.split('#')[0]} --http-port {http_port}"
             http_port = free_port()  # a second bridge listens on a port of its own
-            if "--host" in line:  # never onto this machine's real network (test_bridge_lan.py)
+            if "--http-host" in line:  # never onto this machine's real network (test_bridge_lan.py)
                 line += " --no-announce"
         lines.append(line)
     return lines

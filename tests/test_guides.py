@@ -25,7 +25,7 @@ import vectors
 import protocol_model
 from cribboard import journal
 from cribboard.cli import COMMANDS
-from cribboard.cmdline.table import Command
+from cribboard.cmdline.table import Command, OneOf
 from cribcore import protocol
 from cribfw import replies, verbs
 
@@ -196,6 +196,42 @@ def test_every_command_is_in_its_guides_list_and_the_lists_name_no_other() -> No
             f" names what is not a command: {sorted(set(names) - set(expected))}"
         )
         assert len(names) == len(set(names)), f"{where}: a command listed twice"
+
+
+def old_spellings() -> Iterator[tuple[str, re.Pattern[str]]]:
+    """The command line's old spellings (hidden aliases for one release), each with a pattern
+    that finds it typed: `cribboard sim`, `hall serve` (a group's command: its group before
+    it), `--mqtt`."""
+
+    def typed(words: str) -> tuple[str, re.Pattern[str]]:
+        return words, re.compile(rf"{re.escape(words)}(?![\w-])")
+
+    def walk(
+        commands: tuple[Command, ...], path: tuple[str, ...]
+    ) -> Iterator[tuple[str, re.Pattern[str]]]:
+        for command in commands:
+            for old in command.old_names:
+                yield typed(" ".join(path + (old,)) if path else f"cribboard {old}")
+            for item in command.arguments():
+                for one in item.args if isinstance(item, OneOf) else (item,):
+                    yield from (typed(old) for old in one.old_names)
+            yield from walk(command.commands, (*path, command.name))
+
+    return walk(COMMANDS, ())
+
+
+def test_no_document_uses_an_old_spelling_of_the_command_line() -> None:
+    """The guides show only the new spellings; docs/architecture.md's table of old spellings
+    alone names the old ones."""
+    found = [
+        f"{name(doc)}:{number}: {spelling}"
+        for doc in DOCUMENTS
+        if doc != ROOT / "docs" / "architecture.md"
+        for number, line in enumerate(doc.read_text(encoding="utf-8").split("\n"), 1)
+        for spelling, pattern in old_spellings()
+        if pattern.search(line)
+    ]
+    assert not found, "\n".join(found)
 
 
 # --- the protocol's verbs ------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""A board at a club hall's table through the bridge (`cribboard serve --mqtt`): the real
+"""A board at a club hall's table through the bridge (`cribboard serve --broker`): the real
 mosquitto on a free port, the director in this process, the virtual board. The director records
 what the board shows; a new game runs once and is acknowledged, also when sent again and after
 the bridge's own restart; a broker restart holds up neither the HTTP side nor the board, and
@@ -202,7 +202,7 @@ async def test_serve_mqtt_from_the_command_line(
         broker,
         tmp_path,
         "--virtual",
-        "--mqtt",
+        "--broker",
         *broker_words(broker),
         "--hall",
         HALL,
@@ -229,13 +229,13 @@ async def test_serve_mqtt_from_the_command_line(
 @pytest.mark.parametrize(
     ("words", "message"),
     [
-        (["--mqtt", "mqtt://127.0.0.1:1"], "--mqtt needs --hall NAME and --table N"),
-        (["--hall", "club"], "go with --mqtt"),
-        (["--mqtt", "http://x", "--hall", "club", "--table", "1"], "bad broker URL"),
-        (["--mqtt", "mqtt://x", "--hall", "Club!", "--table", "1"], "bad hall name"),
-        (["--virtual", "--virtual", "--mqtt", "mqtt://x", "--hall", "c", "--table", "1"], "one"),
+        (["--broker", "mqtt://127.0.0.1:1"], "--broker needs --hall NAME and --table N"),
+        (["--hall", "club"], "go with --broker"),
+        (["--broker", "http://x", "--hall", "club", "--table", "1"], "bad broker URL"),
+        (["--broker", "mqtt://x", "--hall", "Club!", "--table", "1"], "bad hall name"),
+        (["--virtual", "--virtual", "--broker", "mqtt://x", "--hall", "c", "--table", "1"], "one"),
         (
-            ["--mqtt", "mqtt://x", "--hall", "c", "--table", "1", "--password-env", "NOPE_X"],
+            ["--broker", "mqtt://x", "--hall", "c", "--table", "1", "--password-env", "NOPE_X"],
             "NOPE_X: that environment variable is not set",
         ),
     ],
@@ -253,7 +253,7 @@ async def test_a_wrong_password_is_one_line_and_exit_1(broker: Broker, tmp_path:
         broker,
         tmp_path,
         "--virtual",
-        "--mqtt",
+        "--broker",
         *broker_words(broker),
         "--hall",
         HALL,

@@ -1,4 +1,4 @@
-"""A Bluetooth LE board at a club hall's table (`cribboard serve --ble NAME --mqtt ...`): the
+"""A Bluetooth LE board at a club hall's table (`cribboard serve --ble NAME --broker ...`): the
 BlueZ front on a private D-Bus reaches the firmware on btstack and on NimBLE through Bumble's
 central, the real mosquitto carries the table's topics, the director runs in this process."""
 

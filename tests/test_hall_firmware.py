@@ -263,7 +263,7 @@ async def test_a_board_cut_off_for_30_s_keeps_playing_and_catches_up(tmp_path: P
             async with opened(virtual) as board:
                 async with TableWatch(broker, 1) as hall:
                     await hall.next(t.STATE)
-                    await board.preview(1, 6)  # a blinking hole: the LEDs change all the time
+                    await board.set_pending(1, 6)  # a blinking hole: the LEDs change all the time
                     await hall.next(t.EVENT, lambda s: s["pending"] == [0, 6])
                 assert broker.pid is not None
                 os.kill(broker.pid, signal.SIGKILL)

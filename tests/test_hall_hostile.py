@@ -202,7 +202,7 @@ async def hall_start(
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
     process = await asyncio.create_subprocess_exec(
-        *CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--tables", "1",
+        *CLI, "hall", "start", "--dir", str(hall_dir), "--mqtt-host", "127.0.0.1", "--tables", "1",
         *words, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=capped,
     )  # fmt: skip
     try:
@@ -226,7 +226,7 @@ async def test_a_copy_of_a_running_hall_stops_with_one_line(tmp_path: Path) -> N
         copy = tmp_path / "restored"
         shutil.copytree(original, copy, ignore=shutil.ignore_patterns("*.sock"))
         second = await asyncio.create_subprocess_exec(
-            *CLI, "hall", "start", "--dir", str(copy), "--listen", "127.0.0.1", "--no-page",
+            *CLI, "hall", "start", "--dir", str(copy), "--mqtt-host", "127.0.0.1", "--no-page",
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         async with asyncio.timeout(WAIT_S):
@@ -289,7 +289,7 @@ def test_an_expired_ca_says_what_to_run(tmp_path: Path) -> None:
     cert, key = make_ca("cribboard hall club CA", days=-1)  # expired yesterday
     write_private(broker.state_dir / "ca.pem", cert)
     write_private(broker.state_dir / "ca.key", key)
-    start = [*CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--no-page"]
+    start = [*CLI, "hall", "start", "--dir", str(hall_dir), "--mqtt-host", "127.0.0.1", "--no-page"]
     refused = subprocess.run(start, capture_output=True, text=True, timeout=60)
     (line,) = refused.stderr.strip().splitlines()
     assert refused.returncode == 1 and "expired on" in line

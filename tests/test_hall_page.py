@@ -1,6 +1,6 @@
 """The hall's projector page in headless Chromium (Debian's /usr/bin/chromium through
 Playwright): it shows the standings, the round and every table's board, updates live when a
-simulated table pegs, reads at 1920x1080 and fits a phone; `hall serve`'s viewer feeds the same
+simulated table pegs, reads at 1920x1080 and fits a phone; `hall page`'s viewer feeds the same
 page from the broker alone."""
 
 from __future__ import annotations

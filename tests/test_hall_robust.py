@@ -372,7 +372,7 @@ CLI = [sys.executable, "-m", "cribboard.cli"]
 async def hall_start(hall_dir: Path) -> asyncio.subprocess.Process:
     """`cribboard hall start` on loopback, returned once its director is connected."""
     process = await asyncio.create_subprocess_exec(
-        *CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--no-page",
+        *CLI, "hall", "start", "--dir", str(hall_dir), "--mqtt-host", "127.0.0.1", "--no-page",
         "--tables", "2", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
     await read_until(process, "director: connected")
@@ -418,7 +418,7 @@ async def test_one_director_a_hall_its_broker_restarted_and_signals_stop_everyth
     hall = await hall_start(hall_dir)
     try:
         second = await asyncio.create_subprocess_exec(
-            *CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--no-page",
+            *CLI, "hall", "start", "--dir", str(hall_dir), "--mqtt-host", "127.0.0.1", "--no-page",
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         out, err = await second.communicate()

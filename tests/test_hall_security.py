@@ -103,7 +103,7 @@ def test_hall_start_is_tls_and_says_how_the_tables_verify_it(tmp_path: Path, spa
     need_mosquitto()
     hall_dir = tmp_path / "hall"
     process = spawn(
-        [*CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--no-page"]
+        [*CLI, "hall", "start", "--dir", str(hall_dir), "--mqtt-host", "127.0.0.1", "--no-page"]
         + ["--tables", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -126,7 +126,7 @@ def test_plain_only_when_asked_for_and_then_with_a_warning(tmp_path: Path, spawn
     need_mosquitto()
     hall_dir = tmp_path / "hall"
     process = spawn(
-        [*CLI, "hall", "start", "--dir", str(hall_dir), "--listen", "127.0.0.1", "--plain"]
+        [*CLI, "hall", "start", "--dir", str(hall_dir), "--mqtt-host", "127.0.0.1", "--plain"]
         + ["--no-page", "--tables", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -185,7 +185,7 @@ async def test_a_refused_certificate_says_why(tmp_path: Path, expired_broker: Br
         ):  # fmt: skip
             said = await _refused(client)
             assert why in said and "\n" not in said, said
-        # A table client (serve --mqtt's) gives up with that line instead of trying for ever.
+        # A table client (serve --broker's) gives up with that line instead of trying for ever.
         table = TableClient(
             BrokerAddress.parse(broker.url, "table-1", broker.credentials("table-1").password),
             HALL,
@@ -221,7 +221,7 @@ def test_the_command_lines_take_cafile_and_say_why_in_one_line(
             "XDG_STATE_HOME": str(tmp_path / "state"),
         }
         wrong_host = f"mqtts://localhost:{broker.port}"
-        link = [*CLI, "link", "--game", "g", "--port", "/nonexistent/tty", "--user", "link"]
+        link = [*CLI, "remote", "--game", "g", "--port", "/nonexistent/tty", "--user", "link"]
         link += ["--password-env", "PASSWORD", "--secret-env", "SECRET"]
         runs = (
             (link + ["--broker", broker.url], UNKNOWN_CA),
@@ -236,7 +236,7 @@ def test_the_command_lines_take_cafile_and_say_why_in_one_line(
                 WRONG_NAME,
             ),
             (
-                [*CLI, "hall", "serve", "--dir", str(tmp_path / "other2"), "--http-port", "0"]
+                [*CLI, "hall", "page", "--dir", str(tmp_path / "other2"), "--http-port", "0"]
                 + ["--broker", broker.url, "--password-env", "PASSWORD"],
                 UNKNOWN_CA,
             ),

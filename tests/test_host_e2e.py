@@ -59,7 +59,7 @@ async def test_pegging_a_game_through_every_command(board: Board) -> None:
     assert (state.front[1], state.back[1]) == (105, 90)
     assert await board.set_dealer(1) == 1
     assert await board.set_dealer() == 0
-    await board.preview(0, 6)
+    await board.set_pending(0, 6)
     assert (await board.state()).pending == [6, 0]
     await board.set_skunk_double(True)
     await board.set_pegs(0, 115, 100)
@@ -395,7 +395,7 @@ async def _play_and_compare(board: Board) -> None:
     with board.states() as states:
         steps = [
             lambda: board.peg(0, 5),
-            lambda: board.preview(1, 3),
+            lambda: board.set_pending(1, 3),
             lambda: board.peg(1, 3),  # also clears the preview
             lambda: board.set_pegs(0, 110, 100),
             lambda: board.peg(0, 12),  # the win: winner, result, games won

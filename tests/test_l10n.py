@@ -2,7 +2,7 @@
 the English placeholders (names and types); the template holds every message the host's Python
 and the page's JavaScript mark; the compiled .mo and the page's JSON say what the .po says; the
 language is chosen by --lang (before or after the command) or the environment; `count` in
-Dutch; `hall` and `link` in the language chosen; a whole game at the scorekeeper in Swedish,
+Dutch; `hall` and `remote` in the language chosen; a whole game at the scorekeeper in Swedish,
 with no English sentence left."""
 
 from __future__ import annotations
@@ -282,7 +282,7 @@ def test_the_hall_and_the_linked_game_speak_the_language_chosen(
         f"cribboard: er draait geen wedstrijdleider in {hall}: start hem met "
         f"`cribboard hall start --dir {hall}`\n"
     )
-    assert main(["--lang", "nl", "link", "--broker", "ftp://x", "--game", "g"]) == 2
+    assert main(["--lang", "nl", "remote", "--broker", "ftp://x", "--game", "g"]) == 2
     assert capsys.readouterr().err == (
         "cribboard: ongeldige broker-URL 'ftp://x': gebruik mqtt://HOST:PORT of mqtts://HOST:PORT\n"
     )

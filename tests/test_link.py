@@ -1,4 +1,4 @@
-"""Two boards, one game (`cribboard link`): the real mosquitto on a free port and two virtual
+"""Two boards, one game (`cribboard remote`): the real mosquitto on a free port and two virtual
 boards. Pegs made at both ends at once converge to the game an independent count of the pegs
 gives; a move delivered twice counts once; an undo at one end and a new game reach the other;
 an end whose link process is killed, while its board's buttons and the other end go on, catches
@@ -273,7 +273,7 @@ async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_
 def link_words(broker: Broker, port: str, state: Path) -> list[str]:
     return [
         *CLI,
-        "link",
+        "remote",
         "--broker",
         *broker_words(broker),
         "--game",
@@ -430,7 +430,7 @@ async def test_link_virtual_links_a_virtual_board_started_for_it(
 )
 def test_bad_link_options_get_one_line(words: list[str], message: str, status: int) -> None:
     done = subprocess.run(
-        [*CLI, "link", "--broker", "mqtt://127.0.0.1:1", *words],
+        [*CLI, "remote", "--broker", "mqtt://127.0.0.1:1", *words],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,

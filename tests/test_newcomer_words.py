@@ -198,7 +198,7 @@ async def test_watch_says_where_the_board_went_and_stops_when_it_is_given_up(
     out, err = capsys.readouterr()
     assert [json.loads(line)["state"] for line in out.splitlines()] == ["lost", "gone"]
     assert "/dev/pts/nowhere is gone: was it a virtual board that stopped?" in err
-    assert "cribboard sim` starts one" in err
+    assert "cribboard virtual` starts one" in err
     # The port taken by another board meanwhile (a pty's number is used again): not watched.
     other = _LeavingBoard(
         (LinkEvent("lost"), "Cribboard-71A3"), (LinkEvent("back"), "Cribboard-0F10")

@@ -1,7 +1,7 @@
 """One truth when several programs share a board: the scorekeeper draws a change made elsewhere
 at once, while it waits for a line, and says where it came from as far as the board tells (its
 buttons, or another program or a phone); one app keeps a board at a time; with no USB board,
-the commands use the virtual board that runs (`cribboard sim`, or the one `keep` started) and
+the commands use the virtual board that runs (`cribboard virtual`, or the one `keep` started) and
 say so, and name them when several run. The programs are the real command line, with
 XDG_STATE_HOME and XDG_RUNTIME_DIR of their own."""
 
@@ -134,7 +134,7 @@ async def test_a_change_on_the_boards_buttons_is_said_so(vboard: VirtualBoard) -
         await until(lambda screen: "? keys" in screen)
         with SimControl(vboard.control) as sim:
             sim.press(str(PINS["B+"]))
-            await until(lambda s: "\norange: 1 being counted\n" in s)
+            await until(lambda s: "\norange: 1 pending\n" in s)
             # nothing more pressed: the count commits by itself
             await until(lambda s: re.search(r"orange pegs 1: 1\b.*\(on the board's buttons\)", s))
         lines.put("q")
@@ -146,10 +146,10 @@ def test_with_a_sim_running_the_commands_use_it_and_say_so(
 ) -> None:
     """`cribboard list` showed the running sim, yet `peg` said "no board found" and `keep`
     started a second virtual board."""
-    sim = spawn([*CLI, "sim"], env=home, stdout=subprocess.PIPE, text=True)
+    sim = spawn([*CLI, "virtual"], env=home, stdout=subprocess.PIPE, text=True)
     assert sim.stdout is not None
     port = sim.stdout.readline().strip()
-    which = f"the virtual board {port} (cribboard sim, pid {sim.pid})"
+    which = f"the virtual board {port} (cribboard virtual, pid {sim.pid})"
     pegged = subprocess.run(
         [*CLI, "peg", "blue", "3"], env=home, capture_output=True, text=True, timeout=60
     )
@@ -166,7 +166,7 @@ def test_with_a_sim_running_the_commands_use_it_and_say_so(
 
 
 def test_with_several_sims_running_they_are_named(home: dict[str, str], spawn: Spawn) -> None:
-    sims = [spawn([*CLI, "sim"], env=home, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    sims = [spawn([*CLI, "virtual"], env=home, stdout=subprocess.PIPE, text=True) for _ in range(2)]
     ports = []
     for sim in sims:
         assert sim.stdout is not None
@@ -181,7 +181,7 @@ def test_with_several_sims_running_they_are_named(home: dict[str, str], spawn: S
             "cribboard: no board found on USB, and several virtual boards run: "
         ), message
         for sim, port in zip(sims, ports, strict=True):
-            assert f"{port} (cribboard sim, pid {sim.pid})" in message
+            assert f"{port} (cribboard virtual, pid {sim.pid})" in message
         assert message.endswith("; choose one with --port") and "\n" not in message
 
 

@@ -82,7 +82,9 @@ async def test_computer_games_end_with_the_board_showing_the_engines_scores(
     assert "wins with" in lines[-1] and len(game.deals) >= 3
 
 
-async def test_the_dealer_lamp_follows_the_deal_and_previews_come_before_pegs(board: Board) -> None:
+async def test_the_dealer_lamp_follows_the_deal_and_pending_counts_come_before_pegs(
+    board: Board,
+) -> None:
     seen: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
 
     async def changed() -> None:
@@ -95,7 +97,7 @@ async def test_the_dealer_lamp_follows_the_deal_and_previews_come_before_pegs(bo
         variant=SHORT,
         rng=random.Random(11),
         dealer=1,
-        preview=True,
+        show_pending=True,
         on_board=changed,
         say=lambda text: None,
     )
@@ -103,10 +105,10 @@ async def test_the_dealer_lamp_follows_the_deal_and_previews_come_before_pegs(bo
     dealers = [deal.dealer for deal in game.deals]
     assert dealers[:4] == [1, 0, 1, 0]
     assert seen[0][0] == 1
-    # each score: first the pending count alone, then the pegs moved and the preview gone
-    previews = [i for i, (_, pending, _) in enumerate(seen) if any(pending)]
-    assert len(previews) == len(game.events)
-    for i in previews:
+    # each score: first the pending count alone, then the pegs moved and the pending count gone
+    shown = [i for i, (_, pending, _) in enumerate(seen) if any(pending)]
+    assert len(shown) == len(game.events)
+    for i in shown:
         _, pending, front = seen[i]
         after = seen[i + 1]
         side = 0 if pending[0] else 1

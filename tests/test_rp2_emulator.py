@@ -323,7 +323,7 @@ def test_cribboard_sim_rp2_prints_its_port_first_and_runs_until_interrupted(
 ) -> None:
     image = rp2_image()
     flash = tmp_path / "pico.flash"
-    command = [sys.executable, "-m", "cribboard.cli", "sim", "--rp2", "--image", str(image)]
+    command = [sys.executable, "-m", "cribboard.cli", "virtual", "--rp2", "--image", str(image)]
     sim = spawn(
         [*command, "--flash", str(flash)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

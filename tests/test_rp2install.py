@@ -81,10 +81,10 @@ def test_sim_rp2_without_the_emulator_names_the_way_to_get_it(
 ) -> None:
     assert sim_main(["--rp2"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("cribboard sim: ")
+    assert err.count("\n") == 1 and err.startswith("cribboard virtual: ")
     if shutil.which("node") or shutil.which("nodejs"):
         assert "the RP2040 emulator is not installed" in err
-    assert "cribboard sim --rp2 --install-emulator" in err
+    assert "cribboard virtual --rp2 --install-emulator" in err
     assert rp2board.emulator_missing() is not None
 
 

@@ -191,7 +191,7 @@ def test_the_deal_goes_on_where_it_was(home: dict[str, str], spawn: Spawn) -> No
     assert "his heels were pegged in this deal already" in again.stdout  # once a deal
     assert re.search(r"blue\s+10\s+\(back\s+2\)", again.stdout)  # the 8 went to blue's hand
     # a board that no longer looks as the table left it: the deal starts again
-    sim = spawn([*CLI, "sim", "--flash", str(flash_of(home))], env=home, stdout=subprocess.PIPE)
+    sim = spawn([*CLI, "virtual", "--flash", str(flash_of(home))], env=home, stdout=subprocess.PIPE)
     assert sim.stdout is not None and sim.stdout.readline()
     pegged = subprocess.run([*CLI, "peg", "orange", "1"], env=home, capture_output=True)
     assert pegged.returncode == 0, pegged.stderr

@@ -1,5 +1,5 @@
 """The board drawn in a terminal (cribboard.terminal): frames made by the firmware's own renderer,
-read back from the drawing. What `make run`, `play`, `demo`, `status` and `sim --show` show."""
+read back from the drawing. What `make run`, `play`, `demo`, `status` and `virtual --show` show."""
 
 from __future__ import annotations
 

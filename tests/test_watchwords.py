@@ -35,7 +35,7 @@ def test_changes_are_told_in_sentences() -> None:
     dealt = replace(START, rev=5, undo=5, dealer=1)
     assert changes(dealt, replace(START, rev=6)) == ["undone: the last change", "blue deals"]
     counting = replace(START, rev=5, pending=[0, 8])
-    assert changes(START, counting) == ["orange: 8 being counted"]
+    assert changes(START, counting) == ["orange: 8 pending"]
     assert changes(START, replace(START, rev=5, dealer=1)) == ["orange deals"]
     won = replace(START, rev=5, front=[121, 5], back=[110, 0], winner=0, result="double_skunk")
     assert changes(replace(START, front=[110, 5], back=[100, 0]), won) == [

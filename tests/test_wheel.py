@@ -269,11 +269,11 @@ def test_the_firmware_the_wheel_carries_is_the_repository_s(installed: Installed
 
 def test_sim_rp2_says_how_to_get_the_emulator(installed: Installed, tmp_path: Path) -> None:
     env = {**clean_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    result = installed.run(installed.cribboard, "sim", "--rp2", env=env)
+    result = installed.run(installed.cribboard, "virtual", "--rp2", env=env)
     assert result.returncode == 1
     message = result.stderr.strip()
-    assert message.startswith("cribboard sim: ") and "\n" not in message
-    assert "cribboard sim --rp2 --install-emulator" in message
+    assert message.startswith("cribboard virtual: ") and "\n" not in message
+    assert "cribboard virtual --rp2 --install-emulator" in message
 
 
 @pytest.mark.skipif(
@@ -285,7 +285,7 @@ def test_sim_rp2_installs_the_emulator_from_its_lock_file(
     cache = tmp_path / "cache"
     env = {**clean_env(), "XDG_CACHE_HOME": str(cache)}
     sim = spawn(
-        [installed.cribboard, "sim", "--rp2", "--install-emulator"],
+        [installed.cribboard, "virtual", "--rp2", "--install-emulator"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
@@ -166,6 +167,14 @@ def _player(player: Player) -> int:
     if number is None:
         raise CribboardError(f"unknown player {player!r}: use {PLAYER_HELP}")
     return number
+
+
+def _renamed(old: str, new: str) -> None:
+    """A method called by its old name, kept for one release: a DeprecationWarning at the
+    caller's line naming the new one (docs/architecture.md, "Old spellings")."""
+    warnings.warn(
+        f"Board.{old} is deprecated: it is Board.{new} now", DeprecationWarning, stacklevel=3
+    )
 
 
 class Board:
@@ -408,11 +417,20 @@ class Board:
             return int((await self._change("deal", (), key, if_rev))["d"])
         return await self._for_player("d", "deal", player, (), key, if_rev)
 
+    async def set_pending(
+        self, player: Player, points: int, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
+        """Show a pending count on the board: a count entered but not yet pegged, blinking
+        where the peg would land (0 clears it); returns the board's revision."""
+        return await self._for_player("r", "pend", player, (points,), key, if_rev)
+
     async def preview(
         self, player: Player, points: int, *, key: str | None = None, if_rev: int | None = None
     ) -> int:
-        """Show a pending count on the board (0 clears it); returns the board's revision."""
-        return await self._for_player("r", "pend", player, (points,), key, if_rev)
+        """Deprecated: the old name of :meth:`set_pending`, kept for one release. It does the
+        same and returns the same, with a DeprecationWarning."""
+        _renamed("preview", "set_pending")
+        return await self.set_pending(player, points, key=key, if_rev=if_rev)
 
     async def _for_player(
         self,
@@ -736,9 +754,15 @@ class SyncBoard:
     ) -> int:
         return self._run(self._board.set_dealer(player, key=key, if_rev=if_rev))
 
+    def set_pending(
+        self, player: Player, points: int, *, key: str | None = None, if_rev: int | None = None
+    ) -> int:
+        return self._run(self._board.set_pending(player, points, key=key, if_rev=if_rev))
+
     def preview(
         self, player: Player, points: int, *, key: str | None = None, if_rev: int | None = None
     ) -> int:
+        """Deprecated: the old name of :meth:`set_pending`, kept for one release."""
         return self._run(self._board.preview(player, points, key=key, if_rev=if_rev))
 
     def start_match(

@@ -9,7 +9,7 @@ A board's identity, the first that applies:
   unique id, an ESP32-S3's its MAC address: the same as MicroPython's ``machine.unique_id()``
   in hex, the identity a board's own history would give);
 * ``sim:PATH``: a virtual board that keeps its game in a flash image (the saved virtual board of
-  `keep` and `play`, `cribboard sim --flash`): that image, wherever its pty is this time;
+  `keep` and `play`, `cribboard virtual --flash`): that image, wherever its pty is this time;
 * ``ble:NAME``: a board over Bluetooth LE, by the name it advertises (``Cribboard-71A3``), else
   its address;
 * ``port:PATH``: anything else, by its port's real path (a board that may be another next time).
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cribboard.client import Hello
 from cribboard.portshare import port_key
-from cribboard.simregistry import running_sims
+from cribboard.virtual.registry import running_sims
 
 BLE_PORT = "ble:"
 """How a Board names a board reached over Bluetooth LE (cribboard.api.Board.name)."""

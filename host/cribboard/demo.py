@@ -3,7 +3,7 @@ drawn in the terminal at a watchable pace, then the demo exits.
 
 Every deal is real: the rules engine deals, the computers lay away and play (see
 `cribboard.play.players.Computer`), and the game driver pegs each score on the board through the
-library, previewing it first. `delay` is the pause after each card and each score (0: as fast as
+library, a pending count first. `delay` is the pause after each card and each score (0: as fast as
 the board answers, for tests); the whole game takes about 150 delays."""
 
 from __future__ import annotations

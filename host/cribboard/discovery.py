@@ -1,7 +1,7 @@
 """Finding boards: serial ports whose USB ids belong to a supported microcontroller board,
 each confirmed by a protocol hello (a Pico running something else is not a cribbage board);
-without one, the virtual board running now (`cribboard sim`, or the one `keep` or `play`
-started), found in the runtime directory (cribboard.simregistry).
+without one, the virtual board running now (`cribboard virtual`, or the one `keep` or `play`
+started), found in the runtime directory (cribboard.virtual.registry).
 
 Cheap to import (the command line's table names PORT_ENV): the port listing, the protocol
 client and asyncio are imported when a board is looked for, never for a port that is named."""
@@ -18,7 +18,7 @@ from cribboard.i18n import _, n_
 
 if TYPE_CHECKING:
     from cribboard.client import Hello
-    from cribboard.simregistry import RunningSim
+    from cribboard.virtual.registry import RunningSim
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class ChosenPort:
 def running_virtual_board() -> ChosenPort | None:
     """The virtual board running now, if one is (None when none is); NoBoardFound naming each
     when several are, since none of them is the one."""
-    from cribboard.simregistry import running_sims
+    from cribboard.virtual.registry import running_sims
 
     sims = running_sims()
     if len(sims) > 1:
@@ -156,7 +156,7 @@ async def resolve_port(port: str | None = None, *, first_of_several: bool = Fals
         found = running_virtual_board()
     if found is None:
         raise NoBoardFound(
-            _("no board found: plug one in, or start the virtual board with `cribboard sim`")
+            _("no board found: plug one in, or start the virtual board with `cribboard virtual`")
         )
     return found
 

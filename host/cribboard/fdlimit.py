@@ -2,7 +2,7 @@
 
 A server that strangers can connect to runs out of descriptors at the common soft limit of
 1024 long before the machine does: a thousand idle connections would stop it. `hall start`,
-`hall serve` and the hall's broker (which inherits it) raise the soft limit to the hard one."""
+`hall page` and the hall's broker (which inherits it) raise the soft limit to the hard one."""
 
 from __future__ import annotations
 

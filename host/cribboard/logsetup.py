@@ -15,7 +15,7 @@ FORMAT = "cribboard: %(levelname)s %(name)s: %(message)s"
 
 def verbosity(words: Sequence[str]) -> int:
     """How many times -v / --verbose (or -vv, -vvv) stands on the line, anywhere before `--`:
-    read before the parser runs, so that commands with a parser of their own (`hall`, `sim`)
+    read before the parser runs, so that commands with a parser of their own (`hall`, `virtual`)
     take it after their name too."""
     count = 0
     for word in words:

@@ -1,6 +1,6 @@
 """The host's copy of a board's state, kept whole from the board's events: whole states (`! st`)
 replace or merge into it, and brief events (`! p`, `! q`, protocol 1.2: one short line for a peg
-or a count preview) are applied to it with the board's own rules (`cribcore.state`), so the host
+or a pending count) are applied to it with the board's own rules (`cribcore.state`), so the host
 always holds what the board holds. A brief event that does not follow from the copy (a revision
 skipped, a back peg that is not the player's front) means something was missed: the caller reads
 the whole state again."""

@@ -1,6 +1,6 @@
 """The per-user runtime directory: where a process that owns a board's port offers it to the
 user's other cribboard processes (cribboard.portshare), and where running virtual boards say
-where they are (cribboard.simregistry).
+where they are (cribboard.virtual.registry).
 
 It is ``$XDG_RUNTIME_DIR/cribboard`` when the session has one, else ``cribboard-UID`` in the
 temporary directory. Either way it must be a directory (not a link) that this user owns and

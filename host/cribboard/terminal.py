@@ -1,14 +1,14 @@
 """Drawing the board in a terminal, from an LED frame and the layout data.
 
-The drawing serves `make run` (the scorekeeper), `play`, `demo`, `status` and `sim --show`. Each
+The drawing serves `make run` (the scorekeeper), `play`, `demo`, `status` and `virtual --show`. Each
 row is labelled with its player and the direction the pegs travel along it, the win hole sits at
 the start end, and a legend line says what the marks mean.
 
 With colour, each hole is a dot in its LED's colour, lifted for a screen (see `screen_rgb`).
 Without colour (a pipe, NO_COLOR), each hole is a character that says whose peg it is and which:
 `B` blue's front peg, `b` its back peg (`O o` orange, `P p` purple), `:` the second lap's glow,
-`|` a skunk line, `*` a count being entered, `.` an empty hole. The drawing reads the frame
-alone, at any brightness (`sim --show` draws the strip's light after the brightness scale), so
+`|` a skunk line, `*` a pending count, `.` an empty hole. The drawing reads the frame
+alone, at any brightness (`virtual --show` draws the strip's light after the brightness scale), so
 front and back pegs are told apart by their level relative to the brightest light of the same
 colour: a back peg is a quarter of its front peg, the glow a twentieth.
 """
@@ -54,7 +54,7 @@ def screen_rgb(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
 
 def _hue(rgb: tuple[int, int, int]) -> int | None:
     """The player whose colour this light is, or None for white light (a skunk line, a count
-    being entered, the admission call)."""
+    pending, the admission call)."""
     low, top = min(rgb), max(rgb)
     if top - low < _WHITE_CHROMA * top:
         return None

@@ -1,5 +1,5 @@
 """What `cribboard watch` prints: each event a board pushes, as a person reads it. A state event
-is told by what changed since the last one (a peg, a count being entered, the deal, an undo, a
+is told by what changed since the last one (a peg, a pending count, the deal, an undo, a
 new game, the win), not by its protocol fields; `watch --raw` prints those."""
 
 from __future__ import annotations
@@ -206,12 +206,12 @@ def _game_changes(before: BoardState, after: BoardState) -> list[str]:
         if after.pending[p] != before.pending[p]:
             lines.append(
                 _(
-                    "%(player)s: %(points)d being counted",
+                    "%(player)s: %(points)d pending",
                     player=player_name(p),
                     points=after.pending[p],
                 )
                 if after.pending[p]
-                else _("%(player)s: nothing being counted", player=player_name(p))
+                else _("%(player)s: nothing pending", player=player_name(p))
             )
     if after.dealer != before.dealer:
         lines.append(_("%(player)s deals", player=player_name(after.dealer)))

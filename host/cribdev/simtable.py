@@ -132,8 +132,8 @@ class SimTable:
         self.game.peg(seat, points)
         return await self._changed()
 
-    async def preview(self, seat: int, points: int) -> BoardState:
-        """Show a count being entered for `seat` (0 clears it): a change, no points."""
+    async def set_pending(self, seat: int, points: int) -> BoardState:
+        """Show a pending count for `seat` (0 clears it): a change, no points."""
         self.game.set_pending(seat, points)
         return await self._changed()
 

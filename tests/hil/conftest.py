@@ -11,7 +11,7 @@ self-test showed; run pytest with -s to see the prompts in order. The tests star
 put the game (target, players, pegs, dealer) back as they found it.
 
 A virtual board is refused (the point is real hardware) unless CRIBBOARD_HIL_ALLOW_VIRTUAL=1,
-which lets the suite itself be tried out against `cribboard sim`.
+which lets the suite itself be tried out against `cribboard virtual`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The bridge's board at a club hall's table: ``cribboard serve --mqtt URL --hall H --table N``.
+"""The bridge's board at a club hall's table: ``cribboard serve --broker URL --hall H --table N``.
 
 The board's every state, as the bridge serves it (``GET /api/state``: the same object, built by
 the same code), goes to the table's ``state`` and ``event`` topics, and the director's new-game

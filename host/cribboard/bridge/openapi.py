@@ -101,7 +101,9 @@ SCHEMAS: dict[str, Any] = {
             "front": _int_list("front pegs: the scores"),
             "back": _int_list("back pegs: the scores before the last move"),
             "games": _int_list("games won"),
-            "pending": _int_list("counts being previewed (0: none)"),
+            "pending": _int_list(
+                "pending counts: each player's count entered but not yet pegged (0: none)"
+            ),
             "undo": {"type": "integer", "description": "changes that can be undone"},
             "skunk_double": {
                 "type": "boolean",
@@ -285,12 +287,19 @@ def _error_response(description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": _ref("Error")}}}
 
 
-def _operation(op: Op, with_board: bool) -> dict[str, Any]:
+def _operation(op: Op, with_board: bool, old_name: str | None = None) -> dict[str, Any]:
+    """An operation's entry; with `old_name`, its old path's, marked deprecated."""
     where = "the board named by `board`" if with_board else "the first board"
+    description = f"{op.description} Acts on {where}."
+    if old_name is not None:
+        description = (
+            f"Deprecated: the old path of `/api/{op.name}`, kept for one release; it does the "
+            f"same. {description}"
+        )
     doc: dict[str, Any] = {
         "summary": op.summary + ("" if with_board else " (first board)"),
-        "description": f"{op.description} Acts on {where}.",
-        "operationId": op.name + ("_board" if with_board else ""),
+        "description": description,
+        "operationId": (old_name or op.name) + ("_board" if with_board else ""),
         "tags": ["board"],
         "responses": {
             "200": {
@@ -502,6 +511,13 @@ def openapi_document() -> dict[str, Any]:
         method = op.method.lower()
         paths[f"/api/{op.name}"] = {method: _operation(op, False)}
         paths[f"/api/boards/{{board}}/{op.name}"] = {method: _operation(op, True)}
+    for op in OPS:  # the old paths after every current one
+        method = op.method.lower()
+        for old in op.old_names:
+            paths[f"/api/{old}"] = {method: {**_operation(op, False, old), "deprecated": True}}
+            paths[f"/api/boards/{{board}}/{old}"] = {
+                method: {**_operation(op, True, old), "deprecated": True}
+            }
     paths.update(recordapi.record_paths())
     return {
         "openapi": "3.1.0",

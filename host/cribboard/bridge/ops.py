@@ -83,6 +83,18 @@ class Op:
     params: tuple[Param, ...]
     run: Callable[[Board, Args], Awaitable[dict[str, Any]]]
     result: str  # the component schema of the 200 reply
+    old_names: tuple[str, ...] = ()
+    """Its old path segments (`preview` for `pending`), kept for one release: served as this
+    one, and marked deprecated in the OpenAPI document."""
+
+    def paths(self) -> tuple[str, ...]:
+        """Every path it is served on: for the first board and by board id, its name's then
+        each old name's."""
+        return tuple(
+            path
+            for name in (self.name, *self.old_names)
+            for path in (f"/api/{name}", f"/api/boards/{{board}}/{name}")
+        )
 
     @property
     def keyed(self) -> bool:
@@ -180,8 +192,8 @@ async def _match(board: Board, args: Args) -> dict[str, Any]:
     return await _with_state(board)
 
 
-async def _preview(board: Board, args: Args) -> dict[str, Any]:
-    await board.preview(args["player"], args["points"], **_condition(args))
+async def _pending(board: Board, args: Args) -> dict[str, Any]:
+    await board.set_pending(args["player"], args["points"], **_condition(args))
     return await _with_state(board)
 
 
@@ -284,17 +296,19 @@ OPS: tuple[Op, ...] = (
         "DealerChange",
     ),
     Op(
-        "preview",
+        "pending",
         "POST",
-        "Preview a count before it is scored",
-        "The board blinks the hole the player's peg would reach; 0 clears it. Not undoable.",
+        "Show a pending count before it is pegged",
+        "A count entered but not yet pegged: the board blinks the hole the player's peg would "
+        "reach; 0 clears it. Not undoable.",
         (
             _PLAYER,
             Param("points", "int", True, f"0..{MAX_POINTS} (0 clears)", 6, 0, MAX_POINTS),
             *_CHANGE,
         ),
-        _preview,
+        _pending,
         "Change",
+        old_names=("preview",),
     ),
     Op(
         "match",

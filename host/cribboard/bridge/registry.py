@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 Opener = Callable[[str], Awaitable[Board]]
 
 RETRY_S = 1.0  # between attempts to open a board that is not there
-FRAME_POLL_S = 0.25  # frame refresh while the board animates (a blinking preview, the winner)
+FRAME_POLL_S = 0.25  # frame refresh while the board animates (a blinking pending count, the winner)
 DISCOVERY_S = 3.0  # between scans for newly plugged-in boards
 
 

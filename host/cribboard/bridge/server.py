@@ -230,7 +230,7 @@ def create_app(
     router.add_get("/api/ws", websocket)
     for op in OPS:
         handler = operation(op)
-        for path in (f"/api/{op.name}", f"/api/boards/{{board}}/{op.name}"):
+        for path in op.paths():
             router.add_route(op.method, path, handler)
     _add_record_routes(router, registry, records)
     return app

@@ -1,6 +1,6 @@
 """The `cribboard` command line. The commands are a table (cli/board_commands.py: the commands
-that act on one board; cli/app_commands.py: the apps; the groups `hall` and `link` from their
-features, `sim` from the virtual board); each entry holds its arguments, help and runner, a
+that act on one board; cli/app_commands.py: the apps; the groups `hall` and `remote` from their
+features, `virtual` from the virtual board); each entry holds its arguments, help and runner, a
 group its sub-commands. Errors are caught once, here: one line on stderr, `cribboard: message`, exit status 1
 (2 for a usage error, as argparse's own).
 
@@ -38,12 +38,14 @@ from cribboard.link import cli as link_cli
 from cribboard.logsetup import configure as configure_logging
 from cribboard.logsetup import verbosity, without_verbosity
 from cribboard.version import PROTOCOL_VERSION, VERSION
-from cribboard.virtual.cli import SIM
+from cribboard.virtual.cli import VIRTUAL
 
 COMMANDS: tuple[Command, ...] = (
-    BOARD_COMMANDS + (SIM,) + APP_COMMANDS + (HISTORY, HALL, link_cli.command())
+    BOARD_COMMANDS + (VIRTUAL,) + APP_COMMANDS + (HISTORY, HALL, link_cli.command())
 )
-COMMANDS_BY_NAME = {command.name: command for command in COMMANDS}
+COMMANDS_BY_NAME = {
+    name: command for command in COMMANDS for name in (command.name, *command.old_names)
+}
 
 LANG_OPTION = "--lang"
 

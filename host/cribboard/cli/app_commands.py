@@ -76,7 +76,7 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from cribboard.bridge.serve import serve
+    from cribboard.bridge.run import serve
 
     ports: list[str] = list(args.serve_ports or [])
     if args.port or not (ports or args.virtual or args.serve_ble):  # --port, or $CRIBBOARD_PORT
@@ -87,7 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(
         ports,
         virtual=args.virtual,
-        host=args.host,
+        host=args.http_host,
         http_port=args.http_port,
         token=args.token or os.environ.get(TOKEN_ENV) or None,
         ble=ble,
@@ -375,7 +375,8 @@ APP_COMMANDS: tuple[Command, ...] = (
         _serve,
         (
             arg(
-                "--host",
+                "--http-host",
+                old_names=("--host",),
                 default=DEFAULT_HOST,
                 help=L_(
                     "address to listen on (default %(host)s; any other needs a token)",
@@ -392,7 +393,7 @@ APP_COMMANDS: tuple[Command, ...] = (
                 "--token",
                 help=L_(
                     "the token every request must carry (default $%(env)s); required when "
-                    "--host is not localhost",
+                    "--http-host is not localhost",
                     env=TOKEN_ENV,
                 ),
             ),
@@ -428,7 +429,7 @@ APP_COMMANDS: tuple[Command, ...] = (
             "Hold the connection to boards and offer them over HTTP (JSON API, OpenAPI at "
             "/openapi.json), a WebSocket of board events, and a web page. Boards: --port "
             "(repeat it for several), --ble, --virtual, else every board found on USB. With "
-            "--mqtt, the board also sits at a club hall's table (docs/mqtt.md)."
+            "--broker, the board also sits at a club hall's table (docs/mqtt.md)."
         ),
         usb_only=True,
     ),

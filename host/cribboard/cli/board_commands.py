@@ -236,7 +236,7 @@ def _say_where_the_board_went(port: str, link: str) -> None:
     if link == "lost" and vanished:
         print(
             _(
-                "%(port)s is gone: was it a virtual board that stopped? `%(prog)s sim` starts "
+                "%(port)s is gone: was it a virtual board that stopped? `%(prog)s virtual` starts "
                 "one (Ctrl-C to stop watching)",
                 port=port,
                 prog=PROG,
@@ -294,7 +294,9 @@ def _list(args: argparse.Namespace) -> int:
         rssi = f", {b.rssi} dBm" if b.rssi is not None else ""
         print(f"{b.address}  {b.name}  (Bluetooth LE{rssi}; --ble {b.name})")
     if not boards and not sims and not ble:
-        print(_("no boards found; the virtual board: `%(prog)s sim`", prog=PROG), file=sys.stderr)
+        print(
+            _("no boards found; the virtual board: `%(prog)s virtual`", prog=PROG), file=sys.stderr
+        )
     return 0
 
 
@@ -315,7 +317,7 @@ def _usb_json(board: Any) -> dict[str, object]:
 
 
 def _sim_json(sim: Any, hello: Hello | BaseException) -> dict[str, object]:
-    """One running `cribboard sim`, for `list --json`."""
+    """One running `cribboard virtual`, for `list --json`."""
     from cribboard.client import Hello
 
     entry: dict[str, object] = {
@@ -331,11 +333,11 @@ def _sim_json(sim: Any, hello: Hello | BaseException) -> dict[str, object]:
 
 
 async def _running_sims() -> list[tuple[Any, Hello | BaseException]]:
-    """The virtual boards `cribboard sim` runs now, each asked its hello as a USB board is."""
+    """The virtual boards `cribboard virtual` runs now, each asked its hello as a USB board is."""
     import asyncio
 
     from cribboard.discovery import probe
-    from cribboard.simregistry import running_sims
+    from cribboard.virtual.registry import running_sims
 
     sims = running_sims()
     hellos = await asyncio.gather(*(probe(sim.port) for sim in sims), return_exceptions=True)
@@ -595,7 +597,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "deal",
+        "dealer",
         N_("pass the deal on, or give it to PLAYER"),
         on_board(_change(lambda b, a: b.set_dealer(a.player))),
         (
@@ -606,6 +608,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
                 help=L_("%(players)s; absent: the next", players=_PLAYERS),
             ),
         ),
+        old_names=("deal",),
     ),
     Command(
         "match",

@@ -1,4 +1,4 @@
-"""`cribboard serve`'s options for a board at a club hall's table (``--mqtt``, ``--hall``,
+"""`cribboard serve`'s options for a board at a club hall's table (``--broker``, ``--hall``,
 ``--table``, ``--user``, ``--password-env``) and Bluetooth boards (``--ble``), and what they
 make. Cheap to import: the command line's table holds them."""
 
@@ -24,15 +24,16 @@ TABLE_ARGS: tuple[Arg, ...] = (
         ),
     ),
     arg(
-        "--mqtt",
+        "--broker",
+        old_names=("--mqtt",),
         metavar="URL",
         help=N_(
             "sit the board at a club hall's table: the hall's broker, mqtt://HOST:PORT or "
             "mqtts://HOST:PORT (docs/mqtt.md); with --hall and --table"
         ),
     ),
-    arg("--hall", help=N_("the hall's name (with --mqtt)")),
-    arg("--table", type=int, metavar="N", help=N_("the table's number (with --mqtt)")),
+    arg("--hall", help=N_("the hall's name (with --broker)")),
+    arg("--table", type=int, metavar="N", help=N_("the table's number (with --broker)")),
     arg("--user", help=N_("the broker user (default table-N)")),
     arg(
         "--cafile",
@@ -54,17 +55,17 @@ TABLE_ARGS: tuple[Arg, ...] = (
 
 
 def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | None:
-    """The hall table the options name, None without ``--mqtt``; UsageError for options that
+    """The hall table the options name, None without ``--broker``; UsageError for options that
     do not go together. `boards`: how many boards were named (a table has one)."""
-    if args.mqtt is None:
+    if args.broker is None:
         named = (args.hall, args.table, args.user, args.password_env, args.cafile)
         if any(value is not None for value in named):
             raise UsageError(
-                _("--hall, --table, --user, --password-env and --cafile go with --mqtt")
+                _("--hall, --table, --user, --password-env and --cafile go with --broker")
             )
         return None
     if args.hall is None or args.table is None:
-        raise UsageError(_("--mqtt needs --hall NAME and --table N"))
+        raise UsageError(_("--broker needs --hall NAME and --table N"))
     if boards > 1:
         raise UsageError(_("a hall table has one board: name one (--port, --ble or --virtual)"))
     from cribboard.bridge.halltable import TableSettings, default_memory_file
@@ -76,7 +77,7 @@ def table_settings(args: argparse.Namespace, boards: int) -> TableSettings | Non
     try:
         user = args.user or topics.table_user(args.table)
         topics.check_hall(args.hall)
-        address = BrokerAddress.parse(args.mqtt, username=user, cafile=args.cafile)
+        address = BrokerAddress.parse(args.broker, username=user, cafile=args.cafile)
         address.tls_context()  # a CA file that cannot be read: said now, in one line
         password = ask_password(
             args.password_env,

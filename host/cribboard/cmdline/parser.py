@@ -4,7 +4,7 @@ argparse's own words (`usage:`, `positional arguments`, its errors) in the langu
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cribboard.i18n import N_, _
 
@@ -58,6 +58,18 @@ _speak_for_argparse()
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, not argparse's usage block: scripts read
     stderr, people read the first line."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # A command not among the choices: the error offers those the help lists, never an
+        # old name kept as a hidden alias (it is a choice, but not one to suggest).
+        if isinstance(action, argparse._SubParsersAction) and value not in (action.choices or ()):
+            listed = ", ".join(repr(choice.dest) for choice in action._get_subactions())
+            raise argparse.ArgumentError(
+                action,
+                _argparse_text("invalid choice: %(value)r (choose from %(choices)s)")
+                % {"value": value, "choices": listed},
+            )
+        super()._check_value(action, value)
 
     def error(self, message: str) -> NoReturn:
         line = _(

@@ -39,11 +39,15 @@ class Arg:
     board: bool = False
     """A global option that says how to reach the board (`--port`): not for a boardless
     command."""
+    old_names: tuple[str, ...] = ()
+    """Its old spellings (`--mqtt` for `--broker`): accepted as before for one release, never
+    shown in the help."""
 
 
-def arg(*names: str, board: bool = False, **options: Any) -> Arg:
-    """An argument: `arg("--json", action="store_true", help="...")`."""
-    return Arg(names, options, board)
+def arg(*names: str, board: bool = False, old_names: tuple[str, ...] = (), **options: Any) -> Arg:
+    """An argument: `arg("--json", action="store_true", help="...")`; `old_names`: its old
+    spellings, accepted but hidden."""
+    return Arg(names, options, board, old_names)
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,9 @@ class Command:
     """Its sub-commands, rows of the same kind."""
     extra: dict[str, Any] = field(default_factory=dict)
     """More of add_parser's options."""
+    old_names: tuple[str, ...] = ()
+    """Its old names (`deal` for `dealer`): each runs it as before for one release, and no
+    help, list or guide shows it."""
 
     def __post_init__(self) -> None:
         if self.run is None and not self.commands:
@@ -187,12 +194,23 @@ def _add_command(
     global_args: Sequence[Arg],
 ) -> None:
     """A command's sub-parser (its name and help in its group's list now), its arguments and
-    its own sub-commands' beneath it once it is named."""
+    its own sub-commands' beneath it once it is named; one more, out of the list, for each of
+    its old names."""
     options = dict(command.extra)
     if command.description is not None:
         options["description"] = said(command.description)
-    sub_parser = sub.add_parser(command.name, help=said(command.help), **options)
     path = (*outer, command)
+    # add_parser lists a name only when given a help: an old name, added without, is hidden.
+    parsers = [sub.add_parser(command.name, help=said(command.help), **options)]
+    parsers += [sub.add_parser(old, **options) for old in command.old_names]
+    for sub_parser in parsers:
+        sub_parser.fill = _filler(sub_parser, path, global_args)
+
+
+def _filler(
+    sub_parser: _SubParser, path: tuple[Command, ...], global_args: Sequence[Arg]
+) -> Callable[[], None]:
+    command = path[-1]
 
     def fill() -> None:
         args = command.arguments()
@@ -209,7 +227,7 @@ def _add_command(
             for one in command.commands:
                 _add_command(inner, one, path, global_args)
 
-    sub_parser.fill = fill
+    return fill
 
 
 def _add_args(parser: argparse.ArgumentParser, args: Args) -> None:
@@ -217,9 +235,20 @@ def _add_args(parser: argparse.ArgumentParser, args: Args) -> None:
         if isinstance(item, OneOf):
             group = parser.add_mutually_exclusive_group(required=item.required)
             for one in item.args:
-                group.add_argument(*one.names, **_options(one))
+                _add_arg(group, one)
         else:
-            parser.add_argument(*item.names, **_options(item))
+            _add_arg(parser, item)
+
+
+def _add_arg(parser: argparse._ActionsContainer, option: Arg) -> None:
+    """An argument, and its old spellings beside it: the same value under the same name, out
+    of the help, and no default of their own (the new spelling's holds)."""
+    options = _options(option)
+    action = parser.add_argument(*option.names, **options)
+    if option.old_names:
+        options.pop("required", None)
+        hidden = {"dest": action.dest, "help": argparse.SUPPRESS, "default": argparse.SUPPRESS}
+        parser.add_argument(*option.old_names, **{**options, **hidden})
 
 
 def parser_of(command: Command) -> argparse.ArgumentParser:
@@ -241,7 +270,7 @@ def _add_global_args(
         name
         for item in args
         for one in (item.args if isinstance(item, OneOf) else (item,))
-        for name in one.names
+        for name in (*one.names, *one.old_names)
     }
     for option in global_args:
         if option.options.get("action") == "version" or own & set(option.names):

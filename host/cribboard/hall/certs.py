@@ -174,7 +174,7 @@ def ca_expired_words(ca_file: Path, when: datetime.datetime) -> str:
     return _(
         "the hall's CA (%(ca)s) expired on %(date)s: no table can verify the broker any more; "
         "`%(command)s` makes a new one, then give every table the new ca.pem (`cribboard "
-        "deploy --cafile`, `serve --mqtt --cafile`)",
+        "deploy --cafile`, `serve --broker --cafile`)",
         ca=ca_file,
         date=when.date().isoformat(),
         command=renew_command(),

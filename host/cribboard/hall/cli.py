@@ -8,7 +8,7 @@
     cribboard hall correct R T ...       replace (or strike) a result, with a reason
     cribboard hall held [accept|reject R T --why W]   the results held for the director
     cribboard hall export --standings F --games F    CSV
-    cribboard hall serve                 the projector page alone (another computer, a second
+    cribboard hall page                  the projector page alone (another computer, a second
                                          screen): it follows the broker as a viewer
 
 Everything of a hall lives in one directory (``--dir``, default ``$CRIBBOARD_HALL_DIR`` or
@@ -483,8 +483,8 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
     previous = (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT))
     try:
         if settings["broker"] == PRIVATE:
-            if args.username or args.password_env or args.cafile:
-                raise UsageError(_("--username, --password-env and --cafile go with --broker"))
+            if args.user or args.password_env or args.cafile:
+                raise UsageError(_("--user, --password-env and --cafile go with --broker"))
             broker_dir = hall_dir / BROKER_DIR
             if (broker_dir / "hall.json").exists():
                 broker = Broker.open(broker_dir)
@@ -496,7 +496,7 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
                     broker_dir,
                     hall,
                     tables,
-                    host=args.listen,
+                    host=args.mqtt_host,
                     port=args.mqtt_port,
                     viewer=True,
                     tls=not args.plain,
@@ -514,7 +514,7 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
                 print(
                     _(
                         "broker: a new CA, %(ca)s: give every table this ca.pem (`cribboard "
-                        "deploy --cafile`, `serve --mqtt --cafile`)",
+                        "deploy --cafile`, `serve --broker --cafile`)",
                         ca=broker.ca_file,
                     ),
                     flush=True,
@@ -542,8 +542,8 @@ def _start_locked(hall_dir: Path, args: argparse.Namespace) -> int:
                 raise UsageError(_("--plain is for the private broker: leave out --broker"))
             director_address = BrokerAddress.parse(
                 settings["broker"],
-                args.username or topics.DIRECTOR_USER,
-                _password(args, args.username or topics.DIRECTOR_USER),
+                args.user or topics.DIRECTOR_USER,
+                _password(args, args.user or topics.DIRECTOR_USER),
                 _cafile(cafile),
             )
         (hall_dir / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n")
@@ -874,7 +874,7 @@ def _page_url(page: Any) -> str:
     return str(page.url)
 
 
-def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
+def _page(hall_dir: Path, args: argparse.Namespace) -> int:
     import asyncio
 
     _no_password_on_the_line(args)
@@ -889,8 +889,8 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
     if args.broker:
         address = BrokerAddress.parse(
             args.broker,
-            args.username or topics.VIEWER_USER,
-            _password(args, args.username or topics.VIEWER_USER),
+            args.user or topics.VIEWER_USER,
+            _password(args, args.user or topics.VIEWER_USER),
             _cafile(args.cafile),
         )
         hall = settings.get("hall", "club")
@@ -901,8 +901,8 @@ def _serve(hall_dir: Path, args: argparse.Namespace) -> int:
     elif settings:
         address = BrokerAddress.parse(
             settings["broker"],
-            args.username or topics.VIEWER_USER,
-            _password(args, args.username or topics.VIEWER_USER),
+            args.user or topics.VIEWER_USER,
+            _password(args, args.user or topics.VIEWER_USER),
             _cafile(args.cafile or settings.get("cafile")),
         )
         hall = settings["hall"]
@@ -959,7 +959,7 @@ _BROKER_ARGS: tuple[Arg, ...] = (
         metavar="URL",
         help=N_("an existing broker: mqtt://HOST:PORT or mqtts://HOST:PORT"),
     ),
-    arg("--username", help=N_("the broker user (with --broker)")),
+    arg("--user", old_names=("--username",), help=N_("the broker user (with --broker)")),
     arg(
         "--password-env",
         metavar="VAR",
@@ -1023,7 +1023,8 @@ _START = Command(
             help=N_("rounds the evening plans (default 9)"),
         ),
         arg(
-            "--listen",
+            "--mqtt-host",
+            old_names=("--listen",),
             default="0.0.0.0",
             help=N_(
                 "the private broker's address (default 0.0.0.0: the tables on the Wi-Fi reach it)"
@@ -1199,10 +1200,11 @@ HALL = Command(
             ),
         ),
         Command(
-            "serve",
+            "page",
             N_("the projector page alone, following the broker as a viewer"),
-            lambda args: _serve(_hall_dir(args), args),
+            lambda args: _page(_hall_dir(args), args),
             (_DIR, *_BROKER_ARGS, *_PAGE_ARGS),
+            old_names=("serve",),
         ),
     ),
 )

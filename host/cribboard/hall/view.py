@@ -2,7 +2,7 @@
 board (its state, drawn as the board draws it, and whether it is online), the round (who plays
 whom at which table) and the standings.
 
-The director feeds its view from its own subscription; ``cribboard hall serve`` feeds one from a
+The director feeds its view from its own subscription; ``cribboard hall page`` feeds one from a
 read-only viewer connection (:func:`follow`). Each change goes out to the page's WebSockets
 through the page's feed (:class:`cribboard.hall.fanout.Fanout`): the latest of each table, drawn
 and serialised once, when a socket sends it."""

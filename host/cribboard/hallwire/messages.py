@@ -175,7 +175,7 @@ def check_state(state: BoardState) -> BoardState:
     """`state` if a board could show it (MessageError naming the first field that is wrong):
     a target and player count the board plays, one value a player in each list, pegs on the
     board (back <= front <= target), the winner the player in the win hole, the result
-    matching it, counts being entered 0..29."""
+    matching it, pending counts 0..29."""
     n, target = state.players, state.target
 
     def bad(field: str, why: str) -> MessageError:

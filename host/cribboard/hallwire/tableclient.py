@@ -1,5 +1,5 @@
 """The MQTT side of a hall table (docs/mqtt.md, "A table client"), once for every table client
-that runs on a computer: the bridge's (``cribboard serve --mqtt``, a USB or Bluetooth board)
+that runs on a computer: the bridge's (``cribboard serve --broker``, a USB or Bluetooth board)
 and the simulated tables' (:mod:`cribdev.simtable`).
 
 It connects as the client ``table-N`` with a persistent session and the Last Will ``online`` =

@@ -49,7 +49,7 @@ def _states() -> Iterator[tuple[GameState, int, str]]:
     """Game states that can be reached, with an animation time: a broad search for the brightest
     frame. Two players: every pair of scores. Three players: every combination of scores near
     the lap and skunk lines. Back pegs one or 29 behind; counts of 1 or 29 pending (every mix
-    of them for three players; the preview drawn, its blink on); a won game at the peak of the winner's pulse."""
+    of them for three players; the pending count drawn, its blink on); a won game at the peak of the winner's pulse."""
     pulse_peak = render.PULSE_MS // 2
     keys = (0, 1, 2, 29, 30, 31, 32, 59, 60, 61, 62, 89, 90, 91, 92, 119, 120, 121)
     for players in (2, 3):

@@ -1,4 +1,4 @@
-"""Two boards, one game: ``cribboard link`` joins two boards far apart through an MQTT broker.
+"""Two boards, one game: ``cribboard remote`` joins two boards far apart through an MQTT broker.
 
 - :mod:`cribboard.link.topics`: the linked games' topic scheme (docs/mqtt.md, "Linked boards").
 - :mod:`cribboard.link.moves`: moves, their payloads, and the merged game (one deterministic
@@ -6,7 +6,7 @@
 - :mod:`cribboard.link.boardsync`: a board's changes as moves, and the requests that bring a
   board to the merged game.
 - :mod:`cribboard.link.side`: one end of a linked game: its board, its log, the broker.
-- :mod:`cribboard.link.cli`: ``cribboard link``.
+- :mod:`cribboard.link.cli`: ``cribboard remote``.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ other change is read from the difference between two successive states:
 - a player's pegs moved otherwise: a ``set`` (a host's correction);
 - the dealer changed: a ``deal``.
 
-A count being entered (the blinking preview) and the games-won tally are not moves. A count being
-entered at this board survives the other end's moves: a request that clears it (the board's
-``peg`` and ``set`` clear the player's preview) is followed by one that shows it again, so the
-buttons still commit it (:func:`plan`).
+A pending count (blinking where the peg would land) and the games-won tally are not moves. A
+pending count entered at this board survives the other end's moves: a request that clears it
+(the board's ``peg`` and ``set`` clear the player's pending count) is followed by one that shows
+it again, so the buttons still commit it (:func:`plan`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from cribboard.link.moves import DEAL, GAME, PEG, SET, UNDO, Change, Position, g
 from cribcore.limits import MAX_POINTS
 
 NEW = "new"
-PEND = "pend"  # the request that shows a count being entered again
+PEND = "pend"  # the request that shows a pending count again
 
 
 def _home(position: Position) -> bool:
@@ -111,7 +111,7 @@ def plan(board: BoardState, target: Position, *, same_game: bool = True) -> list
     or the players differ or every peg goes home (the dealer then in the next round, once the
     board has chosen one), else the dealer first; then each player's pegs (pegs that fall
     first, the win last; a peg by 1 to 29 as the board's own leapfrog, anything else placed);
-    last, the counts being entered at this board that those requests clear, shown again (not
+    last, the pending counts at this board that those requests clear, shown again (not
     once the game is won: the board takes no count then; nor after a new game, unless
     `same_game`: the merged game is still the one the board showed, its pegs only went home)."""
     now = Position.of_state(board)
@@ -160,7 +160,7 @@ async def run_step(board: Board, step: Step) -> int | None:
     if step.verb == NEW:
         return await board.new_game(*step.args)
     if step.verb == PEND:
-        return await board.preview(*step.args)
+        return await board.set_pending(*step.args)
     if step.verb == DEAL:
         await board.set_dealer(step.args[0])
         return None

@@ -1,4 +1,4 @@
-"""``cribboard link --broker URL --game NAME --secret-env VAR [--port P | --ble NAME]``: run at
+"""``cribboard remote --broker URL --game NAME --secret-env VAR [--port P | --ble NAME]``: run at
 each of two places with the same game name and secret,
 it joins their boards into one game through the broker (docs/mqtt.md, "Linked boards"). It
 runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command line's table
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 
 def command() -> Command:
-    """The ``link`` entry of the command line's table."""
+    """The ``remote`` entry of the command line's table (``link`` its old name)."""
     return Command(
-        "link",
+        "remote",
         N_("two boards far apart, one game, through an MQTT broker (docs/mqtt.md)"),
         _run,
         (
@@ -108,6 +108,7 @@ def command() -> Command:
             "end shows on both, pegs made at both ends at once both count, and an end that was "
             "away catches up when it comes back."
         ),
+        old_names=("link",),
     )
 
 
@@ -196,7 +197,7 @@ def _run(args: argparse.Namespace) -> int:
                 await side.run()
         finally:
             await recorded.close()
-        print(_("cribboard link: stopped"), file=sys.stderr, flush=True)
+        print(_("cribboard remote: stopped"), file=sys.stderr, flush=True)
 
     virtual = None
     with contextlib.ExitStack() as stack:

@@ -90,7 +90,7 @@ class Move:
 @dataclass(frozen=True)
 class Position:
     """What linked boards agree on: the game's length, players, dealer and pegs (not the
-    games-won tally, which each board keeps for itself, nor a count being entered)."""
+    games-won tally, which each board keeps for itself, nor a pending count)."""
 
     target: int
     players: int

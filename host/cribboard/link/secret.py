@@ -1,6 +1,6 @@
 """A linked game's secret: what keeps a stranger with the broker's shared password out of it.
 
-Both ends are given the same secret (``cribboard link --secret-env VAR``, or typed at a
+Both ends are given the same secret (``cribboard remote --secret-env VAR``, or typed at a
 prompt). From it and the game's name comes a key (PBKDF2-SHA256: a guessed secret costs a
 stranger time), and from the key:
 

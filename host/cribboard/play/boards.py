@@ -1,7 +1,7 @@
 """Which board to play on, and that one app keeps its game at a time.
 
 The board is the one named (`--port`, $CRIBBOARD_PORT), else the physical board found on USB,
-else the virtual board running now (`cribboard sim`, or the one another app started), else the
+else the virtual board running now (`cribboard virtual`, or the one another app started), else the
 saved virtual board, started here (cribboard.virtual.saved: its game outlives the app). `--virtual`
 skips the first two.
 
@@ -53,7 +53,7 @@ class ChosenBoard:
         if self.virtual:
             return _(
                 "the game is kept on the virtual board %(port)s until it stops (it keeps no "
-                "flash file: `cribboard sim --flash FILE` would)",
+                "flash file: `cribboard virtual --flash FILE` would)",
                 port=self.port,
             )
         return _("the board keeps the game: %(command)s goes on with it", command=command)

@@ -6,8 +6,9 @@ board through the library, over whatever transport the `Board` was opened on.
         game = await driver.play_game()
 
 Seat n pegs on the board as player n (in the four-player game, the partnerships are the board's
-two players). Before each score the board previews it (the blinking hole where the peg will land)
-when the driver runs at a watchable pace (`delay` > 0). The driver narrates the game through
+two players). Before each score the board shows it as a pending count (the blinking hole where
+the peg will land) when the driver runs at a watchable pace (`delay` > 0; `show_pending` says
+otherwise). The driver narrates the game through
 `say` (one line of text per thing that happened) and calls `on_board` after each change to the
 board, so a screen can redraw it.
 """
@@ -112,7 +113,7 @@ class GameDriver:
         rng: random.Random | None = None,
         dealer: int | None = None,
         delay: float = 0.0,
-        preview: bool | None = None,
+        show_pending: bool | None = None,
         reveal: bool = False,
         say: Callable[[str], None] = print,
         on_board: Callable[[], Awaitable[None]] | None = None,
@@ -127,7 +128,7 @@ class GameDriver:
         self.rng = rng or random.Random()
         self.first_dealer = dealer
         self.delay = delay
-        self.preview = delay > 0 if preview is None else preview
+        self.show_pending = delay > 0 if show_pending is None else show_pending
         self.reveal = reveal
         self.say = say
         self.on_board = on_board
@@ -153,12 +154,12 @@ class GameDriver:
     async def peg(
         self, event: ScoreEvent | None, *, told: bool = False, cards: str | None = None
     ) -> None:
-        """Narrate a score and peg it on the board (previewed first at a watchable pace);
+        """Narrate a score and peg it on the board (a pending count first at a watchable pace);
         `told`: the combinations were just described; `cards`: a hand's, for the record."""
         if event is None:
             return
-        if self.preview:
-            await self.board.preview(event.side, event.points)
+        if self.show_pending:
+            await self.board.set_pending(event.side, event.points)
             await self._changed()
             await self._pause(0.5)
         rev = await self.board.peg(event.side, event.points)

@@ -5,10 +5,10 @@ An app that changes the board itself (the scorekeeper, the game against the comp
 `OutsideChanges` each state it reads after its own changes (`known`); every state the board
 pushes beyond that is a change made elsewhere, handed out in order with the state before it and
 where it came from as far as the board tells. A button's `! btn` event comes when it is let go:
-after the count its press started (a preview: a count being entered, which is said without a
-source), before what comes next; a count the buttons entered is theirs until it commits, by
-itself a moment later or at the deal button. Anything else is another program or a phone (the
-board's events do not say which link a request came on)."""
+after the count its press started (a pending count, which is said without a source), before what
+comes next; a count the buttons entered is theirs until it commits, by itself a moment later or
+at the deal button. Anything else is another program or a phone (the board's events do not say
+which link a request came on)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class Source(Enum):
     BUTTONS = "buttons"
     ELSEWHERE = "elsewhere"
     UNTOLD = "untold"
-    """A count being entered that no event says more of (a press, or a program's preview)."""
+    """A pending count that no event says more of (a press, or a program's `set_pending`)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class OutsideChanges:
         self.known = known
         self._button = False  # a button event since the last state
         self._restarted = False  # the board restarted: its revisions start again from 0
-        self._entered: set[int] = set()  # players whose count being entered is the buttons'
+        self._entered: set[int] = set()  # players whose pending count is the buttons'
         self._queue: asyncio.Queue[tuple[BoardState, bool, bool]] = asyncio.Queue()
         self._unsubscribe = board.subscribe(self._on_event)
 
@@ -145,7 +145,7 @@ class OutsideChanges:
 
 def looks(state: BoardState) -> tuple[object, ...]:
     """What the board shows of the game: not its revision (a restart starts it again from 0),
-    nor a count being entered (that is no undo step)."""
+    nor a pending count (that is no undo step)."""
     players = state.players
     return (
         state.target,

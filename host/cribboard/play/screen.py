@@ -138,7 +138,7 @@ class TableScreen:
         )
         if self.color:
             self.draw()
-        elif not any(self.state.pending):  # a preview is shown again once it is pegged
+        elif not any(self.state.pending):  # a pending count is shown again once it is pegged
             self.output(self.picture)
 
     def draw(self) -> None:

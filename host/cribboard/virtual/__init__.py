@@ -4,7 +4,7 @@
 the cribboard host package open like a USB board; :class:`SimControl` presses its buttons and
 reads its LEDs through a side channel. See docs/virtual-board.md.
 
-Each name is imported from its module when it is first used: the command line's `sim` row
+Each name is imported from its module when it is first used: the command line's `virtual` row
 lives in this package (cribboard.virtual.cli), and reading the table must not start
 subprocess, ctypes and sockets for every command.
 """

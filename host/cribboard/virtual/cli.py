@@ -1,11 +1,11 @@
-"""``cribboard sim``: run a virtual board until interrupted.
+"""``cribboard virtual``: run a virtual board until interrupted.
 
 Prints the serial device path as the first line on stdout and ``control: ADDRESS`` (the unix-port
 board's side channel) or ``flash: PATH`` (the emulated RP2040's flash file, ``--rp2``) as the
 second, then runs until SIGINT or SIGTERM.
 
 The row is read for every command line: the boards, the emulator and the LED decoding are
-imported when `sim` runs.
+imported when `virtual` runs.
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ def board_picture(chain_rgb: bytes, color: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``cribboard sim`` with its parsed arguments; return the exit status (UsageError for
+    """Run ``cribboard virtual`` with its parsed arguments; return the exit status (UsageError for
     options that do not go together)."""
     import signal
 
-    from ..simregistry import unregister
     from .errors import VirtualBoardError
+    from .registry import unregister
     from .rp2board import RP2Board
     from .ws2812 import decode_ws2812, grb_to_rgb, split_complete
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         board = _start_board(args, show)
     except (VirtualBoardError, ValueError) as err:
-        print(f"{PROG} sim: {err}", file=sys.stderr)
+        print(f"{PROG} virtual: {err}", file=sys.stderr)
         return 1
     stop = threading.Event()
 
@@ -98,7 +98,7 @@ def _register(board: VirtualBoard | RP2Board, kept: str | None) -> Path | None:
     """Tell `cribboard list` and the other commands about this board (`kept`: the flash image
     given, where it keeps its game); a runtime directory that cannot be used only means it is
     not listed."""
-    from ..simregistry import register
+    from .registry import register
     from .rp2board import RP2Board
 
     flash = Path(kept).resolve() if kept is not None else None
@@ -106,12 +106,13 @@ def _register(board: VirtualBoard | RP2Board, kept: str | None) -> Path | None:
         return register(
             board.port,
             "rp2" if isinstance(board, RP2Board) else "unix",
-            "cribboard sim",
+            "cribboard virtual",
             str(flash.resolve()) if flash is not None else "",
         )
     except (CribboardError, OSError) as err:
         print(
-            _("cribboard sim: not listed by cribboard list: %(error)s", error=err), file=sys.stderr
+            _("cribboard virtual: not listed by cribboard list: %(error)s", error=err),
+            file=sys.stderr,
         )
         return None
 
@@ -264,9 +265,9 @@ def _sim_args() -> Args:
     )
 
 
-SIM = Command(
-    "sim",
-    N_("run the virtual board (see `cribboard sim --help`)"),
+VIRTUAL = Command(
+    "virtual",
+    N_("run the virtual board (see `cribboard virtual --help`)"),
     run,
     _sim_args,
     boardless=True,  # it is the board
@@ -275,14 +276,15 @@ SIM = Command(
         "RP2040 running an rp2 image) behind a pseudo-terminal that mpremote and the cribboard "
         "host open like a USB board."
     ),
+    old_names=("sim",),
 )
-"""The ``sim`` row of the command line's table."""
+"""The ``virtual`` row of the command line's table (``sim`` its old name)."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``cribboard sim`` alone (``python -m cribboard.virtual.cli``): the row's arguments, a
+    """``cribboard virtual`` alone (``python -m cribboard.virtual.cli``): the row's arguments, a
     usage error as the command line gives it (exit status 2)."""
-    parser = parser_of(SIM)
+    parser = parser_of(VIRTUAL)
     args = parser.parse_args(argv)
     try:
         return run(args)

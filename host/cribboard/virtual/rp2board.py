@@ -1,7 +1,7 @@
 """An emulated Raspberry Pi Pico (RP2040) running a real rp2 firmware image, behind a pty.
 
 The emulator is rp2040js under Node.js (``host/cribboard/virtual/rp2/``, installed there by
-``make emulator``, or into the user's cache by ``cribboard sim --rp2 --install-emulator``: see
+``make emulator``, or into the user's cache by ``cribboard virtual --rp2 --install-emulator``: see
 :mod:`cribboard.virtual.rp2install`): the chip runs the UF2 or BIN image from a flash file on the host that every
 erase and program updates, so a restart from the same file is a restart of the same chip. Its
 USB CDC stream is relayed to a pseudo-terminal (:attr:`RP2Board.port`) that pyserial, mpremote

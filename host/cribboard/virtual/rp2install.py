@@ -3,7 +3,7 @@
 The package ships the emulator's own files (``virtual/rp2/``: harness.js, its modules, the
 bootrom, package.json and package-lock.json) but not rp2040js itself. In a clone, ``make
 emulator`` runs ``npm ci`` in that folder. An installed package cannot write beside itself, so
-``cribboard sim --rp2 --install-emulator`` copies those files into the user's cache
+``cribboard virtual --rp2 --install-emulator`` copies those files into the user's cache
 (``$XDG_CACHE_HOME/cribboard/rp2-emulator/<digest>``, by default under ``~/.cache``) and runs
 ``npm ci`` there: exactly the versions the lock file pins, nothing else. The folder is named by
 a digest of the shipped files, so another version of the package gets its own copy and a copy
@@ -30,7 +30,7 @@ SHIPPED = ("harness.js", "lib", "bootrom-b1.bin", "package.json", "package-lock.
 """What the emulator needs of them (documentation such as BOOTROM.md stays behind)."""
 
 INSTALL_HINT = (
-    "run `cribboard sim --rp2 --install-emulator` (it needs Node.js 18 or later and npm, "
+    "run `cribboard virtual --rp2 --install-emulator` (it needs Node.js 18 or later and npm, "
     "e.g. sudo apt-get install nodejs npm); in a clone of the repository, `make emulator`"
 )
 

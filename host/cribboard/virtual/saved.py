@@ -2,7 +2,7 @@
 no board is found. Its flash image lives in the user's state directory (cribboard.paths), so the
 game on it outlives the app: quitting, a Ctrl-C, a reboot of the computer. It saves the change
 of its last second when the app stops (VirtualBoard's `save_on_stop`), and it is registered as a
-running virtual board while it runs (cribboard.simregistry), so that the user's other commands
+running virtual board while it runs (cribboard.virtual.registry), so that the user's other commands
 (`peg`, `watch`, a second `keep`) find it instead of starting another.
 
 Two apps started at once: the one that takes `starting()` first looks for a running virtual
@@ -21,9 +21,9 @@ from pathlib import Path
 from ..i18n import _
 from ..paths import state_dir
 from ..rundir import runtime_dir
-from ..simregistry import register, unregister
 from .errors import FlashInUse
 from .launcher import VirtualBoard
+from .registry import register, unregister
 
 SAVED_FLASH = "virtual-board.flash"
 """The saved virtual board's flash image, in the state directory."""

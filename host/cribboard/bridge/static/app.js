@@ -362,7 +362,7 @@ function showLegend(state) {
   items.push(["match", colour,
               _("In a match the winner's game hole flashes the game's number, then pauses; it sparkles for the winner of the match")]);
   items.push(["count", "rgb(229,229,229)",
-              _("Blinking white: a count being entered on the board's buttons")]);
+              _("Blinking white: a pending count, entered but not yet pegged")]);
   box.replaceChildren(...items.map(([kind, fill, text]) => {
     const item = document.createElement("li");
     item.dataset.kind = kind;
@@ -392,7 +392,7 @@ function showState(state) {
       : _("back %(back)d · lap %(lap)d of %(laps)d · games %(games)d", values);
     const pending = card.querySelector(".pending");
     pending.hidden = !state.pending[p];
-    pending.textContent = _("+%(points)d being counted", { points: state.pending[p] });
+    pending.textContent = _("+%(points)d pending", { points: state.pending[p] });
     card.querySelector(".crib").hidden = state.dealer !== p;
     const winner = card.querySelector(".winner");
     winner.hidden = state.winner !== p;

@@ -1,9 +1,9 @@
-"""Running virtual boards, told to the user's other processes: `cribboard sim` (and `keep` or
+"""Running virtual boards, told to the user's other processes: `cribboard virtual` (and `keep` or
 `play` when they start the virtual board) leaves a small file in the private runtime directory
 (cribboard.rundir) with its pty's path, its pid, the program's name and the flash image it keeps
 the game in while it runs, and removes it when it stops, so that `cribboard list` shows it
 beside the USB boards and the commands use it when no USB board is found.
-A file whose process is gone (a sim killed outright) is stale: ignored and removed. The files
+A file whose process is gone (a virtual board killed outright) is stale: ignored and removed. The files
 are read as hostile (size, types), like anything another process could have written."""
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ _MAX_LABEL = 80
 @dataclass(frozen=True)
 class RunningSim:
     """A virtual board that runs now: its serial port, its pid, `rp2` for the emulated Pico,
-    the program that runs it (`cribboard sim`, `cribboard keep`) and its flash image (empty
+    the program that runs it (`cribboard virtual`, `cribboard keep`) and its flash image (empty
     when it keeps none)."""
 
     port: str
     pid: int
     kind: str
-    label: str = "cribboard sim"
+    label: str = "cribboard virtual"
     flash: str = ""
 
 
-def register(port: str, kind: str, label: str = "cribboard sim", flash: str = "") -> Path:
+def register(port: str, kind: str, label: str = "cribboard virtual", flash: str = "") -> Path:
     """Say that this process (the program `label`) runs a virtual board on `port`, keeping its
     game in the image `flash`; returns the file to unregister."""
     path = runtime_dir() / f"sim-{os.getpid()}.json"
@@ -78,7 +78,7 @@ def _read(path: Path) -> RunningSim | None:
     if not isinstance(fields, dict):
         return None
     port, pid, kind = fields.get("port"), fields.get("pid"), fields.get("kind", "")
-    label, flash = fields.get("label", "cribboard sim"), fields.get("flash", "")
+    label, flash = fields.get("label", "cribboard virtual"), fields.get("flash", "")
     if not isinstance(port, str) or not port.startswith("/") or not isinstance(pid, int):
         return None
     if pid <= 0 or not isinstance(kind, str) or not port.isprintable():
