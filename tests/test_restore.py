@@ -118,6 +118,38 @@ async def test_changes_acknowledged_and_lost_in_a_cut_are_put_back_in_order(
             await board.close()
 
 
+async def test_a_match_started_and_lost_in_a_cut_is_put_back(
+    tmp_path: Path, slow_store: None
+) -> None:
+    """A match is saved with the game (protocol 1.4): one this host started and saw
+    acknowledged, then lost in a cut, is put back with the pegs after it."""
+    image = tmp_path / "flash.img"
+    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+        board = await open_board(vboard.port)
+        try:
+            restored = restored_events(board)
+            sim.break_on_flash(0)
+            await board.peg(0, 7)
+            await until_saved(sim, image)
+            sim.break_on_flash(0)  # the next save stops at its first step: nothing kept
+            await board.start_match(3)
+            await board.peg(1, 4)
+            await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
+            vboard.reset()  # the power cut
+            async with asyncio.timeout(WAIT_S):
+                while not restored:
+                    await asyncio.sleep(0.01)
+            assert restored[0].fields == {"lost": "2", "back": "2", "refused": "0"}
+            after = await board.state()
+            assert after.match is not None and (after.match.kind, after.match.length) == (
+                "best_of",
+                3,
+            )
+            assert (after.front, after.match.game) == ([0, 4], 1)
+        finally:
+            await board.close()
+
+
 async def test_a_request_whose_reply_was_lost_is_applied_once_across_a_cut(
     tmp_path: Path, slow_store: None
 ) -> None:

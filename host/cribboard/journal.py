@@ -22,10 +22,16 @@ from dataclasses import dataclass
 
 SAVED_FIELDS = ("t", "n", "d", "w", "x", "f", "b", "g", "u", "x2")
 """The state fields the board keeps through a power cut (not `r`, not the pending `q`)."""
+MATCH_FIELDS = ("gn", "m", "mk", "mg", "mn")
+"""The saved fields a board of protocol 1.4 adds (its game number and the match); an older
+board has none of them."""
 
-CHANGING_VERBS = frozenset({"peg", "set", "undo", "new", "deal", "games", "bright", "budget"})
+CHANGING_VERBS = frozenset(
+    {"peg", "set", "undo", "new", "deal", "games", "bright", "budget", "match"}
+)
 """Verbs whose change the board saves: a host puts these back (with arguments: `games`,
-`bright` and `budget` without them only read)."""
+`bright`, `budget` and `match` without them only read)."""
+_READ_WITHOUT_ARGS = ("games", "bright", "budget", "match")
 
 Settings = tuple[str, str]  # brightness, budget, as the board writes them
 
@@ -49,14 +55,15 @@ class _State:
 def saved_part(fields: dict[str, str]) -> tuple[str, ...] | None:
     """The saved fields of a whole state (an `st` reply or event), None when some are missing."""
     try:
-        return tuple(fields[key] for key in SAVED_FIELDS)
+        base = tuple(fields[key] for key in SAVED_FIELDS)
     except KeyError:
         return None
+    return base + tuple(fields.get(key, "") for key in MATCH_FIELDS)
 
 
 def is_change(verb: str, args: tuple[int | str, ...]) -> bool:
     """Whether a request (acknowledged `ok`) changed what the board saves, or may have."""
-    return verb in CHANGING_VERBS and (bool(args) or verb not in ("games", "bright", "budget"))
+    return verb in CHANGING_VERBS and (bool(args) or verb not in _READ_WITHOUT_ARGS)
 
 
 class Journal:
