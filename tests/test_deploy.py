@@ -148,10 +148,15 @@ def test_a_board_without_a_native_emitter_plays_as_one_with_native_code(
     assert bytecode[0].front == [58, 12] and bytecode[0].pending == [0, 0]
 
 
+SOURCE_DEPLOY_HEAP = "144wK"
+
+
 @pytest.fixture
 def stock() -> Iterator[VirtualBoard]:
-    """A board running stock MicroPython (nothing frozen in its image, no app yet)."""
-    with VirtualBoard(stock=True) as board:
+    """A board running stock MicroPython (nothing frozen in its image, no app yet), with room
+    for a source deploy, which compiles every module on the board (about 136 KB with Bluetooth;
+    the heap a bytecode deploy needs is held by tests/test_ble.py and tests/test_host_e2e.py)."""
+    with VirtualBoard(stock=True, heap=SOURCE_DEPLOY_HEAP) as board:
         yield board
 
 

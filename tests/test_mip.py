@@ -74,7 +74,9 @@ def test_the_generator_writes_it_and_its_check_finds_it_stale(tmp_path: Path) ->
 
 
 def test_mpremote_mip_install_puts_a_working_firmware_on_stock_micropython() -> None:
-    with served(firmware_dir()) as base, VirtualBoard(stock=True) as stock:
+    # mip installs the sources, which the board compiles as it imports them (about 136 KB of
+    # heap with Bluetooth; a bytecode deploy's needs are held by tests/test_ble.py).
+    with served(firmware_dir()) as base, VirtualBoard(stock=True, heap="144wK") as stock:
         result = subprocess.run(
             [
                 *(sys.executable, "-m", "mpremote", "connect", stock.port),
