@@ -9,7 +9,9 @@
 #         hold NEW_GAME_MS: new game (same target and players)
 # A pending count commits by itself COMMIT_MS after its player's last press, or at once when
 # another player starts a count or the deal button is pressed. A preview a host shows (`pend`)
-# is left to the host: the buttons commit only counts they entered.
+# is left to the host: the buttons commit only counts they entered (a host that took one off
+# and showed it again before then, as a remote game's end does around the other end's peg,
+# leaves it theirs).
 #
 # Buttons are passed in (name -> Button); names: "A+", "A-", "B+", "B-", "C+", "C-", "deal".
 # A board may have fewer (a two-player board has no C buttons).
@@ -82,12 +84,14 @@ class Panel:
         entered = self._entered
         for p in range(board.players):
             if (
-                pending[p] != 0
-                and pending[p] == entered[p]  # (as _mine)
+                entered[p] != 0
                 and ticks_diff(now, self._last_touch[p]) >= self.COMMIT_MS
                 and not self._held(p)
             ):
-                self._commit(p)
+                if pending[p] == entered[p]:  # (as _mine)
+                    self._commit(p)
+                else:  # a host took the count off or changed it: the host's now
+                    entered[p] = 0
 
     def irq_in_task(self):
         """Whether the pins call their IRQ handlers from inside a task (see Button)."""
@@ -117,10 +121,12 @@ class Panel:
             wait = button.due_in(now)
             if wait >= 0 and (due < 0 or wait < due):
                 due = wait
-        pending = self.board.pending
         entered = self._entered
         for p in range(self.board.players):
-            if pending[p] != 0 and pending[p] == entered[p] and not self._held(p):
+            # A count the buttons entered is due COMMIT_MS after the last press even when a host
+            # took it off meanwhile: a host that moved the pegs shows it again at once (a remote
+            # game's end does), and no edge would wake the panel to commit it then.
+            if entered[p] != 0 and not self._held(p):
                 # (a held button is due by itself; the count commits after its release)
                 wait = self.COMMIT_MS - ticks_diff(now, self._last_touch[p])
                 if wait < 0:

@@ -212,6 +212,32 @@ def test_a_hosts_preview_is_not_committed_by_the_buttons():
     assert rig.board.front[1] == 7
 
 
+def test_a_count_a_host_took_off_and_showed_again_is_still_the_buttons_to_commit():
+    # A remote game's end, around the other end's peg of the same player: its `peg` clears the
+    # count the buttons entered and its `pend` shows it again. Nothing wakes a sleeping panel
+    # then (no edge), so the panel stays due until the count's time, and commits it.
+    rig = Rig()
+    rig.taps("A+", 2)
+    rig.board.peg(0, 5)  # the host's move clears the count...
+    assert rig.board.pending[0] == 0
+    assert rig.panel.due_in(rig.now) >= 0  # ...and the panel still wakes at the count's time
+    rig.board.set_pending(0, 2)  # the host shows it again
+    rig.wait(Panel.COMMIT_MS)
+    assert (rig.board.front[0], rig.board.back[0], rig.board.pending[0]) == (7, 5, 0)
+    assert rig.panel.due_in(rig.now) == -1
+
+
+def test_a_count_a_host_took_off_for_good_is_forgotten_at_its_time():
+    rig = Rig()
+    rig.taps("A+", 2)
+    rig.board.peg(0, 5)
+    rig.wait(Panel.COMMIT_MS)
+    assert rig.panel.due_in(rig.now) == -1  # nothing left to wait for
+    rig.board.set_pending(0, 2)  # a host's preview of the same points, later: the host's
+    rig.wait(Panel.COMMIT_MS * 2)
+    assert (rig.board.front[0], rig.board.pending[0]) == (5, 2)
+
+
 # --- sleeping while the buttons rest: pins with interrupts --------------------------------------
 
 
