@@ -6,8 +6,10 @@
 2. USB: the virtual board (the firmware on MicroPython's unix port, behind a pty) given a full
    history by a host (each game won with `set`, left with `new`), then the whole history read
    with `Board.history()` as the recorder reads it: pages, bytes on the wire and the time, the
-   median of RUNS. Over Bluetooth it is the same pages on the NUS link (bench/ble_bench.py has
-   that link's own figures).
+   median of RUNS.
+3. Bluetooth: the same full history read by a central over NUS (Bumble's host on the virtual
+   radio) from the board on each real stack (btstack, NimBLE in MicroPython's unix port), at
+   the default MTU and at 247: notifications and the time, the median of BLE_RUNS.
 
 Prints figures only: nothing here asserts speed.
 
@@ -17,9 +19,13 @@ Prints figures only: nothing here asserts speed.
 from __future__ import annotations
 
 import asyncio
+import re
 import statistics as stat
+import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from cribboard.api import Board
 from cribboard.virtual import VirtualBoard
@@ -29,6 +35,7 @@ from cribcore.state import UNDO_DEPTH, GameState
 from cribfw.gamerecord import MAX_RECORD, encode
 
 RUNS = 9
+BLE_RUNS = 5
 SETTINGS = SimpleNamespace(brightness=128, budget_ma=400)  # the renderer's saved settings
 BLOCK = 4096
 
@@ -52,12 +59,17 @@ def flash_figures() -> None:
     print(f"  the record's most          {MAX_RECORD:8d} bytes of a {BLOCK} byte block")
 
 
+async def _fill(board: Board) -> None:
+    """A full history: each game won with `set`, left with `new`."""
+    for _ in range(HISTORY_KEPT):
+        await board.set_pegs(0, 121, 120)
+        await board.new_game()
+
+
 async def usb_figures() -> None:
     with VirtualBoard() as vboard:
         async with await Board.open(vboard.port, timeout=5.0) as board:
-            for _ in range(HISTORY_KEPT):
-                await board.set_pegs(0, 121, 120)
-                await board.new_game()
+            await _fill(board)
             pages = 0
             wire = 0
             start = 0
@@ -82,9 +94,56 @@ async def usb_figures() -> None:
     print(f"  the whole history          {stat.median(times) * 1000:8.1f} ms (median of {RUNS})")
 
 
+async def _read_over_nus(nus: Any, run: int) -> int:
+    """The whole history read page by page as a central reads it; the pages."""
+    start, pages = 0, 0
+    while True:
+        reply = await nus.request(b"#h%dp%d hist %d\n" % (run, pages, start))
+        pages += 1
+        found = re.search(rb" next=(\d+)", reply)
+        start = int(found.group(1)) if found else 0
+        if not start:
+            return pages
+
+
+async def ble_figures() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from bumble.device import Peer
+
+    from blereal import STACKS, Nus  # tests/blereal.py
+    from cribdev.bumbleradio import VirtualRadio
+
+    print("history: read over Bluetooth (the real stacks on the virtual radio)")
+    for stack in STACKS:
+        async with VirtualRadio() as radio:
+            board = await radio.start_board(stack)
+            async with await Board.open(board.virtual.port, timeout=5.0) as usb:
+                await _fill(usb)
+            await board.controller.wait_advertising(True)
+            nus = await Nus.open(await radio.add_central(), board)
+            try:
+                for mtu in (23, 247):
+                    if mtu != 23:
+                        await Peer(nus.connection).request_mtu(mtu)
+                    times, packets, pages = [], 0, 0
+                    for run in range(BLE_RUNS):
+                        before = len(nus.packets)
+                        began = time.perf_counter()
+                        pages = await _read_over_nus(nus, run)
+                        times.append(time.perf_counter() - began)
+                        packets = len(nus.packets) - before
+                    print(
+                        f"  {stack:8s} MTU {mtu:3d}: {pages} pages, {packets} notifications,"
+                        f" {stat.median(times) * 1000:6.1f} ms (median of {BLE_RUNS})"
+                    )
+            finally:
+                await nus.close()
+
+
 def main() -> None:
     flash_figures()
     asyncio.run(usb_figures())
+    asyncio.run(ble_figures())
 
 
 if __name__ == "__main__":
