@@ -1,5 +1,6 @@
 """The rules engine (cribboard.rules): cards, the show, the play, and `cribboard count`.
-Worked examples are RULES.md's (/work/shared/RULES.md, from the sources in seeds/)."""
+Worked examples are the team's RULES.md (an English summary of the rules, from the Swedish,
+Norwegian and Dutch sources)."""
 
 from __future__ import annotations
 
