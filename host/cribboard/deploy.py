@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,6 +55,20 @@ def _mpremote(port: str, args: list[str], timeout: float) -> subprocess.Complete
         message = (result.stderr or result.stdout).strip().splitlines()
         raise DeployError(f"mpremote failed on {port}: {message[-1] if message else '?'}")
     return result
+
+
+def put_private_file(port: str, name: str, data: bytes, *, reset: bool, timeout: float) -> None:
+    """Copy `data` to the file `name` on the board on `port` (over mpremote), then reset the
+    board if `reset`. The local copy on its way is readable by this user only (it holds
+    passwords). Raises DeployError when mpremote cannot do it."""
+    with tempfile.TemporaryDirectory(prefix="cribboard-") as folder:
+        local = Path(folder) / name
+        fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        _mpremote(port, ["fs", "cp", str(local), ":" + name], timeout)
+        if reset:
+            _mpremote(port, ["reset"], timeout)
 
 
 def board_files(port: str, timeout: float = 30.0) -> tuple[dict[str, str], int]:

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from cribboard.api import Health
-from cribboard.deploy import DeployError, _mpremote
+from cribboard.deploy import DeployError, put_private_file
 from cribboard.errors import CribboardError
 from cribboard.i18n import _
 from cribcore.files import WIFI_CONFIG
@@ -72,19 +70,12 @@ def write_wifi(
 ) -> None:
     """Copy `setup` to the board on `port` (over mpremote) and reset it (unless `reset` is
     False) so it joins the network."""
-    with tempfile.TemporaryDirectory(prefix="cribboard-wifi-") as folder:
-        local = Path(folder) / WIFI_CONFIG
-        fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(setup.to_json())
-        try:
-            _mpremote(port, ["fs", "cp", str(local), ":" + WIFI_CONFIG], timeout)
-            if reset:
-                _mpremote(port, ["reset"], timeout)
-        except DeployError as err:
-            raise WifiSetupError(
-                _("the Wi-Fi configuration did not reach the board: %(error)s", error=err)
-            ) from None
+    try:
+        put_private_file(port, WIFI_CONFIG, setup.to_json(), reset=reset, timeout=timeout)
+    except DeployError as err:
+        raise WifiSetupError(
+            _("the Wi-Fi configuration did not reach the board: %(error)s", error=err)
+        ) from None
     progress(
         _(
             "Wi-Fi: the board joins %(ssid)s and serves its page at http://cribboard.local/ "

@@ -18,12 +18,11 @@ import getpass
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cribboard.deploy import DeployError, _mpremote
+from cribboard.deploy import DeployError, put_private_file
 from cribboard.errors import CribboardError, HallError
 from cribboard.hallwire.topics import check_hall, check_table, table_user
 from cribboard.i18n import _
@@ -199,17 +198,10 @@ def write_config(
 ) -> None:
     """Copy `setup` to the board on `port` (over mpremote) and reset it (unless `reset` is
     False) so its table client starts."""
-    with tempfile.TemporaryDirectory(prefix="cribboard-hall-") as folder:
-        local = Path(folder) / BOARD_FILE
-        fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(setup.to_json())
-        try:
-            _mpremote(port, ["fs", "cp", str(local), ":" + BOARD_FILE], timeout)
-            if reset:
-                _mpremote(port, ["reset"], timeout)
-        except DeployError as err:
-            raise HallSetupError(
-                _("the hall configuration did not reach the board: %(error)s", error=err)
-            )
+    try:
+        put_private_file(port, BOARD_FILE, setup.to_json(), reset=reset, timeout=timeout)
+    except DeployError as err:
+        raise HallSetupError(
+            _("the hall configuration did not reach the board: %(error)s", error=err)
+        ) from err
     progress(_("hall: the board reports as %(setup)s", setup=setup.describe()))
