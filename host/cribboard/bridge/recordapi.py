@@ -27,6 +27,18 @@ def _int(description: str, minimum: int | None = None) -> dict[str, Any]:
 
 _NULLABLE_INT = {"type": ["integer", "null"]}
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME}
+# A player's figures that are plain counts, as the record's statistics name them.
+_PLAYER_COUNTS = (
+    "games",
+    "won",
+    "lost",
+    "skunks_given",
+    "double_skunks_given",
+    "skunks_taken",
+    "double_skunks_taken",
+    "matches",
+    "matches_won",
+)
 
 SCHEMAS: dict[str, Any] = {
     "Names": {
@@ -61,38 +73,10 @@ SCHEMAS: dict[str, Any] = {
         "description": "A player's figures over the games recorded: only finished games are "
         "won or lost; skunks taken by a loser below the skunk line (double: below the double "
         "skunk line); pegging: the play's points over the deals of games kept in detail.",
-        "required": [
-            "player",
-            "games",
-            "won",
-            "lost",
-            "skunks_given",
-            "double_skunks_given",
-            "skunks_taken",
-            "double_skunks_taken",
-            "matches",
-            "matches_won",
-            "hands",
-            "cribs",
-            "pegging",
-            "muggins",
-        ],
+        "required": ["player", *_PLAYER_COUNTS, "hands", "cribs", "pegging", "muggins"],
         "properties": {
             "player": _ref("Who"),
-            **{
-                key: _int(key.replace("_", " "), 0)
-                for key in (
-                    "games",
-                    "won",
-                    "lost",
-                    "skunks_given",
-                    "double_skunks_given",
-                    "skunks_taken",
-                    "double_skunks_taken",
-                    "matches",
-                    "matches_won",
-                )
-            },
+            **{key: _int(key.replace("_", " "), 0) for key in _PLAYER_COUNTS},
             "hands": _ref("Counts"),
             "cribs": _ref("Counts"),
             "pegging": {
