@@ -139,3 +139,8 @@ async def _settled(page: Any, front: list[int]) -> None:
     )
     await page.wait_for_function("document.querySelector('#status').classList.contains('live')")
     await page.wait_for_function("document.querySelectorAll('#board circle.lit').length > 60")
+    # Through a bridge the record's parts (records.js, imported once the link is up) show last.
+    await page.wait_for_function(
+        "!document.querySelector('#names-box').hidden"
+        " && !document.querySelector('#history-box').hidden"
+    )
