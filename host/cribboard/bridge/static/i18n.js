@@ -84,22 +84,27 @@ export async function startLanguage() {
   }
   const wanted = [stored(), ...(navigator.languages || [navigator.language])];
   const code = wanted.map(known).find(Boolean) || SOURCE;
-  await loadLanguage(code, false);
+  await loadLanguage(code);
   return code;
 }
 
-// Speak `code` from now on; `remember` keeps the choice for the next visit.
+// Speak `code` from now on; `remember` keeps the choice for the next visit. The language
+// already spoken is not fetched or redrawn again (a page redrawing under a reader's finger for
+// nothing, and a reader who waits on `lang` could meet the old words).
 export async function setLanguage(code, remember = true) {
-  await loadLanguage(known(code) || SOURCE, remember);
-  for (const callback of listeners) callback(catalog.language);
+  const chosen = known(code) || SOURCE;
+  if (chosen !== catalog.language) {
+    await loadLanguage(chosen);
+    for (const callback of listeners) callback(catalog.language);
+  }
+  if (remember) {
+    try { localStorage.setItem(STORE_KEY, chosen); } catch { /* private mode: not kept */ }
+  }
 }
 
-async function loadLanguage(code, remember) {
+async function loadLanguage(code) {
   const next = await fetchJson(`i18n/${code}.json`);
   catalog = { language: code, messages: next.messages || {}, plurals: next.plurals || {} };
   pluralIndex = compilePlural(next.plural);
   document.documentElement.lang = code;
-  if (remember) {
-    try { localStorage.setItem(STORE_KEY, code); } catch { /* private mode: not kept */ }
-  }
 }
