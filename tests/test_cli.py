@@ -98,6 +98,24 @@ def test_a_board_refusal_is_one_line(vboard: VirtualBoard) -> None:
     assert result.stderr.strip() == "cribboard: board refused: nothing to undo (nothing_to_undo)"
 
 
+def test_a_reader_that_goes_away_ends_the_command_quietly(vboard: VirtualBoard) -> None:
+    # `cribboard status --json | head -c 300`: the pipe's reader gone before the output comes.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [*CLI, "--port", vboard.port, "status", "--json"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=30,
+        )
+    finally:
+        os.close(write_end)
+    assert result.stderr == ""  # no traceback, no "Exception ignored"
+    assert result.returncode == 141  # as a shell reports a process SIGPIPE ended
+
+
 def test_no_board_says_how_to_start_the_virtual_one() -> None:
     env = {k: v for k, v in os.environ.items() if k != "CRIBBOARD_PORT"}
     result = run("status", env=env)

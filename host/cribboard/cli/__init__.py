@@ -14,6 +14,7 @@ board, network or app code (tests/test_cli_imports.py)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -48,6 +49,9 @@ COMMANDS_BY_NAME = {
 }
 
 LANG_OPTION = "--lang"
+EXIT_PIPE_CLOSED = 141
+"""The status when the output's reader has gone (as a shell reports a process that SIGPIPE
+ended: 128 + 13)."""
 
 GLOBAL_ARGS = (
     arg(
@@ -126,7 +130,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {err}", file=sys.stderr)
         return 2
     with language(chosen):
-        return _run(words)
+        try:
+            return _run(words)
+        except BrokenPipeError:
+            # The reader went away (`cribboard status --json | head`): what is left to print
+            # has nowhere to go, and Python's last flush must not complain about it either.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_PIPE_CLOSED
 
 
 def _lang_given(words: Sequence[str]) -> str | None:
