@@ -44,6 +44,9 @@ APPS = (
 )
 ROWS = ("cribboard.hall.cli", "cribboard.link.cli", "cribboard.virtual.cli")
 """A feature's row of the table: read for every line (the rest of the feature is not)."""
+HALL_HOME = "cribboard.hall.home"
+"""Where a hall's files are and what names them, which the hall's rows quote in their help
+(the standard library and the base floor: the store it opens is imported when it opens it)."""
 VIRTUAL_REGISTRY = "cribboard.virtual.registry"
 """The running virtual boards, read by a board command that finds its board (a small file
 reader: no subprocess, no pty)."""
@@ -78,7 +81,7 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 def features_beyond_rows(modules: set[str]) -> list[str]:
     """Modules of the hall, linked games and the virtual board other than their rows."""
     packages = ("cribboard.hall.", "cribboard.link.", "cribboard.virtual.")
-    return [m for m in among(modules, packages) if m not in (*ROWS, VIRTUAL_REGISTRY)]
+    return [m for m in among(modules, packages) if m not in (*ROWS, HALL_HOME, VIRTUAL_REGISTRY)]
 
 
 @pytest.mark.parametrize("words", [["--version"], ["--help"], ["--lang", "sv", "--help"]])
