@@ -102,6 +102,19 @@ def test_peg_loads_the_board_link_and_nothing_of_the_apps(
     assert features_beyond_rows(modules) == []
 
 
+@pytest.mark.parametrize("words", [["players", "list"], ["export", "--games", "-"]])
+def test_the_hall_commands_that_read_the_store_load_nothing_of_the_network(
+    tmp_path: Path, words: list[str]
+) -> None:
+    from cribboard.hall.home import open_store
+
+    with open_store(tmp_path, create=True) as store:
+        store.register("Ann")
+    modules = imported(tmp_path, "hall", *words, "--dir", str(tmp_path))
+    assert "cribboard.hall.store" in modules
+    assert among(modules, ("aiohttp", "aiomqtt", "paho", "cribboard.hall.director")) == []
+
+
 def test_a_command_whose_help_needs_the_rules_loads_them_when_named(tmp_path: Path) -> None:
     assert "cribboard.play.scorekeeper" in imported(tmp_path, "keep", "--help")
     assert "cribboard.rules.allhands" in imported(tmp_path, "count", "--help")
