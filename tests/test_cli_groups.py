@@ -4,6 +4,9 @@ with the one UsageError, their help in the language in use."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import pkgutil
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +33,35 @@ def test_every_command_is_a_row_of_the_one_table() -> None:
     } <= (names)
     for command in COMMANDS:
         assert command.run is not None or command.commands, command.name
+
+
+def feature_cli_modules() -> list[str]:
+    """Every feature's `cli` module (`cribboard.<feature>.cli`), found as the package holds them."""
+    import cribboard
+
+    return [
+        f"cribboard.{found.name}.cli"
+        for found in pkgutil.iter_modules(cribboard.__path__)
+        if found.ispkg and importlib.util.find_spec(f"cribboard.{found.name}.cli") is not None
+    ]
+
+
+def test_every_feature_exports_its_row_as_one_constant_named_after_its_command() -> None:
+    """One convention for where a row lives (issue 40): a feature's `cli` module exports one
+    `Command`, named after the command in capitals, and that very row is in the table."""
+    modules = feature_cli_modules()
+    assert {"cribboard.hall.cli", "cribboard.virtual.cli"} <= set(modules)
+    for name in modules:
+        module = importlib.import_module(name)
+        exported = {
+            key: value
+            for key, value in vars(module).items()
+            if isinstance(value, Command) and not key.startswith("_")
+        }
+        assert len(exported) == 1, f"{name} exports {sorted(exported)}: one row"
+        ((key, row),) = exported.items()
+        assert key == row.name.upper(), f"{name}.{key} holds the row {row.name}"
+        assert any(command is row for command in COMMANDS), f"{name}.{key} is not in COMMANDS"
 
 
 def test_every_help_string_is_said_in_the_language_in_use(

@@ -44,6 +44,9 @@ APPS = (
 )
 ROWS = ("cribboard.hall.cli", "cribboard.link.cli", "cribboard.virtual.cli")
 """A feature's row of the table: read for every line (the rest of the feature is not)."""
+HALL_HOME = "cribboard.hall.home"
+"""Where a hall's files are and what names them, which the hall's rows quote in their help
+(the standard library and the base floor: the store it opens is imported when it opens it)."""
 VIRTUAL_REGISTRY = "cribboard.virtual.registry"
 """The running virtual boards, read by a board command that finds its board (a small file
 reader: no subprocess, no pty)."""
@@ -78,7 +81,7 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 def features_beyond_rows(modules: set[str]) -> list[str]:
     """Modules of the hall, linked games and the virtual board other than their rows."""
     packages = ("cribboard.hall.", "cribboard.link.", "cribboard.virtual.")
-    return [m for m in among(modules, packages) if m not in (*ROWS, VIRTUAL_REGISTRY)]
+    return [m for m in among(modules, packages) if m not in (*ROWS, HALL_HOME, VIRTUAL_REGISTRY)]
 
 
 @pytest.mark.parametrize("words", [["--version"], ["--help"], ["--lang", "sv", "--help"]])
@@ -97,6 +100,19 @@ def test_peg_loads_the_board_link_and_nothing_of_the_apps(
     assert {"cribboard.api", "cribboard.transport", "cribboard.portshare"} <= modules
     assert among(modules, APPS) == []
     assert features_beyond_rows(modules) == []
+
+
+@pytest.mark.parametrize("words", [["players", "list"], ["export", "--games", "-"]])
+def test_the_hall_commands_that_read_the_store_load_nothing_of_the_network(
+    tmp_path: Path, words: list[str]
+) -> None:
+    from cribboard.hall.home import open_store
+
+    with open_store(tmp_path, create=True) as store:
+        store.register("Ann")
+    modules = imported(tmp_path, "hall", *words, "--dir", str(tmp_path))
+    assert "cribboard.hall.store" in modules
+    assert among(modules, ("aiohttp", "aiomqtt", "paho", "cribboard.hall.director")) == []
 
 
 def test_a_command_whose_help_needs_the_rules_loads_them_when_named(tmp_path: Path) -> None:

@@ -161,7 +161,7 @@ async def test_a_flood_of_bad_messages_says_a_few_lines(
 async def test_the_adoption_probe_keeps_what_the_broker_queued_for_the_director(
     tmp_path: Path,
 ) -> None:
-    from cribboard.hall.cli import _answers
+    from cribboard.hall.supervisor import lets_director_in
 
     with running_broker(tmp_path / "broker", tables=1) as broker:
         director = address(broker, t.DIRECTOR_USER)
@@ -171,7 +171,7 @@ async def test_the_adoption_probe_keeps_what_the_broker_queued_for_the_director(
         # The director is down; a table acknowledges meanwhile: queued for the director.
         ack = messages.encode_ack(messages.Ack("r1t1-abcdefghij", True))
         await publish_as(broker, 1, t.ACK, ack)
-        assert await _answers(director)  # `hall start` asks whether the broker is its own
+        assert await lets_director_in(director)  # `hall start` asks whether the broker is its own
         async with director.client(t.DIRECTOR_USER, clean_session=False) as client:
             await client.subscribe(ack_topic, qos=1)
             async with asyncio.timeout(WAIT_S):
@@ -241,7 +241,7 @@ async def test_a_copy_of_a_running_hall_stops_with_one_line(tmp_path: Path) -> N
 
 
 def test_names_that_pose_as_others_are_refused_and_old_ones_shown_inert(tmp_path: Path) -> None:
-    from cribboard.hall.cli import format_standings
+    from cribboard.hall.reports import format_standings
 
     with Store.open(tmp_path / "hall.sqlite") as store:
         for bad in ("Ann\u202enuJ", "\x1b[31mBob", "Cid\u2066x", "Dee\u0007"):

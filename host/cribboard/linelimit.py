@@ -9,14 +9,18 @@ few lines of each window, and one line at the window's end saying how many more 
 
 The key names the source (a table, the unknown sides together); the summary line starts with
 it. Without a running event loop the summary is said with the next line of that key instead of
-at the window's end."""
+at the window's end.
+
+    quiet_loop_errors(asyncio.get_running_loop())   # the loop's own error reports, capped too"""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from cribboard.i18n import n_
 
@@ -108,3 +112,16 @@ class LineLimiter:
                     seconds=round(self.window_s),
                 )
             )
+
+
+def quiet_loop_errors(loop: asyncio.AbstractEventLoop) -> None:
+    """The event loop's own error reports (a failed accept, a task's unseen exception) a few a
+    kind a minute, on stderr: a stranger who makes them by the thousand cannot fill the
+    terminal of a process that serves others."""
+    limiter = LineLimiter(lambda text: print(text, file=sys.stderr, flush=True))
+
+    def report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if limiter.allow(str(context.get("message", "error"))):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(report)

@@ -1,6 +1,7 @@
-"""The `cribboard` command line. The commands are a table (cli/board_commands.py: the commands
-that act on one board; cli/app_commands.py: the apps; the groups `hall` and `remote` from their
-features, `virtual` from the virtual board); each entry holds its arguments, help and runner, a
+"""The `cribboard` command line. The commands are rows (cli/board_commands.py: the commands
+that act on one board; cli/app_commands.py: the apps; cli/history.py; the groups `hall` and
+`remote` and the command `virtual` from their features' `cli` modules, each one constant named
+after its command: `HALL`, `REMOTE`, `VIRTUAL`); each row holds its arguments, help and runner, a
 group its sub-commands. Errors are caught once, here: one line on stderr, `cribboard: message`, exit status 1
 (2 for a usage error, as argparse's own).
 
@@ -35,15 +36,13 @@ from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
 from cribboard.hall.cli import HALL
 from cribboard.i18n import L_, N_, _, choose_language, language, language_list
-from cribboard.link import cli as link_cli
+from cribboard.link.cli import REMOTE
 from cribboard.logsetup import configure as configure_logging
 from cribboard.logsetup import verbosity, without_verbosity
 from cribboard.version import PROTOCOL_VERSION, VERSION
 from cribboard.virtual.cli import VIRTUAL
 
-COMMANDS: tuple[Command, ...] = (
-    BOARD_COMMANDS + (VIRTUAL,) + APP_COMMANDS + (HISTORY, HALL, link_cli.command())
-)
+COMMANDS: tuple[Command, ...] = BOARD_COMMANDS + (VIRTUAL,) + APP_COMMANDS + (HISTORY, HALL, REMOTE)
 COMMANDS_BY_NAME = {
     name: command for command in COMMANDS for name in (command.name, *command.old_names)
 }

@@ -434,7 +434,7 @@ def _deploy(args: argparse.Namespace) -> int:
     import asyncio
 
     from cribboard import portshare
-    from cribboard.cli import hall_deploy
+    from cribboard.cli import deployargs
     from cribboard.deploy import deploy
 
     drive = _bootsel_drive(args)
@@ -442,8 +442,8 @@ def _deploy(args: argparse.Namespace) -> int:
         raise UsageError(
             "--broker and --wifi are for a board running MicroPython: deploy them once it runs"
         )
-    hall = hall_deploy.hall_setup(args)
-    wifi = hall_deploy.wifi_setup(args)
+    hall = deployargs.hall_setup(args)
+    wifi = deployargs.wifi_setup(args)
     if drive is not None:
         from cribboard.bootsel import choose_image, flash
         from cribboard.virtual.rp2board import images_dir
@@ -478,7 +478,7 @@ def _deploy(args: argparse.Namespace) -> int:
         # A board just reset needs longer than a reply: --timeout raises it for a slow one.
         answer_timeout=max(10.0, args.timeout),
     )
-    hall_deploy.configure(port, hall, reset=not args.no_reset, wifi=wifi)
+    deployargs.configure(port, hall, reset=not args.no_reset, wifi=wifi)
     return 0
 
 
@@ -503,7 +503,7 @@ def _bootsel_drive(args: argparse.Namespace) -> BootselDrive | None:
 
 def _deploy_args() -> Args:
     # The hall's options name its default hall, from its set-up (and the broker's client).
-    from cribboard.cli.hall_deploy import HALL_ARGS
+    from cribboard.cli.deployargs import HALL_ARGS
 
     return (
         arg(

@@ -1,8 +1,8 @@
 """``cribboard remote --broker URL --game NAME --secret-env VAR [--port P | --ble NAME]``: run at
 each of two places with the same game name and secret,
 it joins their boards into one game through the broker (docs/mqtt.md, "Linked boards"). It
-runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command line's table
-holds :func:`command`; the linked game's modules are imported when it runs."""
+runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command rows hold
+:data:`REMOTE`; the linked game's modules are imported when it runs."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from cribboard.recorder import Recording
 
 
-def command() -> Command:
-    """The ``remote`` entry of the command line's table (``link`` its old name)."""
+def _row() -> Command:
+    """The ``remote`` row (``link`` its old name), made once below as :data:`REMOTE`."""
     return Command(
         "remote",
         N_("two boards far apart, one game, through an MQTT broker (docs/mqtt.md)"),
@@ -247,3 +247,7 @@ def _recorded(
     open_board: Callable[[], Awaitable[Board]], virtual: Any, say: Callable[[str], None]
 ) -> _Recorded:
     return _Recorded(open_board, None if virtual is None else virtual.flash_path, say)
+
+
+REMOTE = _row()
+"""The ``remote`` row of the command rows."""
