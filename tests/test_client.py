@@ -1,7 +1,7 @@
 """The protocol client on a fake transport (cribboard.testing): resending, reconnecting, the
-heartbeat, the hello's checks and lines in pieces, where the board is not what is tested (the
-tiny board of tests/fakeboard.py plays it). The client against the real firmware:
-tests/test_host_e2e.py."""
+heartbeat, a board restarting mid-request, the hello's checks and lines in pieces, where the
+board is not what is tested (the tiny board of tests/fakeboard.py plays it). The client against
+the real firmware: tests/test_host_e2e.py."""
 
 from __future__ import annotations
 
@@ -122,3 +122,30 @@ async def test_replies_and_events_in_pieces_are_joined_into_lines() -> None:
         assert await b.peg(1, 7) == 1
         event = await seen.wait(lambda e: getattr(e, "type", "") == "state")
         assert event.state.front == [0, 7]
+
+
+async def test_a_request_in_flight_when_the_board_restarts_is_sent_again() -> None:
+    """The board restarts (its `! hello`) before answering a peg: the client reads the state
+    again, then sends the same line (same id); answered once, and the peg counts once."""
+    tiny = TinyBoard()
+    restarted = False
+
+    def board(request: Request) -> list[bytes]:
+        nonlocal restarted
+        if request.verb == "peg" and not restarted:
+            restarted = True
+            tiny.links[-1].push(b"! hello proto=1.4 board=fake")  # gone before it answered
+            return []
+        return tiny(request)
+
+    def factory() -> FakeTransport:
+        tiny.links.append(FakeTransport(board))
+        return tiny.links[-1]
+
+    async with await Board.open_transport(factory, timeout=5.0) as b:
+        seen = EventLog.of(b)
+        assert await b.peg(0, 3) == 1
+        first, again = peg_lines(tiny)
+        assert first == again and tiny.applied == [first]
+        assert len(tiny.links) == 1  # the link stayed up
+        await seen.wait(lambda e: getattr(e, "type", "") == "hello")
