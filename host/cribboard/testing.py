@@ -19,7 +19,8 @@ API, an app) where the board itself is not what they test: in the way of httpx's
 It behaves as the real transports are documented to (cribboard.transport.Transport): what the
 board says reaches `on_data` later, from the event loop, never from inside `write` (in pieces of
 `chunk` bytes when given, as a Bluetooth link delivers them); `on_lost` fires once when the link
-goes, never after `close()`; a write to a closed or lost link raises LinkError. Whatever lives
+goes, never after `close()`; a write to a closed or lost link raises LinkError; it is opened
+once (stricter than a serial port: a client makes a new transport to reconnect). Whatever lives
 longer than one connection (the board's state, what it remembers) is the handler's: a
 reconnecting client gets a new FakeTransport on the same handler."""
 

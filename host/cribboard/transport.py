@@ -29,8 +29,8 @@ log = logging.getLogger(__name__)
 class Transport(ABC):
     """A byte link to one board. `on_data` gets whatever arrives, in chunks that need not be
     lines, called from the event loop and never from inside `write`; `on_lost` fires once when
-    the link goes away (not after `close()`). A transport is opened once: a client that
-    reconnects makes a new one."""
+    the link goes away (not after `close()`). A client makes a new transport for each connect
+    and reconnect (`cribboard.client.TransportFactory`)."""
 
     name: str
 
