@@ -37,6 +37,7 @@ test: lint typecheck browser dbus mosquitto stubs emulator a11y
 # board (tests/conftest.py marks every test that starts one `virtual_board`; those are left out).
 # The core on MicroPython, the boards, Bluetooth, the hall and the page are `make test`'s.
 CHECK_TESTS := tests/core tests/test_rules*.py tests/test_api.py tests/test_mirror.py \
+  tests/test_client.py tests/test_fake_transport.py tests/test_sharing.py \
   tests/test_waiting.py tests/test_architecture.py
 check: lint typecheck
 	$(BIN)/python -m pytest -q -m "not virtual_board" $(CHECK_TESTS)

@@ -1,5 +1,7 @@
-"""The library's face without a board: SyncBoard offers all of Board, and a board state follows
-the protocol's partial state events. (The API against the firmware: tests/test_host_e2e.py.)"""
+"""The library's face without a board: SyncBoard offers all of Board, a board state follows
+the protocol's partial state events, and the API's own words (players by name, typed events, an
+old name's warning) on a fake transport (cribboard.testing, the tiny board of
+tests/fakeboard.py). (The API against the firmware: tests/test_host_e2e.py.)"""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 import inspect
 import threading
 import typing
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from unittest.mock import AsyncMock
 
@@ -23,7 +26,15 @@ from cribboard.api import (
     SyncSubscription,
 )
 from cribboard.errors import BoardRejected, CribboardError
-from cribboard.virtual import VirtualBoard
+from fakeboard import TinyBoard
+
+
+@pytest.fixture
+async def board() -> AsyncIterator[Board]:
+    """A Board on the tiny fake board (no virtual board: the board is not what these test)."""
+    async with await Board.open_transport(TinyBoard().transport) as opened:
+        yield opened
+
 
 # What Board has that SyncBoard cannot offer under the same name, each with its counterpart.
 # Empty: Board's async iterators (events(), states()) are blocking iterators of the same name on
@@ -117,10 +128,12 @@ def test_a_state_kept_as_json_comes_back_with_its_match() -> None:
     )
 
 
-def test_closing_a_sync_board_twice_does_nothing_the_second_time(vboard: VirtualBoard) -> None:
-    board = SyncBoard.open(vboard.port)
+def test_closing_a_sync_board_twice_does_nothing_the_second_time() -> None:
+    tiny = TinyBoard()
+    board = SyncBoard.open_transport(tiny.transport)
     board.close()
     board.close()  # (it used to wait for ever on the stopped loop)
+    assert not tiny.links[0].is_open
 
 
 # Where SyncBoard's types differ from Board's, by design: its own class, and blocking iterators.

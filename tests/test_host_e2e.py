@@ -1,17 +1,17 @@
 """The host library end to end: the real firmware on the real MicroPython interpreter (the virtual
-board), reached over its pty through pyserial, as a USB board would be."""
+board), reached over its pty through pyserial, as a USB board would be. (The client's resending,
+reconnecting and heartbeat, where the board is not what is tested: tests/test_client.py.)"""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import time
 from pathlib import Path
 
 import pytest
 import serial
 
+from cribboard import portshare
 from cribboard.api import (
     Board,
     BoardState,
@@ -24,6 +24,7 @@ from cribboard.api import (
 from cribboard.client import Client
 from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected, CribboardError, KeyReused, LinkError
+from cribboard.sharing import SharedTransport
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore import protocol
@@ -201,33 +202,6 @@ async def test_a_conditional_change_is_refused_when_the_board_moved_on(board: Bo
     assert (await board.state()).front == [0, 0]
 
 
-async def test_library_resends_with_the_same_id_after_a_lost_reply(vboard: VirtualBoard) -> None:
-    """The reply to a peg is lost with the link; the client reconnects and resends the same
-    line; the board answers from memory and the points are applied once."""
-
-    class LosesFirstPegReply(SerialTransport):
-        dropped = 0
-
-        async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
-            def filtered(data: bytes) -> None:
-                if LosesFirstPegReply.dropped == 0 and b" ok r=" in data:
-                    LosesFirstPegReply.dropped += 1
-                    on_lost(LinkError("cable pulled"))  # the reply never arrives
-                    return
-                on_data(data)
-
-            await super().open(filtered, on_lost)
-
-    b = await Board.open_transport(lambda: LosesFirstPegReply(vboard.port))
-    try:
-        await b.peg(0, 9)
-        assert LosesFirstPegReply.dropped == 1
-        state = await b.state()
-        assert state.front == [9, 0] and state.rev == 1
-    finally:
-        await b.close()
-
-
 async def test_a_connect_that_fails_after_the_hello_leaves_the_port_free(
     vboard: VirtualBoard,
 ) -> None:
@@ -235,6 +209,7 @@ async def test_a_connect_that_fails_after_the_hello_leaves_the_port_free(
     fails, its link is closed, and the port is free again. (Seen once under load, when `brief`
     went unanswered: the failed open kept the port claimed, and every later open of it failed.)"""
     closed: list[SerialTransport] = []
+    key = portshare.port_key(vboard.port)
 
     class BreaksAtBrief(SerialTransport):
         async def write(self, data: bytes) -> None:
@@ -248,9 +223,11 @@ async def test_a_connect_that_fails_after_the_hello_leaves_the_port_free(
 
     with pytest.raises(LinkError, match="as brief was sent"):
         await Board.open_transport(
-            lambda: BreaksAtBrief(vboard.port), timeout=WAIT_S, reconnect=False
+            lambda: SharedTransport(key, BreaksAtBrief(vboard.port)),
+            timeout=WAIT_S,
+            reconnect=False,
         )
-    assert closed
+    assert closed and portshare.holder_of(vboard.port) is None
     again = await Board.open(vboard.port, timeout=WAIT_S)  # owned by this program again
     try:
         assert (await again.state()).rev == 0
@@ -290,67 +267,10 @@ async def test_resync_after_the_board_restarts(board: Board, vboard: VirtualBoar
     assert (await board.state()).front == [20, 2]
 
 
-async def test_reconnect_after_the_link_drops(vboard: VirtualBoard) -> None:
-    transports: list[SerialTransport] = []
-
-    def factory() -> SerialTransport:
-        transports.append(SerialTransport(vboard.port))
-        return transports[-1]
-
-    client = Client(factory, timeout=3.0, heartbeat=0)
-    await client.connect()
-    b = Board(client)
-    seen = EventLog()
-    client.subscribe(seen)
-    try:
-        await b.peg(0, 4)
-        # Pull the cable: the port closes under the reader.
-        await transports[0].close()
-        client._on_lost(LinkError("unplugged"))  # what the reader thread reports
-        await seen.wait(lambda e: e.name == "link" and e.fields["state"] == "back")
-        resynced = await seen.wait(lambda e: e.name == "st" and e.fields.get("f") == "4,0")
-        assert resynced.fields["r"] == "1"
-        await b.peg(0, 2)
-        assert (await b.state()).front == [6, 0]
-        assert len(transports) == 2
-    finally:
-        await client.close()
-
-
-async def test_heartbeat_notices_a_board_that_stopped_answering(vboard: VirtualBoard) -> None:
-    with SimControl(vboard.control) as sim:
-        pid = int(sim.info()["pid"])
-    client = Client(lambda: SerialTransport(vboard.port), timeout=0.5, heartbeat=0.2)
-    await client.connect()
-    seen = EventLog()
-    client.subscribe(seen)
-    try:
-        os.kill(pid, signal.SIGSTOP)  # the board hangs: the port stays open, nothing answers
-        try:
-            await seen.wait(lambda e: e.name == "link" and e.fields["state"] == "lost")
-        finally:
-            os.kill(pid, signal.SIGCONT)
-        await seen.wait(lambda e: e.name == "link" and e.fields["state"] == "back")
-        await client.request("ping")
-    finally:
-        await client.close()
-
-
 async def test_a_request_during_a_dead_link_fails_clearly() -> None:
     client = Client(lambda: SerialTransport("/dev/nonexistent-cribboard"), reconnect=False)
     with pytest.raises(LinkError, match="cannot open"):
         await client.connect()
-
-
-async def test_protocol_major_mismatch_is_refused(
-    vboard: VirtualBoard, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from cribboard import client as client_module
-    from cribboard.errors import ProtocolMismatch
-
-    monkeypatch.setattr(client_module, "SUPPORTED_MAJOR", protocol.PROTOCOL_MAJOR + 1)
-    with pytest.raises(ProtocolMismatch, match="update"):
-        await Board.open(vboard.port)
 
 
 def test_board_is_usable_in_a_80k_heap(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import pytest
 from cribboard import portshare
 from cribboard.api import Board, LinkEvent
 from cribboard.errors import CribboardError
-from cribboard.transport import SerialTransport
+from cribboard.sharing import SharedTransport
 from cribboard.virtual import VirtualBoard
 from support import EventLog, Spawn, running_bridge, state_event
 
@@ -189,7 +189,7 @@ async def test_a_request_in_flight_when_the_owner_leaves_is_answered(
     owner = await Board.open(vboard.port, reconnect=False)
     rider = await Board.open(vboard.port, reconnect=False, timeout=5.0)
     transport = owner._client._transport
-    assert isinstance(transport, SerialTransport) and transport._server is not None
+    assert isinstance(transport, SharedTransport) and transport._server is not None
     server = transport._server
     forward = server._write_line
 

@@ -53,7 +53,8 @@ from cribboard.events import (
     StateEvent,
 )
 from cribboard.names import PLAYER_HELP, game_players, player_number
-from cribboard.transport import SerialTransport, Transport
+from cribboard.sharing import ble_shared, serial_transport, shared_board
+from cribboard.transport import Transport
 from cribcore.layout import HOLES
 
 __all__ = [
@@ -197,11 +198,11 @@ class Board:
         says what to do when there is none, or several). With `reconnect`, a link that drops
         is opened again by itself (requests wait for it; see :meth:`events`). A port another
         cribboard program of this user has open is not opened twice: this board rides on that
-        program's connection (cribboard.portshare)."""
+        program's connection (cribboard.sharing)."""
         if port is None:
             port = (await resolve_port()).port
         return await cls.open_transport(
-            lambda: SerialTransport(port), timeout=timeout, reconnect=reconnect
+            lambda: serial_transport(port), timeout=timeout, reconnect=reconnect
         )
 
     @classmethod
@@ -217,24 +218,28 @@ class Board:
         """Connect to a board over Bluetooth LE: `target` is its advertised name
         (``Cribboard-71A3``) or address, or None for the only board advertising. Reconnects
         find it again by address. A board changes only for an admitted device (see
-        :meth:`admission`)."""
-        from cribboard.ble import BleTransport, find, shared_board
+        :meth:`admission`). A board another cribboard program of this user is connected to
+        is not connected to twice: this board rides on that program's connection
+        (cribboard.sharing)."""
+        from cribboard.ble import BleTransport, FoundBleBoard, find
 
         held = shared_board(target, adapter)
         if held is not None:  # another process of ours is connected: ride on its link
-            address = portshare.ble_address(held.key)
-            return await cls.open_transport(
-                lambda: BleTransport(address, adapter=adapter, scan_timeout=scan_timeout),
-                timeout=timeout,
-                reconnect=reconnect,
-            )
+            address, alias = portshare.ble_address(held.key), held.alias
+
+            def riding() -> Transport:
+                plain = BleTransport(address, adapter=adapter, scan_timeout=scan_timeout)
+                return ble_shared(plain, address, adapter, alias)
+
+            return await cls.open_transport(riding, timeout=timeout, reconnect=reconnect)
         found = await find(target, scan_timeout, adapter=adapter)
         first = [found]
 
         def transport() -> Transport:
-            if first:  # the first connection uses the device just found
-                return BleTransport(first.pop(), adapter=adapter, scan_timeout=scan_timeout)
-            return BleTransport(found.address, adapter=adapter, scan_timeout=scan_timeout)
+            # The first connection uses the device just found; a reconnect finds it again.
+            device: FoundBleBoard | str = first.pop() if first else found.address
+            plain = BleTransport(device, adapter=adapter, scan_timeout=scan_timeout)
+            return ble_shared(plain, found.address, adapter, found.name)
 
         return await cls.open_transport(transport, timeout=timeout, reconnect=reconnect)
 

@@ -21,12 +21,10 @@ import asyncio
 import contextlib
 import logging
 import re
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cribboard import portshare
 from cribboard.errors import LinkError, NoBoardFound
 from cribboard.transport import DataCallback, LostCallback, Transport
 from cribboard.waiting import within
@@ -183,28 +181,6 @@ async def find(
     return hit[0]
 
 
-def shared_board(target: str | None, adapter: str | None = None) -> portshare.SharedLink | None:
-    """The Bluetooth board a process of this user is connected to now through `adapter`, by
-    `target` (its name or address; None: the only one), or None: a connected board may not
-    advertise, so it is looked for there before scanning."""
-    if sys.platform == "win32":
-        return None
-    held = [
-        link
-        for link in portshare.shared_links()
-        if link.key.startswith("ble:")
-        and link.key == portshare.ble_key(portshare.ble_address(link.key), adapter)
-    ]
-    if target is not None:
-        wanted = target.lower()
-        held = [
-            link
-            for link in held
-            if link.alias.lower() == wanted or portshare.ble_address(link.key).lower() == wanted
-        ]
-    return held[0] if len(held) == 1 else None
-
-
 class BleTransport(Transport):
     """A board over Bluetooth LE (the Nordic UART Service), through bleak.
 
@@ -237,69 +213,12 @@ class BleTransport(Transport):
         self._with_response = True
         self._lock = asyncio.Lock()
         self._closing = False
-        self._owned: portshare.Owned[None] | None = None
-        self._server: portshare.PortServer | None = None
-        self._rider: portshare.RiderLink | None = None
-        self._rider_writes: set[asyncio.Future[None]] = set()
 
     async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
-        """Connect, or ride on the connection another cribboard process of this user has to
-        the board (cribboard.portshare): a board takes one central, and two processes
-        writing to one connection would mix their lines' pieces."""
+        """Connect (finding the board first when it was named). Sharing the connection with
+        this user's other cribboard processes is a wrapper's (cribboard.sharing)."""
         self._closing = False
-
-        def deliver(data: bytes) -> None:
-            if self._server is not None:
-                self._server.broadcast(data)
-            on_data(data)
-
-        key, alias = await self._share_key()
-        if key is None:
-            await self._connect(deliver, on_lost)
-            return
-        claim = await portshare.claim_async(
-            key, self.name, lambda: self._connect(deliver, on_lost), alias
-        )
-        if isinstance(claim, portshare.Riding):
-            self.name = f"ble:{portshare.ble_address(key)}"
-            self._rider = portshare.RiderLink(claim.connection, self.name)
-            self._rider.start(on_data, on_lost)
-            return
-        self._owned = claim
-        self._server = portshare.PortServer(claim.listener, self._write_for_rider)
-        await self._server.start()
-
-    async def _share_key(self) -> tuple[str | None, str]:
-        """The shared link's key and alias for this board (scanning for it when it is named
-        and no process of ours holds it); None where links cannot be shared."""
-        if sys.platform == "win32":
-            return None, ""
-        target = self._target
-        if isinstance(target, FoundBleBoard):
-            return portshare.ble_key(target.address, self._adapter), target.name
-        if target is not None and is_address(target):
-            return portshare.ble_key(target, self._adapter), ""
-        held = shared_board(target, self._adapter)
-        if held is not None:
-            return held.key, held.alias
-        found = await find(target, self._scan_timeout, adapter=self._adapter)
-        self._target = found
-        self.name = f"ble:{found.address}"
-        return portshare.ble_key(found.address, self._adapter), found.name
-
-    def _write_for_rider(self, line: bytes) -> None:
-        """A checked line from a rider, to the board: written whole, after what is queued
-        (the write lock keeps lines in order and unmixed)."""
-
-        async def write() -> None:
-            try:
-                await self._write_own(line)
-            except LinkError as err:
-                log.info("write for a rider failed: %s", err)
-
-        task = asyncio.ensure_future(write())
-        self._rider_writes.add(task)
-        task.add_done_callback(self._rider_writes.discard)
+        await self._connect(on_data, on_lost)
 
     async def _connect(self, on_data: DataCallback, on_lost: LostCallback) -> None:
         from bleak import BleakClient
@@ -356,12 +275,6 @@ class BleTransport(Transport):
         return tx, rx
 
     async def write(self, data: bytes) -> None:
-        if self._rider is not None and not self._closing:
-            await self._rider.write(data)
-            return
-        await self._write_own(data)
-
-    async def _write_own(self, data: bytes) -> None:
         client = self._client
         if client is None or self._closing:
             raise LinkError(f"{self.name} is not open")
@@ -379,21 +292,9 @@ class BleTransport(Transport):
 
     async def close(self) -> None:
         self._closing = True
-        rider, self._rider = self._rider, None
-        if rider is not None:
-            rider.close()
-        server, self._server = self._server, None
-        if server is not None:
-            server.stop_accepting()
         client, self._client = self._client, None
         if client is not None:
             await self._drop(client)
-        owned, self._owned = self._owned, None
-        if owned is not None:
-            # Free before the riders hear of it: the first to reconnect owns the link.
-            portshare.release(owned)
-        if server is not None:
-            server.drop_all()
 
     @staticmethod
     async def _drop(client: Any) -> None:

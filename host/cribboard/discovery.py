@@ -67,10 +67,10 @@ async def probe(port: str, timeout: float = 1.5) -> Hello:
     """Say hello on `port`; raises CribboardError when no board answers (AtPrompt for a board
     at MicroPython's prompt: looking restarts nothing)."""
     from cribboard.client import Client
-    from cribboard.transport import SerialTransport
+    from cribboard.sharing import serial_transport
 
     client = Client(
-        lambda: SerialTransport(port),
+        lambda: serial_transport(port),
         timeout=timeout,
         heartbeat=0,
         reconnect=False,

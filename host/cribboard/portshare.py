@@ -339,7 +339,10 @@ class RiderLink:
                 return
             self._stop()
             if not self._closing:
-                on_lost(error or LinkHandedOver(f"{self._name}: the program sharing it closed it"))
+                # Closed or reset (an owner leaving as we connect resets us): either way the
+                # owner is gone, and the next open may own the link.
+                reason = f" ({error})" if error is not None else ""
+                on_lost(LinkHandedOver(f"{self._name}: the program sharing it closed it{reason}"))
 
         loop.add_reader(connection.fileno(), readable)
         self._watching = True
@@ -395,6 +398,7 @@ class PortServer:
         self._riders: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[object]] = set()
         self._server: asyncio.AbstractServer | None = None
+        self._stopped = False
 
     async def start(self) -> None:
         self._server = await asyncio.start_unix_server(self._serve, sock=self._listener)
@@ -408,6 +412,7 @@ class PortServer:
                 writer.write(data)
 
     def stop_accepting(self) -> None:
+        self._stopped = True  # a rider accepted but not yet served is turned away too
         if self._server is not None:
             self._server.close()
 
@@ -424,7 +429,8 @@ class PortServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         connection = writer.get_extra_info("socket")
         uid = _peer_uid(connection) if connection is not None else None
-        if (uid is not None and uid != os.getuid()) or len(self._riders) >= MAX_RIDERS:
+        refused = self._stopped or len(self._riders) >= MAX_RIDERS
+        if refused or (uid is not None and uid != os.getuid()):
             writer.close()
             return
         task = asyncio.current_task()

@@ -1,9 +1,9 @@
 """Transports: bytes to and from a board. The protocol client sits on top of one.
 
 `SerialTransport` opens anything pyserial's `serial_for_url` opens: a device path (a USB board,
-the virtual board's pty), `socket://host:port`, or `loop://` for tests. A device path another
-cribboard process of this user has open is not opened twice: the transport rides on that
-process's connection (cribboard.portshare), so every command and app gets the sharing."""
+the virtual board's pty), `socket://host:port`, or `loop://`. It is plain pyserial: sharing a
+port with this user's other cribboard processes is a wrapper around it (cribboard.sharing), and
+a test that needs no board talks to `cribboard.testing.FakeTransport` instead."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from collections.abc import Callable
 
 import serial
 
-from cribboard import portshare
 from cribboard.errors import LinkError
 
 DataCallback = Callable[[bytes], None]
@@ -28,8 +27,10 @@ log = logging.getLogger(__name__)
 
 
 class Transport(ABC):
-    """A byte link to one board. `on_data` gets whatever arrives; `on_lost` fires once when the
-    link goes away (not after `close()`)."""
+    """A byte link to one board. `on_data` gets whatever arrives, in chunks that need not be
+    lines, called from the event loop and never from inside `write`; `on_lost` fires once when
+    the link goes away (not after `close()`). A client makes a new transport for each connect
+    and reconnect (`cribboard.client.TransportFactory`)."""
 
     name: str
 
@@ -39,7 +40,9 @@ class Transport(ABC):
 
     @abstractmethod
     async def write(self, data: bytes) -> None:
-        """Send bytes; raise LinkError when the link is gone."""
+        """Send bytes, whole: one write's bytes never mix with another's (a sharing owner
+        passes its riders' lines as writes of their own). Raise LinkError when the link is
+        gone."""
 
     @abstractmethod
     async def close(self) -> None:
@@ -58,33 +61,15 @@ class SerialTransport(Transport):
         self._thread: threading.Thread | None = None
         self._watched_fd: int | None = None
         self._closing = False
-        self._owned: portshare.Owned[serial.Serial] | None = None
-        self._server: portshare.PortServer | None = None
-        self._rider: portshare.RiderLink | None = None
 
     async def open(self, on_data: DataCallback, on_lost: LostCallback) -> None:
         loop = asyncio.get_running_loop()
         self._closing = False
         try:
-            if portshare.shareable(self._url):
-                claim = await loop.run_in_executor(
-                    None, portshare.claim, self._url, self._open_port
-                )
-                if isinstance(claim, portshare.Riding):
-                    self._rider = portshare.RiderLink(claim.connection, self._url)
-                    self._rider.start(on_data, on_lost)
-                    return
-                port = claim.port
-                self._owned = claim
-                self._server = portshare.PortServer(claim.listener, self._write_for_rider)
-                await self._server.start()
-            else:
-                port = await loop.run_in_executor(None, self._open_port)
+            port = await loop.run_in_executor(None, self._open_port)
         except (serial.SerialException, OSError, ValueError) as err:
             raise LinkError(open_problem(self._url, err)) from err
         self._serial = port
-        if self._server is not None:
-            on_data = self._told_riders(on_data, self._server)
         fd = _file_descriptor(port)
         if fd is not None:
             port.timeout = 0  # reads return what is there: the loop only calls when ready
@@ -122,25 +107,6 @@ class SerialTransport(Transport):
         self._thread = threading.Thread(target=reader, name=f"serial {self._url}", daemon=True)
         self._thread.start()
 
-    @staticmethod
-    def _told_riders(on_data: DataCallback, server: portshare.PortServer) -> DataCallback:
-        """`on_data` that also passes what the board says to the processes riding on us."""
-
-        def both(chunk: bytes) -> None:
-            server.broadcast(chunk)
-            on_data(chunk)
-
-        return both
-
-    def _write_for_rider(self, line: bytes) -> None:
-        """A checked line from a rider, to the board (whole, so it never splits ours)."""
-        port = self._serial
-        if port is not None and not self._closing:
-            try:
-                port.write(line)
-            except (serial.SerialException, OSError) as err:
-                log.info("write for a rider failed: %s", err)
-
     def _stop_watching(self) -> None:
         if self._watched_fd is not None:
             asyncio.get_running_loop().remove_reader(self._watched_fd)
@@ -158,9 +124,6 @@ class SerialTransport(Transport):
         return port
 
     async def write(self, data: bytes) -> None:
-        if self._rider is not None and not self._closing:
-            await self._rider.write(data)
-            return
         port = self._serial
         if port is None or self._closing:
             raise LinkError(f"{self._url} is not open")
@@ -172,24 +135,12 @@ class SerialTransport(Transport):
     async def close(self) -> None:
         self._closing = True
         self._stop_watching()
-        rider, self._rider = self._rider, None
-        if rider is not None:
-            rider.close()
-        server, self._server = self._server, None
-        if server is not None:
-            server.stop_accepting()
         port, self._serial = self._serial, None
         if port is not None:
             try:
                 port.close()
             except (serial.SerialException, OSError):
                 pass
-        owned, self._owned = self._owned, None
-        if owned is not None:
-            # The port is free before the riders hear of it: the first to reconnect owns it.
-            portshare.release(owned)
-        if server is not None:
-            server.drop_all()
         if self._thread is not None and self._thread is not threading.current_thread():
             await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 1.0)
         self._thread = None
