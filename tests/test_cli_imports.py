@@ -42,7 +42,7 @@ APPS = (
     "aiomqtt",
     "bleak",
 )
-ROWS = ("cribboard.hall.cli", "cribboard.link.cli", "cribboard.virtual.cli")
+ROWS = ("cribboard.hall.cli", "cribboard.remote.cli", "cribboard.virtual.cli")
 """A feature's row of the table: read for every line (the rest of the feature is not)."""
 VIRTUAL_REGISTRY = "cribboard.virtual.registry"
 """The running virtual boards, read by a board command that finds its board (a small file
@@ -77,7 +77,7 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 def features_beyond_rows(modules: set[str]) -> list[str]:
     """Modules of the hall, linked games and the virtual board other than their rows."""
-    packages = ("cribboard.hall.", "cribboard.link.", "cribboard.virtual.")
+    packages = ("cribboard.hall.", "cribboard.remote.", "cribboard.virtual.")
     return [m for m in among(modules, packages) if m not in (*ROWS, VIRTUAL_REGISTRY)]
 
 

@@ -34,14 +34,14 @@ from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
 from cribboard.hall.cli import HALL
 from cribboard.i18n import L_, N_, _, choose_language, language, language_list
-from cribboard.link import cli as link_cli
 from cribboard.logsetup import configure as configure_logging
 from cribboard.logsetup import verbosity, without_verbosity
+from cribboard.remote import cli as remote_cli
 from cribboard.version import PROTOCOL_VERSION, VERSION
 from cribboard.virtual.cli import VIRTUAL
 
 COMMANDS: tuple[Command, ...] = (
-    BOARD_COMMANDS + (VIRTUAL,) + APP_COMMANDS + (HISTORY, HALL, link_cli.command())
+    BOARD_COMMANDS + (VIRTUAL,) + APP_COMMANDS + (HISTORY, HALL, remote_cli.command())
 )
 COMMANDS_BY_NAME = {
     name: command for command in COMMANDS for name in (command.name, *command.old_names)

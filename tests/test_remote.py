@@ -22,12 +22,12 @@ import pytest
 
 from cribboard.api import Board, BoardState, ButtonEvent
 from cribboard.hall.broker import Broker
-from cribboard.link import topics as t
-from cribboard.link.moves import Change, Move, Position, encode_move
-from cribboard.link.secret import GameKey
-from cribboard.link.side import LinkedGameSide, describe
 from cribboard.mqtt.address import BrokerAddress
 from cribboard.record.store import Record
+from cribboard.remote import topics as t
+from cribboard.remote.end import RemoteEnd, describe
+from cribboard.remote.moves import Change, Move, Position, encode_move
+from cribboard.remote.secret import GameKey
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from hallsupport import HALL, WAIT_S, address, broker_words, need_mosquitto
@@ -65,13 +65,13 @@ async def running_side(
     *,
     secret: str = SECRET,
     said: list[str] | None = None,
-) -> AsyncIterator[LinkedGameSide]:
+) -> AsyncIterator[RemoteEnd]:
     def say(line: str) -> None:
         print(line)
         if said is not None:
             said.append(line)
 
-    side = LinkedGameSide(
+    side = RemoteEnd(
         link_address(broker),
         GAME,
         lambda: Board.open(port, timeout=3.0),
@@ -89,7 +89,7 @@ async def running_side(
             await task
 
 
-async def in_step(*sides: LinkedGameSide, moves: int) -> Position:
+async def in_step(*sides: RemoteEnd, moves: int) -> Position:
     """Wait until every side holds `moves` moves and its board shows their merged game."""
     for side in sides:
         try:
@@ -112,7 +112,7 @@ async def in_step(*sides: LinkedGameSide, moves: int) -> Position:
     return positions.pop()
 
 
-def board_of(side: LinkedGameSide) -> Board:
+def board_of(side: RemoteEnd) -> Board:
     assert side.board is not None
     return side.board
 
@@ -459,7 +459,7 @@ async def test_a_refused_login_stops_the_link_with_one_line(
 
 
 def test_synced_says_one_move_in_the_singular() -> None:
-    from cribboard.link.side import synced_line
+    from cribboard.remote.end import synced_line
 
     assert synced_line(1, 0) == "synced: 1 move (0 from elsewhere)"
     assert synced_line(3, 2) == "synced: 3 moves (2 from elsewhere)"

@@ -1,17 +1,17 @@
 """One end of a linked game: a board, this side's log of moves, and the broker.
 
-    side = LinkedGameSide(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
+    side = RemoteEnd(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
                           secret="the game's secret, the same at both ends")
     await side.run()        # until cancelled
 
 What it does (docs/mqtt.md, "Linked boards"):
 
 - Every change the board makes that this side did not ask for (a button, another host) becomes a
-  move of this side (:mod:`cribboard.link.boardsync`), kept in the state file first, then
+  move of this side (:mod:`cribboard.remote.boardsync`), kept in the state file first, then
   published, retained with QoS 1, on ``.../<side>/move/<seq>``.
 - It reads every side's moves (the retained ones come on subscribing), keeps them by id (a
   redelivered move counts once), and brings its board to the merged game
-  (:func:`cribboard.link.moves.merge`) with the board's own requests.
+  (:func:`cribboard.remote.moves.merge`) with the board's own requests.
 - On every connection it publishes ``online`` ``1`` (its Last Will ``0``), then a marker on its
   own ``sync`` topic: when the marker comes back every retained move has arrived, so it
   publishes those of its own moves the broker lacks (a broker that lost them). A side that
@@ -20,7 +20,7 @@ What it does (docs/mqtt.md, "Linked boards"):
   did meanwhile as moves of its own, and catches up with the other side's moves. Neither a
   broker that is away nor a board that is away stops the other half: moves wait in the state
   file and on the broker.
-- The game's secret (:mod:`cribboard.link.secret`) names its topics and signs every message:
+- The game's secret (:mod:`cribboard.remote.secret`) names its topics and signs every message:
   one not signed with it is dropped, and told in a few lines a minute (unknown sides, however
   many a stranger makes up). A game has two sides: this one and the first other one whose
   signed moves it holds; a third is told and ignored.
@@ -60,9 +60,10 @@ from cribboard.api import (
 from cribboard.errors import CribboardError
 from cribboard.i18n import _, n_
 from cribboard.linelimit import LineLimiter
-from cribboard.link import LinkedGameError, topics
-from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
-from cribboard.link.moves import (
+from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.remote import RemoteGameError, topics
+from cribboard.remote.boardsync import board_changes, offline_changes, plan, run_step
+from cribboard.remote.moves import (
     DEAL,
     GAME,
     UNDO,
@@ -76,8 +77,7 @@ from cribboard.link.moves import (
     encode_move,
     game_change,
 )
-from cribboard.link.secret import GameKey
-from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.remote.secret import GameKey
 from cribboard.watchwords import restored_line
 
 log = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ class SideFile:
                 )
             )
         except (OSError, ValueError, KeyError, TypeError, MoveError) as err:
-            raise LinkedGameError(
+            raise RemoteGameError(
                 _("%(path)s: not a linked game's state file: %(error)s", path=self.path, error=err)
             ) from None
 
@@ -185,7 +185,7 @@ class SideFile:
         os.replace(temporary, self.path)
 
 
-class LinkedGameSide:
+class RemoteEnd:
     """One end of a linked game (see the module's docstring). `open_board` opens this side's
     board (again, after it was gone); `say` gets one line per thing worth telling a person."""
 
@@ -256,7 +256,7 @@ class LinkedGameSide:
 
     async def run(self) -> None:
         """Run until cancelled: the broker in the background, the board here. Raises
-        LinkedGameError when the broker refuses the login."""
+        RemoteGameError when the broker refuses the login."""
         mqtt = asyncio.create_task(self._mqtt_loop(), name=f"link-{self.game}-mqtt")
         board = asyncio.create_task(self._board_loop(), name=f"link-{self.game}-board")
         try:
@@ -553,7 +553,7 @@ class LinkedGameSide:
             except aiomqtt.MqttError as err:
                 refused = refusal(err, self.address)
                 if refused is not None:
-                    raise LinkedGameError(refused) from None
+                    raise RemoteGameError(refused) from None
                 if self.synced.is_set():
                     self.say(_("lost the broker (%(error)s): reconnecting", error=err))
             finally:
@@ -588,7 +588,7 @@ class LinkedGameSide:
                 payload = bytes(message.payload)
                 try:
                     name = topics.parse(str(message.topic))
-                except LinkedGameError:
+                except RemoteGameError:
                     continue
                 if name.leaf in (topics.MOVE, ONLINE, topics.HELLO) and payload:
                     if name.side == side and name.leaf == topics.HELLO:
@@ -834,7 +834,7 @@ class Hello:
             raise ValueError("no instance or nonce")
         try:
             topics.check_instance(instance)
-        except LinkedGameError as err:
+        except RemoteGameError as err:
             raise ValueError(str(err)) from None
         if not isinstance(has_game, bool) or not isinstance(answers, list):
             raise ValueError("no game flag or answers")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cribboard.api import BoardState
-from cribboard.link import LinkedGameError
+from cribboard.remote import RemoteGameError
 from cribcore.limits import MAX_PLAYERS, MAX_POINTS, PLAYER_COUNTS, TARGETS
 from cribcore.state import GameError, GameState
 
@@ -46,7 +46,7 @@ _ID = re.compile(r"([a-z0-9]{1,16})\.([1-9][0-9]{0,8})\Z")
 MAX_SCORE = max(TARGETS)
 
 
-class MoveError(LinkedGameError):
+class MoveError(RemoteGameError):
     """A move payload that is not a move."""
 
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cribboard.link.boardsync import DEAL, NEW, PEG, PEND, board_changes, plan
-from cribboard.link.moves import PEG as PEG_MOVE
-from cribboard.link.moves import UNDO, Change, MoveLog, Position, game_change
+from cribboard.remote.boardsync import DEAL, NEW, PEG, PEND, board_changes, plan
+from cribboard.remote.moves import PEG as PEG_MOVE
+from cribboard.remote.moves import UNDO, Change, MoveLog, Position, game_change
 from cribcore.state import GameError, GameState
 from cribdev.simtable import board_state
 

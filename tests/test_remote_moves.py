@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from cribboard.api import BoardState
-from cribboard.link import LinkedGameError
-from cribboard.link import topics as t
-from cribboard.link.boardsync import DEAL, NEW, PEG, board_changes, plan
-from cribboard.link.moves import (
+from cribboard.remote import RemoteGameError
+from cribboard.remote import topics as t
+from cribboard.remote.boardsync import DEAL, NEW, PEG, board_changes, plan
+from cribboard.remote.end import Hello, describe, read_online
+from cribboard.remote.moves import (
     GAME,
     SET,
     UNDO,
@@ -30,7 +31,6 @@ from cribboard.link.moves import (
     game_change,
     merge,
 )
-from cribboard.link.side import Hello, describe, read_online
 from cribcore.state import GameError, GameState
 from cribdev.simtable import board_state
 
@@ -143,7 +143,7 @@ def test_payloads_round_trip_and_refuse_what_is_not_a_move() -> None:
         "cribboard/link/v1/friday/k3f9/move/1",  # before instances
         "cribboard/v1/friday/k3f9/online",
     ):
-        with pytest.raises(LinkedGameError):
+        with pytest.raises(RemoteGameError):
             t.parse(bad_topic)
 
 

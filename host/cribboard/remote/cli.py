@@ -118,12 +118,12 @@ def _run(args: argparse.Namespace) -> int:
 
     from cribboard.api import Board
     from cribboard.discovery import resolve_port
-    from cribboard.link import LinkedGameError
-    from cribboard.link.secret import game_secret
-    from cribboard.link.side import LinkedGameSide, default_state_file
-    from cribboard.link.topics import check_game
     from cribboard.mqtt import AddressError
     from cribboard.mqtt.address import BrokerAddress, ask_password
+    from cribboard.remote import RemoteGameError
+    from cribboard.remote.end import RemoteEnd, default_state_file
+    from cribboard.remote.secret import game_secret
+    from cribboard.remote.topics import check_game
 
     port = args.link_port or args.port
     ble = args.link_ble if args.link_ble is not None else args.ble
@@ -143,7 +143,7 @@ def _run(args: argparse.Namespace) -> int:
             else None
         )
         secret = game_secret(args.secret_env, args.game)
-    except (AddressError, LinkedGameError) as err:
+    except (AddressError, RemoteGameError) as err:
         raise UsageError(str(err)) from None
     address = address.with_login(args.user, password)
 
@@ -177,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
 
             where = chosen
         recorded = _recorded(open_board, virtual, say)
-        side = LinkedGameSide(address, args.game, recorded.open, state, secret=secret, say=say)
+        side = RemoteEnd(address, args.game, recorded.open, state, secret=secret, say=say)
         say(
             _(
                 "link %(game)s: this end is side %(side)s, board %(board)s, broker %(url)s",

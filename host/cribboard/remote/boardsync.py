@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cribboard.api import Board, BoardState
-from cribboard.link.moves import DEAL, GAME, PEG, SET, UNDO, Change, Position, game_change
+from cribboard.remote.moves import DEAL, GAME, PEG, SET, UNDO, Change, Position, game_change
 from cribcore.limits import MAX_POINTS
 
 NEW = "new"

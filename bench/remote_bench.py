@@ -1,7 +1,7 @@
 """`make bench`, linked boards part: two virtual boards joined by `cribboard remote` through a
 private mosquitto (bench/run.py calls main()). Prints figures only; nothing here asserts speed.
 
-Both ends run in this process (two LinkedGameSide objects, each with its own board
+Both ends run in this process (two RemoteEnd objects, each with its own board
 connection); the boards are two MicroPython processes and the broker a third, all on this
 machine.
 
@@ -12,7 +12,7 @@ machine.
    both boards show the merged game of all 200.
 3. Bytes per move: the JSON payload of a peg, and the whole MQTT PUBLISH packet.
 
-    .venv/bin/python bench/link_mqtt_bench.py
+    .venv/bin/python bench/remote_bench.py
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from cribboard.api import Board, BoardEvent, BoardState, StateEvent
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
-from cribboard.link import topics as t
-from cribboard.link.moves import Change, Move, Position, encode_move
-from cribboard.link.side import LinkedGameSide
 from cribboard.mqtt.address import BrokerAddress
+from cribboard.remote import topics as t
+from cribboard.remote.end import RemoteEnd
+from cribboard.remote.moves import Change, Move, Position, encode_move
 from cribboard.virtual import VirtualBoard
 
 GAME = "bench"
@@ -68,7 +68,7 @@ class Watch:
         return self.latest[0]
 
 
-async def settled(sides: list[LinkedGameSide], moves: int) -> None:
+async def settled(sides: list[RemoteEnd], moves: int) -> None:
     for side in sides:
         await side.wait_until(
             lambda side=side: (  # type: ignore[misc]
@@ -91,7 +91,7 @@ async def run(work: Path) -> None:
     )
     boards = [VirtualBoard().start(), VirtualBoard().start()]
     sides = [
-        LinkedGameSide(
+        RemoteEnd(
             address,
             GAME,
             lambda port=vb.port: Board.open(port, timeout=5.0),  # type: ignore[misc]

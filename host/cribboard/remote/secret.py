@@ -26,7 +26,7 @@ import os
 import sys
 
 from cribboard.i18n import _
-from cribboard.link import LinkedGameError
+from cribboard.remote import RemoteGameError
 
 MIN_SECRET = 8  # characters
 MAX_SECRET = 256
@@ -37,9 +37,9 @@ CHANNEL_HEX = 24
 
 
 def check_secret(secret: str) -> str:
-    """The secret, if long enough to be worth something; LinkedGameError otherwise."""
+    """The secret, if long enough to be worth something; RemoteGameError otherwise."""
     if not MIN_SECRET <= len(secret) <= MAX_SECRET:
-        raise LinkedGameError(
+        raise RemoteGameError(
             _(
                 "a linked game's secret is %(least)d to %(most)d characters, the same at both "
                 "ends (not %(length)d)",
@@ -53,11 +53,11 @@ def check_secret(secret: str) -> str:
 
 def game_secret(variable: str | None, game: str) -> str:
     """The game's secret: from the environment variable named, else asked for without echo
-    on a terminal; LinkedGameError when there is none (never printed, never logged)."""
+    on a terminal; RemoteGameError when there is none (never printed, never logged)."""
     if variable:
         secret = os.environ.get(variable)
         if secret is None:
-            raise LinkedGameError(
+            raise RemoteGameError(
                 _("--secret-env %(var)s: that environment variable is not set", var=variable)
             )
     elif sys.stdin.isatty():
@@ -65,7 +65,7 @@ def game_secret(variable: str | None, game: str) -> str:
             _("the secret of game %(game)s (the same at both ends): ", game=game)
         )
     else:
-        raise LinkedGameError(
+        raise RemoteGameError(
             _("a linked game needs its secret: --secret-env VAR (the same at both ends)")
         )
     return check_secret(secret)
