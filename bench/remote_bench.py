@@ -1,4 +1,4 @@
-"""`make bench`, linked boards part: two virtual boards joined by `cribboard remote` through a
+"""`make bench`, remote games part: two virtual boards joined by `cribboard remote` through a
 private mosquitto (bench/run.py calls main()). Prints figures only; nothing here asserts speed.
 
 Both ends run in this process (two RemoteEnd objects, each with its own board
@@ -101,7 +101,7 @@ async def run(work: Path) -> None:
         for i, vb in enumerate(boards)
     ]
     a, b = sides
-    # One end first, as people start a linked game: two ends starting at the same instant
+    # One end first, as people start a remote game: two ends starting at the same instant
     # would both bring their board's game (two starts, merged into one, but one move more).
     tasks = [asyncio.create_task(a.run())]
     try:
@@ -150,7 +150,7 @@ async def run(work: Path) -> None:
         # the topic, the packet id (2), the payload.
         packet = 2 + 2 + len(topic) + 2 + len(payload)
 
-        print("cribboard linked boards benchmark (two virtual boards, mosquitto, one process)")
+        print("cribboard remote game benchmark (two virtual boards, mosquitto, one process)")
         print(
             f"  peg at board A -> board B's state event: p50 {pct(latencies, 50):.1f} ms, "
             f"p99 {pct(latencies, 99):.1f} ms, mean {statistics.fmean(latencies):.1f} ms "
@@ -179,7 +179,7 @@ def main() -> None:
     try:
         find_executable("mosquitto")
     except MosquittoNotFound as err:
-        print(f"linked boards benchmark skipped: {err}")
+        print(f"remote game benchmark skipped: {err}")
         return
     with tempfile.TemporaryDirectory(prefix="cribboard-link-bench-") as work:
         asyncio.run(run(Path(work)))

@@ -76,7 +76,7 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 
 def features_beyond_rows(modules: set[str]) -> list[str]:
-    """Modules of the hall, linked games and the virtual board other than their rows."""
+    """Modules of the hall, remote games and the virtual board other than their rows."""
     packages = ("cribboard.hall.", "cribboard.remote.", "cribboard.virtual.")
     return [m for m in among(modules, packages) if m not in (*ROWS, VIRTUAL_REGISTRY)]
 

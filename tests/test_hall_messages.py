@@ -54,7 +54,7 @@ def test_topics_round_trip_and_refuse_others() -> None:
     assert set(t.DELIVERY) == set(t.TABLE_LEAVES) | set(t.HALL_LEAVES)
 
 
-def test_a_hall_and_a_linked_game_are_named_alike() -> None:
+def test_a_hall_and_a_remote_game_are_named_alike() -> None:
     for good in ("a", "0", "club-2", "east_wing", "a" * 32):
         assert t.check_hall(good) == link_topics.check_game(good) == good
     for bad in ("", "A", "-a", "_a", "a/b", "a+", "a#", "a b", "å", "a" * 33, "a\n"):

@@ -130,7 +130,7 @@ async def pegs(board: Board, made: list[tuple[int, int]], rng: random.Random, co
 async def test_pegs_at_both_ends_at_once_converge_and_a_move_delivered_twice_counts_once(
     broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
 ) -> None:
-    # Each board shows a game of its own before the link: the first end's is the linked game.
+    # Each board shows a game of its own before the link: the first end's is the remote game.
     async with await Board.open(vboard.port) as first, await Board.open(other_vboard.port) as b:
         await first.peg(0, 3)
         await b.peg(1, 10)
@@ -262,7 +262,7 @@ async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_
                         lambda s=side: intruder.side in s.strangers,
                         WAIT_S,  # type: ignore[misc]
                     )
-                    assert any(f"a third side {intruder.side}" in w for w in said_a + said_b)
+                    assert any(f"a third end {intruder.side}" in w for w in said_a + said_b)
                 await board_of(intruder).peg(0, 7)
                 await board_of(a).peg(0, 1)
                 final = await in_step(a, b, moves=4)
@@ -386,7 +386,7 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
     assert [(source, json.loads(front)) for source, front in games] == [("link", shown.front[:2])]
 
 
-async def test_link_virtual_links_a_virtual_board_started_for_it(
+async def test_remote_virtual_joins_a_virtual_board_started_for_it(
     broker: Broker, vboard: VirtualBoard, tmp_path: Path
 ) -> None:
     words = link_words(broker, "-", tmp_path / "v.json")
@@ -401,7 +401,7 @@ async def test_link_virtual_links_a_virtual_board_started_for_it(
         *words, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     try:
-        line = await read_until(process, lambda line: line.startswith("link "))
+        line = await read_until(process, lambda line: line.startswith("remote game "))
         assert "board virtual " in line
         await read_until(process, lambda line: line.startswith("synced:"))
         async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
@@ -468,7 +468,7 @@ def test_synced_says_one_move_in_the_singular() -> None:
 async def retained_messages(
     broker: Broker, enough: Callable[[dict[str, bytes]], bool]
 ) -> dict[str, bytes]:
-    """The retained messages of the linked games on the broker, as a stranger with the broker's
+    """The retained messages of the remote games on the broker, as a stranger with the broker's
     password reads them, once there are `enough`."""
     found: dict[str, bytes] = {}
     async with link_address(broker).client("recorder") as recorder:
@@ -541,7 +541,7 @@ async def test_an_earlier_games_messages_replayed_change_nothing(
             await board_of(d).peg(1, 1)  # after the replay: when it is in, the replay is too
             await in_step(c, d, moves=4)
             assert c.peers.get(d.side) is True
-    assert not any("third side" in line for line in said), said
+    assert not any("third end" in line for line in said), said
 
 
 async def test_client_ids_cannot_be_read_from_topics_and_unknown_sides_flood_no_one(

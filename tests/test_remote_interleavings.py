@@ -1,6 +1,6 @@
-"""Two linked ends, every interleaving (issue 22, 7): counts being entered on one board's buttons
-while the other end pegs the same player, host pegs and undos at both ends (two undos of one
-move take it back once), moves delivered late. Each
+"""Two ends of a remote game, every interleaving (issue 22, 7): counts being entered on one
+board's buttons while the other end pegs the same player, host pegs and undos at both ends (two
+undos of one move take it back once), moves delivered late. Each
 end is the shared core's GameState (the board's own rules) with a panel's count as the firmware's
 panel enters and commits it (cribfw/panel.py: its own count, committed only while the board
 still shows it), and the link's own pieces: a board's change read as moves

@@ -1,5 +1,5 @@
-"""Where the linked games' topics start on a broker, and the user they log in as: here, below
-both, because a hall's private broker lets linked games in (``Broker.create(links=True)``)
+"""Where the remote games' topics start on a broker, and the user they log in as: here, below
+both, because a hall's private broker lets remote games in (``Broker.create(links=True)``)
 and the link (:mod:`cribboard.remote.topics`) builds its topics under it. The hall's own root is
 the shared core's (:mod:`cribcore.hall`), which a board uses too."""
 

@@ -2,7 +2,7 @@
 and the requests that bring a board to the merged position (:func:`plan`, :func:`run_step`).
 
 A board pushes its whole state after every change, whatever made it (its buttons, a host, its
-side of the linked game itself; the side asks it to, `every 1`, for requests that reach it
+end of the remote game itself; the end asks it to, `every 1`, for requests that reach it
 together too). The side tells its own changes apart by the revision each request returned; any
 other change is read from the difference between two successive states:
 

@@ -1,8 +1,8 @@
 """``cribboard remote --broker URL --game NAME --secret-env VAR [--port P | --ble NAME]``: run at
 each of two places with the same game name and secret,
-it joins their boards into one game through the broker (docs/mqtt.md, "Linked boards"). It
+it joins their boards into one game through the broker (docs/mqtt.md, "Remote games"). It
 runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command line's table
-holds :func:`command`; the linked game's modules are imported when it runs."""
+holds :func:`command`; the remote game's modules are imported when it runs."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def command() -> Command:
                 "--game",
                 required=True,
                 metavar="NAME",
-                help=N_("the linked game's name, the same at both ends (a-z, 0-9, _ and -)"),
+                help=N_("the remote game's name, the same at both ends (a-z, 0-9, _ and -)"),
             ),
             arg(
                 "--port",
@@ -61,7 +61,7 @@ def command() -> Command:
                 action="store_true",
                 help=N_(
                     "this end's board: a virtual board started here (the firmware on "
-                    "MicroPython; try a linked game with two of these on one computer)"
+                    "MicroPython; try a remote game with two of these on one computer)"
                 ),
             ),
             arg(
@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
         side = RemoteEnd(address, args.game, recorded.open, state, secret=secret, say=say)
         say(
             _(
-                "link %(game)s: this end is side %(side)s, board %(board)s, broker %(url)s",
+                "remote game %(game)s: this end is %(side)s, board %(board)s, broker %(url)s",
                 game=args.game,
                 side=side.side,
                 board=where,
@@ -210,7 +210,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 class _Recorded:
-    """The board of a linked game, opened as `open_board` opens it, its games recorded
+    """The board of a remote game, opened as `open_board` opens it, its games recorded
     (cribboard.recorder) from each opening on."""
 
     def __init__(

@@ -1,10 +1,10 @@
-"""One end of a linked game: a board, this side's log of moves, and the broker.
+"""One end of a remote game: a board, this side's log of moves, and the broker.
 
     side = RemoteEnd(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
                           secret="the game's secret, the same at both ends")
     await side.run()        # until cancelled
 
-What it does (docs/mqtt.md, "Linked boards"):
+What it does (docs/mqtt.md, "Remote games"):
 
 - Every change the board makes that this side did not ask for (a button, another host) becomes a
   move of this side (:mod:`cribboard.remote.boardsync`), kept in the state file first, then
@@ -162,7 +162,7 @@ class SideFile:
             )
         except (OSError, ValueError, KeyError, TypeError, MoveError) as err:
             raise RemoteGameError(
-                _("%(path)s: not a linked game's state file: %(error)s", path=self.path, error=err)
+                _("%(path)s: not a remote game's state file: %(error)s", path=self.path, error=err)
             ) from None
 
     def save(self) -> None:
@@ -186,7 +186,7 @@ class SideFile:
 
 
 class RemoteEnd:
-    """One end of a linked game (see the module's docstring). `open_board` opens this side's
+    """One end of a remote game (see the module's docstring). `open_board` opens this side's
     board (again, after it was gone); `say` gets one line per thing worth telling a person."""
 
     def __init__(
@@ -599,7 +599,7 @@ class RemoteEnd:
                         self._stranger(
                             name.side,
                             _(
-                                "a message as side %(side)s that is not signed with the game's "
+                                "a message as end %(side)s that is not signed with the game's "
                                 "secret (someone on the broker without it)",
                                 side=name.side,
                             ),
@@ -696,7 +696,7 @@ class RemoteEnd:
     def _switch(self, side: str, instance: str) -> None:
         """Join the game instance of the other end `side`: this side takes the game as it is
         there (its own start, if it made one alone, is dropped)."""
-        self.say(_("joined the game of side %(side)s", side=side))
+        self.say(_("joined the game of end %(side)s", side=side))
         self.instance = self.file.instance = instance
         self.file.moves = []
         self.log = MoveLog()
@@ -759,7 +759,7 @@ class RemoteEnd:
         self._stranger(
             side,
             _(
-                "a third side %(side)s (the game's two are %(this)s and %(partner)s)",
+                "a third end %(side)s (the game's two are %(this)s and %(partner)s)",
                 side=side,
                 this=self.side,
                 partner=self.partner,
@@ -783,9 +783,9 @@ class RemoteEnd:
         if self.peers.get(side) != online:
             self.peers[side] = online
             self.say(
-                _("side %(side)s online", side=side)
+                _("end %(side)s online", side=side)
                 if online
-                else _("side %(side)s offline", side=side)
+                else _("end %(side)s offline", side=side)
             )
 
     async def _publish(self, client: aiomqtt.Client, missing: list[Move]) -> None:

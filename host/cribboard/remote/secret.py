@@ -1,4 +1,4 @@
-"""A linked game's secret: what keeps a stranger with the broker's shared password out of it.
+"""A remote game's secret: what keeps a stranger with the broker's shared password out of it.
 
 Both ends are given the same secret (``cribboard remote --secret-env VAR``, or typed at a
 prompt). From it and the game's name comes a key (PBKDF2-SHA256: a guessed secret costs a
@@ -41,7 +41,7 @@ def check_secret(secret: str) -> str:
     if not MIN_SECRET <= len(secret) <= MAX_SECRET:
         raise RemoteGameError(
             _(
-                "a linked game's secret is %(least)d to %(most)d characters, the same at both "
+                "a remote game's secret is %(least)d to %(most)d characters, the same at both "
                 "ends (not %(length)d)",
                 least=MIN_SECRET,
                 most=MAX_SECRET,
@@ -66,13 +66,13 @@ def game_secret(variable: str | None, game: str) -> str:
         )
     else:
         raise RemoteGameError(
-            _("a linked game needs its secret: --secret-env VAR (the same at both ends)")
+            _("a remote game needs its secret: --secret-env VAR (the same at both ends)")
         )
     return check_secret(secret)
 
 
 class GameKey:
-    """The key of one linked game (see the module's docstring)."""
+    """The key of one remote game (see the module's docstring)."""
 
     def __init__(self, game: str, secret: str) -> None:
         check_secret(secret)

@@ -1,5 +1,5 @@
-"""The linked games' MQTT topics, version 2: every name, QoS and retain flag, once (docs/mqtt.md,
-"Linked boards"). A topic is::
+"""The remote games' MQTT topics, version 2: every name, QoS and retain flag, once (docs/mqtt.md,
+"Remote games"). A topic is::
 
     cribboard/link/v2/<game>/hello/<side>                   a side's hello (retained, QoS 1)
     cribboard/link/v2/<game>/<instance>/<side>/move/<seq>   one move of a side (retained, QoS 1)
@@ -8,7 +8,7 @@
 
 `<instance>` names one game played under the game's name and secret: chosen at random when it
 starts, so nothing of an earlier game (a replay of its signed messages included) reaches it.
-Linked games have their own root beside the hall's (``cribboard/v1/<hall>/...``), so a game
+Remote games have their own root beside the hall's (``cribboard/v1/<hall>/...``), so a game
 name never meets a hall name.
 """
 
@@ -23,8 +23,8 @@ from cribboard.mqtt.roots import LINK_ROOT as ROOT
 from cribboard.mqtt.roots import LINK_USER as LINK_USER
 from cribboard.remote import RemoteGameError
 
-# ROOT and LINK_USER, part of this scheme, are defined below the hall and the linked games: a
-# hall's broker lets linked games in.
+# ROOT and LINK_USER, part of this scheme, are defined below the hall and the remote games: a
+# hall's broker lets remote games in.
 VERSION = "v2"
 MOVE = "move"
 ONLINE = "online"
@@ -37,7 +37,7 @@ _INSTANCE = re.compile(r"[0-9a-f]{16}\Z")
 
 @dataclass(frozen=True)
 class TopicName:
-    """A parsed linked game's topic: `seq` is set for a move."""
+    """A parsed remote game's topic: `seq` is set for a move."""
 
     game: str
     side: str
@@ -57,7 +57,7 @@ def check_game(game: str) -> str:
 def check_side(side: str) -> str:
     """A side's id: 1-16 of a-z and 0-9."""
     if not _SIDE.match(side):
-        raise RemoteGameError(_("bad side id %(side)r: 1 to 16 of a-z and 0-9", side=side))
+        raise RemoteGameError(_("bad end id %(side)r: 1 to 16 of a-z and 0-9", side=side))
     return side
 
 
@@ -105,7 +105,7 @@ def every_online(game: str, instance: str) -> str:
 
 
 def parse(topic: str) -> TopicName:
-    """A linked game's topic, in parts; RemoteGameError for anything else."""
+    """A remote game's topic, in parts; RemoteGameError for anything else."""
     parts = topic.split("/")
     if len(parts) < 6 or "/".join(parts[:3]) != f"{ROOT}/{VERSION}":
         raise RemoteGameError(f"not a {ROOT}/{VERSION} topic: {topic}")
@@ -113,7 +113,7 @@ def parse(topic: str) -> TopicName:
     if parts[4] == HELLO and len(parts) == 6:
         return TopicName(game, check_side(parts[5]), HELLO)
     if len(parts) < 7:
-        raise RemoteGameError(f"unknown linked game topic: {topic}")
+        raise RemoteGameError(f"unknown remote game topic: {topic}")
     instance, side, leaf = check_instance(parts[4]), check_side(parts[5]), parts[6]
     if leaf == MOVE and len(parts) == 8:
         if not parts[7].isdigit() or parts[7] != str(int(parts[7])) or int(parts[7]) < 1:
@@ -121,4 +121,4 @@ def parse(topic: str) -> TopicName:
         return TopicName(game, side, leaf, int(parts[7]), instance)
     if leaf in (ONLINE, SYNC) and len(parts) == 7:
         return TopicName(game, side, leaf, None, instance)
-    raise RemoteGameError(f"unknown linked game topic: {topic}")
+    raise RemoteGameError(f"unknown remote game topic: {topic}")
