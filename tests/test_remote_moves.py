@@ -16,7 +16,7 @@ from cribboard.api import BoardState
 from cribboard.remote import RemoteGameError
 from cribboard.remote import topics as t
 from cribboard.remote.boardsync import DEAL, NEW, PEG, board_changes, plan
-from cribboard.remote.end import Hello, describe, read_online
+from cribboard.remote.end import Hello, default_state_file, describe, read_online
 from cribboard.remote.moves import (
     GAME,
     SET,
@@ -246,3 +246,23 @@ def test_the_documented_examples_are_what_the_code_sends() -> None:
     assert "blue 17 (12), orange 9 (7), blue deals" in text
     assert describe(merge(moves[:6]).position) == "121 up, blue 17 (12), orange 9 (7), blue deals"
     assert merge(moves).position == Position(61, 2, 1, (0, 0), (0, 0))
+
+
+def test_a_state_file_of_before_the_rename_is_renamed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An end's state file was link-<game>.json: the same game picks it up as remote-<game>.json,
+    and a file of the new name is never replaced by an old one."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    folder = tmp_path / "cribboard"
+    folder.mkdir()
+    (folder / "link-friday.json").write_text('{"side": "5e1a07c3"}')
+    path = default_state_file("friday")
+    assert path == folder / "remote-friday.json"
+    assert path.read_text() == '{"side": "5e1a07c3"}'
+    assert not (folder / "link-friday.json").exists()
+    assert default_state_file("friday") == path  # once: nothing left to rename
+    (folder / "link-friday.json").write_text('{"side": "00000000"}')
+    assert default_state_file("friday") == path
+    assert path.read_text() == '{"side": "5e1a07c3"}'
+    assert default_state_file("saturday") == folder / "remote-saturday.json"

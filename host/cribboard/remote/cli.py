@@ -99,7 +99,7 @@ def command() -> Command:
                 metavar="FILE",
                 help=N_(
                     "where this end keeps its moves (default $XDG_STATE_HOME/cribboard/"
-                    "link-NAME.json): the same file picks the game up after a restart"
+                    "remote-NAME.json): the same file picks the game up after a restart"
                 ),
             ),
         ),

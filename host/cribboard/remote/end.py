@@ -61,6 +61,7 @@ from cribboard.errors import CribboardError
 from cribboard.i18n import _, n_
 from cribboard.linelimit import LineLimiter
 from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.paths import state_dir
 from cribboard.remote import RemoteGameError, topics
 from cribboard.remote.boardsync import board_changes, offline_changes, plan, run_step
 from cribboard.remote.moves import (
@@ -95,13 +96,22 @@ BOARD_RETRY_S = 1.0  # between attempts to open a board that is not there
 # a deal to the same dealer at the board later than that is the board's own.
 DEAL_ECHO_S = 2.0
 ECHO_S = 2.0  # the state a request caused comes back at once; this long: it was lost
-STATE_ENV = "XDG_STATE_HOME"
 
 
 def default_state_file(game: str) -> Path:
-    """``$XDG_STATE_HOME/cribboard/link-<game>.json`` (``~/.local/state`` by default)."""
-    base = os.environ.get(STATE_ENV) or str(Path.home() / ".local" / "state")
-    return Path(base) / "cribboard" / f"link-{topics.check_game(game)}.json"
+    """``remote-<game>.json`` in the state directory (:func:`cribboard.paths.state_dir`). A
+    file of the same game under its name of before (``link-<game>.json``) is renamed to it the
+    first time, so an end started again after an upgrade picks its game up."""
+    folder = state_dir()
+    name = topics.check_game(game)
+    path = folder / f"remote-{name}.json"
+    old = folder / f"link-{name}.json"
+    if old.exists() and not path.exists():
+        try:
+            os.replace(old, path)
+        except OSError:
+            return old  # left where it is, still this end's: read and written there
+    return path
 
 
 def new_instance() -> str:
