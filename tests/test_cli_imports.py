@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cribboard.cmdline.table import Args, Command, arg, build_parser
+from cribboard.cmdline.rows import Args, Command, arg, build_parser
 from cribboard.virtual import VirtualBoard
 
 # Reads the command line as `cribboard` does, then writes the modules it imported.
@@ -43,7 +43,7 @@ APPS = (
     "bleak",
 )
 ROWS = ("cribboard.hall.cli", "cribboard.remote.cli", "cribboard.virtual.cli")
-"""A feature's row of the table: read for every line (the rest of the feature is not)."""
+"""A feature's command row: read for every line (the rest of the feature is not)."""
 VIRTUAL_REGISTRY = "cribboard.virtual.registry"
 """The running virtual boards, read by a board command that finds its board (a small file
 reader: no subprocess, no pty)."""
@@ -113,7 +113,7 @@ def test_a_rows_arguments_are_made_only_when_the_line_names_it(
         made.append("lazy")
         return (arg("--deep", action="store_true", help="made late"),)
 
-    table = (
+    rows = (
         Command("quick", "a quick one", lambda args: 0, (arg("n", type=int),)),
         Command("lazy", "its arguments made late", lambda args: 0, lazy_args),
         Command(
@@ -122,7 +122,7 @@ def test_a_rows_arguments_are_made_only_when_the_line_names_it(
             commands=(Command("inner", "inside", lambda args: 0, lazy_args),),
         ),
     )
-    parser = build_parser(table, (), "a table")
+    parser = build_parser(rows, (), "some rows")
     assert parser.parse_args(["quick", "3"]).n == 3
     assert made == []
     with pytest.raises(SystemExit):

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from cribboard.cmdline.table import Command, UsageError, arg
+from cribboard.cmdline.rows import Command, UsageError, arg
 from cribboard.i18n import N_, _, n_
 from cribboard.names import player_name
 from cribboard.plaintext import inert

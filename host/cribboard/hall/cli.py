@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cribboard.cmdline.table import Arg, Command, OneOf, UsageError, arg, int_in
+from cribboard.cmdline.rows import Arg, Command, OneOf, UsageError, arg, int_in
 from cribboard.errors import HallError
 from cribboard.i18n import L_, N_, _, n_
 from cribboard.plaintext import inert

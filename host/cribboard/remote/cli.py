@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cribboard.cmdline.table import Command, UsageError, arg
+from cribboard.cmdline.rows import Command, UsageError, arg
 from cribboard.i18n import N_, _
 
 if TYPE_CHECKING:
