@@ -118,7 +118,7 @@ def board_of(side: RemoteEnd) -> Board:
 
 
 async def pegs(board: Board, made: list[tuple[int, int]], rng: random.Random, count: int) -> None:
-    """Peg at one board as another host would (the link did not ask for it)."""
+    """Peg at one board as another host would (its end did not ask for it)."""
     for _ in range(count):
         player, points = rng.randrange(2), rng.randint(1, 4)
         await board.peg(player, points)
@@ -130,7 +130,7 @@ async def pegs(board: Board, made: list[tuple[int, int]], rng: random.Random, co
 async def test_pegs_at_both_ends_at_once_converge_and_a_move_delivered_twice_counts_once(
     broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
 ) -> None:
-    # Each board shows a game of its own before the link: the first end's is the remote game.
+    # Each board shows a game of its own before they join: the first end's is the remote game.
     async with await Board.open(vboard.port) as first, await Board.open(other_vboard.port) as b:
         await first.peg(0, 3)
         await b.peg(1, 10)
@@ -311,7 +311,7 @@ async def read_until(process: Any, check: Callable[[str], bool]) -> str:
     async with asyncio.timeout(WAIT_S):
         while True:
             line = (await process.stdout.readline()).decode()
-            assert line, "the link process stopped"
+            assert line, "the remote process stopped"
             if check(line.strip()):
                 return line.strip()
 

@@ -1,8 +1,8 @@
-"""The link's merged game as pure logic: any delivery order and any redelivery give one game;
+"""A remote game's merged game as pure logic: any delivery order and any redelivery give one game;
 pegs at both ends at once both count; an undo takes back the move it names, once; new games
 and moves made at the same moment; a board's changes read back as moves, and the requests
 that bring a board (the shared core's GameState, as the firmware runs it) to any position.
-The examples of docs/mqtt.md's link section, byte for byte."""
+The examples of docs/mqtt.md's remote games section, byte for byte."""
 
 from __future__ import annotations
 
