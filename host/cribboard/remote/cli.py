@@ -177,12 +177,12 @@ def _run(args: argparse.Namespace) -> int:
 
             where = chosen
         recorded = _recorded(open_board, virtual, say)
-        side = RemoteEnd(address, args.game, recorded.open, state, secret=secret, say=say)
+        end = RemoteEnd(address, args.game, recorded.open, state, secret=secret, say=say)
         say(
             _(
                 "remote game %(game)s: this end is %(side)s, board %(board)s, broker %(url)s",
                 game=args.game,
-                side=side.side,
+                side=end.side,
                 board=where,
                 url=address.url,
             )
@@ -194,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, task.cancel)
         try:
             with contextlib.suppress(asyncio.CancelledError):
-                await side.run()
+                await end.run()
         finally:
             await recorded.close()
         print(_("cribboard remote: stopped"), file=sys.stderr, flush=True)

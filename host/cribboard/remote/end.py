@@ -1,8 +1,8 @@
-"""One end of a remote game: a board, this side's log of moves, and the broker.
+"""One end of a remote game: a board, this end's log of moves, and the broker.
 
-    side = RemoteEnd(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
-                          secret="the game's secret, the same at both ends")
-    await side.run()        # until cancelled
+    end = RemoteEnd(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
+                    secret="the game's secret, the same at both ends")
+    await end.run()         # until cancelled
 
 What it does (docs/mqtt.md, "Remote games"):
 
@@ -120,8 +120,8 @@ def new_instance() -> str:
     return f"{int(time.time() * 1000) & 0xFFFFFFFFFFF:011x}{secrets.token_hex(3)[:5]}"
 
 
-class SideFile:
-    """What a side keeps across its own restart: its id, its own moves, the last state it saw
+class EndFile:
+    """What an end keeps across its own restart: its id, its own moves, the last state it saw
     on its board, the game that board showed (its game move, the moves that counted, the
     highest clock seen), and the position it was bringing the board to (if it was). Written
     whole, atomically (a temporary file renamed over the old one)."""
@@ -213,7 +213,7 @@ class RemoteEnd:
         self.game = topics.check_game(game)
         self.key = GameKey(self.game, secret)
         self.channel = self.key.channel  # the game's name in its topics
-        self.file = SideFile(state_file)
+        self.file = EndFile(state_file)
         self.side = self.file.side
         self.log = MoveLog(self.file.moves)
         # The other side of the game: the first other side whose signed moves arrive (or are
