@@ -15,7 +15,7 @@ virtual radio (cribdev.bumbleradio). Prints figures only, per stack:
    from a central and after centrals let go on stalled links (below). A leak shows as the
    figure going down and staying down.
 4. A paced link (one packet per 5 ms from 8 buffers): 100 pegs pipelined ten at a time, with
-   their events, and what the stack held on the board's heap meanwhile (`health` bheld, bheap:
+   their events, and what the stack queued on the board's heap meanwhile (`health` bheld, bheap:
    btstack's copies; NimBLE refuses instead); then 100 pegs written in one burst (1.4 KB): the
    board's input overflows (`err busy`, resent) and resends per peg.
 5. Centrals let go on stalled links (the paced link stops with a frame on its way, the board
@@ -170,7 +170,7 @@ async def _paced(radio: VirtualRadio, stack: str) -> list[tuple[str, str]]:
     return [
         (f"paced link: {PEGS} pegs pipelined, per peg", f"{elapsed / PEGS * 1000:.1f} ms"),
         (
-            "  held by the stack at most (bheld / bheap)",
+            "  queued by the stack at most (bheld / bheap)",
             f"{health['bheld']} notifications / {health['bheap']} bytes",
         ),
         (

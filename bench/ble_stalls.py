@@ -31,12 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 from blereal import STACKS, WAIT, Nus  # tests/blereal.py
 from cribboard.virtual import SimControl
 from cribdev.bumbleradio import RadioBoard, VirtualRadio
-from cribfw.blelink import COPY_EXTRA, HELD_MAX, KEPT_MOST
+from cribfw.blelink import COPY_EXTRA, KEPT_MOST, QUEUED_MAX
 
 MOST = {"btstack": 1, "nimble": 4}
 HEAP_NOISE = 512  # how far the heap after a collection moves by itself (tests/test_ble_real.py)
 CHECK_EVERY = {"btstack": 2, "nimble": 12}  # let-gos between two readings of health and heap
-COPY_MOST = 244 + COPY_EXTRA + 16  # what one held copy may count at most
+COPY_MOST = 244 + COPY_EXTRA + 16  # what one queued copy may count at most
 
 
 @dataclass
@@ -147,7 +147,7 @@ class _Run:
         check (a reading taken since may be of the new boot: not used)."""
         result = self.result
         result.restarts += 1
-        near = KEPT_MOST - (CHECK_EVERY[result.stack] + 2) * HELD_MAX * COPY_MOST
+        near = KEPT_MOST - (CHECK_EVERY[result.stack] + 2) * QUEUED_MAX * COPY_MOST
         if result.stack != "btstack" or int(self.last["bkept"]) < near:
             result.violations.append(
                 f"a restart after {result.stalls} let-gos, bkept {self.last['bkept']} at the "

@@ -249,11 +249,11 @@ def main() -> None:
 
     hall_bench()
     print()
-    from link_mqtt_bench import (
-        main as link_mqtt_bench,
-    )  # bench/link_mqtt_bench.py: cribboard remote
+    from remote_bench import (
+        main as remote_bench,
+    )  # bench/remote_bench.py: cribboard remote
 
-    link_mqtt_bench()
+    remote_bench()
     print()
     from hall_firmware_bench import main as hall_firmware_bench  # a Wi-Fi board's own client
 

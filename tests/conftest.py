@@ -52,7 +52,7 @@ atexit.register(shutil.rmtree, os.environ["XDG_RUNTIME_DIR"], ignore_errors=True
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="cst")
 atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], ignore_errors=True)
 # And for the data directory (cribboard.paths.data_dir): the record of the games `keep`, `play`,
-# the bridge and a linked game write (cribboard.record) is the tests' own, never the developer's.
+# the bridge and a remote game write (cribboard.record) is the tests' own, never the developer's.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="cdt")
 atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], ignore_errors=True)
 

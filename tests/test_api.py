@@ -105,7 +105,7 @@ def test_a_partial_state_event_changes_only_what_it_carries() -> None:
 
 
 def test_a_state_kept_as_json_comes_back_with_its_match() -> None:
-    """What a linked game and the hall's director keep in their files: to_json() read back
+    """What a remote game and the hall's director keep in their files: to_json() read back
     (from_json), the match too; a state kept before protocol 1.4 has neither."""
     state = BoardState.from_fields(
         {

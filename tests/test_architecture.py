@@ -222,7 +222,7 @@ def test_the_rule_sees_a_break() -> None:
     table = floors()
     assert "sideways" in str(judge("cribboard.hall.page", "cribboard.bridge.server", table))
     assert "upward" in str(judge("cribcore.layout", "cribboard.api", table))
-    assert "upward" in str(judge("cribboard.link.cli", "cribboard.cli", table))
+    assert "upward" in str(judge("cribboard.remote.cli", "cribboard.cli", table))
     assert "upward" in str(judge("cribboard.api", "cribfw.store", table))
     assert judge("cribboard.cli", "cribboard.hall.cli", table) is None
     assert judge("cribboard.hall.page", "cribboard.web.hub", table) is None

@@ -27,7 +27,7 @@ from cribboard.virtual import SimControl
 from cribcore.profiles import PROFILES
 from cribcore.protocol import NUS_SERVICE
 from cribdev.bumbleradio import RadioBoard, VirtualRadio
-from cribfw.blelink import HELD_MAX, KEPT_MOST
+from cribfw.blelink import KEPT_MOST, QUEUED_MAX
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -40,12 +40,12 @@ pytestmark = [
 MOST = {"btstack": 1, "nimble": 4}
 PINS = PROFILES["sim"].buttons
 CONNECTION_TIMEOUT = 0x08  # the reason a central hears when the board lost power
-# The heap btstack's held copy of a notification costs on the unix port (64-bit) besides its
+# The heap btstack's queued copy of a notification costs on the unix port (64-bit) besides its
 # bytes: MicroPython's tracked-allocation header and its pending-notification record, in 16-byte
 # blocks (extmod/btstack/modbluetooth_btstack.c, py/malloc.c).
-HELD_COPY = 76  # (a 20-byte notification held: 96 bytes, measured)
+QUEUED_COPY = 76  # (a 20-byte notification queued: 96 bytes, measured)
 # How far the board's heap after a collection moves by itself between two quiet moments (the
-# dispatcher's and asyncio's own objects): a leak of a held copy is larger.
+# dispatcher's and asyncio's own objects): a leak of a queued copy is larger.
 HEAP_NOISE = 512
 
 
@@ -333,8 +333,8 @@ async def test_100_pegs_pipelined_on_a_paced_link_none_lost_none_twice(paced: Ri
     most, where a 256-byte ring overflowed five times); what was lost is answered `err busy` and
     resent with the same ids; each peg answered and applied once, the `! st` events in order up
     to the state after the last (one for the requests each turn of the board read together), and
-    what btstack holds on the board's heap stays within the firmware's bound (cribfw/blelink.py
-    HELD_MAX; NimBLE refuses instead and holds none)."""
+    what btstack queues on the heap stays within the firmware's bound (cribfw/blelink.py
+    QUEUED_MAX; NimBLE refuses instead and queues none)."""
     async with await paced.usb() as usb:
         await usb.set_open(True)
         nus = await paced.open()
@@ -378,14 +378,14 @@ async def test_100_pegs_pipelined_on_a_paced_link_none_lost_none_twice(paced: Ri
             assert (await usb.state()).front[0] == 100
             health = fields(await nus.request(b"#h health\n"))
             assert int(health["lost"]) == syncs  # each input overflow, told and counted once
-            held = int(health["bheld"])
+            queued = int(health["bheld"])
             if paced.board.stack == "btstack":
-                # The link was full (btstack held copies) and the board never let it hold more
+                # The link was full (btstack queued copies) and the board never let it queue more
                 # than its bound.
-                assert 1 <= held <= HELD_MAX
-                assert int(health["bheap"]) <= HELD_MAX * (HELD_COPY + 20)
+                assert 1 <= queued <= QUEUED_MAX
+                assert int(health["bheap"]) <= QUEUED_MAX * (QUEUED_COPY + 20)
             else:
-                assert held == 0 and health["bheap"] == "0"
+                assert queued == 0 and health["bheap"] == "0"
         finally:
             await nus.close()
             await usb.set_open(False)
@@ -411,7 +411,7 @@ async def test_a_line_too_long_under_load_gets_its_one_too_long(paced: Rig) -> N
 
 async def test_a_link_that_takes_nothing_is_let_go_whole(paced: Rig) -> None:
     """The link stops taking packets with a frame on its way to a central: the board gives it up
-    and disconnects it (btstack once it holds HELD_MAX notifications, after 5.5 s; NimBLE once
+    and disconnects it (btstack once it queued QUEUED_MAX notifications, after 5.5 s; NimBLE once
     its notifications were refused for STALL_MS), counted in `lost`; nothing more is sent on a
     link given up, so the central that comes back gets its next reply whole, never glued to the
     frame's first pieces. NimBLE leaves nothing on the heap; what btstack could not free is
@@ -452,11 +452,11 @@ async def test_a_link_that_takes_nothing_is_let_go_whole(paced: Rig) -> None:
     assert int(health["lost"]) == int(before["lost"]) + 1
     kept = int(health["bkept"]) - int(before["bkept"])
     if paced.board.stack == "btstack":
-        assert health["bheld"] == str(HELD_MAX)
-        assert 0 < int(health["bheap"]) <= HELD_MAX * (HELD_COPY + 20)
+        assert health["bheld"] == str(QUEUED_MAX)
+        assert 0 < int(health["bheap"]) <= QUEUED_MAX * (QUEUED_COPY + 20)
         # (`bkept` also counts a central that left before the board knew whether its last
         # notifications went: never short.)
-        assert HELD_COPY + 20 <= lost_heap <= kept
+        assert QUEUED_COPY + 20 <= lost_heap <= kept
     else:
         assert kept == 0 and lost_heap < HEAP_NOISE
 
@@ -503,7 +503,7 @@ async def test_frames_pipelined_on_a_paced_link_arrive_whole(paced: Rig) -> None
 async def test_btstack_restarts_before_gone_centrals_leave_its_heap_short(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Centrals that vanish while btstack holds a notification of theirs (their link full, a
+    """Centrals that vanish while btstack queues a notification of theirs (their link full, a
     frame on its way): MicroPython v1.28.0 never frees such a copy, so each leaves heap behind
     for good. The board counts it (`bkept`, never less than the heap lost) and once that reaches
     KEPT_MOST it takes no more centrals and restarts, the game saved: its heap whole again and
@@ -545,18 +545,18 @@ async def test_btstack_restarts_before_gone_centrals_leave_its_heap_short(
                 if cycles == 3:
                     start = await heap()
                 else:
-                    assert 5 * (HELD_COPY + 244) <= start - await heap() <= kept < KEPT_MOST
+                    assert 5 * (QUEUED_COPY + 244) <= start - await heap() <= kept < KEPT_MOST
             central = await radio.add_central()
             nus = await Nus.open(central, board)
             await Peer(nus.connection).request_mtu(247)
             controller.stall(True)
             await nus.write(b"#f1 frame\n")
-            await controller.wait_queued(8)  # its buffers full: btstack holds what came next
+            await controller.wait_queued(8)  # its buffers full: btstack queues what came next
             radio.vanish(central)
             controller.stall(False)
             await asyncio.wait_for(asyncio.shield(nus.gone), WAIT)
             cycles += 1
-        assert cycles < 2 * KEPT_MOST // (HELD_COPY + 244)  # (most left a copy behind)
+        assert cycles < 2 * KEPT_MOST // (QUEUED_COPY + 244)  # (most left a copy behind)
         await health()
         assert await heap() > start - HEAP_NOISE  # whole again (it had lost some 16 KB)
         assert board.virtual.boots == boots + 1 and board.virtual.watchdog_resets == 0

@@ -1,5 +1,5 @@
-"""One way to add a command (issue 25): every command, `hall`'s and `virtual` among them, is a row
-of the one table; a group's sub-commands are rows nested in its row, parsed by the one parser,
+"""One way to add a command (issue 25): every command, `hall`'s and `virtual` among them, is one
+of the command rows; a group's sub-commands are rows nested in its row, parsed by the one parser,
 with the one UsageError, their help in the language in use."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cribboard.cli import COMMANDS, main, parse
-from cribboard.cmdline.table import Command
+from cribboard.cmdline.rows import Command
 
 
 def rows(commands: tuple[Command, ...], outer: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:

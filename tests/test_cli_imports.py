@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cribboard.cmdline.table import Args, Command, arg, build_parser
+from cribboard.cmdline.rows import Args, Command, arg, build_parser
 from cribboard.virtual import VirtualBoard
 
 # Reads the command line as `cribboard` does, then writes the modules it imported.
@@ -42,8 +42,8 @@ APPS = (
     "aiomqtt",
     "bleak",
 )
-ROWS = ("cribboard.hall.cli", "cribboard.link.cli", "cribboard.virtual.cli")
-"""A feature's row of the table: read for every line (the rest of the feature is not)."""
+ROWS = ("cribboard.hall.cli", "cribboard.remote.cli", "cribboard.virtual.cli")
+"""A feature's command row: read for every line (the rest of the feature is not)."""
 HALL_HOME = "cribboard.hall.home"
 """Where a hall's files are and what names them, which the hall's rows quote in their help
 (the standard library and the base floor: the store it opens is imported when it opens it)."""
@@ -79,8 +79,8 @@ def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 
 def features_beyond_rows(modules: set[str]) -> list[str]:
-    """Modules of the hall, linked games and the virtual board other than their rows."""
-    packages = ("cribboard.hall.", "cribboard.link.", "cribboard.virtual.")
+    """Modules of the hall, remote games and the virtual board other than their rows."""
+    packages = ("cribboard.hall.", "cribboard.remote.", "cribboard.virtual.")
     return [m for m in among(modules, packages) if m not in (*ROWS, HALL_HOME, VIRTUAL_REGISTRY)]
 
 
@@ -129,7 +129,7 @@ def test_a_rows_arguments_are_made_only_when_the_line_names_it(
         made.append("lazy")
         return (arg("--deep", action="store_true", help="made late"),)
 
-    table = (
+    rows = (
         Command("quick", "a quick one", lambda args: 0, (arg("n", type=int),)),
         Command("lazy", "its arguments made late", lambda args: 0, lazy_args),
         Command(
@@ -138,7 +138,7 @@ def test_a_rows_arguments_are_made_only_when_the_line_names_it(
             commands=(Command("inner", "inside", lambda args: 0, lazy_args),),
         ),
     )
-    parser = build_parser(table, (), "a table")
+    parser = build_parser(rows, (), "some rows")
     assert parser.parse_args(["quick", "3"]).n == 3
     assert made == []
     with pytest.raises(SystemExit):

@@ -25,7 +25,7 @@ import vectors
 import protocol_model
 from cribboard import journal
 from cribboard.cli import COMMANDS
-from cribboard.cmdline.table import Command, OneOf
+from cribboard.cmdline.rows import Command, OneOf
 from cribcore import protocol
 from cribfw import replies, verbs
 

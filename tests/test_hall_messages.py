@@ -13,8 +13,8 @@ from cribboard.hall.view import frame_hex
 from cribboard.hall.wins import FinishedGame, finished_game
 from cribboard.hallwire import messages as m
 from cribboard.hallwire import topics as t
-from cribboard.link import LinkedGameError
-from cribboard.link import topics as link_topics
+from cribboard.remote import RemoteGameError
+from cribboard.remote import topics as link_topics
 from cribboard.tournament import Tournament
 from cribboard.virtual import VirtualBoard
 from cribcore.render import Renderer
@@ -54,13 +54,13 @@ def test_topics_round_trip_and_refuse_others() -> None:
     assert set(t.DELIVERY) == set(t.TABLE_LEAVES) | set(t.HALL_LEAVES)
 
 
-def test_a_hall_and_a_linked_game_are_named_alike() -> None:
+def test_a_hall_and_a_remote_game_are_named_alike() -> None:
     for good in ("a", "0", "club-2", "east_wing", "a" * 32):
         assert t.check_hall(good) == link_topics.check_game(good) == good
     for bad in ("", "A", "-a", "_a", "a/b", "a+", "a#", "a b", "å", "a" * 33, "a\n"):
         with pytest.raises(HallError, match="bad hall name"):
             t.check_hall(bad)
-        with pytest.raises(LinkedGameError, match="bad game name"):
+        with pytest.raises(RemoteGameError, match="bad game name"):
             link_topics.check_game(bad)
 
 

@@ -22,14 +22,14 @@ from cribboard.hall.store import (
     StoreError,
 )
 from cribboard.hall.wins import FinishedGame, result_key
-from cribboard.tournament import Result, Rules, TournamentError
+from cribboard.tournament import Result, Scoring, TournamentError
 from support import Spawn
 
 NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve")
 
 
-def new_store(path: Path, rules: Rules | None = None) -> Store:
-    store = Store.open(path, rules=rules)
+def new_store(path: Path, scoring: Scoring | None = None) -> Store:
+    store = Store.open(path, scoring=scoring)
     for name in NAMES:
         store.register(name)
     store.next_round()
@@ -63,8 +63,8 @@ WRITER = """
 import sys
 from pathlib import Path
 from cribboard.hall.store import Store
-from cribboard.tournament import Rules
-store = Store.open(Path(sys.argv[1]), rules=Rules())
+from cribboard.tournament import Scoring
+store = Store.open(Path(sys.argv[1]), scoring=Scoring())
 for i in range(20):
     store.register("P%02d" % i)
 while True:
@@ -134,7 +134,7 @@ def test_corrections_keep_the_audit_trail(tmp_path: Path) -> None:
 
 
 def test_csv_export_round_trips(tmp_path: Path) -> None:
-    with new_store(tmp_path / "hall.sqlite", Rules(double_skunk=True)) as store:
+    with new_store(tmp_path / "hall.sqlite", Scoring(double_skunk=True)) as store:
         round_ = store.tournament.rounds[0]
         first, second = round_.tables
         store.record_finished(1, first.number, FinishedGame(0, 55, 121, 9))
@@ -185,8 +185,8 @@ def test_csv_export_round_trips(tmp_path: Path) -> None:
 def test_an_unknown_schema_or_other_rules_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "hall.sqlite"
     new_store(path).close()
-    with pytest.raises(StoreError, match="other rules"):
-        Store.open(path, rules=Rules(bye_points=1))
+    with pytest.raises(StoreError, match="another scoring"):
+        Store.open(path, scoring=Scoring(bye_points=1))
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA user_version = 99")
     with pytest.raises(StoreError, match="schema version 99"):

@@ -16,7 +16,7 @@ from cribboard.tournament import (
     SKUNK,
     WIN,
     Result,
-    Rules,
+    Scoring,
     Tournament,
     TournamentError,
     max_rounds,
@@ -74,7 +74,7 @@ def test_the_rotation_moves_one_side_one_table_a_round() -> None:
     ],
 )
 def test_skunk_lines(loser: int, target: int, double: bool, outcome: str) -> None:
-    assert Rules(double_skunk=double).outcome(loser, target) == outcome
+    assert Scoring(double_skunk=double).outcome(loser, target) == outcome
 
 
 def two_player_tournament() -> Tournament:
@@ -129,7 +129,7 @@ def test_a_correction_replaces_the_result_and_is_kept() -> None:
 
 
 def plain_standings(
-    names: dict[int, str], games: list[Result], byes: list[int], rules: Rules
+    names: dict[int, str], games: list[Result], byes: list[int], scoring: Scoring
 ) -> list[tuple[str, int, int, int, int]]:
     """The standings worked out the way the club's paper sheet does, independently."""
     points = dict.fromkeys(names, 0)
@@ -141,12 +141,12 @@ def plain_standings(
             skunked, double_skunked = game.loser_score <= 90, game.loser_score <= 60
         else:
             skunked, double_skunked = game.loser_score <= 30, False
-        if double_skunked and rules.double_skunk:
-            points[game.winner] += rules.double_skunk_points
+        if double_skunked and scoring.double_skunk:
+            points[game.winner] += scoring.double_skunk_points
         elif skunked:
-            points[game.winner] += rules.skunk_points
+            points[game.winner] += scoring.skunk_points
         else:
-            points[game.winner] += rules.win_points
+            points[game.winner] += scoring.win_points
         won[game.winner] += 1
         if skunked:
             skunks[game.winner] += 1
@@ -154,8 +154,8 @@ def plain_standings(
         spread[game.winner] += margin
         spread[game.loser] -= margin
     for player in byes:
-        points[player] += rules.bye_points
-        spread[player] += rules.bye_spread
+        points[player] += scoring.bye_points
+        spread[player] += scoring.bye_spread
     rows = [(names[p], points[p], won[p], skunks[p], spread[p]) for p in names]
     return sorted(rows, key=lambda r: (-r[1], -r[2], -r[3], -r[4], r[0].lower()))
 
@@ -172,13 +172,13 @@ def plain_standings(
 def test_standings_match_a_plain_computation(
     n: int, data: st.DataObject, double: bool, double_points: int, bye_points: int, bye_spread: int
 ) -> None:
-    rules = Rules(
+    scoring = Scoring(
         double_skunk=double,
         double_skunk_points=double_points,
         bye_points=bye_points,
         bye_spread=bye_spread,
     )
-    tournament = Tournament(rules=rules)
+    tournament = Tournament(scoring=scoring)
     names = {tournament.register(f"P{i:02}").id: f"P{i:02}" for i in range(n)}
     rounds = data.draw(st.integers(1, max_rounds(n)))
     games: list[Result] = []
@@ -202,7 +202,7 @@ def test_standings_match_a_plain_computation(
             games.append(result)
     standings = tournament.standings()
     got = [(s.player.name, s.points, s.won, s.skunks, s.spread) for s in standings]
-    assert got == plain_standings(names, games, byes, rules)
+    assert got == plain_standings(names, games, byes, scoring)
     for earlier, later in itertools.pairwise(standings):
         assert later.rank == (
             earlier.rank if later.key() == earlier.key() else standings.index(later) + 1

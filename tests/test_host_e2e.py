@@ -363,7 +363,7 @@ async def test_a_host_without_brief_events_still_gets_every_state(vboard: Virtua
 async def test_a_host_that_asks_gets_an_event_after_every_request_after_a_restart_too(
     vboard: VirtualBoard,
 ) -> None:
-    """Board.ask_every_change (a linked game's side tells its own changes by them): requests
+    """Board.ask_every_change (a remote game's end tells its own changes by them): requests
     that reach the board together still get an event each, and a board that restarted (and
     forgot) is asked again when the client reads its state back."""
     received = bytearray()

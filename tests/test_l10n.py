@@ -263,7 +263,7 @@ def test_lang_goes_before_or_after_the_command_and_the_environment_is_read(
     assert "språket som skal brukes: en, sv, nb, nl" in capsys.readouterr().out
 
 
-def test_the_hall_and_the_linked_game_speak_the_language_chosen(
+def test_the_hall_and_the_remote_game_speak_the_language_chosen(
     english_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """What `hall` prints and its errors, and a broker address refused, in the language chosen

@@ -41,7 +41,7 @@ async def test_within_still_times_out_and_returns_results() -> None:
 
 
 async def test_the_mqtt_clients_waits_keep_a_cancel() -> None:
-    # Every MQTT client cribboard makes (hall, table, linked game) waits through within().
+    # Every MQTT client cribboard makes (hall, table, remote game) waits through within().
     assert "_wait_for" in vars(aiomqtt.Client), "aiomqtt renamed the wait cribboard overrides"
     client = BrokerAddress("127.0.0.1", 1883, False).client()
     assert await cancelled_as_it_completes(lambda fut: client._wait_for(fut, 5.0))

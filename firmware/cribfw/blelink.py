@@ -37,37 +37,38 @@
 # the notification onto the heap (m_tracked_calloc) and btstack sends the copies in order as
 # buffers free up, before any new one (att_server's notification requests; MicroPython v1.28.0,
 # extmod/btstack/modbluetooth_btstack.c). So a notification that cost no heap went straight out,
-# and then btstack held no copy; one that cost heap is held (`held` counts them, `held_bytes` what
-# they cost). The cost is read just before and just after gatts_notify with no branch between,
-# and MicroPython runs the stack's scheduled work (which frees sent copies) only at branches (and
-# in waits: on a Pico W, to be checked, the CYW43 driver may wait inside a write while its
-# Bluetooth core wakes). Below HEAP_GUARD free the heap is collected before a central's
-# notifications, so a copy's own allocation does not collect (which would hide its cost); a
-# held copy is counted at no less than its bytes and COPY_EXTRA, what its records take on the
-# unix port (less on a 32-bit board), so the count is never short.
-# The rule (docs/protocol.md 10): after a held notification the next waits 1 ms, then longer
-# after each further one (HELD_WAITS_MS: 1, 2, 4, 16, 64 ... 4096 ms), and from the third on is
-# a small one (PROBE bytes: its copy costs little); when HELD_MAX are held, the link has carried
-# almost nothing for at least 5.5 s (one that carries a packet every 300 ms has long caught up
-# with the controller's buffers and what is held) and the board lets the central go. So btstack
-# never holds more than HELD_MAX notifications of a central. (The first wait is short because
-# btstack on the unix port holds the second of any two notifications handed together: its HCI
-# UART takes the next packet only after its 1 ms poll.) A link that needed a long wait starts
-# its next wait a step lower (`start_level`), so a slow link is not probed from 1 ms again each
-# time. (`held` counts what was handed since one last went straight out: at least what btstack
-# still holds. A queue that empties while some are held is followed, after the same wait, by an
-# empty notification, which tells whether they went.)
-# What btstack holds for a central when its connection ends is never freed: MicroPython v1.28.0
-# drops the connection's notification requests with the connection, and the copies stay on its
-# list of tracked allocations until the board restarts (the heap then runs out and the
+# and then btstack queued no copy; one that cost heap is queued (`queued` counts them,
+# `queued_bytes` what they cost). The cost is read just before and just after gatts_notify with no
+# branch between, and MicroPython runs the stack's scheduled work (which frees sent copies) only
+# at branches (and in waits: on a Pico W, to be checked, the CYW43 driver may wait inside a write
+# while its Bluetooth core wakes). Below HEAP_GUARD free the heap is collected before a central's
+# notifications, so a copy's own allocation does not collect (which would hide its cost); a queued
+# copy is counted at no less than its bytes and COPY_EXTRA, what its records take on the unix port
+# (less on a 32-bit board), so the count is never short.
+# The rule (docs/protocol.md 10): after a queued notification the next waits 1 ms, then longer
+# after each further one (QUEUED_WAITS_MS: 1, 2, 4, 16, 64 ... 4096 ms), and from the third on is
+# a small one (PROBE bytes: its copy costs little); when QUEUED_MAX are queued, the link has
+# carried almost nothing for at least 5.5 s (one that carries a packet every 300 ms has long
+# caught up with the controller's buffers and what is queued) and the board lets the central go.
+# So btstack never queues more than QUEUED_MAX notifications of a central. (The first wait is
+# short because btstack on the unix port queues the second of any two notifications handed
+# together: its HCI UART takes the next packet only after its 1 ms poll.) A link that needed a
+# long wait starts its next wait a step lower (`start_level`), so a slow link is not probed from
+# 1 ms again each time. (`queued` counts what was handed since one last went straight out: at least
+# what btstack still has queued. A queue that empties while some are queued is followed, after the
+# same wait, by an empty notification, which tells whether they went.)
+# What btstack has queued for a central when its connection ends is never freed: MicroPython
+# v1.28.0 drops the connection's notification requests with the connection, and the copies stay on
+# its list of tracked allocations until the board restarts (the heap then runs out and the
 # interpreter dereferences the NULL a failed copy returned). The board counts what each central
-# leaves behind (`kept`: at most what it held, HELD_MAX small copies) and when that reaches
+# leaves behind (`kept`: at most what it queued, QUEUED_MAX small copies) and when that reaches
 # KEPT_MOST it stops taking centrals and, once none is connected, restarts (`restart`: main()
 # passes machine.soft_reset; the app saves the game on the way out): nothing else gives the heap
-# back. NimBLE keeps nothing: it frees what it held with the connection.
+# back. NimBLE keeps nothing: it frees what it queued with the connection.
 # Giving up never cuts a line short on a link that goes on: a central the board gives up (btstack:
-# HELD_MAX held; NimBLE: refused for STALL_MS without a break) is disconnected, counted in `lost`,
-# and what was queued for it goes with the connection; a host reassembles afresh on each one.
+# QUEUED_MAX queued; NimBLE: refused for STALL_MS without a break) is disconnected, counted in
+# `lost`, and its lines still waiting go with the connection; a host reassembles afresh on each
+# one.
 # A central's input is read byte by byte into its line; a line's end (or a control pad packet)
 # waits while its queue has less room than the longest reply (the frame), so a central's own
 # replies are never dropped: what it sends meanwhile waits in its input ring (RX_RING, about 140
@@ -131,17 +132,17 @@ HANDLE_ROOM = const(800)  # a central's line ends are handled while this much is
 ADV_INTERVAL_US = const(100000)
 RETRY_MS = const(1)  # after the stack refused a notification
 STALL_MS = const(5000)  # NimBLE: refused this long without a break, the central is let go
-HELD_MAX = const(9)  # btstack: the most notifications of a central it may hold on the heap
-# btstack: the waits after a held notification, one more held each (5.5 s in all)
-HELD_WAITS_MS = (1, 2, 4, 16, 64, 256, 1024, 4096)
-PROBE = const(20)  # btstack: the most bytes notified while three or more are held (small copies)
+QUEUED_MAX = const(9)  # btstack: the most notifications of a central it may queue on the heap
+# btstack: the waits after a queued notification, one more queued each (5.5 s in all)
+QUEUED_WAITS_MS = (1, 2, 4, 16, 64, 256, 1024, 4096)
+PROBE = const(20)  # btstack: the most bytes notified while three or more are queued (small copies)
 HEAP_GUARD = const(8192)  # btstack: below this free, the heap is collected before notifying
-COPY_EXTRA = const(76)  # btstack: a held copy's records (64-bit; a 32-bit port's cost less)
+COPY_EXTRA = const(76)  # btstack: a queued copy's records (64-bit; a 32-bit port's cost less)
 KEPT_MOST = const(16384)  # btstack: heap left behind by gone centrals before the board restarts
 
 _PACKET_MAX = const(19)
-_LEVEL_MOST = const(7)  # btstack: HELD_WAITS_MS's last: the longest wait (4096 ms)
-_EMPTY = b""  # an empty notification: whether btstack still holds any (module comment)
+_LEVEL_MOST = const(7)  # btstack: QUEUED_WAITS_MS's last: the longest wait (4096 ms)
+_EMPTY = b""  # an empty notification: whether btstack still has any queued (module comment)
 _NO_QUEUE = bytearray(0)
 _BANG = const(33)
 
@@ -208,10 +209,10 @@ class Central:
         self.owe_busy = False  # lines were dropped: `err busy` once the queue has drained
         self.refused = False  # NimBLE: the last notification was refused ...
         self.refused_from = 0  # ... and refused since then, without a break
-        self.held = 0  # btstack: notifications it holds on the heap (since one went straight out)
-        self.held_bytes = 0  # the heap they cost
-        self.held_from = 0  # when the last of them was handed
-        self.level = 0  # btstack: the wait after the last held is HELD_WAITS_MS[level]
+        self.queued = 0  # btstack: notifications it queued (since one last went straight out)
+        self.queued_bytes = 0  # the heap they cost
+        self.queued_from = 0  # when the last of them was handed
+        self.level = 0  # btstack: the wait after the last queued is QUEUED_WAITS_MS[level]
         self.start_level = 0  # btstack: the level a wait starts at (what this link needed last)
         self.cut = False  # let go by the board (its link stalled): nothing more is sent
 
@@ -227,7 +228,7 @@ class Central:
         self.out_start = self.out_end = 0
         self.owe_busy = False
         self.refused = False
-        self.held = self.held_bytes = 0
+        self.queued = self.queued_bytes = 0
         self.level = self.start_level = 0
         self.cut = False
         self.pressed = False  # (the IRQ emptied the input ring when the central connected)
@@ -327,9 +328,9 @@ class BleLink:
             heap = gc.mem_free if hasattr(gc, "mem_free") else _no_heap
         self._heap = heap
         self._restart = restart
-        self._copies = self.stack == BTSTACK  # the stack holds copies on the heap (module comment)
-        self.held_most = 0  # the most notifications btstack held for one central at once
-        self.held_most_bytes = 0  # the most heap they cost at once
+        self._copies = self.stack == BTSTACK  # the stack queues copies on the heap (module note)
+        self.queued_most = 0  # the most notifications btstack queued for one central at once
+        self.queued_most_bytes = 0  # the most heap they cost at once
         self.kept = 0  # btstack: the heap gone centrals left behind (at most; never freed)
         # (The input rings are made at once: the IRQ fills a central's from its first write.)
         self.ring = RX_RING if self.max_centrals == 1 else RX_RING_SHARED
@@ -534,10 +535,10 @@ class BleLink:
         self.dispatcher.add_link(central)
 
     def _leave(self, central):
-        if central.held:
-            # What btstack still held for it stays on the heap for good (module comment).
-            self.kept += central.held_bytes
-            central.held = central.held_bytes = 0
+        if central.queued:
+            # What btstack still had queued for it stays on the heap for good (module comment).
+            self.kept += central.queued_bytes
+            central.queued = central.queued_bytes = 0
         central.live = False
         self.dispatcher.remove_link(central)
         central.recent.live -= 1
@@ -573,7 +574,7 @@ class BleLink:
         size = central.mtu - 3
         heap = self._heap
         guard = self._copies  # btstack: the heap to be checked before the first notification
-        while central.out_start < central.out_end or central.held:
+        while central.out_start < central.out_end or central.queued:
             if central.cut:
                 central.out_start = central.out_end  # let go: nothing more is sent
                 break
@@ -581,19 +582,19 @@ class BleLink:
             n = central.out_end - start
             if n > size:
                 n = size
-            held = central.held
-            if held:
-                # btstack holds some: wait for the link to send them, then a small one (or,
+            queued = central.queued
+            if queued:
+                # btstack has some queued: wait for the link to send them, then a small one (or,
                 # the queue empty, an empty one) tells whether they went (module comment).
-                if ticks_diff(ticks_ms(), central.held_from) < HELD_WAITS_MS[central.level]:
+                if ticks_diff(ticks_ms(), central.queued_from) < QUEUED_WAITS_MS[central.level]:
                     return False
-                if held > 2 and n > PROBE:
+                if queued > 2 and n > PROBE:
                     n = PROBE
             piece = central.out_view[start : start + n] if n else _EMPTY
             if guard:
                 guard = False
                 if heap() < HEAP_GUARD:
-                    gc.collect()  # (a held copy's allocation must not collect: module comment)
+                    gc.collect()  # (a queued copy's allocation must not collect: module comment)
             try:
                 # (No branch between the two readings: the stack's scheduled work cannot run.)
                 free = heap()
@@ -613,11 +614,11 @@ class BleLink:
             central.out_start = start + n
             if self._copies:
                 if free != after:
-                    self._held(central, free - after, n)
-                elif central.held:
-                    # It went straight out: none held. The next wait starts a level lower than
+                    self._queued(central, free - after, n)
+                elif central.queued:
+                    # It went straight out: none queued. The next wait starts a level lower than
                     # this one (a slow link's waits are not started from the shortest again).
-                    central.held = central.held_bytes = 0
+                    central.queued = central.queued_bytes = 0
                     central.start_level = central.level - 1 if central.level else 0
         central.out_start = central.out_end = 0
         if central.owe_busy and not central.cut:
@@ -626,22 +627,22 @@ class BleLink:
             return self._flush(central)
         return True
 
-    def _held(self, central, spent, n):
+    def _queued(self, central, spent, n):
         """btstack copied a notification of `n` bytes onto the heap (spent: the heap that cost,
         as read; counted at no less than such a copy costs: module comment)."""
-        central.held += 1
-        if central.held == 1:
+        central.queued += 1
+        if central.queued == 1:
             central.level = central.start_level
         elif central.level < _LEVEL_MOST:
             central.level += 1
         most = (n + COPY_EXTRA + 15) & ~15
-        central.held_bytes += spent if spent > most else most
-        central.held_from = ticks_ms()
-        if central.held > self.held_most:
-            self.held_most = central.held
-        if central.held_bytes > self.held_most_bytes:
-            self.held_most_bytes = central.held_bytes
-        if central.held >= HELD_MAX:
+        central.queued_bytes += spent if spent > most else most
+        central.queued_from = ticks_ms()
+        if central.queued > self.queued_most:
+            self.queued_most = central.queued
+        if central.queued_bytes > self.queued_most_bytes:
+            self.queued_most_bytes = central.queued_bytes
+        if central.queued >= QUEUED_MAX:
             # Its link carried almost nothing for seconds: let it go (it reconnects and
             # resends).
             self._let_go(central)

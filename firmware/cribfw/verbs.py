@@ -101,8 +101,8 @@ def health(ctx, link, req, out):
     if ctx.ble is not None:
         out.field(b"bconn", ctx.ble.connected())
         out.field(b"badv", 1 if ctx.ble.advertising else 0)
-        out.field(b"bheld", ctx.ble.held_most)
-        out.field(b"bheap", ctx.ble.held_most_bytes)
+        out.field(b"bheld", ctx.ble.queued_most)
+        out.field(b"bheap", ctx.ble.queued_most_bytes)
         out.field(b"bkept", ctx.ble.kept)
     out.field(b"bad", ctx.bad_lines)
     if ctx.web is not None:

@@ -589,7 +589,7 @@ class Client:
         """The board restarted and shows `fields`: send again this host's acknowledged changes
         it lost (a power cut between a change and its save), in order, with their ids, and tell
         subscribers (a `restored` event); returns the state after them. Subscribers are not told
-        the states on the way (the whole state after the event is): a linked game must not take
+        the states on the way (the whole state after the event is): a remote game must not take
         them for new moves."""
         settings = (await self._ask("bright")).fields
         self._last_rev = -1

@@ -1,6 +1,6 @@
 """A cap on the lines one source may write: what a stranger sends can fill no terminal or log.
 
-A hall's director says a line for a table's refused message, a linked game for an unknown side,
+A hall's director says a line for a table's refused message, a remote game for an unknown end,
 a page for a failed accept. A table (or a stranger) that sends ten thousand of them gets the first
 few lines of each window, and one line at the window's end saying how many more there were.
 

@@ -1,5 +1,5 @@
 """A program that drives or follows a board keeps the record of its games (cribboard.record):
-`keep`, `play`, the bridge and a linked game each hold a `Recording` of their board.
+`keep`, `play`, the bridge and a remote game each hold a `Recording` of their board.
 
     recording = Recording.open(identity, source="keep", say=print)   # None if no record
     stop = await recording.follow(board)      # every state the board shows, from now on

@@ -3,7 +3,7 @@
 Scoring (the clubs' paper sheet): a win is 2 game points, a win with a skunk (the loser below
 91 in a 121 game, below 31 in a 61 game) 3, a loss 0. Standings are ordered by game points,
 then games won, then skunks, then spread (the sum of winning margins minus losing margins; a
-margin is the target minus the loser's score). Everything adjustable is in :class:`Rules`.
+margin is the target minus the loser's score). Everything adjustable is in :class:`Scoring`.
 
 Pairings come from a movement (:func:`pair_round`); no two players meet twice within
 :func:`max_rounds` rounds. Nothing here does I/O: :mod:`cribboard.hall.store` keeps it on disk.
@@ -34,7 +34,7 @@ class TournamentError(HallError):
 
 
 @dataclass(frozen=True)
-class Rules:
+class Scoring:
     """How the club scores. Defaults follow the clubs' paper sheet and the rules digest.
 
     `double_skunk`: recognise a double skunk (the loser below 61 in a 121 game); off, such a
@@ -217,7 +217,7 @@ class Tournament:
     """One tournament in memory. Mutating methods validate first and change nothing when they
     raise TournamentError."""
 
-    rules: Rules = field(default_factory=Rules)
+    scoring: Scoring = field(default_factory=Scoring)
     players: dict[int, Player] = field(default_factory=dict)
     rounds: list[Round] = field(default_factory=list)
     results: dict[tuple[int, int], Result] = field(default_factory=dict)
@@ -257,7 +257,7 @@ class Tournament:
 
     def next_round_pairing(self) -> Round:
         """The next round's pairing, without adding it (see :meth:`add_round`)."""
-        tables, bye = pair_round(sorted(self.players), len(self.rounds) + 1, self.rules.movement)
+        tables, bye = pair_round(sorted(self.players), len(self.rounds) + 1, self.scoring.movement)
         return Round(len(self.rounds) + 1, tables, bye)
 
     def add_round(self, round_: Round) -> None:
@@ -356,11 +356,11 @@ class Tournament:
         """Everyone, best first; equal keys share a rank (then by name, for reading)."""
         lines = {pid: Standing(0, player) for pid, player in self.players.items()}
         for result in self.results.values():
-            outcome = self.rules.outcome(result.loser_score, result.target)
+            outcome = self.scoring.outcome(result.loser_score, result.target)
             win, loss = lines[result.winner], lines[result.loser]
             lines[result.winner] = replace(
                 win,
-                points=win.points + self.rules.points(outcome),
+                points=win.points + self.scoring.points(outcome),
                 played=win.played + 1,
                 won=win.won + 1,
                 skunks=win.skunks + (outcome != WIN),
@@ -375,9 +375,9 @@ class Tournament:
                 line = lines[round_.bye]
                 lines[round_.bye] = replace(
                     line,
-                    points=line.points + self.rules.bye_points,
+                    points=line.points + self.scoring.bye_points,
                     byes=line.byes + 1,
-                    spread=line.spread + self.rules.bye_spread,
+                    spread=line.spread + self.scoring.bye_spread,
                 )
         ordered = sorted(
             lines.values(),

@@ -81,7 +81,7 @@ def restored_line(fields: dict[str, str]) -> str:
 
 def tell_restored(board: Board, say: Callable[[str], None]) -> Callable[[], None]:
     """Have `say` tell the player, in one line, each time the library put back what a power
-    cut of `board` took (for `keep`, `play`, a linked game); returns the unsubscribe."""
+    cut of `board` took (for `keep`, `play`, a remote game); returns the unsubscribe."""
 
     def told(event: BoardEvent) -> None:
         if isinstance(event, RestoredEvent):

@@ -14,10 +14,10 @@ from cribfw.admitfile import AdmitRecords
 from cribfw.app import App
 from cribfw.blelink import (
     HANDLE_ROOM,
-    HELD_MAX,
     KEPT_MOST,
     NUS_ADV,
     PROBE,
+    QUEUED_MAX,
     RX_RING_SHARED,
     STALL_MS,
     advertising_payloads,
@@ -62,7 +62,7 @@ class FakeBLE:
 
     TX = 11
     RX = 13
-    COPY = 76  # the heap a held copy costs besides its bytes (64-bit MicroPython), in 16s
+    COPY = 76  # the heap a queued copy costs besides its bytes (64-bit MicroPython), in 16s
 
     @classmethod
     def cost(cls, n):
@@ -71,8 +71,8 @@ class FakeBLE:
     def __init__(self, btstack=False):
         self.btstack = btstack
         self.acl = 1000  # the controller's free ACL buffers
-        self.held = []  # btstack: (conn, bytes) copied onto the heap, in order
-        self.held_most = 0
+        self.queued = []  # btstack: (conn, bytes) copied onto the heap, in order
+        self.queued_most = 0
         self.free = 100000  # btstack: the free heap, as gc.mem_free() would tell
         self.garbage = 0  # btstack: what the next copy's allocation collects
         self.handler = None
@@ -118,11 +118,11 @@ class FakeBLE:
             raise OSError(12)
         self.accept -= 1
         assert handle == self.TX
-        if self.btstack and (self.held or not self.acl):
-            self.held.append((conn, bytes(data)))
+        if self.btstack and (self.queued or not self.acl):
+            self.queued.append((conn, bytes(data)))
             self.free -= self.cost(len(data)) - self.garbage  # (a collection frees garbage)
             self.garbage = 0
-            self.held_most = max(self.held_most, len(self.held))
+            self.queued_most = max(self.queued_most, len(self.queued))
             return
         self.acl -= 1
         self.notified.append((conn, bytes(data)))
@@ -149,9 +149,9 @@ class FakeBLE:
         self.handler(_CONNECT, (conn, addr_type, memoryview(addr)))
 
     def drop(self, conn, addr, addr_type=1):
-        # btstack forgets the connection's held copies without freeing them: their heap is
+        # btstack forgets the connection's queued copies without freeing them: their heap is
         # lost until the board restarts (MicroPython v1.28.0).
-        self.held = [(c, d) for c, d in self.held if c != conn]
+        self.queued = [(c, d) for c, d in self.queued if c != conn]
         self.handler(_DISCONNECT, (conn, addr_type, memoryview(addr)))
 
     def write(self, conn, data):
@@ -164,10 +164,10 @@ class FakeBLE:
         self.handler(_MTU, (conn, mtu))
 
     def complete(self, n):
-        """The controller sent `n` packets: the buffers go to held copies first."""
+        """The controller sent `n` packets: the buffers go to queued copies first."""
         for _ in range(n):
-            if self.held:
-                conn, data = self.held.pop(0)
+            if self.queued:
+                conn, data = self.queued.pop(0)
                 self.notified.append((conn, data))
                 self.free += self.cost(len(data))
             else:
@@ -577,25 +577,25 @@ def test_btstack_holds_at_most_held_max_of_a_stalled_link_and_then_lets_it_go():
         rig.link.service()
         rig.ble.acl = 2  # then the controller sends nothing more: the link stalls
         rig.ble.write(1, b"#1 frame\n")  # 757 bytes: 8 notifications at MTU 100, then small
-        held_at = []
+        queued_at = []
         while not rig.link.service():
-            if len(rig.ble.held) > len(held_at):
-                held_at.append(clock.now)
+            if len(rig.ble.queued) > len(queued_at):
+                queued_at.append(clock.now)
             clock.now += 1
             assert clock.now < 10 * STALL_MS
-        held_at.append(clock.now)
-        gaps = [b - a for a, b in zip(held_at, held_at[1:])]
+        queued_at.append(clock.now)
+        gaps = [b - a for a, b in zip(queued_at, queued_at[1:])]
         assert gaps == [1, 2, 4, 16, 64, 256, 1024, 4096]  # 5.5 s in all
-        assert rig.ble.held_most == len(rig.ble.held) == HELD_MAX
+        assert rig.ble.queued_most == len(rig.ble.queued) == QUEUED_MAX
         assert rig.ble.closed == [1]  # let go: it comes back and resends
-        # The first three held pieces are whole (97 bytes); then small ones, which cost little.
-        assert [len(d) for c, d in rig.ble.held] == [97] * 3 + [PROBE] * (HELD_MAX - 3)
-        cost = 3 * FakeBLE.cost(97) + (HELD_MAX - 3) * FakeBLE.cost(PROBE)
-        assert rig.link.held_most == HELD_MAX and rig.link.held_most_bytes == cost
+        # The first three queued pieces are whole (97 bytes); then small ones, which cost little.
+        assert [len(d) for c, d in rig.ble.queued] == [97] * 3 + [PROBE] * (QUEUED_MAX - 3)
+        cost = 3 * FakeBLE.cost(97) + (QUEUED_MAX - 3) * FakeBLE.cost(PROBE)
+        assert rig.link.queued_most == QUEUED_MAX and rig.link.queued_most_bytes == cost
         assert rig.link.lost() == 1
         rig.ble.write(1, b"#2 ping\n")  # (until the disconnect arrives) nothing more is handed
-        assert rig.link.service() and len(rig.ble.held) == HELD_MAX
-        # The connection ends: what btstack held stays on the heap, and the board counts it.
+        assert rig.link.service() and len(rig.ble.queued) == QUEUED_MAX
+        # The connection ends: what btstack queued stays on the heap, and the board counts it.
         free = rig.ble.free
         rig.ble.drop(1, PHONE)
         rig.link.service()
@@ -615,10 +615,10 @@ def test_btstack_counts_a_copy_whole_when_its_allocation_collected_garbage():
         rig.ble.connect(1, PHONE)
         rig.link.service()
         rig.ble.acl = 1
-        rig.ble.garbage = FakeBLE.cost(PROBE) - 16  # the first held copy reads as 16 bytes
+        rig.ble.garbage = FakeBLE.cost(PROBE) - 16  # the first queued copy reads as 16 bytes
         rig.ble.write(1, b"#1 st\n")
-        assert not rig.link.service() and len(rig.ble.held) == 1
-        assert rig.link.centrals[0].held_bytes == FakeBLE.cost(PROBE)
+        assert not rig.link.service() and len(rig.ble.queued) == 1
+        assert rig.link.centrals[0].queued_bytes == FakeBLE.cost(PROBE)
         rig.ble.drop(1, PHONE)
         rig.link.service()
         assert rig.link.kept == FakeBLE.cost(PROBE)
@@ -628,7 +628,7 @@ def test_btstack_counts_a_copy_whole_when_its_allocation_collected_garbage():
 
 
 def test_btstack_settles_with_an_empty_notification_what_it_held_at_a_queues_end():
-    # A reply whose last pieces were held, then nothing more to send: an empty notification
+    # A reply whose last pieces were queued, then nothing more to send: an empty notification
     # after the wait tells whether they went; a central that leaves then leaves nothing behind.
     rig = Rig(stack="btstack")
     clock = Clock()
@@ -636,14 +636,14 @@ def test_btstack_settles_with_an_empty_notification_what_it_held_at_a_queues_end
         rig.ble.connect(1, PHONE)
         rig.link.service()
         rig.ble.acl = 4
-        rig.ble.write(1, b"#1 st\n")  # 5 notifications (protocol 1.4's state): the last held
-        assert not rig.link.service() and len(rig.ble.held) == 1
+        rig.ble.write(1, b"#1 st\n")  # 5 notifications (protocol 1.4's state): the last queued
+        assert not rig.link.service() and len(rig.ble.queued) == 1
         rig.ble.complete(4)  # the controller sends them all and has buffers again
         clock.now += 1
         while not rig.link.service():
             clock.now += 1
         assert rig.ble.take(1)[0][-1] == b""  # the empty one, which went straight out
-        assert rig.link.centrals[0].held == 0
+        assert rig.link.centrals[0].queued == 0
         rig.ble.drop(1, PHONE)
         rig.link.service()
         assert rig.link.kept == 0
@@ -665,7 +665,7 @@ def test_btstack_restarts_once_gone_centrals_left_too_much_behind():
             rig.ble.acl = 0  # a stalled link
             rig.ble.write(conn, b"#1 hello\n")
             rig.link.service()
-            clock.now += 100  # three held, and the central vanishes
+            clock.now += 100  # three queued, and the central vanishes
             rig.link.service()
             rig.link.service()
             rig.ble.drop(conn, PHONE)
@@ -705,16 +705,16 @@ def test_btstack_carries_on_once_its_held_notifications_went():
             clock.now += 1
             rig.ble.complete(1)  # one packet a millisecond
         assert rig.ble.closed == []
-        rig.ble.complete(len(rig.ble.held))  # the last held ones go
+        rig.ble.complete(len(rig.ble.queued))  # the last queued ones go
         hello, frame = rig.ble.take(1)[1]
         assert hello.startswith(b"#1 ok proto=") and frame.startswith(b"#2 ok scale=")
         # The board counts what it handed since one last went straight out: at least what the
-        # stack held.
-        assert 1 <= rig.ble.held_most <= rig.link.held_most < HELD_MAX
+        # stack queued.
+        assert 1 <= rig.ble.queued_most <= rig.link.queued_most < QUEUED_MAX
         rig.ble.acl = 1000
         clock.now += STALL_MS  # (the board waits before the next, not knowing they went)
         health = rig.send(1, b"#3 health\n")[0]
-        assert b" bheld=%d bheap=" % rig.link.held_most in health
+        assert b" bheld=%d bheap=" % rig.link.queued_most in health
         assert b" bkept=0 " in health
     finally:
         clock.close()

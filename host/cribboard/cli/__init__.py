@@ -9,7 +9,7 @@ The language people are spoken to in is chosen first (`--lang`, before or after 
 else the environment: see cribboard.i18n), so that the help is built in it too.
 
 It starts at once: the rows import what they run when they run it, and the parser makes only
-the named command's arguments (cribboard.cmdline.table); `--version` and `--help` load no
+the named command's arguments (cribboard.cmdline.rows); `--version` and `--help` load no
 board, network or app code (tests/test_cli_imports.py)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from cribboard.cli.app_commands import APP_COMMANDS
 from cribboard.cli.board_commands import BOARD_COMMANDS
 from cribboard.cli.history import HISTORY
-from cribboard.cmdline.table import (
+from cribboard.cmdline.rows import (
     PROG,
     Command,
     UsageError,
@@ -36,9 +36,9 @@ from cribboard.discovery import PORT_ENV
 from cribboard.errors import CribboardError
 from cribboard.hall.cli import HALL
 from cribboard.i18n import L_, N_, _, choose_language, language, language_list
-from cribboard.link.cli import REMOTE
 from cribboard.logsetup import configure as configure_logging
 from cribboard.logsetup import verbosity, without_verbosity
+from cribboard.remote.cli import REMOTE
 from cribboard.version import PROTOCOL_VERSION, VERSION
 from cribboard.virtual.cli import VIRTUAL
 
@@ -111,7 +111,7 @@ GLOBAL_ARGS = (
 
 
 def parser() -> argparse.ArgumentParser:
-    """The whole command line's parser, from the table, in the language in use."""
+    """The whole command line's parser, from the command rows, in the language in use."""
     return build_parser(
         COMMANDS,
         GLOBAL_ARGS,

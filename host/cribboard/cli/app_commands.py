@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from cribboard.bridge import DEFAULT_HOST, DEFAULT_HTTP_PORT, TOKEN_ENV
 from cribboard.cli.matchargs import BEST_OF, FIRST_TO, SKUNKS, match_asked, skunks_asked
 from cribboard.cli.tableargs import TABLE_ARGS, table_settings
-from cribboard.cmdline.table import Arg, Args, Command, OneOf, UsageError, arg, use_color
+from cribboard.cmdline.rows import Arg, Args, Command, OneOf, UsageError, arg, use_color
 from cribboard.discovery import named_port
 from cribboard.i18n import L_, N_, _
 from cribcore.limits import TARGETS

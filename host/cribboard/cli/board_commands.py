@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cribboard.cli.matchargs import BEST_OF, FIRST_TO, SKUNKS, match_asked, skunks_asked
-from cribboard.cmdline.table import (
+from cribboard.cmdline.rows import (
     PROG,
     Args,
     Command,

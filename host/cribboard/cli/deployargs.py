@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from cribboard.cmdline.table import Arg, UsageError, arg, int_in
+from cribboard.cmdline.rows import Arg, UsageError, arg, int_in
 from cribboard.hall.tablesetup import (
     DEFAULT_HALL,
     HallSetup,

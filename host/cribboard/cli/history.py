@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from cribboard.cmdline.table import Command, UsageError, arg
+from cribboard.cmdline.rows import Command, UsageError, arg
 from cribboard.i18n import N_, _, n_
 from cribboard.names import player_name
 from cribboard.plaintext import inert
@@ -137,7 +137,7 @@ def report(stats: Statistics, games: list[GameSummary]) -> str:
     """The whole table for people."""
     if not stats.finished and not stats.unfinished:
         return _(
-            "No games recorded yet: keep, play, the bridge and linked games record the games "
+            "No games recorded yet: keep, play, the bridge and remote games record the games "
             "they drive."
         )
     lines = [
@@ -260,7 +260,7 @@ HISTORY = Command(
         ),
     ),
     description=N_(
-        "The games keep, play, the bridge and linked games recorded (in the user's data "
+        "The games keep, play, the bridge and remote games recorded (in the user's data "
         "directory: $XDG_DATA_HOME/cribboard/record.sqlite): each player's games won and "
         "lost, skunks given and taken, matches, hands and cribs, pegging points per deal and "
         "muggins taken; head to head; the last games. With --port or --ble, the board's own "

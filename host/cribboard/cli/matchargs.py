@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cribboard.cmdline.table import OneOf, arg, int_in
+from cribboard.cmdline.rows import OneOf, arg, int_in
 from cribboard.i18n import N_, _
 from cribcore.limits import MATCH_MOST
 

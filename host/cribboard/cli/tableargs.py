@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from cribboard.cmdline.table import Arg, UsageError, arg
+from cribboard.cmdline.rows import Arg, UsageError, arg
 from cribboard.i18n import N_, _
 
 if TYPE_CHECKING:

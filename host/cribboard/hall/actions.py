@@ -13,7 +13,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from cribboard.cmdline.table import UsageError
+from cribboard.cmdline.rows import UsageError
 from cribboard.errors import HallError
 from cribboard.hall import director
 from cribboard.hall.control import DirectorNotRunning, call, correction_json

@@ -71,7 +71,7 @@ _RESERVED_FDS = 128  # the broker's own files: its listener, log, persistence, p
 #   reads every table's events; a hall of 200 tables plays a few thousand an hour).
 MAX_QUEUED_MESSAGES = 100_000
 MAX_QUEUED_BYTES = 64 * 1024 * 1024
-# - sessions of clients that do not come back (a linked game's clients keep none; a table or
+# - sessions of clients that do not come back (a remote game's clients keep none; a table or
 #   the director that is away longer gets its commands again when it is back).
 SESSION_EXPIRY = "14d"
 # - the broker's heap as a whole: what no client, nor all of them together, can go past.
@@ -129,7 +129,7 @@ def free_port(host: str) -> int:
 def acl_text(hall: str, tables: int, *, viewer: bool, links: bool = False) -> str:
     """The ACL: a table publishes only under its own topics and reads only its own commands;
     the director reads the hall and alone publishes commands, standings and rounds; the
-    viewer reads the hall; the user ``link`` (`links`) reads and writes linked games
+    viewer reads the hall; the user ``link`` (`links`) reads and writes remote games
     (``cribboard remote``). Anonymous clients get nothing (and are refused at connect)."""
     prefix = topics.hall_prefix(hall)
     lines = [
@@ -181,7 +181,7 @@ def config_text(
     queued_messages: int = MAX_QUEUED_MESSAGES,
 ) -> str:
     """The broker's mosquitto.conf for a state directory. `links`: it has the user ``link``,
-    which every side of every linked game shares, so client ids cannot be tied to users.
+    which every end of every remote game shares, so client ids cannot be tied to users.
     `fd_limit`: the descriptors the broker may hold (its connections stay below).
     `queued_messages`: the most queued for one client."""
     lines = [
@@ -259,7 +259,7 @@ class Broker:
         queued_messages: int = MAX_QUEUED_MESSAGES,
     ) -> Broker:
         """Make a new state directory: users `director`, `table-1`..`table-N` (and `viewer`,
-        and `link` for linked games) with random passwords, the ACL, the config. `port` None: a port free now on `host`
+        and `link` for remote games) with random passwords, the ACL, the config. `port` None: a port free now on `host`
         (kept for every later start). `host` ``0.0.0.0`` listens on every interface. `tls`
         False: a plain listener (passwords in the clear; only when asked for). `queued_messages`: the
         most it queues for one client away (smaller only to show the limit)."""

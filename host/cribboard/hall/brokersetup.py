@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cribboard.cmdline.table import UsageError
+from cribboard.cmdline.rows import UsageError
 from cribboard.errors import HallError
 from cribboard.hall.broker import Broker
 from cribboard.hall.certs import CA_WARNING_DAYS, renew_command

@@ -26,7 +26,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from cribboard.cmdline.table import Arg, Command, OneOf, arg, int_in
+from cribboard.cmdline.rows import Arg, Command, OneOf, arg, int_in
 from cribboard.hall.home import DEFAULT_DIR, DEFAULT_TABLES, DIR_ENV, PASSWORD_ENV, hall_dir
 from cribboard.i18n import L_, N_
 from cribcore.hall import MAX_TABLES

@@ -626,7 +626,7 @@ class Director:
                     )
                 words += " " + _("(`cribboard hall correct` enters one by hand)")
                 raise TournamentError(words)
-        planned = min(self.rounds, max_rounds(len(tournament.players), tournament.rules.movement))
+        planned = min(self.rounds, max_rounds(len(tournament.players), tournament.scoring.movement))
         if tournament.rounds and len(tournament.rounds) >= planned:
             played = len(tournament.rounds)
             if planned == self.rounds:
@@ -845,7 +845,7 @@ def held_json(store: Store) -> list[dict[str, Any]]:
 def describe(store: Store, result: Result) -> str:
     """A result in words: ``Ann beat Bob 121-88, a skunk``."""
     tournament = store.tournament
-    outcome = tournament.rules.outcome(result.loser_score, result.target)
+    outcome = tournament.scoring.outcome(result.loser_score, result.target)
     words = {
         "win": N_("%(winner)s beat %(loser)s %(target)d-%(score)d"),
         "skunk": N_("%(winner)s beat %(loser)s %(target)d-%(score)d, a skunk"),

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cribboard.cmdline.table import UsageError
+from cribboard.cmdline.rows import UsageError
 from cribboard.hall.home import PASSWORD_ENV
 from cribboard.hall.page import DEFAULT_HTTP_PORT
 from cribboard.i18n import _

@@ -11,7 +11,7 @@ import contextlib
 import signal
 from pathlib import Path
 
-from cribboard.cmdline.table import UsageError
+from cribboard.cmdline.rows import UsageError
 from cribboard.fdlimit import raise_fd_limit
 from cribboard.hall.broker import Broker
 from cribboard.hall.home import BROKER_DIR, PRIVATE, read_settings

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cribboard.cmdline.table import UsageError
+from cribboard.cmdline.rows import UsageError
 from cribboard.errors import HallError
 from cribboard.hall.home import open_store
 from cribboard.i18n import _

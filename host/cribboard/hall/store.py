@@ -1,6 +1,6 @@
 """The tournament in one SQLite file: every change a transaction, durable once a method returns.
 
-    store = Store.open(Path("club.sqlite"), rules=Rules())    # creates it, or opens it
+    store = Store.open(Path("club.sqlite"), scoring=Scoring())    # creates it, or opens it
     ann = store.register("Ann")
     round_1 = store.next_round()
     store.record_finished(round_no=1, table=3, game=finished)  # from the board's state
@@ -53,7 +53,7 @@ from cribboard.tournament import (
     Player,
     Result,
     Round,
-    Rules,
+    Scoring,
     Standing,
     Table,
     Tournament,
@@ -281,10 +281,10 @@ class Store:
 
     @classmethod
     def open(
-        cls, path: Path, *, rules: Rules | None = None, clock: Callable[[], str] = utc_now
+        cls, path: Path, *, scoring: Scoring | None = None, clock: Callable[[], str] = utc_now
     ) -> Store:
-        """Open the store at `path`, creating it (with `rules`, default Rules()) if new. For an
-        existing store `rules` must be None or the rules it was made with. The file is its
+        """Open the store at `path`, creating it (with `scoring`, default Scoring()) if new. For an
+        existing store `scoring` must be None or the scoring it was made with. The file is its
         owner's alone (0600; SQLite gives its WAL the same mode)."""
         if str(path) != ":memory:":
             os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
@@ -297,7 +297,7 @@ class Store:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
                 with _transaction(db):
-                    _create(db, rules or Rules())
+                    _create(db, scoring or Scoring())
             elif version in (1, 2, 3):
                 with _transaction(db):
                     if version < 3:
@@ -318,9 +318,9 @@ class Store:
         except HallError:
             db.close()
             raise
-        if rules is not None and rules != tournament.rules:
+        if scoring is not None and scoring != tournament.scoring:
             db.close()
-            raise StoreError(f"{path} was made with other rules: {tournament.rules}")
+            raise StoreError(f"{path} was made with another scoring: {tournament.scoring}")
         return cls(db, tournament, clock)
 
     def close(self) -> None:
@@ -351,16 +351,16 @@ class Store:
     def choose_movement(self, movement: str) -> None:
         """Set the pairing movement (:data:`~cribboard.tournament.CIRCLE` or
         :data:`~cribboard.tournament.ROTATION`) before round 1 is paired; never after."""
-        rules = replace(self.tournament.rules, movement=movement)
-        if rules == self.tournament.rules:
+        scoring = replace(self.tournament.scoring, movement=movement)
+        if scoring == self.tournament.scoring:
             return
         if self.tournament.rounds:
             raise TournamentError("the movement is fixed once round 1 is paired")
         with _transaction(self._db):
             self._db.execute(
-                "UPDATE settings SET value = ? WHERE key = 'rules'", (json.dumps(asdict(rules)),)
+                "UPDATE settings SET value = ? WHERE key = 'rules'", (json.dumps(asdict(scoring)),)
             )
-        self.tournament.rules = rules
+        self.tournament.scoring = scoring
 
     def next_round(self) -> Round:
         """Pair the next round and keep it, with each table's first new-game command."""
@@ -703,14 +703,14 @@ class Store:
                 if result is None:
                     row += [""] * 7
                 else:
-                    outcome = tournament.rules.outcome(result.loser_score, result.target)
+                    outcome = tournament.scoring.outcome(result.loser_score, result.target)
                     row += [
                         name(result.winner),
                         name(result.loser),
                         result.loser_score,
                         result.target,
                         outcome,
-                        tournament.rules.points(outcome),
+                        tournament.scoring.points(outcome),
                         result.margin,
                     ]
                 writer.writerow(row + [int(key in corrected)])
@@ -735,17 +735,18 @@ def _execute_script(db: sqlite3.Connection, script: str) -> None:
             db.execute(statement)
 
 
-def _create(db: sqlite3.Connection, rules: Rules) -> None:
+def _create(db: sqlite3.Connection, scoring: Scoring) -> None:
     _execute_script(db, _SCHEMA + _SCHEMA_2 + _SCHEMA_3 + _SCHEMA_4)
     db.execute(
-        "INSERT INTO settings (key, value) VALUES ('rules', ?)", (json.dumps(asdict(rules)),)
+        "INSERT INTO settings (key, value) VALUES ('rules', ?)", (json.dumps(asdict(scoring)),)
     )
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def _load(db: sqlite3.Connection) -> Tournament:
-    (rules_json,) = db.execute("SELECT value FROM settings WHERE key = 'rules'").fetchone()
-    tournament = Tournament(rules=Rules(**json.loads(rules_json)))
+    # The settings key is 'rules', as files made before the rename hold it.
+    (scoring_json,) = db.execute("SELECT value FROM settings WHERE key = 'rules'").fetchone()
+    tournament = Tournament(scoring=Scoring(**json.loads(scoring_json)))
     for pid, name in db.execute("SELECT id, name FROM players ORDER BY id"):
         tournament.players[pid] = Player(pid, name)
     games: dict[int, list[Table]] = {}

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cribboard.cmdline.table import UsageError
+from cribboard.cmdline.rows import UsageError
 from cribboard.errors import HallError
 from cribboard.fdlimit import raise_fd_limit
 from cribboard.hall.broker import Broker

@@ -1,9 +1,9 @@
-"""The MQTT plumbing the hall, its tables and the linked games share, below them all.
+"""The MQTT plumbing the hall, its tables and the remote games share, below them all.
 
 - :mod:`cribboard.mqtt.address`: a broker's URL and user, made into an aiomqtt client; why a
   broker refused one.
-- :mod:`cribboard.mqtt.names`: what may name a hall or a linked game in a topic.
-- :mod:`cribboard.mqtt.roots`: where the linked games' topics start on a broker, and their user,
+- :mod:`cribboard.mqtt.names`: what may name a hall or a remote game in a topic.
+- :mod:`cribboard.mqtt.roots`: where the remote games' topics start on a broker, and their user,
   which a hall's private broker lets in.
 """
 

@@ -40,7 +40,7 @@ class Client(aiomqtt.Client):
     """aiomqtt's client, whose every wait (connect, publish, subscribe, disconnect) keeps a
     cancellation: aiomqtt waits with :func:`asyncio.wait_for`, which on Python 3.11 drops a
     cancel that meets a publication's acknowledgement (see :mod:`cribboard.waiting`), and the
-    director, a table or a linked game cancelled then never stopped."""
+    director, a table or a remote game cancelled then never stopped."""
 
     session_present = False
     """Whether the broker kept this client's session from before (the CONNACK's flag)."""

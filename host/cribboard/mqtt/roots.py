@@ -1,6 +1,6 @@
-"""Where the linked games' topics start on a broker, and the user they log in as: here, below
-both, because a hall's private broker lets linked games in (``Broker.create(links=True)``)
-and the link (:mod:`cribboard.link.topics`) builds its topics under it. The hall's own root is
+"""Where the remote games' topics start on a broker, and the user they log in as: here, below
+both, because a hall's private broker lets remote games in (``Broker.create(links=True)``)
+and the link (:mod:`cribboard.remote.topics`) builds its topics under it. The hall's own root is
 the shared core's (:mod:`cribcore.hall`), which a board uses too."""
 
 from __future__ import annotations

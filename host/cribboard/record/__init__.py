@@ -1,5 +1,5 @@
 """The record of the games played: every game a host drove on a board (`keep`, `play`, the
-bridge, a linked game), kept in one SQLite file in the user's data directory, and what people
+bridge, a remote game), kept in one SQLite file in the user's data directory, and what people
 ask of it (`cribboard history`, the bridge's page).
 
 * `store.Record`: the file. A host tells it each state its board shows (`Record.observe`): the

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cmdline.table import PROG, Args, Command, UsageError, arg, parser_of
+from ..cmdline.rows import PROG, Args, Command, UsageError, arg, parser_of
 from ..errors import CribboardError
 from ..i18n import L_, N_, _
 

@@ -1,6 +1,6 @@
-"""Moves and the merged game: what makes two linked boards converge.
+"""Moves and the merged game: what makes the two ends of a remote game converge.
 
-Each side of a linked game keeps its own moves as an ordered log: a move has the side's id and its
+Each end of a remote game keeps its own moves as an ordered log: a move has the side's id and its
 number in that log (the move's id, ``side.seq``: delivered twice, it is still one move), a
 Lamport clock (one more than the highest clock the side had seen when it made the move), the
 game it was made in (the id of that game's ``game`` move) and what it does.
@@ -16,7 +16,7 @@ goes up), and a move made after seeing another comes after it.
 - ``deal`` makes a player the dealer; the last in the order wins.
 - ``undo`` names the move it takes back; two undos of one move take it back once.
 - ``game`` starts a game: a new game (fronts at 0), or the first side's board as it was when
-  the linked game began (its ``start``). Moves count only in the game they were made in: a peg made
+  the remote game began (its ``start``). Moves count only in the game they were made in: a peg made
   at the moment the other side started a new game stays in the old game. Two new games started
   at the same moment are one game (the first in the order; moves made in the other count in it).
 """
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cribboard.api import BoardState
-from cribboard.link import LinkedGameError
+from cribboard.remote import RemoteGameError
 from cribcore.limits import MAX_PLAYERS, MAX_POINTS, PLAYER_COUNTS, TARGETS
 from cribcore.state import GameError, GameState
 
@@ -46,7 +46,7 @@ _ID = re.compile(r"([a-z0-9]{1,16})\.([1-9][0-9]{0,8})\Z")
 MAX_SCORE = max(TARGETS)
 
 
-class MoveError(LinkedGameError):
+class MoveError(RemoteGameError):
     """A move payload that is not a move."""
 
 
@@ -89,7 +89,7 @@ class Move:
 
 @dataclass(frozen=True)
 class Position:
-    """What linked boards agree on: the game's length, players, dealer and pegs (not the
+    """What the two ends agree on: the game's length, players, dealer and pegs (not the
     games-won tally, which each board keeps for itself, nor a pending count)."""
 
     target: int
@@ -128,7 +128,7 @@ def split_id(move_id: str) -> tuple[str, int]:
 
 
 def encode_move(move: Move) -> bytes:
-    """A move's payload: compact JSON (docs/mqtt.md, "Linked boards")."""
+    """A move's payload: compact JSON (docs/mqtt.md, "Remote games")."""
     c = move.change
     obj: dict[str, Any] = {"id": move.id, "c": move.clock, "g": move.game, "k": c.kind}
     if c.kind == PEG:

@@ -1,17 +1,17 @@
-"""One end of a linked game: a board, this side's log of moves, and the broker.
+"""One end of a remote game: a board, this end's log of moves, and the broker.
 
-    side = LinkedGameSide(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
-                          secret="the game's secret, the same at both ends")
-    await side.run()        # until cancelled
+    end = RemoteEnd(address, "friday", lambda: Board.open("/dev/ttyACM0"), state_file,
+                    secret="the game's secret, the same at both ends")
+    await end.run()         # until cancelled
 
-What it does (docs/mqtt.md, "Linked boards"):
+What it does (docs/mqtt.md, "Remote games"):
 
 - Every change the board makes that this side did not ask for (a button, another host) becomes a
-  move of this side (:mod:`cribboard.link.boardsync`), kept in the state file first, then
+  move of this side (:mod:`cribboard.remote.boardsync`), kept in the state file first, then
   published, retained with QoS 1, on ``.../<side>/move/<seq>``.
 - It reads every side's moves (the retained ones come on subscribing), keeps them by id (a
   redelivered move counts once), and brings its board to the merged game
-  (:func:`cribboard.link.moves.merge`) with the board's own requests.
+  (:func:`cribboard.remote.moves.merge`) with the board's own requests.
 - On every connection it publishes ``online`` ``1`` (its Last Will ``0``), then a marker on its
   own ``sync`` topic: when the marker comes back every retained move has arrived, so it
   publishes those of its own moves the broker lacks (a broker that lost them). A side that
@@ -20,7 +20,7 @@ What it does (docs/mqtt.md, "Linked boards"):
   did meanwhile as moves of its own, and catches up with the other side's moves. Neither a
   broker that is away nor a board that is away stops the other half: moves wait in the state
   file and on the broker.
-- The game's secret (:mod:`cribboard.link.secret`) names its topics and signs every message:
+- The game's secret (:mod:`cribboard.remote.secret`) names its topics and signs every message:
   one not signed with it is dropped, and told in a few lines a minute (unknown sides, however
   many a stranger makes up). A game has two sides: this one and the first other one whose
   signed moves it holds; a third is told and ignored.
@@ -60,9 +60,11 @@ from cribboard.api import (
 from cribboard.errors import CribboardError
 from cribboard.i18n import _, n_
 from cribboard.linelimit import LineLimiter
-from cribboard.link import LinkedGameError, topics
-from cribboard.link.boardsync import board_changes, offline_changes, plan, run_step
-from cribboard.link.moves import (
+from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.paths import state_dir
+from cribboard.remote import RemoteGameError, topics
+from cribboard.remote.boardsync import board_changes, offline_changes, plan, run_step
+from cribboard.remote.moves import (
     DEAL,
     GAME,
     UNDO,
@@ -76,8 +78,7 @@ from cribboard.link.moves import (
     encode_move,
     game_change,
 )
-from cribboard.link.secret import GameKey
-from cribboard.mqtt.address import BrokerAddress, refusal
+from cribboard.remote.secret import GameKey
 from cribboard.watchwords import restored_line
 
 log = logging.getLogger(__name__)
@@ -95,13 +96,22 @@ BOARD_RETRY_S = 1.0  # between attempts to open a board that is not there
 # a deal to the same dealer at the board later than that is the board's own.
 DEAL_ECHO_S = 2.0
 ECHO_S = 2.0  # the state a request caused comes back at once; this long: it was lost
-STATE_ENV = "XDG_STATE_HOME"
 
 
 def default_state_file(game: str) -> Path:
-    """``$XDG_STATE_HOME/cribboard/link-<game>.json`` (``~/.local/state`` by default)."""
-    base = os.environ.get(STATE_ENV) or str(Path.home() / ".local" / "state")
-    return Path(base) / "cribboard" / f"link-{topics.check_game(game)}.json"
+    """``remote-<game>.json`` in the state directory (:func:`cribboard.paths.state_dir`). A
+    file of the same game under its name of before (``link-<game>.json``) is renamed to it the
+    first time, so an end started again after an upgrade picks its game up."""
+    folder = state_dir()
+    name = topics.check_game(game)
+    path = folder / f"remote-{name}.json"
+    old = folder / f"link-{name}.json"
+    if old.exists() and not path.exists():
+        try:
+            os.replace(old, path)
+        except OSError:
+            return old  # left where it is, still this end's: read and written there
+    return path
 
 
 def new_instance() -> str:
@@ -110,8 +120,8 @@ def new_instance() -> str:
     return f"{int(time.time() * 1000) & 0xFFFFFFFFFFF:011x}{secrets.token_hex(3)[:5]}"
 
 
-class SideFile:
-    """What a side keeps across its own restart: its id, its own moves, the last state it saw
+class EndFile:
+    """What an end keeps across its own restart: its id, its own moves, the last state it saw
     on its board, the game that board showed (its game move, the moves that counted, the
     highest clock seen), and the position it was bringing the board to (if it was). Written
     whole, atomically (a temporary file renamed over the old one)."""
@@ -161,8 +171,8 @@ class SideFile:
                 )
             )
         except (OSError, ValueError, KeyError, TypeError, MoveError) as err:
-            raise LinkedGameError(
-                _("%(path)s: not a linked game's state file: %(error)s", path=self.path, error=err)
+            raise RemoteGameError(
+                _("%(path)s: not a remote game's state file: %(error)s", path=self.path, error=err)
             ) from None
 
     def save(self) -> None:
@@ -185,8 +195,8 @@ class SideFile:
         os.replace(temporary, self.path)
 
 
-class LinkedGameSide:
-    """One end of a linked game (see the module's docstring). `open_board` opens this side's
+class RemoteEnd:
+    """One end of a remote game (see the module's docstring). `open_board` opens this side's
     board (again, after it was gone); `say` gets one line per thing worth telling a person."""
 
     def __init__(
@@ -203,7 +213,7 @@ class LinkedGameSide:
         self.game = topics.check_game(game)
         self.key = GameKey(self.game, secret)
         self.channel = self.key.channel  # the game's name in its topics
-        self.file = SideFile(state_file)
+        self.file = EndFile(state_file)
         self.side = self.file.side
         self.log = MoveLog(self.file.moves)
         # The other side of the game: the first other side whose signed moves arrive (or are
@@ -256,7 +266,7 @@ class LinkedGameSide:
 
     async def run(self) -> None:
         """Run until cancelled: the broker in the background, the board here. Raises
-        LinkedGameError when the broker refuses the login."""
+        RemoteGameError when the broker refuses the login."""
         mqtt = asyncio.create_task(self._mqtt_loop(), name=f"link-{self.game}-mqtt")
         board = asyncio.create_task(self._board_loop(), name=f"link-{self.game}-board")
         try:
@@ -553,7 +563,7 @@ class LinkedGameSide:
             except aiomqtt.MqttError as err:
                 refused = refusal(err, self.address)
                 if refused is not None:
-                    raise LinkedGameError(refused) from None
+                    raise RemoteGameError(refused) from None
                 if self.synced.is_set():
                     self.say(_("lost the broker (%(error)s): reconnecting", error=err))
             finally:
@@ -588,7 +598,7 @@ class LinkedGameSide:
                 payload = bytes(message.payload)
                 try:
                     name = topics.parse(str(message.topic))
-                except LinkedGameError:
+                except RemoteGameError:
                     continue
                 if name.leaf in (topics.MOVE, ONLINE, topics.HELLO) and payload:
                     if name.side == side and name.leaf == topics.HELLO:
@@ -599,7 +609,7 @@ class LinkedGameSide:
                         self._stranger(
                             name.side,
                             _(
-                                "a message as side %(side)s that is not signed with the game's "
+                                "a message as end %(side)s that is not signed with the game's "
                                 "secret (someone on the broker without it)",
                                 side=name.side,
                             ),
@@ -696,7 +706,7 @@ class LinkedGameSide:
     def _switch(self, side: str, instance: str) -> None:
         """Join the game instance of the other end `side`: this side takes the game as it is
         there (its own start, if it made one alone, is dropped)."""
-        self.say(_("joined the game of side %(side)s", side=side))
+        self.say(_("joined the game of end %(side)s", side=side))
         self.instance = self.file.instance = instance
         self.file.moves = []
         self.log = MoveLog()
@@ -759,7 +769,7 @@ class LinkedGameSide:
         self._stranger(
             side,
             _(
-                "a third side %(side)s (the game's two are %(this)s and %(partner)s)",
+                "a third end %(side)s (the game's two are %(this)s and %(partner)s)",
                 side=side,
                 this=self.side,
                 partner=self.partner,
@@ -783,9 +793,9 @@ class LinkedGameSide:
         if self.peers.get(side) != online:
             self.peers[side] = online
             self.say(
-                _("side %(side)s online", side=side)
+                _("end %(side)s online", side=side)
                 if online
-                else _("side %(side)s offline", side=side)
+                else _("end %(side)s offline", side=side)
             )
 
     async def _publish(self, client: aiomqtt.Client, missing: list[Move]) -> None:
@@ -834,7 +844,7 @@ class Hello:
             raise ValueError("no instance or nonce")
         try:
             topics.check_instance(instance)
-        except LinkedGameError as err:
+        except RemoteGameError as err:
             raise ValueError(str(err)) from None
         if not isinstance(has_game, bool) or not isinstance(answers, list):
             raise ValueError("no game flag or answers")

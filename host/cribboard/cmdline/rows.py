@@ -1,6 +1,6 @@
-"""The command table's parts: a command is one small entry (its name, help, arguments and
+"""The command rows' parts: a command is one small entry (its name, help, arguments and
 runner), a group of commands an entry holding its own (`hall start`), and the parser is built
-from the table.
+from the rows.
 
 The command line starts at once: a row is cheap to import (what it runs, and any heavy module
 its arguments' help needs, is imported by its runner or by a function that makes its

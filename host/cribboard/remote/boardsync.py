@@ -2,7 +2,7 @@
 and the requests that bring a board to the merged position (:func:`plan`, :func:`run_step`).
 
 A board pushes its whole state after every change, whatever made it (its buttons, a host, its
-side of the linked game itself; the side asks it to, `every 1`, for requests that reach it
+end of the remote game itself; the end asks it to, `every 1`, for requests that reach it
 together too). The side tells its own changes apart by the revision each request returned; any
 other change is read from the difference between two successive states:
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cribboard.api import Board, BoardState
-from cribboard.link.moves import DEAL, GAME, PEG, SET, UNDO, Change, Position, game_change
+from cribboard.remote.moves import DEAL, GAME, PEG, SET, UNDO, Change, Position, game_change
 from cribcore.limits import MAX_POINTS
 
 NEW = "new"

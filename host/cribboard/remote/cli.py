@@ -1,8 +1,8 @@
 """``cribboard remote --broker URL --game NAME --secret-env VAR [--port P | --ble NAME]``: run at
 each of two places with the same game name and secret,
-it joins their boards into one game through the broker (docs/mqtt.md, "Linked boards"). It
+it joins their boards into one game through the broker (docs/mqtt.md, "Remote games"). It
 runs until Ctrl-C (or SIGTERM), one line for each thing worth knowing. The command rows hold
-:data:`REMOTE`; the linked game's modules are imported when it runs."""
+:data:`REMOTE`; the remote game's modules are imported when it runs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cribboard.cmdline.table import Command, UsageError, arg
+from cribboard.cmdline.rows import Command, UsageError, arg
 from cribboard.i18n import N_, _
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _row() -> Command:
                 "--game",
                 required=True,
                 metavar="NAME",
-                help=N_("the linked game's name, the same at both ends (a-z, 0-9, _ and -)"),
+                help=N_("the remote game's name, the same at both ends (a-z, 0-9, _ and -)"),
             ),
             arg(
                 "--port",
@@ -61,7 +61,7 @@ def _row() -> Command:
                 action="store_true",
                 help=N_(
                     "this end's board: a virtual board started here (the firmware on "
-                    "MicroPython; try a linked game with two of these on one computer)"
+                    "MicroPython; try a remote game with two of these on one computer)"
                 ),
             ),
             arg(
@@ -99,7 +99,7 @@ def _row() -> Command:
                 metavar="FILE",
                 help=N_(
                     "where this end keeps its moves (default $XDG_STATE_HOME/cribboard/"
-                    "link-NAME.json): the same file picks the game up after a restart"
+                    "remote-NAME.json): the same file picks the game up after a restart"
                 ),
             ),
         ),
@@ -118,12 +118,12 @@ def _run(args: argparse.Namespace) -> int:
 
     from cribboard.api import Board
     from cribboard.discovery import resolve_port
-    from cribboard.link import LinkedGameError
-    from cribboard.link.secret import game_secret
-    from cribboard.link.side import LinkedGameSide, default_state_file
-    from cribboard.link.topics import check_game
     from cribboard.mqtt import AddressError
     from cribboard.mqtt.address import BrokerAddress, ask_password
+    from cribboard.remote import RemoteGameError
+    from cribboard.remote.end import RemoteEnd, default_state_file
+    from cribboard.remote.secret import game_secret
+    from cribboard.remote.topics import check_game
 
     port = args.link_port or args.port
     ble = args.link_ble if args.link_ble is not None else args.ble
@@ -143,7 +143,7 @@ def _run(args: argparse.Namespace) -> int:
             else None
         )
         secret = game_secret(args.secret_env, args.game)
-    except (AddressError, LinkedGameError) as err:
+    except (AddressError, RemoteGameError) as err:
         raise UsageError(str(err)) from None
     address = address.with_login(args.user, password)
 
@@ -177,12 +177,12 @@ def _run(args: argparse.Namespace) -> int:
 
             where = chosen
         recorded = _recorded(open_board, virtual, say)
-        side = LinkedGameSide(address, args.game, recorded.open, state, secret=secret, say=say)
+        end = RemoteEnd(address, args.game, recorded.open, state, secret=secret, say=say)
         say(
             _(
-                "link %(game)s: this end is side %(side)s, board %(board)s, broker %(url)s",
+                "remote game %(game)s: this end is %(side)s, board %(board)s, broker %(url)s",
                 game=args.game,
-                side=side.side,
+                side=end.side,
                 board=where,
                 url=address.url,
             )
@@ -194,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, task.cancel)
         try:
             with contextlib.suppress(asyncio.CancelledError):
-                await side.run()
+                await end.run()
         finally:
             await recorded.close()
         print(_("cribboard remote: stopped"), file=sys.stderr, flush=True)
@@ -210,7 +210,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 class _Recorded:
-    """The board of a linked game, opened as `open_board` opens it, its games recorded
+    """The board of a remote game, opened as `open_board` opens it, its games recorded
     (cribboard.recorder) from each opening on."""
 
     def __init__(

@@ -1,9 +1,9 @@
-"""Two linked ends, every interleaving (issue 22, 7): counts being entered on one board's buttons
-while the other end pegs the same player, host pegs and undos at both ends (two undos of one
-move take it back once), moves delivered late. Each
+"""Two ends of a remote game, every interleaving (issue 22, 7): counts being entered on one
+board's buttons while the other end pegs the same player, host pegs and undos at both ends (two
+undos of one move take it back once), moves delivered late. Each
 end is the shared core's GameState (the board's own rules) with a panel's count as the firmware's
 panel enters and commits it (cribfw/panel.py: its own count, committed only while the board
-still shows it), and the link's own pieces: a board's change read as moves
+still shows it), and the remote end's own pieces: a board's change read as moves
 (:func:`board_changes`), the move logs merged (:class:`MoveLog`), and the requests that bring a
 board to the merged game (:func:`plan`), run on the board as the board runs them. Property:
 once everything is delivered and every count committed, both boards show one game, and each
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cribboard.link.boardsync import DEAL, NEW, PEG, PEND, board_changes, plan
-from cribboard.link.moves import PEG as PEG_MOVE
-from cribboard.link.moves import UNDO, Change, MoveLog, Position, game_change
+from cribboard.remote.boardsync import DEAL, NEW, PEG, PEND, board_changes, plan
+from cribboard.remote.moves import PEG as PEG_MOVE
+from cribboard.remote.moves import UNDO, Change, MoveLog, Position, game_change
 from cribcore.state import GameError, GameState
 from cribdev.simtable import board_state
 
@@ -39,8 +39,8 @@ class End:
         self.shown = ""  # the game move the board showed last
 
     def record(self) -> list[Change]:
-        """The board's own change since the link last looked, as moves of this side (an undo
-        names the last move that counts, as the link's side does); the changes made."""
+        """The board's own change since the end last looked, as moves of this side (an undo
+        names the last move that counts, as a RemoteEnd does); the changes made."""
         now = board_state(self.game)
         made = []
         for change in board_changes(self.seen, now):
@@ -58,7 +58,7 @@ class End:
         return made
 
     def apply(self) -> None:
-        """The link brings the board to the merged game (its own requests are not moves)."""
+        """The end brings the board to the merged game (its own requests are not moves)."""
         merged = self.log.merged()
         target = merged.position
         if target is None:
@@ -77,7 +77,7 @@ class End:
                 else:
                     self.game.set_pegs(*step.args)
             except GameError:
-                break  # as the link: a refused request, the next state tells
+                break  # as the end: a refused request, the next state tells
         self.seen = board_state(self.game)
 
     # --- the panel (cribfw/panel.py) ------------------------------------------------------
@@ -160,7 +160,7 @@ def test_counts_and_pegs_made_at_both_ends_at_once_all_count(
                 if taken.kind == PEG_MOVE and change.undoes not in undone:
                     pegged[taken.player] -= taken.points  # two undos of one move: once
                 undone.add(change.undoes)
-            end.apply()  # the link brings the board to the merged game
+            end.apply()  # the end brings the board to the merged game
         else:
             deliver(end, b if end is a else a)
     # Everything delivered, every count committed, everything delivered again.

@@ -1,5 +1,5 @@
-"""The linked games' MQTT topics, version 2: every name, QoS and retain flag, once (docs/mqtt.md,
-"Linked boards"). A topic is::
+"""The remote games' MQTT topics, version 2: every name, QoS and retain flag, once (docs/mqtt.md,
+"Remote games"). A topic is::
 
     cribboard/link/v2/<game>/hello/<side>                   a side's hello (retained, QoS 1)
     cribboard/link/v2/<game>/<instance>/<side>/move/<seq>   one move of a side (retained, QoS 1)
@@ -8,7 +8,7 @@
 
 `<instance>` names one game played under the game's name and secret: chosen at random when it
 starts, so nothing of an earlier game (a replay of its signed messages included) reaches it.
-Linked games have their own root beside the hall's (``cribboard/v1/<hall>/...``), so a game
+Remote games have their own root beside the hall's (``cribboard/v1/<hall>/...``), so a game
 name never meets a hall name.
 """
 
@@ -18,13 +18,13 @@ import re
 from dataclasses import dataclass
 
 from cribboard.i18n import _
-from cribboard.link import LinkedGameError
 from cribboard.mqtt.names import NAME_RULE, is_topic_name
 from cribboard.mqtt.roots import LINK_ROOT as ROOT
 from cribboard.mqtt.roots import LINK_USER as LINK_USER
+from cribboard.remote import RemoteGameError
 
-# ROOT and LINK_USER, part of this scheme, are defined below the hall and the linked games: a
-# hall's broker lets linked games in.
+# ROOT and LINK_USER, part of this scheme, are defined below the hall and the remote games: a
+# hall's broker lets remote games in.
 VERSION = "v2"
 MOVE = "move"
 ONLINE = "online"
@@ -37,7 +37,7 @@ _INSTANCE = re.compile(r"[0-9a-f]{16}\Z")
 
 @dataclass(frozen=True)
 class TopicName:
-    """A parsed linked game's topic: `seq` is set for a move."""
+    """A parsed remote game's topic: `seq` is set for a move."""
 
     game: str
     side: str
@@ -47,24 +47,24 @@ class TopicName:
 
 
 def check_game(game: str) -> str:
-    """The game name, if it can name one in a topic (:mod:`cribboard.mqtt.names`); LinkedGameError
+    """The game name, if it can name one in a topic (:mod:`cribboard.mqtt.names`); RemoteGameError
     otherwise."""
     if not is_topic_name(game):
-        raise LinkedGameError(_("bad game name %(name)r: %(rule)s", name=game, rule=_(NAME_RULE)))
+        raise RemoteGameError(_("bad game name %(name)r: %(rule)s", name=game, rule=_(NAME_RULE)))
     return game
 
 
 def check_side(side: str) -> str:
     """A side's id: 1-16 of a-z and 0-9."""
     if not _SIDE.match(side):
-        raise LinkedGameError(_("bad side id %(side)r: 1 to 16 of a-z and 0-9", side=side))
+        raise RemoteGameError(_("bad end id %(side)r: 1 to 16 of a-z and 0-9", side=side))
     return side
 
 
 def check_instance(instance: str) -> str:
     """A game instance's id: 16 hex digits."""
     if not _INSTANCE.match(instance):
-        raise LinkedGameError(f"bad game instance {instance!r}: 16 of 0-9 and a-f")
+        raise RemoteGameError(f"bad game instance {instance!r}: 16 of 0-9 and a-f")
     return instance
 
 
@@ -91,7 +91,7 @@ def move_topic(game: str, instance: str, side: str, seq: int) -> str:
 def side_topic(game: str, instance: str, side: str, leaf: str) -> str:
     """A side's `online` or `sync` topic in a game instance."""
     if leaf not in (ONLINE, SYNC):
-        raise LinkedGameError(f"not a side topic: {leaf}")
+        raise RemoteGameError(f"not a side topic: {leaf}")
     return f"{instance_prefix(game, instance)}/{check_side(side)}/{leaf}"
 
 
@@ -105,20 +105,20 @@ def every_online(game: str, instance: str) -> str:
 
 
 def parse(topic: str) -> TopicName:
-    """A linked game's topic, in parts; LinkedGameError for anything else."""
+    """A remote game's topic, in parts; RemoteGameError for anything else."""
     parts = topic.split("/")
     if len(parts) < 6 or "/".join(parts[:3]) != f"{ROOT}/{VERSION}":
-        raise LinkedGameError(f"not a {ROOT}/{VERSION} topic: {topic}")
+        raise RemoteGameError(f"not a {ROOT}/{VERSION} topic: {topic}")
     game = check_game(parts[3])
     if parts[4] == HELLO and len(parts) == 6:
         return TopicName(game, check_side(parts[5]), HELLO)
     if len(parts) < 7:
-        raise LinkedGameError(f"unknown linked game topic: {topic}")
+        raise RemoteGameError(f"unknown remote game topic: {topic}")
     instance, side, leaf = check_instance(parts[4]), check_side(parts[5]), parts[6]
     if leaf == MOVE and len(parts) == 8:
         if not parts[7].isdigit() or parts[7] != str(int(parts[7])) or int(parts[7]) < 1:
-            raise LinkedGameError(f"bad move number in {topic}")
+            raise RemoteGameError(f"bad move number in {topic}")
         return TopicName(game, side, leaf, int(parts[7]), instance)
     if leaf in (ONLINE, SYNC) and len(parts) == 7:
         return TopicName(game, side, leaf, None, instance)
-    raise LinkedGameError(f"unknown linked game topic: {topic}")
+    raise RemoteGameError(f"unknown remote game topic: {topic}")

@@ -1,8 +1,8 @@
 """Two boards, one game (`cribboard remote`): the real mosquitto on a free port and two virtual
 boards. Pegs made at both ends at once converge to the game an independent count of the pegs
 gives; a move delivered twice counts once; an undo at one end and a new game reach the other;
-an end whose link process is killed, while its board's buttons and the other end go on, catches
-up when it is started again, an undo made meanwhile included."""
+an end whose `cribboard remote` is killed, while its board's buttons and the other end go on,
+catches up when it is started again, an undo made meanwhile included."""
 
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ import pytest
 
 from cribboard.api import Board, BoardState, ButtonEvent
 from cribboard.hall.broker import Broker
-from cribboard.link import topics as t
-from cribboard.link.moves import Change, Move, Position, encode_move
-from cribboard.link.secret import GameKey
-from cribboard.link.side import LinkedGameSide, describe
 from cribboard.mqtt.address import BrokerAddress
 from cribboard.record.store import Record
+from cribboard.remote import topics as t
+from cribboard.remote.end import RemoteEnd, describe
+from cribboard.remote.moves import Change, Move, Position, encode_move
+from cribboard.remote.secret import GameKey
 from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.profiles import PROFILES
 from hallsupport import HALL, WAIT_S, address, broker_words, need_mosquitto
@@ -58,20 +58,20 @@ def link_address(broker: Broker) -> BrokerAddress:
 
 
 @contextlib.asynccontextmanager
-async def running_side(
+async def running_end(
     broker: Broker,
     port: str,
     state: Path,
     *,
     secret: str = SECRET,
     said: list[str] | None = None,
-) -> AsyncIterator[LinkedGameSide]:
+) -> AsyncIterator[RemoteEnd]:
     def say(line: str) -> None:
         print(line)
         if said is not None:
             said.append(line)
 
-    side = LinkedGameSide(
+    end = RemoteEnd(
         link_address(broker),
         GAME,
         lambda: Board.open(port, timeout=3.0),
@@ -79,17 +79,17 @@ async def running_side(
         secret=secret,
         say=say,
     )
-    task = asyncio.create_task(side.run())
+    task = asyncio.create_task(end.run())
     try:
-        await side.wait_until(lambda: side.synced.is_set() and side.converged.is_set(), WAIT_S)
-        yield side
+        await end.wait_until(lambda: end.synced.is_set() and end.converged.is_set(), WAIT_S)
+        yield end
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
 
-async def in_step(*sides: LinkedGameSide, moves: int) -> Position:
+async def in_step(*sides: RemoteEnd, moves: int) -> Position:
     """Wait until every side holds `moves` moves and its board shows their merged game."""
     for side in sides:
         try:
@@ -112,13 +112,13 @@ async def in_step(*sides: LinkedGameSide, moves: int) -> Position:
     return positions.pop()
 
 
-def board_of(side: LinkedGameSide) -> Board:
+def board_of(side: RemoteEnd) -> Board:
     assert side.board is not None
     return side.board
 
 
 async def pegs(board: Board, made: list[tuple[int, int]], rng: random.Random, count: int) -> None:
-    """Peg at one board as another host would (the link did not ask for it)."""
+    """Peg at one board as another host would (its end did not ask for it)."""
     for _ in range(count):
         player, points = rng.randrange(2), rng.randint(1, 4)
         await board.peg(player, points)
@@ -130,12 +130,12 @@ async def pegs(board: Board, made: list[tuple[int, int]], rng: random.Random, co
 async def test_pegs_at_both_ends_at_once_converge_and_a_move_delivered_twice_counts_once(
     broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
 ) -> None:
-    # Each board shows a game of its own before the link: the first end's is the linked game.
+    # Each board shows a game of its own before they join: the first end's is the remote game.
     async with await Board.open(vboard.port) as first, await Board.open(other_vboard.port) as b:
         await first.peg(0, 3)
         await b.peg(1, 10)
-    async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
-        async with running_side(broker, other_vboard.port, tmp_path / "b.json") as b_side:
+    async with running_end(broker, vboard.port, tmp_path / "a.json") as a:
+        async with running_end(broker, other_vboard.port, tmp_path / "b.json") as b_side:
             start = await in_step(a, b_side, moves=1)
             assert start.front == (3, 0)
             made_a: list[tuple[int, int]] = []
@@ -179,8 +179,8 @@ async def test_pegs_at_both_ends_at_once_converge_and_a_move_delivered_twice_cou
 async def test_a_count_being_entered_at_one_end_survives_the_other_ends_peg(
     broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
 ) -> None:
-    async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
-        async with running_side(broker, other_vboard.port, tmp_path / "b.json") as b:
+    async with running_end(broker, vboard.port, tmp_path / "a.json") as a:
+        async with running_end(broker, other_vboard.port, tmp_path / "b.json") as b:
             await in_step(a, b, moves=1)
             # Blue's count of 1 on b's buttons, not committed yet (it commits by itself a
             # moment after the last press), while a pegs blue 2.
@@ -201,8 +201,8 @@ async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_
     said_a: list[str] = []
     said_b: list[str] = []
     async with (
-        running_side(broker, vboard.port, tmp_path / "a.json", said=said_a) as a,
-        running_side(broker, other_vboard.port, tmp_path / "b.json", said=said_b) as b,
+        running_end(broker, vboard.port, tmp_path / "a.json", said=said_a) as a,
+        running_end(broker, other_vboard.port, tmp_path / "b.json", said=said_b) as b,
     ):
         await board_of(a).peg(0, 5)
         before = await in_step(a, b, moves=2)  # the start, the peg
@@ -251,18 +251,18 @@ async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_
         # Joining: the right name with a guessed secret is another game altogether; the right
         # secret at a third end is a third side, told at both ends and ignored.
         with VirtualBoard() as third:
-            async with running_side(
+            async with running_end(
                 broker, third.port, tmp_path / "c.json", secret="a guessed secret"
             ) as guessed:
                 assert guessed.channel != a.channel
                 assert {m.side for m in guessed.log.moves.values()} == {guessed.side}
-            async with running_side(broker, third.port, tmp_path / "d.json") as intruder:
+            async with running_end(broker, third.port, tmp_path / "d.json") as intruder:
                 for side in (a, b):
                     await side.wait_until(
                         lambda s=side: intruder.side in s.strangers,
                         WAIT_S,  # type: ignore[misc]
                     )
-                    assert any(f"a third side {intruder.side}" in w for w in said_a + said_b)
+                    assert any(f"a third end {intruder.side}" in w for w in said_a + said_b)
                 await board_of(intruder).peg(0, 7)
                 await board_of(a).peg(0, 1)
                 final = await in_step(a, b, moves=4)
@@ -270,7 +270,7 @@ async def test_a_stranger_with_the_broker_password_cannot_find_join_or_move_the_
                 assert len(a.log.moves) == len(b.log.moves) == 4
 
 
-def link_words(broker: Broker, port: str, state: Path) -> list[str]:
+def remote_words(broker: Broker, port: str, state: Path) -> list[str]:
     return [
         *CLI,
         "remote",
@@ -291,7 +291,7 @@ def link_words(broker: Broker, port: str, state: Path) -> list[str]:
     ]
 
 
-async def start_link(broker: Broker, port: str, state: Path) -> Any:
+async def start_remote(broker: Broker, port: str, state: Path) -> Any:
     env = {
         **os.environ,
         "LINK_PASSWORD": broker.credentials(t.LINK_USER).password,
@@ -299,10 +299,10 @@ async def start_link(broker: Broker, port: str, state: Path) -> Any:
         "XDG_DATA_HOME": str(state.parent / "data"),  # its record of games: this test's own
     }
     return await asyncio.create_subprocess_exec(
-        *link_words(broker, port, state),
+        *remote_words(broker, port, state),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=(state.parent / "link-stderr.txt").open("ab"),
+        stderr=(state.parent / "remote-stderr.txt").open("ab"),
         env=env,
     )
 
@@ -311,7 +311,7 @@ async def read_until(process: Any, check: Callable[[str], bool]) -> str:
     async with asyncio.timeout(WAIT_S):
         while True:
             line = (await process.stdout.readline()).decode()
-            assert line, "the link process stopped"
+            assert line, "the remote process stopped"
             if check(line.strip()):
                 return line.strip()
 
@@ -333,12 +333,12 @@ async def board_shows(port: str, check: Callable[[BoardState], bool]) -> BoardSt
         return state
 
 
-async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
+async def test_an_end_whose_process_was_killed_catches_up_with_what_both_ends_did(
     broker: Broker, vboard: VirtualBoard, other_vboard: VirtualBoard, tmp_path: Path
 ) -> None:
     state_b = tmp_path / "b.json"
-    async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
-        process = await start_link(broker, other_vboard.port, state_b)
+    async with running_end(broker, vboard.port, tmp_path / "a.json") as a:
+        process = await start_remote(broker, other_vboard.port, state_b)
         try:
             await read_until(process, lambda line: line.startswith("synced:"))
             await a.wait_until(lambda: True in a.peers.values(), WAIT_S)
@@ -356,7 +356,7 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
                     await tap(sim, b_host, "B+", 2)
                     await tap(sim, b_host, "deal")  # handled: the next read shows it
                 assert (await b_host.state()).front == [6, 2]
-            process = await start_link(broker, other_vboard.port, state_b)
+            process = await start_remote(broker, other_vboard.port, state_b)
             position = await in_step(a, moves=5)  # b's offline peg arrived as b's move
             # b's peg has the clock b had when it went down: before a's later orange 9.
             assert (position.front, position.back) == ((11, 11), (6, 2)), a.moves()
@@ -367,7 +367,7 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
             await process.wait()
             async with await Board.open(other_vboard.port) as b_host:
                 await b_host.undo()
-            process = await start_link(broker, other_vboard.port, state_b)
+            process = await start_remote(broker, other_vboard.port, state_b)
             position = await in_step(a, moves=6)
             assert (position.front, position.back) == ((11, 2), (6, 0)), a.moves()
             await read_until(process, lambda line: line == f"board: {describe(position)}")
@@ -386,10 +386,10 @@ async def test_an_end_whose_link_was_killed_catches_up_with_what_both_ends_did(
     assert [(source, json.loads(front)) for source, front in games] == [("link", shown.front[:2])]
 
 
-async def test_link_virtual_links_a_virtual_board_started_for_it(
+async def test_remote_virtual_joins_a_virtual_board_started_for_it(
     broker: Broker, vboard: VirtualBoard, tmp_path: Path
 ) -> None:
-    words = link_words(broker, "-", tmp_path / "v.json")
+    words = remote_words(broker, "-", tmp_path / "v.json")
     at = words.index("--port")
     words[at : at + 2] = ["--virtual"]
     env = {
@@ -401,10 +401,10 @@ async def test_link_virtual_links_a_virtual_board_started_for_it(
         *words, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     try:
-        line = await read_until(process, lambda line: line.startswith("link "))
+        line = await read_until(process, lambda line: line.startswith("remote game "))
         assert "board virtual " in line
         await read_until(process, lambda line: line.startswith("synced:"))
-        async with running_side(broker, vboard.port, tmp_path / "a.json") as a:
+        async with running_end(broker, vboard.port, tmp_path / "a.json") as a:
             await board_of(a).peg(1, 7)
             position = await in_step(a, moves=2)
             await read_until(process, lambda line: line == f"board: {describe(position)}")
@@ -428,7 +428,7 @@ async def test_link_virtual_links_a_virtual_board_started_for_it(
         (["--game", "g", "--secret-env", "HOME_SHORT"], "8 to 256 characters", 2),
     ],
 )
-def test_bad_link_options_get_one_line(words: list[str], message: str, status: int) -> None:
+def test_bad_remote_options_get_one_line(words: list[str], message: str, status: int) -> None:
     done = subprocess.run(
         [*CLI, "remote", "--broker", "mqtt://127.0.0.1:1", *words],
         capture_output=True,
@@ -440,12 +440,12 @@ def test_bad_link_options_get_one_line(words: list[str], message: str, status: i
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-async def test_a_refused_login_stops_the_link_with_one_line(
+async def test_a_refused_login_stops_cribboard_remote_with_one_line(
     broker: Broker, vboard: VirtualBoard, tmp_path: Path
 ) -> None:
     env = {**os.environ, "LINK_PASSWORD": "not-the-password", "LINK_SECRET": SECRET}
     process = await asyncio.create_subprocess_exec(
-        *link_words(broker, vboard.port, tmp_path / "s.json"),
+        *remote_words(broker, vboard.port, tmp_path / "s.json"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -459,7 +459,7 @@ async def test_a_refused_login_stops_the_link_with_one_line(
 
 
 def test_synced_says_one_move_in_the_singular() -> None:
-    from cribboard.link.side import synced_line
+    from cribboard.remote.end import synced_line
 
     assert synced_line(1, 0) == "synced: 1 move (0 from elsewhere)"
     assert synced_line(3, 2) == "synced: 3 moves (2 from elsewhere)"
@@ -468,7 +468,7 @@ def test_synced_says_one_move_in_the_singular() -> None:
 async def retained_messages(
     broker: Broker, enough: Callable[[dict[str, bytes]], bool]
 ) -> dict[str, bytes]:
-    """The retained messages of the linked games on the broker, as a stranger with the broker's
+    """The retained messages of the remote games on the broker, as a stranger with the broker's
     password reads them, once there are `enough`."""
     found: dict[str, bytes] = {}
     async with link_address(broker).client("recorder") as recorder:
@@ -487,8 +487,8 @@ async def test_an_earlier_games_messages_replayed_change_nothing(
 ) -> None:
     # Last week's "friday": two pegs, then both ends leave (offline 0 each).
     async with (
-        running_side(broker, vboard.port, tmp_path / "a.json") as a,
-        running_side(broker, other_vboard.port, tmp_path / "b.json") as b,
+        running_end(broker, vboard.port, tmp_path / "a.json") as a,
+        running_end(broker, other_vboard.port, tmp_path / "b.json") as b,
     ):
         await board_of(a).peg(0, 12)
         await board_of(b).peg(1, 7)
@@ -509,8 +509,8 @@ async def test_an_earlier_games_messages_replayed_change_nothing(
             await attacker.publish(topic, payload, qos=1, retain=True)
         said: list[str] = []
         async with (
-            running_side(broker, vboard.port, tmp_path / "c.json", said=said) as c,
-            running_side(broker, other_vboard.port, tmp_path / "d.json", said=said) as d,
+            running_end(broker, vboard.port, tmp_path / "c.json", said=said) as c,
+            running_end(broker, other_vboard.port, tmp_path / "d.json", said=said) as d,
         ):
             start = await in_step(c, d, moves=1)
             assert start.front == (0, 0) and start.back == (0, 0)  # not last week's 12-7
@@ -533,15 +533,15 @@ async def test_an_earlier_games_messages_replayed_change_nothing(
         offline = retained[offline_topic]
         assert offline.split()[1] == b"0"  # signed: `0` and the connection it ended
         async with (
-            running_side(broker, vboard.port, tmp_path / "c.json", said=said) as c,
-            running_side(broker, other_vboard.port, tmp_path / "d.json", said=said) as d,
+            running_end(broker, vboard.port, tmp_path / "c.json", said=said) as c,
+            running_end(broker, other_vboard.port, tmp_path / "d.json", said=said) as d,
         ):
             await c.wait_until(lambda: c.peers.get(d.side) is True, WAIT_S)
             await attacker.publish(offline_topic, offline, qos=1, retain=True)
             await board_of(d).peg(1, 1)  # after the replay: when it is in, the replay is too
             await in_step(c, d, moves=4)
             assert c.peers.get(d.side) is True
-    assert not any("third side" in line for line in said), said
+    assert not any("third end" in line for line in said), said
 
 
 async def test_client_ids_cannot_be_read_from_topics_and_unknown_sides_flood_no_one(
@@ -549,8 +549,8 @@ async def test_client_ids_cannot_be_read_from_topics_and_unknown_sides_flood_no_
 ) -> None:
     said_a: list[str] = []
     async with (
-        running_side(broker, vboard.port, tmp_path / "a.json", said=said_a) as a,
-        running_side(broker, other_vboard.port, tmp_path / "b.json") as b,
+        running_end(broker, vboard.port, tmp_path / "a.json", said=said_a) as a,
+        running_end(broker, other_vboard.port, tmp_path / "b.json") as b,
     ):
         log = broker.state_dir / "mosquitto.log"
         before = log.stat().st_size

@@ -1,8 +1,8 @@
-"""The link's merged game as pure logic: any delivery order and any redelivery give one game;
+"""A remote game's merged game as pure logic: any delivery order and any redelivery give one game;
 pegs at both ends at once both count; an undo takes back the move it names, once; new games
 and moves made at the same moment; a board's changes read back as moves, and the requests
 that bring a board (the shared core's GameState, as the firmware runs it) to any position.
-The examples of docs/mqtt.md's link section, byte for byte."""
+The examples of docs/mqtt.md's remote games section, byte for byte."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from cribboard.api import BoardState
-from cribboard.link import LinkedGameError
-from cribboard.link import topics as t
-from cribboard.link.boardsync import DEAL, NEW, PEG, board_changes, plan
-from cribboard.link.moves import (
+from cribboard.remote import RemoteGameError
+from cribboard.remote import topics as t
+from cribboard.remote.boardsync import DEAL, NEW, PEG, board_changes, plan
+from cribboard.remote.end import Hello, default_state_file, describe, read_online
+from cribboard.remote.moves import (
     GAME,
     SET,
     UNDO,
@@ -30,7 +31,6 @@ from cribboard.link.moves import (
     game_change,
     merge,
 )
-from cribboard.link.side import Hello, describe, read_online
 from cribcore.state import GameError, GameState
 from cribdev.simtable import board_state
 
@@ -143,7 +143,7 @@ def test_payloads_round_trip_and_refuse_what_is_not_a_move() -> None:
         "cribboard/link/v1/friday/k3f9/move/1",  # before instances
         "cribboard/v1/friday/k3f9/online",
     ):
-        with pytest.raises(LinkedGameError):
+        with pytest.raises(RemoteGameError):
             t.parse(bad_topic)
 
 
@@ -246,3 +246,23 @@ def test_the_documented_examples_are_what_the_code_sends() -> None:
     assert "blue 17 (12), orange 9 (7), blue deals" in text
     assert describe(merge(moves[:6]).position) == "121 up, blue 17 (12), orange 9 (7), blue deals"
     assert merge(moves).position == Position(61, 2, 1, (0, 0), (0, 0))
+
+
+def test_a_state_file_of_before_the_rename_is_renamed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An end's state file was link-<game>.json: the same game picks it up as remote-<game>.json,
+    and a file of the new name is never replaced by an old one."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    folder = tmp_path / "cribboard"
+    folder.mkdir()
+    (folder / "link-friday.json").write_text('{"side": "5e1a07c3"}')
+    path = default_state_file("friday")
+    assert path == folder / "remote-friday.json"
+    assert path.read_text() == '{"side": "5e1a07c3"}'
+    assert not (folder / "link-friday.json").exists()
+    assert default_state_file("friday") == path  # once: nothing left to rename
+    (folder / "link-friday.json").write_text('{"side": "00000000"}')
+    assert default_state_file("friday") == path
+    assert path.read_text() == '{"side": "5e1a07c3"}'
+    assert default_state_file("saturday") == folder / "remote-saturday.json"

@@ -1,4 +1,4 @@
-"""A linked game's secret: what keeps a stranger with the broker's shared password out of it.
+"""A remote game's secret: what keeps a stranger with the broker's shared password out of it.
 
 Both ends are given the same secret (``cribboard remote --secret-env VAR``, or typed at a
 prompt). From it and the game's name comes a key (PBKDF2-SHA256: a guessed secret costs a
@@ -26,7 +26,7 @@ import os
 import sys
 
 from cribboard.i18n import _
-from cribboard.link import LinkedGameError
+from cribboard.remote import RemoteGameError
 
 MIN_SECRET = 8  # characters
 MAX_SECRET = 256
@@ -37,11 +37,11 @@ CHANNEL_HEX = 24
 
 
 def check_secret(secret: str) -> str:
-    """The secret, if long enough to be worth something; LinkedGameError otherwise."""
+    """The secret, if long enough to be worth something; RemoteGameError otherwise."""
     if not MIN_SECRET <= len(secret) <= MAX_SECRET:
-        raise LinkedGameError(
+        raise RemoteGameError(
             _(
-                "a linked game's secret is %(least)d to %(most)d characters, the same at both "
+                "a remote game's secret is %(least)d to %(most)d characters, the same at both "
                 "ends (not %(length)d)",
                 least=MIN_SECRET,
                 most=MAX_SECRET,
@@ -53,11 +53,11 @@ def check_secret(secret: str) -> str:
 
 def game_secret(variable: str | None, game: str) -> str:
     """The game's secret: from the environment variable named, else asked for without echo
-    on a terminal; LinkedGameError when there is none (never printed, never logged)."""
+    on a terminal; RemoteGameError when there is none (never printed, never logged)."""
     if variable:
         secret = os.environ.get(variable)
         if secret is None:
-            raise LinkedGameError(
+            raise RemoteGameError(
                 _("--secret-env %(var)s: that environment variable is not set", var=variable)
             )
     elif sys.stdin.isatty():
@@ -65,14 +65,14 @@ def game_secret(variable: str | None, game: str) -> str:
             _("the secret of game %(game)s (the same at both ends): ", game=game)
         )
     else:
-        raise LinkedGameError(
-            _("a linked game needs its secret: --secret-env VAR (the same at both ends)")
+        raise RemoteGameError(
+            _("a remote game needs its secret: --secret-env VAR (the same at both ends)")
         )
     return check_secret(secret)
 
 
 class GameKey:
-    """The key of one linked game (see the module's docstring)."""
+    """The key of one remote game (see the module's docstring)."""
 
     def __init__(self, game: str, secret: str) -> None:
         check_secret(secret)

@@ -1,7 +1,7 @@
-"""`make bench`, linked boards part: two virtual boards joined by `cribboard remote` through a
+"""`make bench`, remote games part: two virtual boards joined by `cribboard remote` through a
 private mosquitto (bench/run.py calls main()). Prints figures only; nothing here asserts speed.
 
-Both ends run in this process (two LinkedGameSide objects, each with its own board
+Both ends run in this process (two RemoteEnd objects, each with its own board
 connection); the boards are two MicroPython processes and the broker a third, all on this
 machine.
 
@@ -12,7 +12,7 @@ machine.
    both boards show the merged game of all 200.
 3. Bytes per move: the JSON payload of a peg, and the whole MQTT PUBLISH packet.
 
-    .venv/bin/python bench/link_mqtt_bench.py
+    .venv/bin/python bench/remote_bench.py
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from cribboard.api import Board, BoardEvent, BoardState, StateEvent
 from cribboard.hall.broker import Broker, MosquittoNotFound, find_executable
-from cribboard.link import topics as t
-from cribboard.link.moves import Change, Move, Position, encode_move
-from cribboard.link.side import LinkedGameSide
 from cribboard.mqtt.address import BrokerAddress
+from cribboard.remote import topics as t
+from cribboard.remote.end import RemoteEnd
+from cribboard.remote.moves import Change, Move, Position, encode_move
 from cribboard.virtual import VirtualBoard
 
 GAME = "bench"
@@ -68,7 +68,7 @@ class Watch:
         return self.latest[0]
 
 
-async def settled(sides: list[LinkedGameSide], moves: int) -> None:
+async def settled(sides: list[RemoteEnd], moves: int) -> None:
     for side in sides:
         await side.wait_until(
             lambda side=side: (  # type: ignore[misc]
@@ -91,7 +91,7 @@ async def run(work: Path) -> None:
     )
     boards = [VirtualBoard().start(), VirtualBoard().start()]
     sides = [
-        LinkedGameSide(
+        RemoteEnd(
             address,
             GAME,
             lambda port=vb.port: Board.open(port, timeout=5.0),  # type: ignore[misc]
@@ -101,7 +101,7 @@ async def run(work: Path) -> None:
         for i, vb in enumerate(boards)
     ]
     a, b = sides
-    # One end first, as people start a linked game: two ends starting at the same instant
+    # One end first, as people start a remote game: two ends starting at the same instant
     # would both bring their board's game (two starts, merged into one, but one move more).
     tasks = [asyncio.create_task(a.run())]
     try:
@@ -150,7 +150,7 @@ async def run(work: Path) -> None:
         # the topic, the packet id (2), the payload.
         packet = 2 + 2 + len(topic) + 2 + len(payload)
 
-        print("cribboard linked boards benchmark (two virtual boards, mosquitto, one process)")
+        print("cribboard remote game benchmark (two virtual boards, mosquitto, one process)")
         print(
             f"  peg at board A -> board B's state event: p50 {pct(latencies, 50):.1f} ms, "
             f"p99 {pct(latencies, 99):.1f} ms, mean {statistics.fmean(latencies):.1f} ms "
@@ -179,7 +179,7 @@ def main() -> None:
     try:
         find_executable("mosquitto")
     except MosquittoNotFound as err:
-        print(f"linked boards benchmark skipped: {err}")
+        print(f"remote game benchmark skipped: {err}")
         return
     with tempfile.TemporaryDirectory(prefix="cribboard-link-bench-") as work:
         asyncio.run(run(Path(work)))
