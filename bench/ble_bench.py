@@ -29,7 +29,7 @@ import tempfile
 import time
 
 from cribboard.api import Board
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 
@@ -115,7 +115,7 @@ class Raw:
             await self.client.disconnect()
 
 
-async def sizes(vboard: VirtualBoard, sim: SimControl) -> list[tuple[str, int, int, int, int]]:
+async def sizes(vboard: VirtualBoard, sim: VirtualControl) -> list[tuple[str, int, int, int, int]]:
     """(what, request bytes, request packets, answer bytes, notifications) per typical line."""
     raw = Raw()
     await raw.connect(board_name(vboard))
@@ -195,7 +195,7 @@ def main() -> None:
         print("   skipped: dbus-daemon not installed (Debian package dbus: make dbus)")
         return
     started = time.monotonic()
-    with fake_bluetooth() as bt, VirtualBoard() as vboard, SimControl(vboard.control) as sim:
+    with fake_bluetooth() as bt, VirtualBoard() as vboard, VirtualControl(vboard.control) as sim:
         bt.bluez.add_board(vboard.control)
         open_mode(vboard.port)
         rows = asyncio.run(sizes(vboard, sim))

@@ -30,7 +30,7 @@ the oldest acknowledged change lost, in changes and seconds, worst case.
 Cuts: right after a reply ("now"), at a random time inside the debounce window ("window"), while a
 request is in flight ("inflight"), at the end of a save ("late"), and inside a save ("save"). The
 last two are aimed, not timed: the side channel stops the board at a flash point
-(SimControl.break_on_flash: before each 256-byte step of an erase or a program, and at its end);
+(VirtualControl.break_on_flash: before each 256-byte step of an erase or a program, and at its end);
 for "save" a move is sent after the break is set, one that certainly makes a save, and the board
 is run on, stopped, to a point chosen at random in that save's erase or program, then cut. Now and
 then after a move the board is also run to the end of its save ("let it be saved"): a commitment
@@ -51,7 +51,7 @@ from pathlib import Path
 import serial
 
 from cribboard import wire
-from cribboard.virtual import FlashStop, SimControl, VirtualBoard
+from cribboard.virtual import FlashStop, VirtualBoard, VirtualControl
 from cribboot import STATE_BLOCKS
 from cribcore.state import GameError, GameState
 from cribfw.gamerecord import apply, decode, encode
@@ -324,7 +324,7 @@ def choose(rng: random.Random, m: Model) -> tuple[bytes, object]:
 def run_cuts(
     rng: random.Random,
     vboard: VirtualBoard,
-    sim: SimControl,
+    sim: VirtualControl,
     link: Link,
     image: Path,
     tally: Tally,
@@ -462,7 +462,7 @@ def run_cuts(
 
 
 def aim_inside(
-    rng: random.Random, sim: SimControl, stop: FlashStop, image: Path, wait_s: float
+    rng: random.Random, sim: VirtualControl, stop: FlashStop, image: Path, wait_s: float
 ) -> tuple[FlashStop, str]:
     """The board is stopped at the first flash point of a save: run it on to a point chosen at
     random in the save and leave it stopped there; with where it is in its operation ("start",
@@ -487,7 +487,9 @@ def aim_inside(
     return stop, "inside" if written < pages else "end"
 
 
-def to_the_entrys_end(sim: SimControl, stop: FlashStop, image: Path, wait_s: float) -> FlashStop:
+def to_the_entrys_end(
+    sim: VirtualControl, stop: FlashStop, image: Path, wait_s: float
+) -> FlashStop:
     """The board stopped at the end of one page's program: run it on to the end of the entry's
     last page."""
     pages, written = entry_progress(image, stop.block)
@@ -527,7 +529,7 @@ def pick(rng: random.Random, stop: FlashStop) -> int:
     return rng.randint(stop.index, stop.total)
 
 
-def run_to(sim: SimControl, stop: FlashStop, index: int, wait_s: float) -> FlashStop:
+def run_to(sim: VirtualControl, stop: FlashStop, index: int, wait_s: float) -> FlashStop:
     """Run the stopped board on to point `index` of its operation (one past its end: the next
     operation's first point)."""
     if index == stop.index:

@@ -18,7 +18,7 @@ from cribboard.api import AdmitEvent, Board, ButtonEvent, LinkEvent, StateEvent
 from cribboard.ble import _bluetooth_errors, scan
 from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected, LinkError
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribcore import protocol
 from cribcore.layout import LED_OF_HOLE, WIN_HOLE
 from cribcore.profiles import PROFILES
@@ -64,7 +64,7 @@ async def test_the_simulated_radio_itself(vboard: VirtualBoard, bluetooth: FakeB
     without a real stack, and which the real tier cannot test: its report of what it advertises
     and sends (`ble-info`), and an MTU exchange through its peripheral bridge (a real stack's
     advertising data is checked where it goes on the air, tests/test_ble_real.py)."""
-    with SimControl(vboard.control) as sim:
+    with VirtualControl(vboard.control) as sim:
         info = sim.ble_info()
     adv, resp = bytes.fromhex(info["adv"]), bytes.fromhex(info["resp"])
     assert len(adv) <= 31 and len(resp) <= 31  # the 128-bit UUID and the name: split in two
@@ -76,7 +76,7 @@ async def test_the_simulated_radio_itself(vboard: VirtualBoard, bluetooth: FakeB
         await nus.write(b"#1 frame\n")
         (frame,) = await nus.lines(1)
         assert len(frame) > 750 and max(len(p) for p in nus.packets) == 182
-        with SimControl(vboard.control) as sim:
+        with VirtualControl(vboard.control) as sim:
             info = sim.ble_info()
         assert info["conns"] == "1" and info["longest"] == "182"
     finally:
@@ -170,7 +170,7 @@ async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
     await at_ble.wait(state_event(lambda s: s.front == [7, 0]))
     await ble.peg(1, 9)
     await at_usb.wait(state_event(lambda s: s.front == [7, 9]))
-    with SimControl(vboard.control) as sim:  # a button on the board: both hear it
+    with VirtualControl(vboard.control) as sim:  # a button on the board: both hear it
         sim.press(PINS["A+"], 60)
         await at_usb.wait(lambda e: e == ButtonEvent("A+", "tap"))
         sim.press(PINS["deal"], 60)
@@ -225,7 +225,7 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
         with pytest.raises(BoardRejected) as refused:
             await phone.peg(0, 5)
         assert refused.value.code == "denied" and "deal button" in refused.value.text
-        with SimControl(vboard.control) as sim:
+        with VirtualControl(vboard.control) as sim:
             sim.wait_frame(_calling, timeout=WAIT_S)  # the board calls for a decision
             sim.press(PINS["deal"], 60)
         await at_phone.wait(lambda e: isinstance(e, AdmitEvent) and e.admission.you)

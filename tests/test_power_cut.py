@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from powercut import (
     SEED,
     SHORT,
@@ -46,7 +46,7 @@ def test_power_cuts_never_lose_a_committed_state(
     image = tmp_path / "flash.img"
     tally = Tally()
     started = time.monotonic()
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         link = Link(vboard.port)
         try:
             run_cuts(rng, vboard, sim, link, image, tally, CUTS, SHORT)
@@ -77,7 +77,7 @@ def test_a_new_games_save_cut_at_each_step_keeps_the_last_save_that_completed(
     backup (an entry torn); from the end on, the new game. The finished game coming back after a cut is the store's
     promise ("the last save that completed"), not a loss: the new game was never on the flash."""
     image = tmp_path / "flash.img"
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         link = Link(vboard.port)
         try:
             for move in (b"new 121 2", *[b"peg 1 14"] * 7, *[b"peg 0 12"] * 9, b"peg 0 13"):
@@ -123,7 +123,7 @@ def test_a_new_games_save_cut_at_each_step_keeps_the_last_save_that_completed(
             link.close()
 
 
-def saved_and_rebooted(vboard: VirtualBoard, sim: SimControl, link: Link, image: Path) -> None:
+def saved_and_rebooted(vboard: VirtualBoard, sim: VirtualControl, link: Link, image: Path) -> None:
     """Let the board's pending save complete (if one is coming), then cut: it boots with its
     state on the flash."""
     sim.break_on_flash(0)
@@ -171,7 +171,7 @@ def test_a_request_resent_after_a_power_cut_is_applied_once_wherever_the_cut_fel
     cut took is applied. Never twice, never lost."""
     image = tmp_path / "flash.img"
     outcomes = set()
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         link = Link(vboard.port)
         try:
             link.ask_every()

@@ -20,7 +20,7 @@ from cribboard.api import Board
 from cribboard.events import RestoredEvent
 from cribboard.play.scorekeeper import Scorekeeper
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribboard.watchwords import ChangeTeller
 from powercut import SHORT, to_the_entrys_end
 
@@ -65,7 +65,7 @@ async def open_board(port: str, lose: list[bytes] | None = None) -> Board:
     return await Board.open_transport(lambda: LossyTransport(port, lose), timeout=WAIT_S)
 
 
-async def until_saved(sim: SimControl, image: Path) -> None:
+async def until_saved(sim: VirtualControl, image: Path) -> None:
     """The board is stopped at the first step of a save: run it to the save's end and on."""
     stop = await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
     while stop.kind != "program":
@@ -88,7 +88,7 @@ async def test_changes_acknowledged_and_lost_in_a_cut_are_put_back_in_order(
     tmp_path: Path, slow_store: None
 ) -> None:
     image = tmp_path / "flash.img"
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         board = await open_board(vboard.port)
         try:
             restored = restored_events(board)
@@ -124,7 +124,7 @@ async def test_a_match_started_and_lost_in_a_cut_is_put_back(
     """A match is saved with the game (protocol 1.4): one this host started and saw
     acknowledged, then lost in a cut, is put back with the pegs after it."""
     image = tmp_path / "flash.img"
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         board = await open_board(vboard.port)
         try:
             restored = restored_events(board)
@@ -156,7 +156,7 @@ async def test_a_request_whose_reply_was_lost_is_applied_once_across_a_cut(
     """Its change saved (its id with it) or not: the library sends it again after the board's
     `! hello`, and the board applies it once either way."""
     image = tmp_path / "flash.img"
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         for saved in (True, False):
             lose: list[bytes] = []
             board = await open_board(vboard.port, lose)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribboard.virtual.rp2board import FIRMWARE_IMAGE, Clock, RP2Board
 from cribboard.virtual.ws2812 import RESET_NS, decode_ws2812, grb_to_rgb
 from cribcore.layout import HOLES, LED_OF_HOLE
@@ -93,7 +93,7 @@ def test_the_wire_shows_what_the_virtual_board_shows_over_a_played_game(
     pico, virtual = boards
     rng = random.Random(121)
     on_pico, on_virtual = ProtocolLink(pico.port), ProtocolLink(virtual.port)
-    control = SimControl(virtual.control)
+    control = VirtualControl(virtual.control)
     try:
         on_pico.wait_up()
         on_virtual.wait_up()

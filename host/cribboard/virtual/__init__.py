@@ -1,7 +1,7 @@
 """The virtual board: the real firmware on MicroPython's unix port, behind a pty.
 
 :class:`VirtualBoard` starts it and hands out a serial port path that pyserial, mpremote and
-the cribboard host package open like a USB board; :class:`SimControl` presses its buttons and
+the cribboard host package open like a USB board; :class:`VirtualControl` presses its buttons and
 reads its LEDs through a side channel. See docs/virtual-board.md.
 
 Each name is imported from its module when it is first used: the command line's `virtual` row
@@ -15,13 +15,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .control import FlashStop, SimControl
+    from .control import FlashStop, VirtualControl
     from .errors import (
         FlashInUse,
         MicroPythonNotFoundError,
         NoFrameError,
-        SimControlError,
         VirtualBoardError,
+        VirtualControlError,
     )
     from .interpreter import ENV_MICROPYTHON, find_micropython
     from .launcher import DEFAULT_FLASH_SIZE, DEFAULT_HEAP, VirtualBoard
@@ -36,8 +36,8 @@ _HOMES = {  # each name of __all__: the module it is in
     "FrameCallback": "sidechannel",
     "MicroPythonNotFoundError": "errors",
     "NoFrameError": "errors",
-    "SimControl": "control",
-    "SimControlError": "errors",
+    "VirtualControl": "control",
+    "VirtualControlError": "errors",
     "VirtualBoard": "launcher",
     "VirtualBoardError": "errors",
     "find_micropython": "interpreter",
@@ -52,8 +52,8 @@ __all__ = [
     "FrameCallback",
     "MicroPythonNotFoundError",
     "NoFrameError",
-    "SimControl",
-    "SimControlError",
+    "VirtualControl",
+    "VirtualControlError",
     "VirtualBoard",
     "VirtualBoardError",
     "find_micropython",

@@ -17,7 +17,7 @@ request                     reply
 ``reset``                   ``ok`` (hard reset)
 ``flash-break GEN N``       ``ok``; the board stops at its N-th flash point from now (N -1:
                             runs on) and this client gets ``flash-stop GEN KIND BLOCK INDEX
-                            TOTAL`` (see :meth:`SimControl.break_on_flash`)
+                            TOTAL`` (see :meth:`VirtualControl.break_on_flash`)
 ``heap``                    ``heap free=N alloc=N``: the board's heap in bytes after a
                             collection it runs then (a leak shows as free going down)
 ``ble-*``                   the board's Bluetooth radio: see :mod:`cribboard.virtual.radio`
@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
-from .errors import NoFrameError, SimControlError
+from .errors import NoFrameError, VirtualControlError
 
 FramePredicate = Callable[[bytes], bool]
 
@@ -52,7 +52,7 @@ class FlashStop:
     total: int
 
 
-class SimControl:
+class VirtualControl:
     """Press buttons and read LEDs of a running virtual board.
 
     Args:
@@ -75,14 +75,14 @@ class SimControl:
             sock.connect(self._address)
         except OSError as err:
             sock.close()
-            raise SimControlError(f"cannot reach the virtual board at {self._address}: {err}")
+            raise VirtualControlError(f"cannot reach the virtual board at {self._address}: {err}")
         return sock
 
     def close(self) -> None:
         """Close the connection."""
         self._sock.close()
 
-    def __enter__(self) -> SimControl:
+    def __enter__(self) -> VirtualControl:
         return self
 
     def __exit__(
@@ -116,7 +116,7 @@ class SimControl:
         reply = self._request("info")
         words = reply.split()
         if not words or words[0] != "info":
-            raise SimControlError(f"unexpected reply: {reply}")
+            raise VirtualControlError(f"unexpected reply: {reply}")
         return dict(word.partition("=")[::2] for word in words[1:])
 
     def heap(self) -> dict[str, int]:
@@ -170,10 +170,10 @@ class SimControl:
         TimeoutError if none matches within `timeout` seconds.
         """
         deadline = time.monotonic() + timeout
-        with SimControl(self._address, self._timeout) as watcher:
+        with VirtualControl(self._address, self._timeout) as watcher:
             reply = watcher._request("subscribe")
             if reply != "ok":
-                raise SimControlError(f"subscribe refused: {reply}")
+                raise VirtualControlError(f"subscribe refused: {reply}")
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -198,7 +198,7 @@ class SimControl:
         try:
             self._sock.sendall(line.encode("ascii") + b"\n")
         except OSError as err:
-            raise SimControlError(f"virtual board side channel closed: {err}")
+            raise VirtualControlError(f"virtual board side channel closed: {err}")
         deadline = time.monotonic() + self._timeout
         while True:
             reply = self._read_line(deadline - time.monotonic())
@@ -226,23 +226,23 @@ class SimControl:
             except TimeoutError:
                 raise TimeoutError("no reply from the virtual board side channel")
             except OSError as err:
-                raise SimControlError(f"virtual board side channel failed: {err}")
+                raise VirtualControlError(f"virtual board side channel failed: {err}")
             if not data:
-                raise SimControlError("virtual board side channel closed")
+                raise VirtualControlError("virtual board side channel closed")
             self._buffer += data
         line, _, rest = bytes(self._buffer).partition(b"\n")
         self._buffer[:] = rest
         return line.decode("ascii").strip()
 
 
-def _error_from(reply: str) -> SimControlError:
+def _error_from(reply: str) -> VirtualControlError:
     words = reply.split(maxsplit=2)
     if len(words) >= 2 and words[0] == "error":
         text = words[2] if len(words) > 2 else words[1]
         if words[1] == "no-frame":
             return NoFrameError(text)
-        return SimControlError(f"{words[1]}: {text}")
-    return SimControlError(f"unexpected reply: {reply}")
+        return VirtualControlError(f"{words[1]}: {text}")
+    return VirtualControlError(f"unexpected reply: {reply}")
 
 
 def _parse_frame(reply: str) -> tuple[int, bytes]:

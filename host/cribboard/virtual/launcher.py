@@ -107,7 +107,7 @@ class VirtualBoard:
 
         with VirtualBoard() as board:
             print(board.port)      # e.g. /dev/pts/7, for pyserial or mpremote
-            print(board.control)   # side-channel socket, for SimControl
+            print(board.control)   # side-channel socket, for VirtualControl
 
     Args:
         flash: flash image file. Default: a fresh temporary image, deleted by stop(). A given
@@ -278,7 +278,7 @@ class VirtualBoard:
 
     @property
     def control(self) -> str:
-        """The side-channel address: a Unix socket path for SimControl."""
+        """The side-channel address: a Unix socket path for VirtualControl."""
         return str(self._running().side.control_path)
 
     @property

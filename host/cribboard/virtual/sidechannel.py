@@ -5,7 +5,7 @@ Two sockets in the launcher's private directory:
 * ``launcher.sock`` (datagrams) talks to the simulated hardware modules in MicroPython
   (``firmware/sim/simlink.py``): LED frames and reset requests come in, button presses go out.
 * ``control.sock`` (stream, one request per line) serves tests and demos; see
-  ``docs/virtual-board.md`` and :class:`cribboard.virtual.control.SimControl`. Its ``ble-*``
+  ``docs/virtual-board.md`` and :class:`cribboard.virtual.control.VirtualControl`. Its ``ble-*``
   requests are the board's Bluetooth radio (:mod:`cribboard.virtual.radio`).
 
 Everything here runs on the launcher's relay thread; nothing blocks.
