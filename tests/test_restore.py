@@ -69,13 +69,13 @@ async def until_saved(sim: VirtualControl, image: Path) -> None:
     """The board is stopped at the first step of a save: run it to the save's end and on."""
     stop = await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
     while stop.kind != "program":
-        sim.break_on_flash(stop.total - stop.index if stop.index < stop.total else 1)
+        sim.break_at_flash_point(stop.total - stop.index if stop.index < stop.total else 1)
         stop = await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
     if stop.index < stop.total:
-        sim.break_on_flash(stop.total - stop.index)
+        sim.break_at_flash_point(stop.total - stop.index)
         stop = await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
     await asyncio.to_thread(to_the_entrys_end, sim, stop, image, WAIT_S)
-    sim.break_on_flash(-1)
+    sim.break_at_flash_point(-1)
 
 
 def restored_events(board: Board) -> list[RestoredEvent]:
@@ -94,10 +94,10 @@ async def test_changes_acknowledged_and_lost_in_a_cut_are_put_back_in_order(
             restored = restored_events(board)
             told: list[str] = []
             Scorekeeper(board, output=told.append)  # `keep` on this board says it too
-            sim.break_on_flash(0)
+            sim.break_at_flash_point(0)
             await board.peg(0, 7)
             await until_saved(sim, image)  # on the flash: a cut keeps it
-            sim.break_on_flash(0)  # the next save stops at its first step: nothing kept
+            sim.break_at_flash_point(0)  # the next save stops at its first step: nothing kept
             await board.peg(0, 5)
             await board.peg(1, 3)
             await board.set_dealer(1)
@@ -128,10 +128,10 @@ async def test_a_match_started_and_lost_in_a_cut_is_put_back(
         board = await open_board(vboard.port)
         try:
             restored = restored_events(board)
-            sim.break_on_flash(0)
+            sim.break_at_flash_point(0)
             await board.peg(0, 7)
             await until_saved(sim, image)
-            sim.break_on_flash(0)  # the next save stops at its first step: nothing kept
+            sim.break_at_flash_point(0)  # the next save stops at its first step: nothing kept
             await board.start_match(3)
             await board.peg(1, 4)
             await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
@@ -164,7 +164,7 @@ async def test_a_request_whose_reply_was_lost_is_applied_once_across_a_cut(
                 restored = restored_events(board)
                 front = (await board.state()).front[0]
                 lose.append(b"#")  # the reply to the next request with an id is lost
-                sim.break_on_flash(0)
+                sim.break_at_flash_point(0)
                 peg = asyncio.ensure_future(board.peg(0, 4))
                 if saved:
                     await until_saved(sim, image)
@@ -178,7 +178,7 @@ async def test_a_request_whose_reply_was_lost_is_applied_once_across_a_cut(
                 assert not restored  # nothing acknowledged was lost
             finally:
                 await board.close()
-                sim.break_on_flash(-1)
+                sim.break_at_flash_point(-1)
 
 
 async def test_a_board_back_at_a_game_this_host_never_saw_gets_nothing_put_back(

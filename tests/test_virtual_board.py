@@ -293,40 +293,6 @@ def test_a_restart_drops_what_the_hci_uart_held_unread(tmp_path: Path) -> None:
         os.close(uart)
 
 
-def test_button_press_is_seen_by_a_pin(board: VirtualBoard) -> None:
-    program = textwrap.dedent(
-        """\
-        import machine, time
-        button = machine.Pin(15, machine.Pin.IN, machine.Pin.PULL_UP)
-        print('ready', button.value())
-        t0 = time.ticks_ms()
-        while button.value() and time.ticks_diff(time.ticks_ms(), t0) < 3000:
-            time.sleep_ms(5)
-        down = time.ticks_ms()
-        while not button.value():
-            time.sleep_ms(5)
-        print('pressed for', time.ticks_diff(time.ticks_ms(), down), 'ms')
-        """
-    )
-    with serial.Serial(board.port, timeout=0.1) as link, VirtualControl(board.control) as control:
-        raw_exec_start(link, program)
-        read_until(link, b"ready 1")
-        control.press(15, 100)
-        output = read_until(link, b"\x04").decode()
-    # The press lasts 100 ms from the firmware's first look, give or take a polling period.
-    held_ms = int(output.split("pressed for ")[1].split()[0])
-    assert 95 <= held_ms <= 300
-
-
-def test_hold_and_release(board: VirtualBoard) -> None:
-    read = "import machine; p = machine.Pin('GP4', machine.Pin.IN, machine.Pin.PULL_UP); print(p())"
-    with VirtualControl(board.control) as control:
-        control.hold("GP4")
-        assert mpremote_ok(board.port, "exec", read).strip() == "0"  # held across the reset
-        control.release("GP4")
-        assert mpremote_ok(board.port, "exec", read).strip() == "1"
-
-
 def test_neopixel_write_arrives_as_rgb_frame(board: VirtualBoard) -> None:
     with VirtualControl(board.control) as control:
         with pytest.raises(NoFrameError):
@@ -432,15 +398,23 @@ def test_a_bad_flash_break_is_refused_and_a_good_one_stops_a_save(
         VirtualBoard(flash=tmp_path / "flash.img") as vboard,
         VirtualControl(vboard.control) as sim,
     ):
-        for bad in ("flash-break", "flash-break 1", "flash-break x 0", "flash-break 1 -2"):
+        bad_requests = (
+            "flash-break",
+            "flash-break 1",
+            "flash-break x 0",
+            "flash-break 1 -2",
+            "flash-break 1 0 sideways",  # KIND: erase, program or any
+            "flash-break 1 0 erase 2",
+        )
+        for bad in bad_requests:
             assert sim._request(bad).startswith("error bad-request "), bad
-        sim.break_on_flash(0)
+        sim.break_at_flash_point(0)
         with serial.Serial(vboard.port, timeout=5) as link:
             link.write(b"#1 peg 0 5\n")
             assert read_until(link, b"#1 ok").endswith(b"#1 ok"), "the board did not take the peg"
             stop = sim.wait_flash_stop(10)
             assert (stop.kind, stop.index, stop.total) == ("erase", 0, 16), stop
-            sim.break_on_flash(-1)  # runs on: the save completes
+            sim.break_at_flash_point(-1)  # runs on: the save completes
             link.write(b"#2 st\n")
             read_until(link, b"#2 ok")
             assert b" f=5,0 " in read_until(link, b"\n"), "the board did not run on"

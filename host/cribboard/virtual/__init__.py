@@ -15,6 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .anyboard import AnyVirtualBoard
     from .control import FlashStop, VirtualControl
     from .errors import (
         FlashInUse,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .sidechannel import FrameCallback
 
 _HOMES = {  # each name of __all__: the module it is in
+    "AnyVirtualBoard": "anyboard",
     "DEFAULT_FLASH_SIZE": "launcher",
     "DEFAULT_HEAP": "launcher",
     "ENV_MICROPYTHON": "interpreter",
@@ -44,6 +46,7 @@ _HOMES = {  # each name of __all__: the module it is in
 }
 
 __all__ = [
+    "AnyVirtualBoard",
     "DEFAULT_FLASH_SIZE",
     "DEFAULT_HEAP",
     "FlashInUse",

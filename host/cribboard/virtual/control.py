@@ -17,7 +17,9 @@ request                     reply
 ``reset``                   ``ok`` (hard reset)
 ``flash-break GEN N``       ``ok``; the board stops at its N-th flash point from now (N -1:
                             runs on) and this client gets ``flash-stop GEN KIND BLOCK INDEX
-                            TOTAL`` (see :meth:`VirtualControl.break_on_flash`)
+                            TOTAL`` (see :meth:`VirtualControl.break_at_flash_point`)
+``flash-break GEN N KIND``  the same, counting only the starts of operations of KIND
+                            (``erase``, ``program``, ``any``): the N-th from now (0: the next)
 ``heap``                    ``heap free=N alloc=N``: the board's heap in bytes after a
                             collection it runs then (a leak shows as free going down)
 ``ble-*``                   the board's Bluetooth radio: see :mod:`cribboard.virtual.radio`
@@ -42,9 +44,9 @@ FramePredicate = Callable[[bytes], bool]
 
 @dataclass(frozen=True)
 class FlashStop:
-    """Where the board stopped: before step `index` of the `total` 256-byte steps of an
-    ``erase`` or ``program`` of flash block `block` (of the whole image), or at its end
-    (index == total)."""
+    """Where a virtual board stopped: before step `index` of the `total` 256-byte steps of an
+    ``erase`` or ``program`` of flash block `block` (4096 bytes, counted from the start of the
+    flash image), or at its end (index == total). A stop at an operation's start has index 0."""
 
     kind: str
     block: int
@@ -53,7 +55,9 @@ class FlashStop:
 
 
 class VirtualControl:
-    """Press buttons and read LEDs of a running virtual board.
+    """Press buttons, read LEDs and stop at flash operations of a running virtual board on
+    MicroPython's unix port (:class:`VirtualBoard` holds one; open another from a process that
+    has only the socket's path).
 
     Args:
         address: the side-channel socket path (``VirtualBoard.control``).
@@ -138,19 +142,34 @@ class VirtualControl:
             raise _error_from(reply)
         return dict(word.partition("=")[::2] for word in words[1:])
 
-    def break_on_flash(self, points: int = 0) -> None:
+    def break_on_flash(self, kind: str = "any", count: int = 1) -> None:
+        """Stop the board at the start of its `count`-th flash operation of `kind` (``erase``,
+        ``program`` or ``any``) from now, before its first step (the spelling every virtual
+        board shares: :class:`cribboard.virtual.AnyVirtualBoard`). Armed while the board is
+        stopped, the operation it stopped at does not count. Wait for the stop with
+        :meth:`wait_flash_stop`; :meth:`break_at_flash_point` (-1) lets it run on."""
+        if kind not in ("erase", "program", "any"):
+            raise ValueError(f"kind must be erase, program or any, not {kind!r}")
+        if count < 1:
+            raise ValueError("count must be 1 or more")
+        self._arm_break(f"{count - 1} {kind}")
+
+    def break_at_flash_point(self, points: int = 0) -> None:
         """Stop the board at its `points`-th flash point from now: the points are before each
         256-byte step of an erase or a program of its flash, and the end of each (so a save's
         erase and program have 17 and steps + 1). Stopped, the board does nothing until the
         next call (which counts from the point it is at) or a reset: a power cut at that exact
         step. -1 lets it run on. Wait for the stop with :meth:`wait_flash_stop`."""
+        self._arm_break(str(int(points)))
+
+    def _arm_break(self, what: str) -> None:
         self._break_gen += 1
         self._stops.clear()
-        self._expect_ok(f"flash-break {self._break_gen} {int(points)}")
+        self._expect_ok(f"flash-break {self._break_gen} {what}")
 
     def wait_flash_stop(self, timeout: float | None = None) -> FlashStop:
-        """Where the board stopped after :meth:`break_on_flash` (TimeoutError after `timeout`
-        seconds, default this client's)."""
+        """Where the board stopped after :meth:`break_on_flash` or :meth:`break_at_flash_point`
+        (TimeoutError after `timeout` seconds, default this client's)."""
         deadline = time.monotonic() + (self._timeout if timeout is None else timeout)
         while not self._stops:
             self._note_stop(self._read_line(deadline - time.monotonic()))
