@@ -2,7 +2,9 @@
 
 :class:`VirtualBoard` starts it and hands out a serial port path that pyserial, mpremote and
 the cribboard host package open like a USB board; :class:`VirtualControl` presses its buttons and
-reads its LEDs through a side channel. See docs/virtual-board.md.
+reads its LEDs through a side channel. :class:`AnyVirtualBoard` is what it shares with the
+emulated Pico (:mod:`cribboard.virtual.rp2board`), so a test is written once for both. See
+docs/virtual-board.md.
 
 Each name is imported from its module when it is first used: the command line's `virtual` row
 lives in this package (cribboard.virtual.cli), and reading the table must not start
