@@ -759,6 +759,9 @@ class _Relay:
             self._kill()
             self._on_exit(self._proc.returncode)
         self._proc = None
+        self._booting = False  # (a boot cut short: nothing held for it)
+        self._held_input.clear()
+        self._to_board.clear()
         self.side.board_starting()  # (its socket gone: presses wait for the next boot)
 
     def power_on(self) -> None:
