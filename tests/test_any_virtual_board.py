@@ -6,6 +6,7 @@ The protocol is spoken over each board's own port, the way a host does."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -104,8 +105,9 @@ def test_a_power_cut_keeps_what_the_board_saved(board: AnyVirtualBoard, link: Pr
     stop = board.wait_flash_stop(60)  # the save's first flash operation: the board waits there
     assert stop.kind in ("erase", "program") and stop.index == 0, stop
     board.resume()
+    deadline = time.monotonic() + 60  # (a bound for a save that never ends, not a pause)
     while saves(link) == 0:  # (a request each: the save is written by the time one says so)
-        pass
+        assert time.monotonic() < deadline, "the save never finished"
     board.power_cut()
     board.power_on()
     link.events.clear()  # (the events of the board before the cut)
