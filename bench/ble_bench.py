@@ -2,18 +2,16 @@
 
 Runs unmodified bleak against the BlueZ front on a private dbus-daemon
 (cribdev.fakebluez), whose Bumble central reaches the board over a virtual radio
-(cribdev.bumbleradio). Sections 1-2: the firmware on a VirtualBoard, its simulated
-`bluetooth` module a Bumble peripheral on the link. Section 3: per board: the simulated radio and
-the unchanged firmware on MicroPython's own `bluetooth` over btstack and over NimBLE. Prints
-figures only.
+(cribdev.bumbleradio). Sections 1-2: the unchanged firmware on MicroPython's own `bluetooth`
+over NimBLE. Section 3: per stack, btstack and NimBLE. Prints figures only.
 
 1. Bytes per typical request, reply and event, and the packets each takes at the default ATT MTU
-   (20 bytes per write or notification), counted from what the board really sent.
+   (20 bytes per write or notification), counted as the central received them.
 2. Round trip through bleak, D-Bus, the BlueZ front, Bumble's central and the link, the
-   launcher's radio and the firmware's BLE link: a raw NUS write -> notification, and the library's Board.ping() / Board.peg(), median
+   board's stack and the firmware's BLE link: a raw NUS write -> notification, and the library's Board.ping() / Board.peg(), median
    and p99; the same for the 757-byte frame reply at MTU 23 and after an exchange to 185.
    (The virtual radio has no connection interval: a real link adds 7.5-50 ms per exchange.)
-3. Per stack (sim, btstack, nimble): connecting through bleak over the front (BleakClient.connect:
+3. Per stack (btstack, nimble): connecting through bleak over the front (BleakClient.connect:
    the LE connection and Bumble's service discovery; and Board.open_ble: scan, connect,
    subscribe, hello, st), and a peg's round trip through the library (Board.peg, median, p99).
 
@@ -29,7 +27,6 @@ import tempfile
 import time
 
 from cribboard.api import Board
-from cribboard.virtual import SimControl, VirtualBoard
 from cribcore.protocol import NUS_RX, NUS_SERVICE, NUS_TX
 from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
 
@@ -56,10 +53,6 @@ TYPICAL = [
 ]
 
 
-def board_name(vboard: VirtualBoard) -> str:
-    return "Cribboard-" + vboard.ble_address.replace(":", "")[-4:]
-
-
 def packets(n: int, size: int = PACKET) -> int:
     return max(1, -(-n // size))
 
@@ -74,6 +67,7 @@ class Raw:
 
     def __init__(self) -> None:
         self.data = bytearray()
+        self.notifications = 0  # received since connecting
         self.arrived = asyncio.Event()
         self.client: object = None
 
@@ -91,6 +85,7 @@ class Raw:
 
     def _notified(self, _char: object, data: bytearray) -> None:
         self.data += data
+        self.notifications += 1
         self.arrived.set()
 
     async def exchange(self, line: bytes, lines: int = 1) -> bytes:
@@ -115,25 +110,23 @@ class Raw:
             await self.client.disconnect()
 
 
-async def sizes(vboard: VirtualBoard, sim: SimControl) -> list[tuple[str, int, int, int, int]]:
+async def sizes(name: str) -> list[tuple[str, int, int, int, int]]:
     """(what, request bytes, request packets, answer bytes, notifications) per typical line."""
     raw = Raw()
-    await raw.connect(board_name(vboard))
+    await raw.connect(name)
     rows = []
     try:
         for what, line, events in TYPICAL:
-            before = int(sim.ble_info()["notifications"])
+            before = raw.notifications
             answer = await raw.exchange(line, 1 + events)
-            await asyncio.sleep(0.02)  # let the radio's count catch up
-            sent = int(sim.ble_info()["notifications"]) - before
+            sent = raw.notifications - before
             rows.append((what, len(line), packets(len(line)), len(answer), sent))
     finally:
         await raw.close()
     return rows
 
 
-async def round_trips(vboard: VirtualBoard) -> dict[str, list[float]]:
-    name = board_name(vboard)
+async def round_trips(name: str) -> dict[str, list[float]]:
     raw = Raw()
     await raw.connect(name)
     times: dict[str, list[float]] = {"raw ping (write -> notify)": []}
@@ -172,9 +165,9 @@ async def round_trips(vboard: VirtualBoard) -> dict[str, list[float]]:
     return times
 
 
-async def big_mtu(vboard: VirtualBoard) -> list[float]:
+async def big_mtu(name: str) -> list[float]:
     raw = Raw()
-    await raw.connect(board_name(vboard))
+    await raw.connect(name)
     out = []
     try:
         for i in range(50):
@@ -195,13 +188,23 @@ def main() -> None:
         print("   skipped: dbus-daemon not installed (Debian package dbus: make dbus)")
         return
     started = time.monotonic()
-    with fake_bluetooth() as bt, VirtualBoard() as vboard, SimControl(vboard.control) as sim:
-        bt.bluez.add_board(vboard.control)
-        open_mode(vboard.port)
-        rows = asyncio.run(sizes(vboard, sim))
-        times = asyncio.run(round_trips(vboard))
-        bt.bluez.mtu = 185
-        times["raw frame, MTU 185 (757 B)"] = asyncio.run(big_mtu(vboard))
+    with (
+        fake_bluetooth() as bt,
+        tempfile.TemporaryDirectory(prefix="cribboard-bench-") as scratch,
+    ):
+        try:
+            board = bt.bluez.start_board("nimble", scratch)
+        except FileNotFoundError as err:  # the interpreter not built
+            print(f"   skipped: {err}")
+            return
+        try:
+            open_mode(str(board.virtual.port))
+            rows = asyncio.run(sizes(board.name))
+            times = asyncio.run(round_trips(board.name))
+            bt.bluez.mtu = 185
+            times["raw frame, MTU 185 (757 B)"] = asyncio.run(big_mtu(board.name))
+        finally:
+            bt.bluez.stop_board(board)
 
     print(f"\n1. Bytes per line and packets of {PACKET} bytes (ATT MTU 23), as the board sent them")
     print(
@@ -226,7 +229,7 @@ def main() -> None:
         )
 
     print(
-        f"\n2. Round trip through bleak + D-Bus + BlueZ front + Bumble + radio + firmware "
+        f"\n2. Round trip through bleak + D-Bus + BlueZ front + Bumble + NimBLE + firmware "
         f"({ROUND_TRIPS} each)"
     )
     print(f"   {'':<30}{'median':>10}{'p99':>10}")
@@ -241,7 +244,7 @@ def main() -> None:
     )
     print(f"   {'':<34}{'median':>10}{'p99':>10}")
     with fake_bluetooth() as bt:
-        for stack in ("sim", "btstack", "nimble"):
+        for stack in ("btstack", "nimble"):
             try:
                 figures = per_stack(bt, stack)
             except FileNotFoundError as err:  # an interpreter not built
@@ -262,14 +265,6 @@ PEGS = 100
 def per_stack(bt: FakeBluetooth, stack: str) -> dict[str, list[float]]:
     """Connect times and peg round trips on one board on the front's radio."""
     with tempfile.TemporaryDirectory(prefix="cribboard-bench-") as scratch:
-        if stack == "sim":
-            with VirtualBoard() as vboard:
-                bt.bluez.add_board(vboard.control)
-                try:
-                    open_mode(vboard.port)
-                    return asyncio.run(stack_times(board_name(vboard)))
-                finally:
-                    bt.bluez.remove_board(vboard.control)
         board = bt.bluez.start_board(stack, scratch)
         try:
             open_mode(str(board.virtual.port))

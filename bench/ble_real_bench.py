@@ -10,7 +10,7 @@ virtual radio (cribdev.bumbleradio). Prints figures only, per stack:
    the median of several runs too), on an admitted central; and the notifications one peg brings
    (the reply and the `! st` event, or the brief `! p` with `brief 1`) at MTU 23 and 247.
 3. The heap, after a garbage collection the board runs when asked (the virtual board's side
-   channel, `SimControl.heap`: the firmware otherwise collects only when its heap runs out, so
+   channel, `VirtualControl.heap`: the firmware otherwise collects only when its heap runs out, so
    `health`'s figure cannot show a leak): with nobody connected, at the start, after 100 pegs
    from a central and after centrals let go on stalled links (below). A leak shows as the
    figure going down and staying down.
@@ -42,7 +42,7 @@ from bumble.device import Peer
 
 from blereal import STACKS, WAIT, Nus  # tests/blereal.py
 from cribboard.api import Board
-from cribboard.virtual import SimControl
+from cribboard.virtual import VirtualControl
 from cribdev.bumbleradio import RadioBoard, VirtualRadio
 
 CONNECTS = 10
@@ -57,7 +57,7 @@ def _fields(line: bytes) -> dict[str, str]:
 
 async def _heap(board: RadioBoard) -> int:
     """The board's free heap after a collection it runs now (the side channel)."""
-    with SimControl(board.control) as sim:
+    with VirtualControl(board.control) as sim:
         return (await asyncio.to_thread(sim.heap))["free"]
 
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 
 from blereal import STACKS, WAIT, Nus  # tests/blereal.py
-from cribboard.virtual import SimControl
+from cribboard.virtual import VirtualControl
 from cribdev.bumbleradio import RadioBoard, VirtualRadio
 from cribfw.blelink import COPY_EXTRA, KEPT_MOST, QUEUED_MAX
 
@@ -102,7 +102,7 @@ class _Run:
         return await Nus.open(await self.radio.add_central(), self.board)
 
     async def heap(self) -> int:
-        with SimControl(self.board.control) as sim:
+        with VirtualControl(self.board.control) as sim:
             return (await asyncio.to_thread(sim.heap))["free"]
 
     async def health(self) -> dict[str, str]:

@@ -281,7 +281,7 @@ def time_to_restored_frame(repeats=15):
 
     import serial
 
-    from cribboard.virtual import SimControl, VirtualBoard
+    from cribboard.virtual import VirtualBoard, VirtualControl
     from cribfw.store import QUIET_MS
 
     frames = []
@@ -305,7 +305,7 @@ def time_to_restored_frame(repeats=15):
         # (Nested, not one parenthesized `with`: this file runs on MicroPython too, whose
         # parser does not take that form.)
         with VirtualBoard(flash=image, on_frame=on_frame) as vb:  # noqa: SIM117
-            with SimControl(vb.control) as sim, serial.Serial(vb.port, timeout=5) as link:
+            with VirtualControl(vb.control) as sim, serial.Serial(vb.port, timeout=5) as link:
                 for i in range(40):  # mid-game: 40 moves, a 40-step undo history
                     exchange(link, b"peg %d %d" % (i % 2, 1 + i % 5))
                 exchange(link, b"deal")
@@ -326,7 +326,10 @@ def time_to_restored_frame(repeats=15):
         for _ in range(3):
             frames.clear()
             t0 = time.monotonic()
-            with VirtualBoard(flash=image, on_frame=on_frame) as vb, SimControl(vb.control) as sim:
+            with (
+                VirtualBoard(flash=image, on_frame=on_frame) as vb,
+                VirtualControl(vb.control) as sim,
+            ):
                 starts.append(first_after(t0, saved, sim))
     return (
         statistics.median(resets),

@@ -46,7 +46,7 @@ for extra in (ROOT / "tests", ROOT / "tests" / "core", ROOT / "firmware"):
 
 import fuzzlines
 import powercut
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribboard.virtual.rp2board import FIRMWARE_IMAGE, RP2Board, emulator_missing, images_dir
 from modelcheck import Checker, SerialWire, Violation
 from protocol_model import ProtocolModel
@@ -183,7 +183,7 @@ def virtual_cuts(cuts: int, timing: powercut.Timing, seed: int) -> Stage:
     with tempfile.TemporaryDirectory(prefix="cribboard-soak-") as tmp:
         image = Path(tmp) / "flash.img"
         try:
-            with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+            with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
                 link = powercut.Link(vboard.port)
                 try:
                     powercut.run_cuts(

@@ -5,9 +5,8 @@ lines, Bluefruit control pad packets).
 
 A test parametrised with ``@on_stacks`` runs once on each real stack: the unchanged firmware on
 MicroPython's own `bluetooth` module over btstack and over NimBLE (cribdev.bumbleradio), behind
-the same front. Without it, `vboard` is a virtual board whose simulated radio (the stand-in,
-firmware/sim/bluetooth.py) is a Bumble peripheral on the link: kept for what the real tier
-cannot do, each such test saying why."""
+the same front. (A virtual board's simulated radio is not on this link: tests of it speak to it
+through its side channel, tests/modelcheck.py's RadioCentral.)"""
 
 from __future__ import annotations
 
@@ -85,24 +84,12 @@ class StackBoard:
 def vboard(
     bluetooth: FakeBluetooth, request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Any]:
-    """A board on the radio: with ``@on_stacks`` the firmware on btstack and on NimBLE;
-    otherwise a virtual board (the simulated radio as a Bumble peripheral)."""
-    stack = getattr(request, "param", "sim")
+    """A board on the radio, with ``@on_stacks``: the firmware on btstack and on NimBLE."""
+    real = bluetooth.bluez.start_board(request.param, tmp_path)
     try:
-        if stack == "sim":
-            with VirtualBoard() as board:
-                bluetooth.bluez.add_board(board.control)
-                try:
-                    yield board
-                finally:
-                    bluetooth.bluez.remove_board(board.control)
-        else:
-            real = bluetooth.bluez.start_board(stack, tmp_path)
-            try:
-                yield StackBoard(bluetooth, real)
-            finally:
-                bluetooth.bluez.stop_board(real)
+        yield StackBoard(bluetooth, real)
     finally:
+        bluetooth.bluez.stop_board(real)
         bluetooth.bluez.mtu = 23
 
 

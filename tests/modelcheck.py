@@ -98,6 +98,17 @@ class RadioCentral:
         self.conn = int(reply.split()[1])
         self._buffer = bytearray()
 
+    def info(self) -> dict[str, str]:
+        """The radio's report (``ble-info``): its advertising, GATT table and counts."""
+        return dict(w.partition("=")[::2] for w in self._commands.request("ble-info").split()[1:])
+
+    def exchange_mtu(self, mtu: int) -> int:
+        """An ATT MTU exchange: the MTU both ends use after it."""
+        reply = self._commands.request(f"ble-mtu {self.conn} {mtu}")
+        if not reply.startswith("ok "):
+            raise RuntimeError(f"ble-mtu: {reply}")
+        return int(reply.split()[1])
+
     def write(self, data: bytes) -> None:
         for at in range(0, len(data), 20):
             reply = self._commands.request(

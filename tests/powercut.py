@@ -30,7 +30,7 @@ the oldest acknowledged change lost, in changes and seconds, worst case.
 Cuts: right after a reply ("now"), at a random time inside the debounce window ("window"), while a
 request is in flight ("inflight"), at the end of a save ("late"), and inside a save ("save"). The
 last two are aimed, not timed: the side channel stops the board at a flash point
-(SimControl.break_on_flash: before each 256-byte step of an erase or a program, and at its end);
+(VirtualControl.break_at_flash_point: before each 256-byte step of an erase or a program, and at its end);
 for "save" a move is sent after the break is set, one that certainly makes a save, and the board
 is run on, stopped, to a point chosen at random in that save's erase or program, then cut. Now and
 then after a move the board is also run to the end of its save ("let it be saved"): a commitment
@@ -51,7 +51,7 @@ from pathlib import Path
 import serial
 
 from cribboard import wire
-from cribboard.virtual import FlashStop, SimControl, VirtualBoard
+from cribboard.virtual import FlashStop, VirtualBoard, VirtualControl
 from cribboot import STATE_BLOCKS
 from cribcore.state import GameError, GameState
 from cribfw.gamerecord import apply, decode, encode
@@ -324,7 +324,7 @@ def choose(rng: random.Random, m: Model) -> tuple[bytes, object]:
 def run_cuts(
     rng: random.Random,
     vboard: VirtualBoard,
-    sim: SimControl,
+    sim: VirtualControl,
     link: Link,
     image: Path,
     tally: Tally,
@@ -376,11 +376,11 @@ def run_cuts(
             line, effect = choose(rng, models[0])
             play(line, effect)
             if rng.random() < 0.08:  # let this one be saved: a commitment the rule holds to
-                sim.break_on_flash(0)
+                sim.break_at_flash_point(0)
                 if saved_body(image) != body(models[0].record()):
                     to_the_end(sim.wait_flash_stop(wait_s))
                     seen_on_flash()
-                sim.break_on_flash(-1)
+                sim.break_at_flash_point(-1)
         mode = rng.choices([m for m, _ in MODES], [w for _, w in MODES])[0]
         inflight = None
         aimed = ""  # where an aimed cut stopped the board
@@ -391,7 +391,7 @@ def run_cuts(
         elif mode == "window":
             time.sleep(rng.uniform(0, timing.quiet_ms / 1000))  # a random moment, not a wait
         elif mode in ("save", "late"):
-            sim.break_on_flash(0)
+            sim.break_at_flash_point(0)
             if mode == "save":  # a move after the arm, so that a save certainly follows
                 inflight = move_to_save(rng, models[0], saved_body(image))
                 link.send(inflight[0] + b"\n")
@@ -462,7 +462,7 @@ def run_cuts(
 
 
 def aim_inside(
-    rng: random.Random, sim: SimControl, stop: FlashStop, image: Path, wait_s: float
+    rng: random.Random, sim: VirtualControl, stop: FlashStop, image: Path, wait_s: float
 ) -> tuple[FlashStop, str]:
     """The board is stopped at the first flash point of a save: run it on to a point chosen at
     random in the save and leave it stopped there; with where it is in its operation ("start",
@@ -481,18 +481,20 @@ def aim_inside(
     pages, written = entry_progress(image, stop.block)
     left = 2 * (pages - written)  # points to the entry's end: each page's start and its end
     if left and rng.random() < 0.85:
-        sim.break_on_flash(rng.randint(1, left - 1) if left > 1 else 1)
+        sim.break_at_flash_point(rng.randint(1, left - 1) if left > 1 else 1)
         stop = sim.wait_flash_stop(wait_s)
     pages, written = entry_progress(image, stop.block)
     return stop, "inside" if written < pages else "end"
 
 
-def to_the_entrys_end(sim: SimControl, stop: FlashStop, image: Path, wait_s: float) -> FlashStop:
+def to_the_entrys_end(
+    sim: VirtualControl, stop: FlashStop, image: Path, wait_s: float
+) -> FlashStop:
     """The board stopped at the end of one page's program: run it on to the end of the entry's
     last page."""
     pages, written = entry_progress(image, stop.block)
     if written < pages:
-        sim.break_on_flash(2 * (pages - written))
+        sim.break_at_flash_point(2 * (pages - written))
         stop = sim.wait_flash_stop(wait_s)
     return stop
 
@@ -527,12 +529,12 @@ def pick(rng: random.Random, stop: FlashStop) -> int:
     return rng.randint(stop.index, stop.total)
 
 
-def run_to(sim: SimControl, stop: FlashStop, index: int, wait_s: float) -> FlashStop:
+def run_to(sim: VirtualControl, stop: FlashStop, index: int, wait_s: float) -> FlashStop:
     """Run the stopped board on to point `index` of its operation (one past its end: the next
     operation's first point)."""
     if index == stop.index:
         return stop
-    sim.break_on_flash(index - stop.index)
+    sim.break_at_flash_point(index - stop.index)
     return sim.wait_flash_stop(wait_s)
 
 

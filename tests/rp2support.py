@@ -28,6 +28,7 @@ from cribboard.virtual.rp2board import (
     emulator_missing,
     images_dir,
 )
+from cribcore.layout import HOLES, LED_OF_HOLE
 
 _missing = emulator_missing()
 needs_emulator = pytest.mark.skipif(_missing is not None, reason=f"{_missing}")
@@ -242,6 +243,20 @@ class ProtocolLink:
 def fields(line: bytes) -> dict[str, str]:
     """The ``key=value`` fields of a protocol line."""
     return dict(word.partition("=")[::2] for word in line.decode().split() if "=" in word)
+
+
+def frame_reply_on_the_wire(link: ProtocolLink) -> bytes:
+    """The `frame` reply (hole order, before brightness, with its scale) as the wire carries
+    it: chain order, scaled (RGB)."""
+    reply = dict(field.split(b"=", 1) for field in link.request(b"frame\n").split()[1:])
+    scale, rgb = int(reply[b"scale"]), bytes.fromhex(reply[b"rgb"].decode())
+    assert 0 < scale <= 256 and len(rgb) == 3 * HOLES
+    shown = bytearray(3 * HOLES)
+    for hole in range(HOLES):
+        led = LED_OF_HOLE[hole]
+        for c in range(3):
+            shown[3 * led + c] = rgb[3 * hole + c] * scale >> 8
+    return bytes(shown)
 
 
 # --- power cuts during saves ---------------------------------------------------------------

@@ -20,7 +20,7 @@ import serial
 from cribboard.api import Board, BoardEvent, BoardState, ButtonEvent, StateEvent
 from cribboard.bridge.server import Bridge
 from cribboard.client import Event
-from cribboard.virtual import SimControl
+from cribboard.virtual import VirtualControl
 from cribcore.profiles import PROFILES
 from cribcore.state import GameState
 from cribfw import gamerecord
@@ -237,7 +237,7 @@ class Presser:
     firmware saw it released); a hold for its `hold` event, then for the rest of its length,
     counted from there."""
 
-    def __init__(self, sim: SimControl, host: Board) -> None:
+    def __init__(self, sim: VirtualControl, host: Board) -> None:
         self.sim = sim
         self.log = EventLog.of(host)
 

@@ -1,29 +1,27 @@
 """Bluetooth LE end to end, without radios: unmodified bleak talks to the BlueZ front on a private
 D-Bus, whose Bumble central reaches the board over a virtual radio. Tests marked @on_stacks run
-on the firmware over MicroPython's real `bluetooth` on btstack and on NimBLE; the few others on
-the virtual board's simulated radio (the stand-in) only, each saying why the real tier cannot do
-it. The library, phone-app traffic (plain lines, Bluefruit control pad packets), admission by a
+on the firmware over MicroPython's real `bluetooth` on btstack and on NimBLE; the others need no
+radio. (The virtual board's simulated radio has its tests in tests/test_simulated_radio.py.) The
+library, phone-app traffic (plain lines, Bluefruit control pad packets), admission by a
 press of the board's deal button, a USB host alongside, a power cut during a request."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from blesupport import Nus, bluetooth, board_name, needs_dbus, nus, on_stacks, pad_packet, vboard
 from cribboard.api import AdmitEvent, Board, ButtonEvent, LinkEvent, StateEvent
 from cribboard.ble import _bluetooth_errors, scan
-from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected, LinkError
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribcore import protocol
 from cribcore.layout import LED_OF_HOLE, WIN_HOLE
 from cribcore.profiles import PROFILES
 from cribdev.fakebluez import FakeBluetooth
-from support import WAIT_S, EventLog, raw_exchange, state_event, wait_state
+from support import WAIT_S, EventLog, state_event, wait_state
 
 __all__ = ["bluetooth", "vboard", "nus"]  # fixtures from blesupport
 pytestmark = needs_dbus
@@ -57,30 +55,6 @@ async def test_a_scan_by_service_uuid_finds_the_board(vboard: VirtualBoard) -> N
     assert [(b.address, b.name, b.rssi) for b in boards] == [
         (vboard.ble_address, board_name(vboard), -50)
     ]
-
-
-async def test_the_simulated_radio_itself(vboard: VirtualBoard, bluetooth: FakeBluetooth) -> None:
-    """Stand-in only: the virtual board's own radio (docs/virtual-board.md), which developers use
-    without a real stack, and which the real tier cannot test: its report of what it advertises
-    and sends (`ble-info`), and an MTU exchange through its peripheral bridge (a real stack's
-    advertising data is checked where it goes on the air, tests/test_ble_real.py)."""
-    with SimControl(vboard.control) as sim:
-        info = sim.ble_info()
-    adv, resp = bytes.fromhex(info["adv"]), bytes.fromhex(info["resp"])
-    assert len(adv) <= 31 and len(resp) <= 31  # the 128-bit UUID and the name: split in two
-    assert bytes.fromhex("9ecadc240ee5a9e093f3a3b50100406e") in adv
-    assert board_name(vboard).encode() in resp
-    bluetooth.bluez.mtu = 185
-    nus = await Nus.connect(board_name(vboard))
-    try:
-        await nus.write(b"#1 frame\n")
-        (frame,) = await nus.lines(1)
-        assert len(frame) > 750 and max(len(p) for p in nus.packets) == 182
-        with SimControl(vboard.control) as sim:
-            info = sim.ble_info()
-        assert info["conns"] == "1" and info["longest"] == "182"
-    finally:
-        await nus.close()
 
 
 @on_stacks
@@ -170,7 +144,7 @@ async def test_a_usb_host_and_a_ble_host_at_once_see_every_change(
     await at_ble.wait(state_event(lambda s: s.front == [7, 0]))
     await ble.peg(1, 9)
     await at_usb.wait(state_event(lambda s: s.front == [7, 9]))
-    with SimControl(vboard.control) as sim:  # a button on the board: both hear it
+    with VirtualControl(vboard.control) as sim:  # a button on the board: both hear it
         sim.press(PINS["A+"], 60)
         await at_usb.wait(lambda e: e == ButtonEvent("A+", "tap"))
         sim.press(PINS["deal"], 60)
@@ -225,7 +199,7 @@ async def test_a_central_is_refused_until_the_deal_button_admits_it(
         with pytest.raises(BoardRejected) as refused:
             await phone.peg(0, 5)
         assert refused.value.code == "denied" and "deal button" in refused.value.text
-        with SimControl(vboard.control) as sim:
+        with VirtualControl(vboard.control) as sim:
             sim.wait_frame(_calling, timeout=WAIT_S)  # the board calls for a decision
             sim.press(PINS["deal"], 60)
         await at_phone.wait(lambda e: isinstance(e, AdmitEvent) and e.admission.you)
@@ -285,71 +259,6 @@ async def test_bluefruit_control_pad(nus: Nus, usb: Board) -> None:
         lines = await nus.lines(1)
     assert lines == [b"err bad_line bad checksum\n"]
     assert (await usb.state()).front == [1, 1]  # nothing was pressed
-
-
-# --- memory ------------------------------------------------------------------------------------
-
-
-def test_a_board_with_bluetooth_serves_a_game_in_a_108k_heap(
-    bluetooth: FakeBluetooth, tmp_path: Path
-) -> None:
-    """Stand-in only: it needs the stock interpreter (the firmware deployed as bytecode, as a
-    board holds it) in a small heap; the real stacks run in the project's own 64-bit unix builds,
-    whose heap says nothing of a 32-bit board's (tests/test_rp2_memory.py measures a Pico's).
-
-    With Bluetooth (the link, the centrals' bounded send queues, and the simulated radio's own module,
-    about 4 KB of a 32-bit board's heap that a board's built-in `bluetooth` does not take)
-    the firmware deployed as bytecode on stock MicroPython (frozen in a cribboard image, its
-    modules take no heap) serves a game over USB and Bluetooth in a 108 KB heap (84 KB before the
-    real-stack queues and the hot path's buffers, 88 KB before the hot path's last round, 92 KB
-    before the resend memory's books by sender and the centrals' input read as it arrives, 96 KB
-    before match play and the board's history (104 KB fails since); a 32-bit board's; without Bluetooth: 80 KB,
-    tests/test_host_e2e.py)."""
-
-    async def over_ble(name: str) -> list[int]:
-        board = await Board.open_ble(name, timeout=3.0)
-        try:
-            await board.peg(1, 3)
-            await board.frame()
-            return (await board.state()).front
-        finally:
-            await board.close()
-
-    flash = tmp_path / "flash.img"
-    with VirtualBoard(stock=True, flash=flash) as board:
-        deploy(board.port, progress=lambda _line: None, reset=False)
-    with VirtualBoard(stock=True, flash=flash, heap="108wK") as small:
-        bluetooth.bluez.add_board(small.control)
-        try:
-            lines = [b"#h%d peg %d %d\n" % (i, i % 2, 1 + i % 9) for i in range(30)]
-            replies = [r for r in raw_exchange(small.port, lines) if not r.startswith(b"!")]
-            assert all(b" ok " in r for r in replies), replies
-            raw_exchange(small.port, [b"admit open 1\n"])
-            front = asyncio.run(over_ble(board_name(small)))
-            assert front[1] > 0
-        finally:
-            bluetooth.bluez.remove_board(small.control)
-
-
-async def test_side_channel_requests_survive_a_cancelled_one(vboard: VirtualBoard) -> None:
-    """Stand-in only: the side channel is the simulated radio's own. An advertising mirror
-    cancelled mid-request leaves its reply in the stream: the next request must get its own
-    reply, not the cancelled ble-info's."""
-    from cribdev.simperipheral import _Radio
-
-    radio = _Radio(vboard.control, lambda _radio, _words: None)
-    await radio.open()
-    try:
-        cancelled = asyncio.create_task(radio.request("ble-info"))
-        await asyncio.sleep(0)  # it holds the lock and has written its request
-        cancelled.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await cancelled
-        words = await radio.request("ble-disconnect 999")
-        assert words[:2] == ["error", "not-connected"]
-        assert (await radio.info()).address == vboard.ble_address
-    finally:
-        await radio.close()
 
 
 async def test_a_write_cut_by_the_device_disconnecting_is_a_lost_link() -> None:

@@ -23,7 +23,7 @@ from bumble.device import Device, Peer
 
 from blereal import STACKS, WAIT, Nus, find, same_address
 from cribboard.api import Board, StateEvent
-from cribboard.virtual import SimControl
+from cribboard.virtual import VirtualControl
 from cribcore.profiles import PROFILES
 from cribcore.protocol import NUS_SERVICE
 from cribdev.bumbleradio import RadioBoard, VirtualRadio
@@ -67,7 +67,7 @@ class Rig:
         return await Board.open(self.board.virtual.port, timeout=5.0)
 
     def press(self, button: str) -> None:
-        with SimControl(self.board.control) as sim:
+        with VirtualControl(self.board.control) as sim:
             sim.press(PINS[button], 60)
 
 
@@ -429,7 +429,7 @@ async def test_a_link_that_takes_nothing_is_let_go_whole(paced: Rig) -> None:
     before = fields(await warm[0].request(b"#h0 health\n"))
     for nus in warm:
         await nus.close()
-    with SimControl(paced.board.control) as sim:
+    with VirtualControl(paced.board.control) as sim:
         heap = (await asyncio.to_thread(sim.heap))["free"]
     nus = await paced.open(central)
     try:
@@ -447,7 +447,7 @@ async def test_a_link_that_takes_nothing_is_let_go_whole(paced: Rig) -> None:
         health = fields(await again.request(b"#h1 health\n"))
     finally:
         await again.close()
-    with SimControl(paced.board.control) as sim:
+    with VirtualControl(paced.board.control) as sim:
         lost_heap = heap - (await asyncio.to_thread(sim.heap))["free"]
     assert int(health["lost"]) == int(before["lost"]) + 1
     kept = int(health["bkept"]) - int(before["bkept"])
@@ -516,7 +516,7 @@ async def test_btstack_restarts_before_gone_centrals_leave_its_heap_short(
             await usb.peg(0, 9)
             while (health := await usb.health()) is not None and health.saves == 0:
                 await asyncio.sleep(0.05)  # saved (a second later) before the heap is read
-        sim = SimControl(board.control)
+        sim = VirtualControl(board.control)
 
         async def heap() -> int:
             return (await asyncio.to_thread(sim.heap))["free"]

@@ -23,7 +23,7 @@ import pytest_asyncio
 from browsersupport import chromium, needs_chromium
 from cribboard.api import Board
 from cribboard.bridge import boardpage
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribboard.wifisetup import describe_page
 from cribcore.profiles import PROFILES
 from support import WAIT_S
@@ -140,7 +140,7 @@ async def peg_with_count(page: Any, player: int, points: int) -> None:
 
 
 def tap_deal(board: VirtualBoard) -> None:
-    with SimControl(board.control) as sim:
+    with VirtualControl(board.control) as sim:
         sim.press(DEAL)
 
 

@@ -23,7 +23,7 @@ from cribboard import cli
 from cribboard.api import Admission, AdmitEvent, ButtonEvent
 from cribboard.bridge.openapi import openapi_document, render
 from cribboard.bridge.server import Bridge, BridgeConfigError
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribboard.web import meta
 from cribboard.web.addresses import is_loopback
 from cribcore import layout, protocol
@@ -355,7 +355,7 @@ async def test_two_subscribers_both_receive_every_event(
             assert message["state"]["front"] == [0, 7]
             assert message["state"]["rev"] == reply["rev"]
         # a button on the board reaches both, as a button event and the state it changed
-        with SimControl(vboard.control) as sim:
+        with VirtualControl(vboard.control) as sim:
             sim.press(A_PLUS)
         for ws in (one, two):
             seen: list[dict[str, Any]] = []
@@ -399,7 +399,7 @@ async def test_reconnects_after_a_board_restart(
 ) -> None:
     await call(http, bridge, "POST", "api/peg", {"player": 0, "points": 5})
     async with http.ws_connect(bridge.url + "api/ws") as ws:
-        with SimControl(vboard.control) as sim:
+        with VirtualControl(vboard.control) as sim:
             sim.reset()  # a hard reset: the app starts again, its saved game restored
         await next_message(ws, lambda m: m["type"] == "hello", timeout=10)
         state = await next_message(ws, lambda m: m["type"] == "state", timeout=10)

@@ -26,7 +26,7 @@ from cribboard import wire
 from cribboard.api import Board
 from cribboard.bridge.export import export
 from cribboard.bridge.server import Bridge
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribcore import layout
 from cribcore.profiles import PROFILES
 from cribdev.fakebluez import FakeBluetooth, fake_bluetooth
@@ -244,7 +244,7 @@ async def test_a_button_on_the_board_shows_on_the_page(
     bridge: Bridge, vboard: VirtualBoard, page: Any
 ) -> None:
     await open_page(page, bridge.url)
-    with SimControl(vboard.control) as sim:
+    with VirtualControl(vboard.control) as sim:
         sim.press(A_PLUS)
     await page.wait_for_function(
         "document.querySelector('#log').textContent.includes('button A+: tap')"
@@ -573,13 +573,13 @@ async def web_bluetooth_session(page: Any, runner: web.AppRunner, vboard: Any, n
     led = layout.LED_OF_HOLE[layout.hole_for_score(2, 0, 2, 121)]
 
     def blue_peg_at_2() -> bytes:
-        with SimControl(vboard.control) as sim:  # the LEDs the board really lit
+        with VirtualControl(vboard.control) as sim:  # the LEDs the board really lit
             return sim.wait_frame(lambda rgb: rgb[3 * led + 2] > rgb[3 * led] + 20, WAIT_S)
 
     await asyncio.to_thread(blue_peg_at_2)
     await page.wait_for_function(hole_lit(layout.hole_for_score(2, 0, 2, 121)))
 
-    with SimControl(vboard.control) as sim:  # a button on the board reaches the page
+    with VirtualControl(vboard.control) as sim:  # a button on the board reaches the page
         sim.press(PROFILES["sim"].buttons["B+"])
     await page.wait_for_function(
         "document.querySelector('#log').textContent.includes('button B+: tap')"

@@ -9,14 +9,14 @@ from collections.abc import Iterator
 import pytest
 
 from cribboard.api import Board, BoardEvent, ButtonEvent, StateEvent
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribfw.panel import Panel
 from support import Presser, wait_state
 
 
 @pytest.fixture
-def sim(vboard: VirtualBoard) -> Iterator[SimControl]:
-    with SimControl(vboard.control) as control:
+def sim(vboard: VirtualBoard) -> Iterator[VirtualControl]:
+    with VirtualControl(vboard.control) as control:
         yield control
 
 
@@ -26,7 +26,9 @@ def host(board: Board) -> Board:
     return board
 
 
-async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: SimControl) -> None:
+async def test_a_count_entered_with_buttons_reaches_the_host(
+    host: Board, sim: VirtualControl
+) -> None:
     events: list[BoardEvent] = []
     host.subscribe(events.append)
     fingers = Presser(sim, host)
@@ -44,7 +46,7 @@ async def test_a_count_entered_with_buttons_reaches_the_host(host: Board, sim: S
     assert previews[:3] == [[1, 0], [2, 0], [3, 0]]  # each press previewed
 
 
-async def test_counts_commit_by_themselves_after_a_pause(host: Board, sim: SimControl) -> None:
+async def test_counts_commit_by_themselves_after_a_pause(host: Board, sim: VirtualControl) -> None:
     fingers = Presser(sim, host)
     await fingers.count("B+", 12)
     state = await wait_state(host, lambda s: s.pending == [0, 12])
@@ -53,7 +55,7 @@ async def test_counts_commit_by_themselves_after_a_pause(host: Board, sim: SimCo
     assert state.back == [0, 0]
 
 
-async def test_cancel_undo_and_dealer_with_buttons(host: Board, sim: SimControl) -> None:
+async def test_cancel_undo_and_dealer_with_buttons(host: Board, sim: VirtualControl) -> None:
     fingers = Presser(sim, host)
     await host.peg(0, 7)
     await fingers.tap("A+", 4)
@@ -70,7 +72,7 @@ async def test_cancel_undo_and_dealer_with_buttons(host: Board, sim: SimControl)
 
 
 async def test_taps_in_quick_succession_on_a_resting_board_are_each_taken(
-    host: Board, sim: SimControl
+    host: Board, sim: VirtualControl
 ) -> None:
     """The board sleeps while its buttons rest (woken by a pin's edge): a tap sent as soon as the
     last was reported, before the button has been up long enough for the simulator to start it,
@@ -81,7 +83,7 @@ async def test_taps_in_quick_succession_on_a_resting_board_are_each_taken(
         await wait_state(host, lambda s, d=dealer: s.dealer == d)
 
 
-async def test_new_game_needs_a_long_hold(host: Board, sim: SimControl) -> None:
+async def test_new_game_needs_a_long_hold(host: Board, sim: VirtualControl) -> None:
     fingers = Presser(sim, host)
     await host.peg(1, 9)
     await fingers.hold("deal", 1500)  # not long enough: released before a new game
@@ -91,7 +93,7 @@ async def test_new_game_needs_a_long_hold(host: Board, sim: SimControl) -> None:
     assert state.undo == 2  # the new game itself can be undone
 
 
-async def test_a_whole_game_with_the_buttons_alone(host: Board, sim: SimControl) -> None:
+async def test_a_whole_game_with_the_buttons_alone(host: Board, sim: VirtualControl) -> None:
     """A 61 game pegged, corrected and finished on the board's buttons; the host only reads."""
     await host.new_game(61)
     fingers = Presser(sim, host)
@@ -120,7 +122,7 @@ async def test_a_whole_game_with_the_buttons_alone(host: Board, sim: SimControl)
 
 
 async def test_the_self_test_walks_the_chain_and_leaves_the_game(
-    host: Board, sim: SimControl
+    host: Board, sim: VirtualControl
 ) -> None:
     def lit_leds(rgb: bytes) -> list[int]:
         return [i for i in range(len(rgb) // 3) if any(rgb[3 * i : 3 * i + 3])]

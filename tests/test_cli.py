@@ -14,7 +14,7 @@ from typing import IO, Any
 import pytest
 
 from cribboard.cli import main
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from support import Spawn
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
@@ -175,7 +175,7 @@ def test_watch_prints_events_as_they_come(vboard: VirtualBoard, spawn: Spawn) ->
         assert watcher.stderr is not None and watcher.stdout is not None
         assert "watching" in watcher.stderr.readline()
         # A change the watcher did not make: the board restarts (reset from the side channel).
-        with SimControl(vboard.control) as sim:
+        with VirtualControl(vboard.control) as sim:
             sim.reset()
         # The restart's own events, in order. A slow reboot may come with others first: the
         # link's `lost` and `back` (the client's heartbeat) and the state it read again.

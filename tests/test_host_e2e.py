@@ -26,7 +26,7 @@ from cribboard.deploy import deploy
 from cribboard.errors import BoardRejected, CribboardError, KeyReused, LinkError
 from cribboard.sharing import SharedTransport
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribcore import protocol
 from cribcore.layout import HOLES, hole_for_score
 from cribcore.render import FRONT, PALETTE
@@ -95,7 +95,7 @@ async def test_frame_mirrors_the_leds(board: Board, vboard: VirtualBoard) -> Non
     assert frame.hole(hole) == (colours[FRONT], colours[FRONT + 1], colours[FRONT + 2])
     assert frame.scale == 256 and frame.milliamps > HOLES
     # The simulated LED strip shows the same thing, in chain order and at the frame's scale.
-    with SimControl(vboard.control) as sim:
+    with VirtualControl(vboard.control) as sim:
         strip = sim.wait_frame(lambda rgb: sum(rgb) > 0)
     from cribcore.layout import LED_OF_HOLE
 

@@ -19,7 +19,7 @@ from cribboard.boardid import board_identity
 from cribboard.play.scorekeeper import Scorekeeper
 from cribboard.record.store import RECORD_FILE, Record
 from cribboard.recorder import Recording
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribfw.panel import Panel
 from support import EventLog, Presser, wait_saved, wait_state
 
@@ -73,7 +73,7 @@ async def test_a_match_half_typed_half_on_the_buttons_is_recorded_once(
         await recording.close()  # the host goes: the board plays on by itself
 
         # Game 2, the board's buttons alone: a long hold of deal, blue pegs 61.
-        with SimControl(vboard.control) as sim:
+        with VirtualControl(vboard.control) as sim:
             fingers = Presser(sim, board)
             await fingers.hold("deal", Panel.NEW_GAME_MS + 300)
             state = await wait_state(board, lambda s: s.winner is None)

@@ -27,7 +27,7 @@ from cribboard.play.scorekeeper import Scorekeeper
 from cribboard.rules import count_hand, parse_card, parse_cards
 from cribboard.rules.errors import CardError
 from cribboard.rules.variants import THREE_PLAYER
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from support import WAIT_S, Spawn, running_bridge
 
 CLI = [sys.executable, "-m", "cribboard.cli"]
@@ -130,7 +130,7 @@ def test_a_timeout_is_seconds_above_zero(timeout: str, capsys: pytest.CaptureFix
 
 def test_serve_says_when_its_board_goes_and_comes_back(spawn: Spawn) -> None:
     with VirtualBoard() as board:
-        with SimControl(board.control) as sim:
+        with VirtualControl(board.control) as sim:
             pid = int(sim.info()["pid"])
         serve = spawn(
             [*CLI, "serve", "--port", board.port, "--http-port", "0"],

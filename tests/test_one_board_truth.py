@@ -24,7 +24,7 @@ import pytest
 
 from cribboard.api import Board
 from cribboard.play.scorekeeper import Scorekeeper
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribcore.profiles import PROFILES
 from support import WAIT_S, Spawn
 
@@ -132,7 +132,7 @@ async def test_a_change_on_the_boards_buttons_is_said_so(vboard: VirtualBoard) -
         keeper = Scorekeeper(board, input=lambda prompt: lines.get(), output=output)
         running = asyncio.ensure_future(keeper.run())
         await until(lambda screen: "? keys" in screen)
-        with SimControl(vboard.control) as sim:
+        with VirtualControl(vboard.control) as sim:
             sim.press(str(PINS["B+"]))
             await until(lambda s: "\norange: 1 pending\n" in s)
             # nothing more pressed: the count commits by itself

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from powercut import (
     SEED,
     SHORT,
@@ -46,7 +46,7 @@ def test_power_cuts_never_lose_a_committed_state(
     image = tmp_path / "flash.img"
     tally = Tally()
     started = time.monotonic()
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         link = Link(vboard.port)
         try:
             run_cuts(rng, vboard, sim, link, image, tally, CUTS, SHORT)
@@ -77,7 +77,7 @@ def test_a_new_games_save_cut_at_each_step_keeps_the_last_save_that_completed(
     backup (an entry torn); from the end on, the new game. The finished game coming back after a cut is the store's
     promise ("the last save that completed"), not a loss: the new game was never on the flash."""
     image = tmp_path / "flash.img"
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         link = Link(vboard.port)
         try:
             for move in (b"new 121 2", *[b"peg 1 14"] * 7, *[b"peg 0 12"] * 9, b"peg 0 13"):
@@ -86,21 +86,21 @@ def test_a_new_games_save_cut_at_each_step_keeps_the_last_save_that_completed(
             assert finished["w"] == "0", finished  # player 0 won: a finished game
             for kind, point in NEW_GAME_CUTS:
                 saved_and_rebooted(vboard, sim, link, image)  # the next save erases a block
-                sim.break_on_flash(0)
+                sim.break_at_flash_point(0)
                 assert link.exchange(b"new")[0].kind == "ok"
                 stop = sim.wait_flash_stop(10)
                 assert (stop.kind, stop.index) == ("erase", 0), stop  # the save's first step
                 torn = False
                 if kind == "erase":
                     if point:
-                        sim.break_on_flash(int(point))
+                        sim.break_at_flash_point(int(point))
                         stop = sim.wait_flash_stop(10)
                 else:  # the entry, a page per step: its first page's start, its end, the last's
-                    sim.break_on_flash(stop.total + 1)
+                    sim.break_at_flash_point(stop.total + 1)
                     stop = sim.wait_flash_stop(10)
                     assert (stop.kind, stop.index) == ("program", 0), stop
                     if point != 0:
-                        sim.break_on_flash(stop.total)
+                        sim.break_at_flash_point(stop.total)
                         stop = sim.wait_flash_stop(10)  # the header's page programmed
                         pages, written = entry_progress(image, stop.block)
                         assert (pages, written) >= (2, 1), stop  # several pages: one can be torn
@@ -123,18 +123,18 @@ def test_a_new_games_save_cut_at_each_step_keeps_the_last_save_that_completed(
             link.close()
 
 
-def saved_and_rebooted(vboard: VirtualBoard, sim: SimControl, link: Link, image: Path) -> None:
+def saved_and_rebooted(vboard: VirtualBoard, sim: VirtualControl, link: Link, image: Path) -> None:
     """Let the board's pending save complete (if one is coming), then cut: it boots with its
     state on the flash."""
-    sim.break_on_flash(0)
+    sim.break_at_flash_point(0)
     st = link.exchange(b"st")[0].fields
     if ring_view(image.read_bytes()).newest is None or not on_flash(image, st):
         stop = sim.wait_flash_stop(10)
         while stop.kind != "program":
-            sim.break_on_flash(stop.total - stop.index if stop.index < stop.total else 1)
+            sim.break_at_flash_point(stop.total - stop.index if stop.index < stop.total else 1)
             stop = sim.wait_flash_stop(10)
         if stop.index < stop.total:
-            sim.break_on_flash(stop.total - stop.index)
+            sim.break_at_flash_point(stop.total - stop.index)
             stop = sim.wait_flash_stop(10)
         to_the_entrys_end(sim, stop, image, 10)
     vboard.reset()
@@ -171,7 +171,7 @@ def test_a_request_resent_after_a_power_cut_is_applied_once_wherever_the_cut_fel
     cut took is applied. Never twice, never lost."""
     image = tmp_path / "flash.img"
     outcomes = set()
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         link = Link(vboard.port)
         try:
             link.ask_every()
@@ -181,19 +181,19 @@ def test_a_request_resent_after_a_power_cut_is_applied_once_wherever_the_cut_fel
                 saved_and_rebooted(vboard, sim, link, image)  # the next save erases a block
                 front = link.exchange(b"st")[0].fields["f"].split(",")
                 line = b"#k%d peg 0 3" % n
-                sim.break_on_flash(0)
+                sim.break_at_flash_point(0)
                 assert link.exchange(line)[0].kind == "ok", line  # (a reply the host missed)
                 stop = sim.wait_flash_stop(10)
                 assert (stop.kind, stop.index) == ("erase", 0), stop  # the save's first step
                 if kind == "erase":
-                    sim.break_on_flash(int(point))
+                    sim.break_at_flash_point(int(point))
                     stop = sim.wait_flash_stop(10)
                 elif kind == "program":
-                    sim.break_on_flash(stop.total + 1)
+                    sim.break_at_flash_point(stop.total + 1)
                     stop = sim.wait_flash_stop(10)
                     assert (stop.kind, stop.index) == ("program", 0), stop
                     if point != 0:
-                        sim.break_on_flash(stop.total)
+                        sim.break_at_flash_point(stop.total)
                         stop = sim.wait_flash_stop(10)
                         assert entry_progress(image, stop.block) >= (2, 1), stop
                         if point == "end":

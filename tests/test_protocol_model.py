@@ -31,7 +31,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribcore.profiles import PROFILES
 from modelcheck import Checker, RadioCentral, SerialWire
 from protocol_model import Out, ProtocolModel
@@ -341,7 +341,7 @@ class ProtocolMachine(RuleBasedStateMachine):
     @rule()
     def tap_deal(self) -> None:
         """The refused central is admitted by a tap of the deal button."""
-        with SimControl(self.vboard.control) as sim:
+        with VirtualControl(self.vboard.control) as sim:
             sim.press(DEAL_PIN, 60)
         self.checker.expect_outputs(self.model.tap_deal_admits())
 

@@ -28,7 +28,7 @@ from cribboard.remote import topics as t
 from cribboard.remote.end import RemoteEnd, describe
 from cribboard.remote.moves import Change, Move, Position, encode_move
 from cribboard.remote.secret import GameKey
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribcore.profiles import PROFILES
 from hallsupport import HALL, WAIT_S, address, broker_words, need_mosquitto
 from support import EventLog
@@ -184,7 +184,7 @@ async def test_a_count_being_entered_at_one_end_survives_the_other_ends_peg(
             await in_step(a, b, moves=1)
             # Blue's count of 1 on b's buttons, not committed yet (it commits by itself a
             # moment after the last press), while a pegs blue 2.
-            with SimControl(other_vboard.control) as sim:
+            with VirtualControl(other_vboard.control) as sim:
                 await tap(sim, board_of(b), "A+")
             await b.wait_until(
                 lambda: b.board_state is not None and b.board_state.pending[0] == 1, WAIT_S
@@ -316,7 +316,7 @@ async def read_until(process: Any, check: Callable[[str], bool]) -> str:
                 return line.strip()
 
 
-async def tap(sim: SimControl, host: Board, name: str, times: int = 1) -> None:
+async def tap(sim: VirtualControl, host: Board, name: str, times: int = 1) -> None:
     """Press a board button as a finger would, each tap once the board reported the one before
     (`host` hears its `btn` events): a simulated press starts when the firmware first looks,
     so one sent by the test's clock alone could merge with the last on a busy machine."""
@@ -352,7 +352,7 @@ async def test_an_end_whose_process_was_killed_catches_up_with_what_both_ends_di
             await board_of(a).peg(0, 5)
             await board_of(a).peg(1, 9)
             async with await Board.open(other_vboard.port) as b_host:
-                with SimControl(other_vboard.control) as sim:
+                with VirtualControl(other_vboard.control) as sim:
                     await tap(sim, b_host, "B+", 2)
                     await tap(sim, b_host, "deal")  # handled: the next read shows it
                 assert (await b_host.state()).front == [6, 2]

@@ -20,7 +20,7 @@ from cribboard.api import Board
 from cribboard.events import RestoredEvent
 from cribboard.play.scorekeeper import Scorekeeper
 from cribboard.transport import DataCallback, LostCallback, SerialTransport
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard, VirtualControl
 from cribboard.watchwords import ChangeTeller
 from powercut import SHORT, to_the_entrys_end
 
@@ -65,17 +65,17 @@ async def open_board(port: str, lose: list[bytes] | None = None) -> Board:
     return await Board.open_transport(lambda: LossyTransport(port, lose), timeout=WAIT_S)
 
 
-async def until_saved(sim: SimControl, image: Path) -> None:
+async def until_saved(sim: VirtualControl, image: Path) -> None:
     """The board is stopped at the first step of a save: run it to the save's end and on."""
     stop = await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
     while stop.kind != "program":
-        sim.break_on_flash(stop.total - stop.index if stop.index < stop.total else 1)
+        sim.break_at_flash_point(stop.total - stop.index if stop.index < stop.total else 1)
         stop = await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
     if stop.index < stop.total:
-        sim.break_on_flash(stop.total - stop.index)
+        sim.break_at_flash_point(stop.total - stop.index)
         stop = await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
     await asyncio.to_thread(to_the_entrys_end, sim, stop, image, WAIT_S)
-    sim.break_on_flash(-1)
+    sim.break_at_flash_point(-1)
 
 
 def restored_events(board: Board) -> list[RestoredEvent]:
@@ -88,16 +88,16 @@ async def test_changes_acknowledged_and_lost_in_a_cut_are_put_back_in_order(
     tmp_path: Path, slow_store: None
 ) -> None:
     image = tmp_path / "flash.img"
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         board = await open_board(vboard.port)
         try:
             restored = restored_events(board)
             told: list[str] = []
             Scorekeeper(board, output=told.append)  # `keep` on this board says it too
-            sim.break_on_flash(0)
+            sim.break_at_flash_point(0)
             await board.peg(0, 7)
             await until_saved(sim, image)  # on the flash: a cut keeps it
-            sim.break_on_flash(0)  # the next save stops at its first step: nothing kept
+            sim.break_at_flash_point(0)  # the next save stops at its first step: nothing kept
             await board.peg(0, 5)
             await board.peg(1, 3)
             await board.set_dealer(1)
@@ -124,14 +124,14 @@ async def test_a_match_started_and_lost_in_a_cut_is_put_back(
     """A match is saved with the game (protocol 1.4): one this host started and saw
     acknowledged, then lost in a cut, is put back with the pegs after it."""
     image = tmp_path / "flash.img"
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         board = await open_board(vboard.port)
         try:
             restored = restored_events(board)
-            sim.break_on_flash(0)
+            sim.break_at_flash_point(0)
             await board.peg(0, 7)
             await until_saved(sim, image)
-            sim.break_on_flash(0)  # the next save stops at its first step: nothing kept
+            sim.break_at_flash_point(0)  # the next save stops at its first step: nothing kept
             await board.start_match(3)
             await board.peg(1, 4)
             await asyncio.to_thread(sim.wait_flash_stop, WAIT_S)
@@ -156,7 +156,7 @@ async def test_a_request_whose_reply_was_lost_is_applied_once_across_a_cut(
     """Its change saved (its id with it) or not: the library sends it again after the board's
     `! hello`, and the board applies it once either way."""
     image = tmp_path / "flash.img"
-    with VirtualBoard(flash=image) as vboard, SimControl(vboard.control) as sim:
+    with VirtualBoard(flash=image) as vboard, VirtualControl(vboard.control) as sim:
         for saved in (True, False):
             lose: list[bytes] = []
             board = await open_board(vboard.port, lose)
@@ -164,7 +164,7 @@ async def test_a_request_whose_reply_was_lost_is_applied_once_across_a_cut(
                 restored = restored_events(board)
                 front = (await board.state()).front[0]
                 lose.append(b"#")  # the reply to the next request with an id is lost
-                sim.break_on_flash(0)
+                sim.break_at_flash_point(0)
                 peg = asyncio.ensure_future(board.peg(0, 4))
                 if saved:
                     await until_saved(sim, image)
@@ -178,7 +178,7 @@ async def test_a_request_whose_reply_was_lost_is_applied_once_across_a_cut(
                 assert not restored  # nothing acknowledged was lost
             finally:
                 await board.close()
-                sim.break_on_flash(-1)
+                sim.break_at_flash_point(-1)
 
 
 async def test_a_board_back_at_a_game_this_host_never_saw_gets_nothing_put_back(

@@ -35,10 +35,10 @@ class Hand:
     def _bounce(self, pin: int, closing: bool) -> None:
         down = closing
         for gap in BOUNCE:
-            (self.pico.press if down else self.pico.release)(pin)
+            (self.pico.hold if down else self.pico.release)(pin)
             self.wait(gap)
             down = not down
-        (self.pico.press if closing else self.pico.release)(pin)
+        (self.pico.hold if closing else self.pico.release)(pin)
 
     def press(self, name: str, hold_ms: float = 120, then_ms: float = 150) -> None:
         pin = PINS[name]

@@ -232,26 +232,6 @@ def test_a_probe_named_with_a_plus_records_the_calls_arguments(
     assert first_lr == second_lr and first_lr & 1  # one call site, returned to in Thumb state
 
 
-def test_a_pressed_pin_reads_0_and_a_released_one_1(rp2_board: RP2Board, repl: RawRepl) -> None:
-    repl.exec("import machine\nfrom machine import Pin\nbutton = Pin(15, Pin.IN, Pin.PULL_UP)")
-    assert repl.exec("print(button.value())").strip() == "1"
-    rp2_board.press(15)
-    assert repl.exec("print(button.value())").strip() == "0"
-    rp2_board.release(15)
-    assert repl.exec("print(button.value())").strip() == "1"
-
-    # A timed press lasts its time on the board's clock: 20 ms as the board measures it.
-    # (Python loops, not time_pulse_us: USB output goes out between bytecodes, so "ready"
-    # reaches the host while the board waits.)
-    repl.start(
-        "import time\nprint('ready')\nwhile button.value(): pass\nt = time.ticks_us()\n"
-        "while not button.value(): pass\nprint(time.ticks_diff(time.ticks_us(), t))"
-    )
-    read_until(repl.link, b"ready\r\n")
-    rp2_board.press(15, ms=20)
-    assert abs(int(repl.finish()) - 20_000) <= 200
-
-
 def test_watchdog_resets_keep_scratch_and_a_power_cut_clears_it(
     rp2_board: RP2Board, repl: RawRepl
 ) -> None:

@@ -15,15 +15,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from cribboard.virtual import SimControl, VirtualBoard
+from cribboard.virtual import VirtualBoard
 from cribboard.virtual.rp2board import FIRMWARE_IMAGE, Clock, RP2Board
 from cribboard.virtual.ws2812 import RESET_NS, decode_ws2812, grb_to_rgb
-from cribcore.layout import HOLES, LED_OF_HOLE
+from cribcore.layout import HOLES
 from rp2support import (
     BoardFactory,
     ProtocolLink,
     deliver,
     first_bit,
+    frame_reply_on_the_wire,
     game_key,
     needs_emulator,
     random_move,
@@ -93,7 +94,6 @@ def test_the_wire_shows_what_the_virtual_board_shows_over_a_played_game(
     pico, virtual = boards
     rng = random.Random(121)
     on_pico, on_virtual = ProtocolLink(pico.port), ProtocolLink(virtual.port)
-    control = SimControl(virtual.control)
     try:
         on_pico.wait_up()
         on_virtual.wait_up()
@@ -124,9 +124,9 @@ def test_the_wire_shows_what_the_virtual_board_shows_over_a_played_game(
             assert latched, f"no frame on the wire after {commands}"
             rgb = grb_to_rgb(latched)
             try:
-                control.wait_frame(lambda frame: frame == rgb, timeout=5)  # noqa: B023
+                virtual.wait_frame(lambda frame: frame == rgb, timeout=5)  # noqa: B023
             except TimeoutError:
-                shown = control.frame()
+                shown = virtual.frame()
                 diff = [
                     i for i in range(HOLES) if rgb[3 * i : 3 * i + 3] != shown[3 * i : 3 * i + 3]
                 ]
@@ -136,7 +136,6 @@ def test_the_wire_shows_what_the_virtual_board_shows_over_a_played_game(
         assert compared == MOVES
         assert len(distinct) > MOVES // 2  # many different frames, not one
     finally:
-        control.close()
         on_pico.close()
         on_virtual.close()
 
@@ -165,20 +164,6 @@ def test_the_frame_reply_is_what_the_wire_shows(rp2_boards: BoardFactory) -> Non
             assert frame_reply_on_the_wire(link) == grb_to_rgb(frames[-1]), f"after {setting!r}"
     finally:
         link.close()
-
-
-def frame_reply_on_the_wire(link: ProtocolLink) -> bytes:
-    """The `frame` reply (hole order, before brightness, with its scale) as the wire carries
-    it: chain order, scaled (RGB)."""
-    reply = dict(field.split(b"=", 1) for field in link.request(b"frame\n").split()[1:])
-    scale, rgb = int(reply[b"scale"]), bytes.fromhex(reply[b"rgb"].decode())
-    assert 0 < scale <= 256 and len(rgb) == 3 * HOLES
-    shown = bytearray(3 * HOLES)
-    for hole in range(HOLES):
-        led = LED_OF_HOLE[hole]
-        for c in range(3):
-            shown[3 * led + c] = rgb[3 * hole + c] * scale >> 8
-    return bytes(shown)
 
 
 MS = 125_000  # cycles

@@ -1,4 +1,4 @@
-"""The virtual board: real MicroPython behind a pty, driven by mpremote, pyserial and SimControl.
+"""The virtual board: real MicroPython behind a pty, driven by mpremote, pyserial and VirtualControl.
 
 These tests use their own flash images and firmware trees, never the app in firmware/.
 Every mpremote call has a timeout: mpremote reads /dev/pts paths without one.
@@ -22,8 +22,8 @@ import serial
 from cribboard.virtual import (
     MicroPythonNotFoundError,
     NoFrameError,
-    SimControl,
     VirtualBoard,
+    VirtualControl,
 )
 from cribboard.virtual.interpreter import ENV_MICROPYTHON, find_micropython
 from support import Spawn
@@ -262,7 +262,7 @@ BOOT_COUNTER = textwrap.dedent(
 def test_machine_reset_reboots_and_runs_main(tmp_path: Path) -> None:
     firmware = make_firmware(tmp_path / "firmware", {"main.py": BOOT_COUNTER})
     with VirtualBoard(flash=tmp_path / "flash.img", firmware=firmware) as board:
-        with SimControl(board.control) as control:
+        with VirtualControl(board.control) as control:
             control.wait_frame(lambda frame: frame[0] == 1)
             # mpremote's own soft resets come back in the raw REPL and do not run main.py.
             assert mpremote_ok(board.port, "fs", "cat", ":boots.txt") == "boot\n"
@@ -280,7 +280,7 @@ def test_a_restart_drops_what_the_hci_uart_held_unread(tmp_path: Path) -> None:
         firmware = make_firmware(tmp_path / "firmware", {"main.py": BOOT_COUNTER})
         environment = {"MICROPYBTUART": os.ttyname(uart)}
         with VirtualBoard(firmware=firmware, environment=environment) as board:
-            with SimControl(board.control) as control:
+            with VirtualControl(board.control) as control:
                 control.wait_frame(lambda frame: frame[0] == 1)
                 os.write(controller, b"\x04\x13\x05\x01")  # (a packet's first bytes)
                 board.reset()
@@ -293,42 +293,8 @@ def test_a_restart_drops_what_the_hci_uart_held_unread(tmp_path: Path) -> None:
         os.close(uart)
 
 
-def test_button_press_is_seen_by_a_pin(board: VirtualBoard) -> None:
-    program = textwrap.dedent(
-        """\
-        import machine, time
-        button = machine.Pin(15, machine.Pin.IN, machine.Pin.PULL_UP)
-        print('ready', button.value())
-        t0 = time.ticks_ms()
-        while button.value() and time.ticks_diff(time.ticks_ms(), t0) < 3000:
-            time.sleep_ms(5)
-        down = time.ticks_ms()
-        while not button.value():
-            time.sleep_ms(5)
-        print('pressed for', time.ticks_diff(time.ticks_ms(), down), 'ms')
-        """
-    )
-    with serial.Serial(board.port, timeout=0.1) as link, SimControl(board.control) as control:
-        raw_exec_start(link, program)
-        read_until(link, b"ready 1")
-        control.press(15, 100)
-        output = read_until(link, b"\x04").decode()
-    # The press lasts 100 ms from the firmware's first look, give or take a polling period.
-    held_ms = int(output.split("pressed for ")[1].split()[0])
-    assert 95 <= held_ms <= 300
-
-
-def test_hold_and_release(board: VirtualBoard) -> None:
-    read = "import machine; p = machine.Pin('GP4', machine.Pin.IN, machine.Pin.PULL_UP); print(p())"
-    with SimControl(board.control) as control:
-        control.hold("GP4")
-        assert mpremote_ok(board.port, "exec", read).strip() == "0"  # held across the reset
-        control.release("GP4")
-        assert mpremote_ok(board.port, "exec", read).strip() == "1"
-
-
 def test_neopixel_write_arrives_as_rgb_frame(board: VirtualBoard) -> None:
-    with SimControl(board.control) as control:
+    with VirtualControl(board.control) as control:
         with pytest.raises(NoFrameError):
             control.frame()
         code = (
@@ -370,10 +336,10 @@ KEEPER_APP = textwrap.dedent(
 
 
 def test_the_heap_after_a_collection_shows_what_a_board_keeps(tmp_path: Path) -> None:
-    """`heap` (SimControl.heap): the board collects, then says its heap; what the firmware keeps
+    """`heap` (VirtualControl.heap): the board collects, then says its heap; what the firmware keeps
     (a leak) shows as free going down by as much, garbage does not."""
     firmware = make_firmware(tmp_path / "firmware", {"main.py": KEEPER_APP})
-    with VirtualBoard(firmware=firmware) as board, SimControl(board.control) as sim:
+    with VirtualBoard(firmware=firmware) as board, VirtualControl(board.control) as sim:
         with serial.Serial(board.port, timeout=5) as link:
             link.write(b"keep\n")
             assert link.readline() == b"kept 1\n"  # (the app runs: the heap settled)
@@ -428,16 +394,27 @@ def test_a_bad_flash_break_is_refused_and_a_good_one_stops_a_save(
     """The side channel's flash break: malformed requests get one error each and arm nothing;
     an armed board stops at the first step of its next save and says where."""
     monkeypatch.setenv("CRIBBOARD_SIM_STORE_MS", "60,240")  # a save soon after a change
-    with VirtualBoard(flash=tmp_path / "flash.img") as vboard, SimControl(vboard.control) as sim:
-        for bad in ("flash-break", "flash-break 1", "flash-break x 0", "flash-break 1 -2"):
+    with (
+        VirtualBoard(flash=tmp_path / "flash.img") as vboard,
+        VirtualControl(vboard.control) as sim,
+    ):
+        bad_requests = (
+            "flash-break",
+            "flash-break 1",
+            "flash-break x 0",
+            "flash-break 1 -2",
+            "flash-break 1 0 sideways",  # KIND: erase, program or any
+            "flash-break 1 0 erase 2",
+        )
+        for bad in bad_requests:
             assert sim._request(bad).startswith("error bad-request "), bad
-        sim.break_on_flash(0)
+        sim.break_at_flash_point(0)
         with serial.Serial(vboard.port, timeout=5) as link:
             link.write(b"#1 peg 0 5\n")
             assert read_until(link, b"#1 ok").endswith(b"#1 ok"), "the board did not take the peg"
             stop = sim.wait_flash_stop(10)
             assert (stop.kind, stop.index, stop.total) == ("erase", 0, 16), stop
-            sim.break_on_flash(-1)  # runs on: the save completes
+            sim.break_at_flash_point(-1)  # runs on: the save completes
             link.write(b"#2 st\n")
             read_until(link, b"#2 ok")
             assert b" f=5,0 " in read_until(link, b"\n"), "the board did not run on"

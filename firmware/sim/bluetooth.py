@@ -14,8 +14,9 @@
 # connect stops advertising and the app starts it again; a notification the link cannot take now
 # raises OSError(12). The firmware, finding no frozen `blestack` module off rp2, takes it for
 # NimBLE (cribfw/stacklimits.py). The firmware on the real btstack and NimBLE modules is tested in
-# tests/test_ble_real.py; this stand-in serves what that tier cannot (bleak and the page through
-# the fake BlueZ, the hall's Bluetooth bridge, a heap measured without a stack's own module).
+# tests/test_ble_real.py and, through bleak and Chromium, tests/test_ble*.py; this stand-in serves
+# what they cannot (docs/virtual-board.md, "Why the simulated radio stays": the protocol model
+# check's central, Bluetooth on any interpreter, a heap measured as a 32-bit board counts it).
 #
 # Side-channel messages (binary; u16 little-endian):
 #   board -> launcher   b"bA" (not advertising) | b"bA" + u8 connectable + u8 len + adv + resp

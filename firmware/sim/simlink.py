@@ -14,6 +14,8 @@
 # launcher -> board:  b"D <pin> <ms>" press pin for ms (-1: hold until released)
 #                     b"U <pin>" release pin
 #                     b"K <gen> <n>" stop at the n-th flash point from now (-1: run on)
+#                     b"K <gen> <n> <kind>" stop at the start of the n-th flash operation of
+#                     a kind (erase, program, any) from now
 #                     b"G" collect garbage and say what the heap holds (a leak shows there)
 # Flash points (for power-cut tests): simflash.py calls flash_point() before each 256-byte step
 # of an erase or a program and once at its end (index == total). Armed, the board stops there,
@@ -62,6 +64,7 @@ class Link:
         self._watched_loop = None  # the event loop (its IO queue) a watcher task serves
         self._break = None  # flash points to pass before stopping (None: not armed)
         self._break_gen = 0
+        self._break_kind = None  # count only starts of operations of this kind (b"any": all)
         if not launcher_path or not board_path:
             return
         try:
@@ -145,12 +148,17 @@ class Link:
             return
         while self._waiting():  # an arm sent just before this point counts (no rate limit)
             self._handle(self._sock.recv(_MAX_MESSAGE))
+        counting = self._break_kind
+        if counting is not None and (index or counting not in (b"any", kind)):
+            return  # counting operations: only the first point of one of the kind counts
         while self._break == 0:
             self.send(b"k %d %s %d %d %d" % (self._break_gen, kind, block, index, total))
             self._break = -2  # stopped: only the next K goes on
             while self._break == -2:
                 self._poller.poll(-1)
                 self._handle(self._sock.recv(_MAX_MESSAGE))
+            if self._break_kind is not None:
+                return  # armed for operations: they count from the next one on
         if self._break is not None:
             self._break -= 1
 
@@ -174,10 +182,11 @@ class Link:
                 self._queued_ms.setdefault(name, []).append(ms)
             else:
                 self._pending_ms[name] = ms
-        elif len(parts) == 3 and parts[0] == "K":
+        elif len(parts) in (3, 4) and parts[0] == "K":
             self._break_gen = int(parts[1])
             n = int(parts[2])
             self._break = n if n >= 0 else None
+            self._break_kind = parts[3].encode() if len(parts) == 4 else None
         elif parts == ["G"]:
             import gc
 

@@ -23,7 +23,7 @@ One radio per test (or per module): each has its own link, so tests run side by 
 :meth:`VirtualRadio.start_board` returns a :class:`RadioBoard`: ``address`` (a
 ``bumble.hci.Address``, the board's public address), ``name`` (``Cribboard-XXXX``, as the board
 advertises it), ``stack``, ``virtual`` (the VirtualBoard: ``port`` is its USB console, ``control``
-its side channel for :class:`~cribboard.virtual.SimControl`, the buttons), ``controller``,
+its side channel for :class:`~cribboard.virtual.VirtualControl`, the buttons), ``controller``,
 ``power_cut()`` and ``stop()``. ``pace_ms`` paces the board's controller: it takes ACL packets
 from the board into ``acl_buffers`` buffers and sends one on every ``pace_ms`` milliseconds, as a
 radio's connection events do; without it Bumble sends each at once. ``controller.stall(True)``
@@ -426,7 +426,7 @@ class RadioBoard:
 
     @property
     def control(self) -> str:
-        """The board's side channel (buttons, LEDs): for SimControl."""
+        """The board's side channel (buttons, LEDs): for VirtualControl."""
         return self.virtual.control
 
     def _launch(self) -> None:

@@ -17,14 +17,12 @@ A disconnection from the other side (the board killed, a power cut) reaches blea
 it: the GATT objects go (``InterfacesRemoved``), ``ServicesResolved`` and ``Connected`` turn false.
 
 Peripherals on the same link: the unchanged firmware on MicroPython's real `bluetooth` module,
-on btstack or NimBLE (:meth:`FakeBlueZ.start_board`); a virtual board's simulated radio presented
-as a Bumble peripheral (:meth:`FakeBlueZ.add_board`, :mod:`cribdev.simperipheral`); or
-any Bumble device a caller puts on :attr:`FakeBlueZ.link` through :meth:`FakeBlueZ.call`.
+on btstack or NimBLE (:meth:`FakeBlueZ.start_board`), or any Bumble device a caller puts on
+:attr:`FakeBlueZ.link` through :meth:`FakeBlueZ.call`.
 
     with fake_bluetooth() as bt:            # bus + stub + front; sets the environment
-        with VirtualBoard() as board:
-            bt.bluez.add_board(board.control)
-            ...                             # bleak, `cribboard --ble`, Board.open_ble()
+        board = bt.bluez.start_board("nimble")
+        ...                                 # bleak, `cribboard --ble`, Board.open_ble()
 
 :func:`bluetoothctl_stub` makes the ``bluetoothctl --version`` bleak runs answer 5.66 (bleak
 refuses BlueZ older than 5.55).
@@ -42,12 +40,10 @@ descXXXX``, by attribute handle); UUIDs are lower case; as BlueZ does, the GAP a
 and ``WriteValue``), long writes, passive scanning, removing a device that has not been seen
 for ``TemporaryTimeout``.
 
-What the old stand-in did (it answered bleak from the simulated radio, with no stack between)
-that this tier keeps: the virtual board's simulated radio is still a peripheral here
-(:mod:`cribdev.simperipheral`), for what the real stacks cannot give a test: the
-radio's own counters (``ble-info``: the advertising data, notifications sent, the longest), a
-stock interpreter in a small heap, and a board without a stack build. What no tier here shows: a
-radio (range, interference, a real controller's timing), BlueZ's own code, and a phone's stack.
+A virtual board's simulated radio (firmware/sim/bluetooth.py, :mod:`cribboard.virtual.radio`)
+is not on this link: everything bleak and Chromium reach runs on a real stack. What no tier here
+shows: a radio (range, interference, a real controller's timing), BlueZ's own code, and a
+phone's stack.
 """
 
 from __future__ import annotations
@@ -325,7 +321,6 @@ class FakeBlueZ:
         self.link = self.radio.link
         self._objects: dict[str, _Object] = {}
         self._adapters: dict[str, _Adapter] = {}
-        self._boards: dict[str, Any] = {}  # SimPeripheral by side-channel path
         self._bus: MessageBus | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -372,15 +367,6 @@ class FakeBlueZ:
             coro.close()
             raise FakeBluetoothError("the BlueZ front is not running")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
-
-    def add_board(self, control: str | os.PathLike[str]) -> None:
-        """Put the virtual board with this side channel (``VirtualBoard.control``) on the link,
-        its simulated radio presented as a Bumble peripheral."""
-        self.call(self._add_board(os.fspath(control)))
-
-    def remove_board(self, control: str | os.PathLike[str]) -> None:
-        """Take the board off the link: its connections drop, it stops advertising."""
-        self.call(self._remove_board(os.fspath(control)))
 
     def start_board(
         self, stack: str, state_dir: str | os.PathLike[str] | None = None
@@ -466,8 +452,6 @@ class FakeBlueZ:
         try:
             await self._stop.wait()
         finally:
-            for control in list(self._boards):
-                await self._remove_board(control)
             await self.radio.close()
             bus.disconnect()
 
@@ -475,22 +459,6 @@ class FakeBlueZ:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    # -- boards ---------------------------------------------------------------------------------
-
-    async def _add_board(self, control: str) -> None:
-        from .simperipheral import SimPeripheral
-
-        if control in self._boards:
-            return
-        board = SimPeripheral(self.link, control)
-        await board.start()
-        self._boards[control] = board
-
-    async def _remove_board(self, control: str) -> None:
-        board = self._boards.pop(control, None)
-        if board is not None:
-            await board.stop()
 
     # -- the object tree and its signals -------------------------------------------------------
 

@@ -17,7 +17,9 @@ request                     reply
 ``reset``                   ``ok`` (hard reset)
 ``flash-break GEN N``       ``ok``; the board stops at its N-th flash point from now (N -1:
                             runs on) and this client gets ``flash-stop GEN KIND BLOCK INDEX
-                            TOTAL`` (see :meth:`SimControl.break_on_flash`)
+                            TOTAL`` (see :meth:`VirtualControl.break_at_flash_point`)
+``flash-break GEN N KIND``  the same, counting only the starts of operations of KIND
+                            (``erase``, ``program``, ``any``): the N-th from now (0: the next)
 ``heap``                    ``heap free=N alloc=N``: the board's heap in bytes after a
                             collection it runs then (a leak shows as free going down)
 ``ble-*``                   the board's Bluetooth radio: see :mod:`cribboard.virtual.radio`
@@ -35,16 +37,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
-from .errors import NoFrameError, SimControlError
+from .errors import NoFrameError, VirtualControlError
 
 FramePredicate = Callable[[bytes], bool]
 
 
 @dataclass(frozen=True)
 class FlashStop:
-    """Where the board stopped: before step `index` of the `total` 256-byte steps of an
-    ``erase`` or ``program`` of flash block `block` (of the whole image), or at its end
-    (index == total)."""
+    """Where a virtual board stopped: before step `index` of the `total` 256-byte steps of an
+    ``erase`` or ``program`` of flash block `block` (4096 bytes, counted from the start of the
+    flash image), or at its end (index == total). A stop at an operation's start has index 0."""
 
     kind: str
     block: int
@@ -52,8 +54,10 @@ class FlashStop:
     total: int
 
 
-class SimControl:
-    """Press buttons and read LEDs of a running virtual board.
+class VirtualControl:
+    """Press buttons, read LEDs and stop at flash operations of a running virtual board on
+    MicroPython's unix port (:class:`VirtualBoard` holds one; open another from a process that
+    has only the socket's path).
 
     Args:
         address: the side-channel socket path (``VirtualBoard.control``).
@@ -75,14 +79,14 @@ class SimControl:
             sock.connect(self._address)
         except OSError as err:
             sock.close()
-            raise SimControlError(f"cannot reach the virtual board at {self._address}: {err}")
+            raise VirtualControlError(f"cannot reach the virtual board at {self._address}: {err}")
         return sock
 
     def close(self) -> None:
         """Close the connection."""
         self._sock.close()
 
-    def __enter__(self) -> SimControl:
+    def __enter__(self) -> VirtualControl:
         return self
 
     def __exit__(
@@ -116,7 +120,7 @@ class SimControl:
         reply = self._request("info")
         words = reply.split()
         if not words or words[0] != "info":
-            raise SimControlError(f"unexpected reply: {reply}")
+            raise VirtualControlError(f"unexpected reply: {reply}")
         return dict(word.partition("=")[::2] for word in words[1:])
 
     def heap(self) -> dict[str, int]:
@@ -138,19 +142,34 @@ class SimControl:
             raise _error_from(reply)
         return dict(word.partition("=")[::2] for word in words[1:])
 
-    def break_on_flash(self, points: int = 0) -> None:
+    def break_on_flash(self, kind: str = "any", count: int = 1) -> None:
+        """Stop the board at the start of its `count`-th flash operation of `kind` (``erase``,
+        ``program`` or ``any``) from now, before its first step (the spelling every virtual
+        board shares: :class:`cribboard.virtual.AnyVirtualBoard`). Armed while the board is
+        stopped, the operation it stopped at does not count. Wait for the stop with
+        :meth:`wait_flash_stop`; :meth:`break_at_flash_point` (-1) lets it run on."""
+        if kind not in ("erase", "program", "any"):
+            raise ValueError(f"kind must be erase, program or any, not {kind!r}")
+        if count < 1:
+            raise ValueError("count must be 1 or more")
+        self._arm_break(f"{count - 1} {kind}")
+
+    def break_at_flash_point(self, points: int = 0) -> None:
         """Stop the board at its `points`-th flash point from now: the points are before each
         256-byte step of an erase or a program of its flash, and the end of each (so a save's
         erase and program have 17 and steps + 1). Stopped, the board does nothing until the
         next call (which counts from the point it is at) or a reset: a power cut at that exact
         step. -1 lets it run on. Wait for the stop with :meth:`wait_flash_stop`."""
+        self._arm_break(str(int(points)))
+
+    def _arm_break(self, what: str) -> None:
         self._break_gen += 1
         self._stops.clear()
-        self._expect_ok(f"flash-break {self._break_gen} {int(points)}")
+        self._expect_ok(f"flash-break {self._break_gen} {what}")
 
     def wait_flash_stop(self, timeout: float | None = None) -> FlashStop:
-        """Where the board stopped after :meth:`break_on_flash` (TimeoutError after `timeout`
-        seconds, default this client's)."""
+        """Where the board stopped after :meth:`break_on_flash` or :meth:`break_at_flash_point`
+        (TimeoutError after `timeout` seconds, default this client's)."""
         deadline = time.monotonic() + (self._timeout if timeout is None else timeout)
         while not self._stops:
             self._note_stop(self._read_line(deadline - time.monotonic()))
@@ -170,10 +189,10 @@ class SimControl:
         TimeoutError if none matches within `timeout` seconds.
         """
         deadline = time.monotonic() + timeout
-        with SimControl(self._address, self._timeout) as watcher:
+        with VirtualControl(self._address, self._timeout) as watcher:
             reply = watcher._request("subscribe")
             if reply != "ok":
-                raise SimControlError(f"subscribe refused: {reply}")
+                raise VirtualControlError(f"subscribe refused: {reply}")
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -198,7 +217,7 @@ class SimControl:
         try:
             self._sock.sendall(line.encode("ascii") + b"\n")
         except OSError as err:
-            raise SimControlError(f"virtual board side channel closed: {err}")
+            raise VirtualControlError(f"virtual board side channel closed: {err}")
         deadline = time.monotonic() + self._timeout
         while True:
             reply = self._read_line(deadline - time.monotonic())
@@ -226,23 +245,23 @@ class SimControl:
             except TimeoutError:
                 raise TimeoutError("no reply from the virtual board side channel")
             except OSError as err:
-                raise SimControlError(f"virtual board side channel failed: {err}")
+                raise VirtualControlError(f"virtual board side channel failed: {err}")
             if not data:
-                raise SimControlError("virtual board side channel closed")
+                raise VirtualControlError("virtual board side channel closed")
             self._buffer += data
         line, _, rest = bytes(self._buffer).partition(b"\n")
         self._buffer[:] = rest
         return line.decode("ascii").strip()
 
 
-def _error_from(reply: str) -> SimControlError:
+def _error_from(reply: str) -> VirtualControlError:
     words = reply.split(maxsplit=2)
     if len(words) >= 2 and words[0] == "error":
         text = words[2] if len(words) > 2 else words[1]
         if words[1] == "no-frame":
             return NoFrameError(text)
-        return SimControlError(f"{words[1]}: {text}")
-    return SimControlError(f"unexpected reply: {reply}")
+        return VirtualControlError(f"{words[1]}: {text}")
+    return VirtualControlError(f"unexpected reply: {reply}")
 
 
 def _parse_frame(reply: str) -> tuple[int, bytes]:

@@ -17,9 +17,9 @@ class MicroPythonNotFoundError(VirtualBoardError):
     """No MicroPython unix-port interpreter could be found or run."""
 
 
-class SimControlError(VirtualBoardError):
+class VirtualControlError(VirtualBoardError):
     """The side channel refused a request or could not be reached."""
 
 
-class NoFrameError(SimControlError):
+class NoFrameError(VirtualControlError):
     """The board has not written any LED frame yet."""

@@ -37,6 +37,7 @@ from types import TracebackType
 
 from ..firmware_build import NO_NATIVE, build
 from ..paths import firmware_dir
+from .control import FlashStop, FramePredicate, VirtualControl
 from .errors import VirtualBoardError
 from .flashlock import lock_flash, release
 from .flashuid import flash_uid
@@ -66,6 +67,7 @@ _BOOT_TIMEOUT = 10.0
 _RECENT_OUTPUT = 4096
 _QUICK_FAILURES = 3
 _WATCHDOG_BOOTS = 6  # start() waits through this many watchdog resets of a failing first boot
+_RELAY_TIMEOUT = 10.0  # a power cut or power on waits this long at most for the relay thread
 _SAVE_TIMEOUT = 5.0  # stop() waits this long at most for the app to end and save (save_on_stop)
 
 # Marker left in pty A's local modes while the interpreter runs code: MicroPython switches its
@@ -107,7 +109,7 @@ class VirtualBoard:
 
         with VirtualBoard() as board:
             print(board.port)      # e.g. /dev/pts/7, for pyserial or mpremote
-            print(board.control)   # side-channel socket, for SimControl
+            print(board.control)   # side-channel socket, for VirtualControl
 
     Args:
         flash: flash image file. Default: a fresh temporary image, deleted by stop(). A given
@@ -177,6 +179,7 @@ class VirtualBoard:
         self._flash_path: Path | None = None
         self._relay: _Relay | None = None
         self._thread: threading.Thread | None = None
+        self._control_client: VirtualControl | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -249,6 +252,9 @@ class VirtualBoard:
     def stop(self) -> None:
         """Stop the interpreter and the relay and free the pty, sockets and temporary files."""
         atexit.unregister(self.stop)
+        if self._control_client is not None:
+            self._control_client.close()
+            self._control_client = None
         relay, thread = self._relay, self._thread
         self._relay = self._thread = None
         if relay is not None:
@@ -278,7 +284,7 @@ class VirtualBoard:
 
     @property
     def control(self) -> str:
-        """The side-channel address: a Unix socket path for SimControl."""
+        """The side-channel address: a Unix socket path for VirtualControl."""
         return str(self._running().side.control_path)
 
     @property
@@ -315,9 +321,80 @@ class VirtualBoard:
         return self._running().watchdog_resets
 
     def reset(self) -> None:
-        """Hard-reset the board (like the reset button): main.py runs again."""
+        """Hard-reset the board (like the reset button): main.py runs again (returns at once)."""
         relay = self._running()
         relay.call_soon(lambda: relay.reset_request(True))
+
+    # -- AnyVirtualBoard: what tests do to either kind of virtual board --------------------------
+
+    def press(self, pin: int | str, ms: int = 80) -> None:
+        """Press the button on `pin` for `ms` milliseconds (returns at once;
+        :meth:`VirtualControl.press`)."""
+        self._control().press(pin, ms)
+
+    def hold(self, pin: int | str) -> None:
+        """Hold the button on `pin` down until :meth:`release` (across resets too)."""
+        self._control().hold(pin)
+
+    def release(self, pin: int | str) -> None:
+        """Release the button on `pin`."""
+        self._control().release(pin)
+
+    def frame(self) -> bytes:
+        """The latest LED frame, RGB, 3 bytes per LED (NoFrameError before the first)."""
+        return self._control().frame()
+
+    def wait_frame(self, predicate: FramePredicate | None = None, timeout: float = 5.0) -> bytes:
+        """The current LED frame, or the first to come, for which `predicate` is true
+        (TimeoutError after `timeout` seconds)."""
+        return self._control().wait_frame(predicate, timeout)
+
+    def power_cut(self) -> None:
+        """Cut the power where the board is (stopped at a flash break, say): RAM is lost, the
+        flash keeps what was written up to the cut. Nothing runs until :meth:`power_on`."""
+        self._on_relay(lambda relay: relay.power_cut())
+
+    def power_on(self) -> None:
+        """Power the board on after :meth:`power_cut`: it boots from its flash (returns once
+        the interpreter is started, before the firmware is up)."""
+        self._on_relay(lambda relay: relay.power_on())
+
+    def break_on_flash(self, kind: str = "any", count: int = 1) -> None:
+        """Stop the board at the start of its `count`-th flash operation of `kind` (``erase``,
+        ``program`` or ``any``) from now, before it changes a byte: :meth:`wait_flash_stop`
+        says which. Stopped, it does nothing else until :meth:`resume`, a power cut or a reset.
+        (:meth:`VirtualControl.break_at_flash_point` stops within an operation.)"""
+        self._control().break_on_flash(kind, count)
+
+    def wait_flash_stop(self, timeout: float = 30.0) -> FlashStop:
+        """Where the board stopped after :meth:`break_on_flash` (TimeoutError after `timeout`
+        seconds)."""
+        return self._control().wait_flash_stop(timeout)
+
+    def resume(self) -> None:
+        """Let a board stopped by a flash break run on (the break is spent)."""
+        self._control().break_at_flash_point(-1)
+
+    def _control(self) -> VirtualControl:
+        """This board's own side-channel client (made on first use, closed by stop())."""
+        if self._control_client is None:
+            self._control_client = VirtualControl(self.control)
+        return self._control_client
+
+    def _on_relay(self, call: Callable[[_Relay], None]) -> None:
+        """Run `call` on the relay thread and wait for it."""
+        relay = self._running()
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                call(relay)
+            finally:
+                done.set()
+
+        relay.call_soon(run)
+        if not done.wait(_RELAY_TIMEOUT):
+            raise VirtualBoardError("the virtual board's relay did not answer")
 
     def _running(self) -> _Relay:
         if self._relay is None:
@@ -391,7 +468,8 @@ class _Relay:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pidfd: int | None = None
         self._mode = "friendly"  # which REPL the interpreter is in: friendly | raw
-        self._exit_request: str | None = None  # hard | soft, when we killed it on purpose
+        self._exit_request: str | None = None  # hard | soft | off, when we killed it on purpose
+        self.powered = True  # False after power_cut(), until power_on()
         self._raw_filter: bytearray | None = None
         self._raw_filter_deadline = 0.0
         self._scan_tail = b""
@@ -571,8 +649,8 @@ class _Relay:
 
     def _read_host(self) -> None:
         data = self._host.read()
-        if data is None:
-            return
+        if data is None or not self.powered:
+            return  # (a board without power takes nothing in)
         if self._booting:
             if not self._power_cycling:
                 self._held_input += data
@@ -670,6 +748,28 @@ class _Relay:
             self._raw_filter = bytearray()
             self._raw_filter_deadline = time.monotonic() + _RAW_FILTER_TIMEOUT
 
+    def power_cut(self) -> None:
+        """Cut the power: the interpreter killed where it is (what it had not written to the
+        flash is lost) and no new one started until :meth:`power_on`."""
+        if not self.powered:
+            return
+        self.powered = False
+        if self._proc is not None and self._proc.poll() is None:
+            self._exit_request = "off"
+            self._kill()
+            self._on_exit(self._proc.returncode)
+        self._proc = None
+        self._booting = False  # (a boot cut short: nothing held for it)
+        self._held_input.clear()
+        self._to_board.clear()
+        self.side.board_starting()  # (its socket gone: presses wait for the next boot)
+
+    def power_on(self) -> None:
+        """Power the board on after :meth:`power_cut`: a new interpreter boots as from cold."""
+        if not self.powered:
+            self.powered = True
+            self._boot("main", "power")
+
     def reset_request(self, hard: bool) -> None:
         """Restart the interpreter as after a hard (True) or soft (False) reset."""
         if self._proc is None or self._proc.poll() is not None:
@@ -711,6 +811,8 @@ class _Relay:
         self._to_board.clear()
         self.side.drain()  # the board's last words on the side channel (its scratch register)
         request, self._exit_request = self._exit_request, None
+        if request == "off":
+            return  # the power is off: power_on() boots the next one
         if request is None and status < 0 and status != -signal.SIGINT and self.side.watchdog_ms:
             request = "watchdog"  # a crash while the watchdog runs: it resets the board
         if request == "watchdog":

@@ -3,8 +3,9 @@
 The firmware's BLE code runs against ``firmware/sim/bluetooth.py``, which follows MicroPython's
 documented ``bluetooth.BLE`` API and talks to this radio through the side channel's datagrams
 (advertising data and the GATT table come out, connections and writes go in, notifications come
-out). A central (the BlueZ front's peripheral bridge, :mod:`cribdev.simperipheral`,
-or a test) uses the radio through the control socket, one ASCII request per line:
+out). A central (a test's, such as tests/modelcheck.py's) uses the radio through the control
+socket, one ASCII request per line (docs/virtual-board.md says why the radio stays beside the
+real stacks):
 
 ==============================  ===========================================================
 request                         reply

@@ -31,6 +31,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +39,13 @@ from types import TracebackType
 from typing import Any
 
 from ..paths import firmware_dir
-from .errors import VirtualBoardError
+from .control import FlashStop, FramePredicate
+from .errors import NoFrameError, VirtualBoardError
 from .flashlock import lock_flash, release
 from .process import die_with_parent
 from .ptyport import BUFFER_LIMIT, HostPort
 from .rp2install import INSTALL_HINT, emulator_dir
+from .ws2812 import decode_ws2812, grb_to_rgb, split_complete
 
 _log = logging.getLogger("cribboard.virtual.rp2")
 
@@ -62,6 +65,10 @@ NANOS_PER_CYCLE = 8
 """The emulator counts time in 125 MHz CPU cycles."""
 
 _IDLE_TICK = 0.02  # how often the relay looks for a host opening the port
+_FRAME_POLL = 0.05  # how often wait_frame reads the LED pin's edges (the emulator has no event)
+_LED_PIN = 16  # the LED chain's data line (cribcore.profiles: every rp2 profile)
+_STEP = 256  # FlashStop counts 256-byte steps, as the virtual board's flash does
+_BLOCK = 4096
 _REPLY_TIMEOUT = 10.0
 _STDERR_LINES = 40
 
@@ -206,6 +213,11 @@ class RP2Board:
         self._harness: _Harness | None = None
         self._relay: _Relay | None = None
         self._halt_mark = 0
+        self._breaks_left = 0
+        self._break_kind = "any"  # flash operations still to pass before wait_flash_stop returns
+        self._edges_next = 0  # the LED pin's edges read so far (frame(), wait_frame())
+        self._unfinished: list[tuple[int, int]] = []  # edges of a frame still being sent
+        self._last_frame: bytes | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -318,16 +330,16 @@ class RP2Board:
         reply = self._running().request("info")
         return {k: v for k, v in reply.items() if k not in ("id", "ok")}
 
-    def press(self, pin: int, ms: float | None = None) -> None:
-        """A button from GPIO `pin` to ground goes down (for `ms` emulated ms, if given).
+    def press(self, pin: int, ms: float = 80) -> None:
+        """A button from GPIO `pin` to ground goes down for `ms` emulated milliseconds (returns
+        at once)."""
+        self._running().request("press", pin=pin, ms=ms)
 
-        The pin reads 0 until :meth:`release`; released, it reads what its pull resistor
-        makes it (1 with the pull-up). A held button stays down across resets.
-        """
-        request: dict[str, Any] = {"pin": pin}
-        if ms is not None:
-            request["ms"] = ms
-        self._running().request("press", **request)
+    def hold(self, pin: int) -> None:
+        """A button from GPIO `pin` to ground goes down until :meth:`release`: the pin reads 0;
+        released, it reads what its pull resistor makes it (1 with the pull-up). A held button
+        stays down across resets."""
+        self._running().request("press", pin=pin)
 
     def release(self, pin: int) -> None:
         """The button on GPIO `pin` comes up."""
@@ -387,14 +399,47 @@ class RP2Board:
         """Let a halted chip run on."""
         self._running().request("resume")
 
-    def break_on_flash(self, kind: str = "any") -> None:
-        """Halt at the start of the next flash operation (erase, program or any).
+    def break_on_flash(self, kind: str = "any", count: int = 1) -> None:
+        """Halt at the start of the `count`-th flash operation of `kind` (``erase``,
+        ``program`` or ``any``) from now, before it changes a byte. An operation the chip is
+        halted at does not count.
 
-        :meth:`wait_halted` returns it: its offset, count, data, start and end cycles.
+        :meth:`wait_flash_stop` says which (the spelling every virtual board shares);
+        :meth:`wait_halted` gives the emulator's own account (offset, count, data, start and
+        end cycles). A `count` above 1 is passed in :meth:`wait_flash_stop`, which lets the
+        chip run on through the operations before it.
         """
+        if count < 1:
+            raise ValueError("count must be 1 or more")
+        self._breaks_left = count
+        self._arm_flash_break(kind)
+
+    def _arm_flash_break(self, kind: str) -> None:
         running = self._running()
         self._halt_mark = running.mark()
+        self._break_kind = kind
         running.request("break_flash", kind=kind)
+
+    def wait_flash_stop(self, timeout: float = 30.0) -> FlashStop:
+        """The flash operation the chip halted at after :meth:`break_on_flash`: its kind, its
+        first 4096-byte block of the flash, and its length in 256-byte steps (index 0: none
+        done). RP2ControlError when it does not halt within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            op = self.wait_halted(max(0.0, deadline - time.monotonic()))["flash_op"]
+            if op is None:
+                raise RP2ControlError("the chip halted, but not at a flash operation")
+            self._breaks_left -= 1
+            if self._breaks_left <= 0:
+                break
+            self._arm_flash_break(self._break_kind)
+            self.resume()
+        return FlashStop(
+            str(op["kind"]),
+            int(op["offset"]) // _BLOCK,
+            int(op["done"]) // _STEP,
+            -(-int(op["count"]) // _STEP),
+        )
 
     def wait_halted(self, timeout: float = 30.0) -> dict[str, Any]:
         """Wait for the chip to halt after the last :meth:`break_on_flash`; return the halt
@@ -429,6 +474,52 @@ class RP2Board:
     def restart(self) -> None:
         """Power-cycle the chip: a cut, then a new chip from the same flash file."""
         self._running().request("restart")
+
+    def reset(self) -> None:
+        """Hard-reset the board (the RUN pin, as the reset button pulls it): a new chip from
+        the same flash file, as :meth:`restart` (a RUN reset clears the watchdog's scratch
+        registers, as a power cycle does)."""
+        self.restart()
+
+    # -- the LEDs ----------------------------------------------------------------------------
+
+    def frame(self) -> bytes:
+        """The last whole LED frame the chip sent on GPIO 16, RGB, 3 bytes per LED, decoded
+        from the pin's edges (NoFrameError before the first)."""
+        self._read_frames()
+        if self._last_frame is None:
+            raise NoFrameError("the firmware has not written the LEDs yet")
+        return self._last_frame
+
+    def wait_frame(self, predicate: FramePredicate | None = None, timeout: float = 5.0) -> bytes:
+        """The current LED frame, or the first whole one to come, for which `predicate` is
+        true (TimeoutError after `timeout` wall seconds). The emulator has no event for a
+        frame: the pin's edges are read again every few tens of milliseconds."""
+        deadline = time.monotonic() + timeout
+        current = self._last_frame
+        candidates = [current] if current is not None else []
+        while True:
+            candidates += self._read_frames()
+            for rgb in candidates:
+                if predicate is None or predicate(rgb):
+                    return rgb
+            candidates = []
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no matching LED frame within {timeout:g} s")
+            time.sleep(_FRAME_POLL)
+
+    def _read_frames(self) -> list[bytes]:
+        """The whole frames sent since the last read, RGB, oldest first."""
+        if _LED_PIN not in self._edge_pins:
+            raise VirtualBoardError(f"GPIO {_LED_PIN} is not among the board's edge_pins")
+        now = self.clock().nanos  # (first: an edge after it belongs to a frame not yet whole)
+        log = self.edges(_LED_PIN, since=self._edges_next)
+        self._edges_next = log.next
+        whole, self._unfinished = split_complete(self._unfinished + log.edges, now)
+        frames = [grb_to_rgb(frame.data) for frame in decode_ws2812(whole)]
+        if frames:
+            self._last_frame = frames[-1]
+        return frames
 
     def wait_boot(self, after: int, timeout: float = 30.0) -> dict[str, Any]:
         """Wait until boot number `after` + 1 (or later) has started; return its event.

@@ -5,7 +5,7 @@ Two sockets in the launcher's private directory:
 * ``launcher.sock`` (datagrams) talks to the simulated hardware modules in MicroPython
   (``firmware/sim/simlink.py``): LED frames and reset requests come in, button presses go out.
 * ``control.sock`` (stream, one request per line) serves tests and demos; see
-  ``docs/virtual-board.md`` and :class:`cribboard.virtual.control.SimControl`. Its ``ble-*``
+  ``docs/virtual-board.md`` and :class:`cribboard.virtual.control.VirtualControl`. Its ``ble-*``
   requests are the board's Bluetooth radio (:mod:`cribboard.virtual.radio`).
 
 Everything here runs on the launcher's relay thread; nothing blocks.
@@ -37,6 +37,7 @@ DEFAULT_PRESS_MS = 80
 MAX_PRESS_MS = 600_000
 # The board stopped at a flash point (simlink.py): k GEN KIND BLOCK INDEX TOTAL.
 FLASH_STOP = re.compile(rb"k \d{1,10} (erase|program) \d{1,10} \d{1,10} \d{1,10}")
+FLASH_KINDS = ("erase", "program", "any")  # what flash-break's KIND may name
 HEAP_REPORT = re.compile(rb"M \d{1,12} \d{1,12}")  # the heap after a collection: free, alloc
 
 _MAX_LINE = 1024
@@ -334,13 +335,17 @@ class SideChannel:
         return f"error bad-request unknown request: {line[:60]}\n".encode()
 
     def _answer_flash_break(self, client: _Client, args: list[str]) -> bytes:
+        kind = args.pop() if len(args) == 3 else None
         try:
             gen, steps = (int(arg) for arg in args)
         except ValueError:
-            return b"error bad-request usage: flash-break GEN STEPS\n"
+            return b"error bad-request usage: flash-break GEN N [KIND]\n"
         if not (0 <= gen < 1 << 30 and -1 <= steps < 1 << 30):
-            return b"error bad-request GEN 0.., STEPS -1..\n"
-        if not self.linked or not self._send_board(f"K {gen} {steps}".encode()):
+            return b"error bad-request GEN 0.., N -1..\n"
+        if kind not in (None, *FLASH_KINDS):
+            return b"error bad-request KIND erase, program or any\n"
+        arm = f"K {gen} {steps}" + (f" {kind}" if kind is not None else "")
+        if not self.linked or not self._send_board(arm.encode()):
             return b"error not-linked the board is not running\n"
         client.flash_watch = True
         return b"ok\n"
