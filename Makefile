@@ -36,9 +36,9 @@ test: lint typecheck browser dbus mosquitto stubs emulator a11y
 # tests on CPython, the cribbage rules, and the API's and client's tests that need no virtual
 # board (tests/conftest.py marks every test that starts one `virtual_board`; those are left out).
 # The core on MicroPython, the boards, Bluetooth, the hall and the page are `make test`'s.
-CHECK_TESTS := tests/core tests/test_rules*.py tests/test_api.py tests/test_mirror.py \
-  tests/test_client.py tests/test_fake_transport.py tests/test_sharing.py \
-  tests/test_waiting.py tests/test_architecture.py
+CHECK_TESTS := tests/core tests/rules/test_rules*.py tests/host/test_api.py tests/host/test_mirror.py \
+  tests/host/test_client.py tests/host/test_fake_transport.py tests/host/test_sharing.py \
+  tests/host/test_waiting.py tests/docs/test_architecture.py
 check: lint typecheck
 	$(BIN)/python -m pytest -q -m "not virtual_board" $(CHECK_TESTS)
 
@@ -78,17 +78,17 @@ typecheck: $(STAMP)
 hardware: $(STAMP)
 	$(BIN)/python -m cribboard.hardware
 
-# firmware/web/, the table page as a board with Wi-Fi serves it (gzip-compressed; tests/
+# firmware/web/, the table page as a board with Wi-Fi serves it (gzip-compressed; tests/page/
 # test_board_page.py fails when stale), then firmware/package.json, the firmware's package for
 # MicroPython's installer (mpremote mip install), from the file list deploy uses
-# (tests/test_mip.py fails when stale).
+# (tests/host/test_mip.py fails when stale).
 .PHONY: mip
 mip: $(STAMP)
 	$(BIN)/python -m cribboard.bridge.boardpage
 	$(BIN)/python -m cribboard.mip
 
 # The README's pictures in docs/images/: the scorekeeper in a terminal and the bridge's page in
-# headless Chromium, from a fresh virtual board (tests/test_screenshots.py fails when stale).
+# headless Chromium, from a fresh virtual board (tests/page/test_screenshots.py fails when stale).
 .PHONY: screenshots
 screenshots: $(STAMP) browser
 	$(BIN)/python -m cribdev.screenshots
@@ -98,7 +98,7 @@ clean:
 	  $(A11Y)/node_modules
 
 # The MicroPython stubs the firmware's type check runs pyright against
-# (tests/test_firmware_checks.py), for the MicroPython release the firmware targets. The rp2 and
+# (tests/firmware/test_firmware_checks.py), for the MicroPython release the firmware targets. The rp2 and
 # esp32 packages install files of the same names, so each gets a folder of its own in the venv.
 STUBS_VERSION := 1.28
 .PHONY: stubs
@@ -114,7 +114,7 @@ stubs:
 	done
 
 # Debian's headless Chromium and curl, for the bridge's browser and example tests
-# (tests/test_bridge_browser.py, tests/test_bridge_examples.py). Installed with apt-get when
+# (tests/page/test_bridge_browser.py, tests/page/test_bridge_examples.py). Installed with apt-get when
 # missing and the user is root; otherwise it says what to install (those tests skip, saying so).
 .PHONY: browser
 browser:
@@ -128,7 +128,7 @@ browser:
 	fi
 
 # Debian's dbus (dbus-daemon), for the Bluetooth LE tests: a private bus with a fake BlueZ that
-# unmodified bleak reaches (tests/test_ble*.py). Installed with apt-get when missing and the user
+# unmodified bleak reaches (tests/ble/test_ble*.py). Installed with apt-get when missing and the user
 # is root; otherwise it says what to install (those tests skip, saying so).
 .PHONY: dbus
 dbus:
@@ -141,7 +141,7 @@ dbus:
 	fi
 
 # Debian's mosquitto (the MQTT broker and mosquitto_passwd), for the club hall's tests
-# (tests/test_hall_broker.py): each starts a private broker on a free port. Installed with apt-get
+# (tests/hall/test_hall_broker.py): each starts a private broker on a free port. Installed with apt-get
 # when missing and the user is root; otherwise it says what to install (those tests skip, saying
 # so). The hall never uses the system service the package sets up on port 1883.
 .PHONY: mosquitto
@@ -186,7 +186,7 @@ rp2-toolchain:
 	fi
 
 # Node.js, npm and the RP2040 emulator (rp2040js, pinned by host/cribboard/virtual/rp2/
-# package-lock.json) for the emulated-board tests (tests/test_rp2_emulator.py): Debian's nodejs
+# package-lock.json) for the emulated-board tests (tests/rp2/test_rp2_emulator.py): Debian's nodejs
 # and npm with apt-get when node is missing and the user is root (otherwise it says what to
 # install, and those tests skip, saying so); then `npm ci` when node_modules is missing or older
 # than the lock file. Nothing is downloaded at test time.
@@ -207,7 +207,7 @@ emulator:
 	fi
 
 # axe-core, the accessibility engine the page tests run in headless Chromium
-# (tests/test_accessibility.py), pinned by tests/a11y/package-lock.json: `npm ci` when
+# (tests/page/test_accessibility.py), pinned by tests/a11y/package-lock.json: `npm ci` when
 # node_modules is missing or older than the lock file (Node.js and npm: `make emulator`).
 A11Y := tests/a11y
 .PHONY: a11y
@@ -221,7 +221,7 @@ a11y: emulator
 # JavaScript extracted into host/cribboard/locale/cribboard.pot, each language's .po brought up
 # to date with it (new messages empty, changed ones marked fuzzy for the translator), then every
 # .po compiled to the .mo the program reads. The .mo files are committed, so a fresh clone and
-# an installed package speak every language; tests/test_l10n.py fails when one is stale.
+# an installed package speak every language; tests/docs/test_l10n.py fails when one is stale.
 LOCALE := host/cribboard/locale
 .PHONY: catalogs
 catalogs: $(STAMP)

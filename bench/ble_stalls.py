@@ -34,7 +34,7 @@ from cribdev.bumbleradio import RadioBoard, VirtualRadio
 from cribfw.blelink import COPY_EXTRA, KEPT_MOST, QUEUED_MAX
 
 MOST = {"btstack": 1, "nimble": 4}
-HEAP_NOISE = 512  # how far the heap after a collection moves by itself (tests/test_ble_real.py)
+HEAP_NOISE = 512  # how far the heap after a collection moves by itself (tests/ble/test_ble_real.py)
 CHECK_EVERY = {"btstack": 2, "nimble": 12}  # let-gos between two readings of health and heap
 COPY_MOST = 244 + COPY_EXTRA + 16  # what one queued copy may count at most
 

@@ -1,13 +1,13 @@
 """`make soak` (not part of `make test`): the protocol and the store, long and at random.
 
-1. The state-machine test of the protocol model (tests/test_protocol_model.py) with many more
+1. The state-machine test of the protocol model (tests/firmware/test_protocol_model.py) with many more
    examples than `make test` runs.
 2. The fuzzer on the virtual board: a million lines (requests a client might send, the
    document's example lines mutated, noise; pipelined in writes of 1 to 30 lines, now and then
    split across writes) over raw pyserial, every line the board writes checked against the
    model of docs/protocol.md (tests/protocol_model.py). A violation is printed with the lines
    that led to it (the first few), counted, and the board and the model start afresh.
-3. Power cuts on the virtual board (tests/powercut.py, the rule of tests/test_power_cut.py): at
+3. Power cuts on the virtual board (tests/powercut.py, the rule of tests/firmware/test_power_cut.py): at
    least 1,000 with the store's delays shortened, cuts inside saves (erases, programs: torn
    writes) included, and some at the board's own delays (1 s quiet, 5 s at most), where the
    seconds lost mean what they say.
@@ -154,7 +154,7 @@ def state_machine(examples: int) -> Stage:
     env = dict(os.environ, CRIBBOARD_MODEL_EXAMPLES=str(examples))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider"]
-        + ["--timeout=7200", "tests/test_protocol_model.py"],
+        + ["--timeout=7200", "tests/firmware/test_protocol_model.py"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -34,7 +34,7 @@ from cribboard.virtual import VirtualBoard  # noqa: E402
 from cribboard.virtual.interpreter import find_micropython  # noqa: E402
 from link_bench import mp_env  # noqa: E402  (bench/link_bench.py)
 
-HEAP = "144wK"  # as tests/test_board_page.py: the unix port holds the bytecode in its heap
+HEAP = "144wK"  # as tests/page/test_board_page.py: the unix port holds the bytecode in its heap
 PEGS = 200
 PAGE_PEGS = 50
 SOCKETS = 4

@@ -39,7 +39,7 @@ for extra in (ROOT / "firmware", ROOT / "tests" / "core"):
         sys.path.insert(0, str(extra))
 # The tests compare the English text: a developer's locale (LANG=sv_SE...) must not change the
 # language of the command line they run, in this process or in a subprocess; cribboard reads
-# LANGUAGE first, and tests/test_l10n.py chooses other languages itself (--lang, or its own
+# LANGUAGE first, and tests/docs/test_l10n.py chooses other languages itself (--lang, or its own
 # environment).
 os.environ["LANGUAGE"] = "en"
 # Ports shared between processes and running `cribboard virtual`s are told in the per-user runtime

@@ -1,5 +1,5 @@
 """Drives a board over plain links and checks every line it writes against the protocol model
-(tests/protocol_model.py): used by the state-machine test (tests/test_protocol_model.py) and the
+(tests/protocol_model.py): used by the state-machine test (tests/firmware/test_protocol_model.py) and the
 soak (bench/soak.py).
 
 The links are what a client written from docs/protocol.md would use: the board's serial port

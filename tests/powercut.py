@@ -1,4 +1,4 @@
-"""Power cuts on the virtual board, the machinery tests/test_power_cut.py and bench/soak.py share:
+"""Power cuts on the virtual board, the machinery tests/firmware/test_power_cut.py and bench/soak.py share:
 a game is played over the protocol while the interpreter is killed (SIGKILL, as
 VirtualBoard.reset() does: that is a power cut) at random moments and at chosen steps of the
 store's saves; after each restart the board must show the last save that completed on its flash

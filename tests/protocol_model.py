@@ -1,7 +1,7 @@
 """A model of the board's line protocol, written from docs/protocol.md (protocol 1.4), not from the
 firmware: given the board's state, it says what each request line must get back on every link.
 
-The tests (tests/test_protocol_model.py) and the soak (bench/soak.py) feed it the bytes they send
+The tests (tests/firmware/test_protocol_model.py) and the soak (bench/soak.py) feed it the bytes they send
 and compare what the board writes with what the model expects, line by line, in order:
 
     model = ProtocolModel()
@@ -21,7 +21,7 @@ What the model holds, each from the document's section:
 - remembered replies (2): per sender (the USB host, a central by its address, whichever link it
   comes on), the last 8 replies to lines with an id, errors included, except reading requests
   and `denied`; a line whose id is remembered gets that reply again and nothing else happens;
-  requests without an id are never deduplicated (across a restart: tests/test_power_cut.py);
+  requests without an id are never deduplicated (across a restart: tests/firmware/test_power_cut.py);
 - conditions (2, 4; since 1.3): `@REV` before the verb, `stale` unless the revision is REV; a
   peg's third argument, `stale` unless the player's front is that;
 - who may send what (4, 11): a Bluetooth central that is not admitted (and the board not open)

@@ -322,7 +322,7 @@ def cut_during_a_save(
     the power at a random cycle of that operation or of a later one of the same save (going on
     to the next one with probability `go_on`; past the last one, after the save), power on and
     check what the store restored: the state before the move or the one after, both of which
-    the host saw acknowledged, never another (the rule of tests/test_power_cut.py, exact here
+    the host saw acknowledged, never another (the rule of tests/firmware/test_power_cut.py, exact here
     since the save that was cut is known). Then the host sends the move again, the same line
     with the same id, as after a reply it never saw: the board applies it once in all, whether
     its change came back (its id saved with it: every such cut) or not (the first

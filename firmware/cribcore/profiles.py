@@ -1,7 +1,7 @@
 # Board profiles: per supported microcontroller board, the pins and defaults the firmware uses,
 # and the USB ids the host looks for when it searches for boards.
 # Data only; app.main() builds the hardware objects from it. hardware/README.md has the wiring;
-# tests/test_hardware.py checks every pin against its chip (cribboard/hardware/boards.py has the chips'
+# tests/docs/test_hardware.py checks every pin against its chip (cribboard/hardware/boards.py has the chips'
 # pin facts): the pin exists, is not reserved, and is used once.
 #
 # Buttons: each one connects its GPIO to GND when pressed (the firmware enables the internal

@@ -5,7 +5,7 @@
 # MicroPython without a native emitter (the build leaves the decorators out there:
 # host/cribboard/firmware_build.py): there these functions make the buffer its own view, and the
 # loops index it as they are.
-# tests/test_native_twins.py holds the two equal.
+# tests/firmware/test_native_twins.py holds the two equal.
 
 
 def ptr8(buf):

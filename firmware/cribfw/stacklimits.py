@@ -1,7 +1,7 @@
 # What the board's Bluetooth stack allows, which the firmware cannot ask the stack itself.
 #
 # MicroPython's `bluetooth` module hides which stack it runs on, and the stacks differ where the
-# link depends on it (checked on the real stacks, tests/test_ble_real.py):
+# link depends on it (checked on the real stacks, tests/ble/test_ble_real.py):
 # - btstack (Pico W, Pico 2 W): one central at a time as MicroPython builds it. While one is
 #   connected it holds advertising back, and gap_advertise() still returns as if it advertised;
 #   it never refuses a notification but copies each one it cannot send now onto the heap.

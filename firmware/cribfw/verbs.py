@@ -4,7 +4,7 @@
 # a handler applies the request to the board (the Context) and writes the reply's fields, or
 # raises GameError (the dispatcher turns it into the error reply; nothing was changed).
 # Adding a verb touches about ten places, the document first: docs/contributing.md's recipe
-# names each, and tests/test_guides.py fails on a missed one it can see (HANDLERS against
+# names each, and tests/docs/test_guides.py fails on a missed one it can see (HANDLERS against
 # VERB_TABLE among them). Handling a score command allocates nothing.
 
 try:

@@ -14,7 +14,7 @@
 # connect stops advertising and the app starts it again; a notification the link cannot take now
 # raises OSError(12). The firmware, finding no frozen `blestack` module off rp2, takes it for
 # NimBLE (cribfw/stacklimits.py). The firmware on the real btstack and NimBLE modules is tested in
-# tests/test_ble_real.py and, through bleak and Chromium, tests/test_ble*.py; this stand-in serves
+# tests/ble/test_ble_real.py and, through bleak and Chromium, tests/ble/test_ble*.py; this stand-in serves
 # what they cannot (docs/virtual-board.md, "Why the simulated radio stays": the protocol model
 # check's central, Bluetooth on any interpreter, a heap measured as a 32-bit board counts it).
 #

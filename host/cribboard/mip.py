@@ -11,7 +11,7 @@ mip copies the files as they are: source, which the board compiles as it imports
 copies bytecode instead, which needs less of the board's RAM).
 
 ``python -m cribboard.mip`` writes firmware/package.json again; ``--check`` only says whether it
-is up to date (exit 1 when stale; tests/test_mip.py fails then too).
+is up to date (exit 1 when stale; tests/host/test_mip.py fails then too).
 """
 
 from __future__ import annotations

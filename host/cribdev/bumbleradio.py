@@ -32,8 +32,8 @@ returns once it holds ``n`` packets (with ``n`` its buffers, full). A connection
 its packets still waiting with it, as a controller flushes them.
 
 The corrections, each following the Bluetooth Core specification and a real controller's
-behaviour. Tested: 1, 2 and 3 in tests/test_bumble_radio.py (1 and 2 with the correction off too:
-`test_bumble_still_...` fails once Bumble answers by itself); 4 in tests/test_ble_real.py (found by
+behaviour. Tested: 1, 2 and 3 in tests/ble/test_bumble_radio.py (1 and 2 with the correction off too:
+`test_bumble_still_...` fails once Bumble answers by itself); 4 in tests/ble/test_ble_real.py (found by
 name; and with it off, the name never seen); 5 there by the power cut (the central hears 0x08);
 6 there by every connect (without it about one in twenty connects hung). On each Bumble upgrade,
 rerun both with each correction switched off (``CorrectedController.corrections``,

@@ -1,6 +1,6 @@
 # A Wi-Fi board's hall payloads (cribfw/hallpayload.py) and its memory of the last command
 # (cribfw/hallmemory.py), under CPython (pytest) and MicroPython (mprun.py). The literal payloads
-# below are the host's: tests/test_hall_firmware_payloads.py checks that
+# below are the host's: tests/hall/test_hall_firmware_payloads.py checks that
 # cribboard.hallwire.messages encodes each vector's state and ack to exactly these bytes.
 from test_store import with_root
 

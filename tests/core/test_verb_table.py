@@ -1,4 +1,4 @@
-# cribfw/verbs.py's handlers beside its HANDLERS: tests/test_guides.py holds HANDLERS to
+# cribfw/verbs.py's handlers beside its HANDLERS: tests/docs/test_guides.py holds HANDLERS to
 # cribcore.protocol's VERB_TABLE (one a verb, in the table's order), the document, the vectors
 # and the model; this holds the module's functions to HANDLERS, so a handler written and never
 # put in the tuple (or left behind by a verb taken out) fails too.

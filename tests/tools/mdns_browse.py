@@ -1,6 +1,6 @@
 """Browse mDNS for `_http._tcp` services and print the first one found as one JSON line (name,
 server, addresses, port, properties), then exit; exit 1 when none appears within the time given.
-A real zeroconf browser, run by tests/test_bridge_lan.py inside the network namespace where the
+A real zeroconf browser, run by tests/page/test_bridge_lan.py inside the network namespace where the
 bridge announces itself."""
 
 from __future__ import annotations

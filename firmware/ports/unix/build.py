@@ -18,7 +18,7 @@ Both read the HCI UART named by the environment variable MICROPYBTUART. Each fre
 and a one-line module `blestack` naming its stack (the firmware's limits per stack,
 cribfw/blestack.py). Without berkeley-db, TLS and libffi, so the binaries need only the C
 library. The binaries go to firmware/ports/unix/bin/ with `<name>.json` (sources, patches,
-toolchain, command, sha256) and PROVENANCE.md; tests/test_unix_bt_binaries.py checks them.
+toolchain, command, sha256) and PROVENANCE.md; tests/ble/test_unix_bt_binaries.py checks them.
 """
 
 from __future__ import annotations

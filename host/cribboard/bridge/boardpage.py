@@ -8,7 +8,7 @@ The board keeps of each language's catalog only the page's own sentences (those 
 scripts, and the players' colours), not the whole command line's.
 
 ``python -m cribboard.bridge.boardpage`` (run by ``make mip``) writes the folder again;
-``--check`` only says whether it is up to date (exit 1 when stale; tests/test_board_page.py
+``--check`` only says whether it is up to date (exit 1 when stale; tests/page/test_board_page.py
 fails then too). The check compares the files' contents, not their compressed bytes, which
 another zlib may write differently.
 """

@@ -10,7 +10,7 @@ else the environment: see cribboard.i18n), so that the help is built in it too.
 
 It starts at once: the rows import what they run when they run it, and the parser makes only
 the named command's arguments (cribboard.cmdline.rows); `--version` and `--help` load no
-board, network or app code (tests/test_cli_imports.py)."""
+board, network or app code (tests/host/test_cli_imports.py)."""
 
 from __future__ import annotations
 

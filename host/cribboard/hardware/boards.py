@@ -146,7 +146,7 @@ class BoardInfo:
 _PICO_W_DRAW = Draw(running=50, wifi=70, wifi_peak=250)
 
 # The boards of the board profiles, by profile name. The maker's guide draws the first of each
-# wiring; a board `wired_as` another has the same pins (tests/test_hardware.py checks) and is
+# wiring; a board `wired_as` another has the same pins (tests/docs/test_hardware.py checks) and is
 # built from that one's drawing and pin table.
 BOARD_INFO: dict[str, BoardInfo] = {
     "pico2w": BoardInfo("pico-w", "Raspberry Pi Pico 2 W (or Pico W)", 2 * 20, _PICO_W_DRAW),

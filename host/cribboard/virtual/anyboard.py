@@ -4,7 +4,7 @@
 :class:`~cribboard.virtual.rp2board.RP2Board` (a Pico image on the emulated RP2040) each
 implement :class:`AnyVirtualBoard`, so a test that presses buttons, reads the LEDs, cuts the
 power or stops a save at a flash operation is written once and runs on both
-(tests/test_any_virtual_board.py). What only one of them can do stays its own: the unix board's
+(tests/virtual/test_any_virtual_board.py). What only one of them can do stays its own: the unix board's
 flash points within an operation (:meth:`VirtualControl.break_at_flash_point`), its heap report
 and its Bluetooth radio; the emulated chip's clock, cycle-exact halts, power cuts at a cycle,
 traces and profiles.

@@ -140,7 +140,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 # With the page: the unix port keeps the bytecode of the page's server in its heap, where an
-# image keeps it frozen in the flash (tests/test_board_page.py).
+# image keeps it frozen in the flash (tests/page/test_board_page.py).
 WEB_HEAP = "144wK"
 
 

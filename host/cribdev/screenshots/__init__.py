@@ -11,7 +11,7 @@ Both show the same game on a fresh virtual board (`scene.py`). The terminal pict
 reproducible byte for byte: the font comes from a pinned PyPI package, and the rasteriser and
 compressor with the pinned Pillow wheel. A Chromium screenshot is not (the browser's version and
 the system's fonts draw it), so `page.txt` records what the page showed instead, and the tests
-compare that (tests/test_screenshots.py).
+compare that (tests/page/test_screenshots.py).
 """
 
 from __future__ import annotations
