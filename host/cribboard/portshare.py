@@ -22,7 +22,6 @@ rather than let the owner's memory grow."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import hashlib
@@ -34,12 +33,15 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from cribboard.errors import LinkError, LinkHandedOver
 from cribboard.i18n import _
 from cribboard.rundir import runtime_dir
 from cribcore.protocol import MAX_ID, MAX_LINE, VERBS
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +226,8 @@ async def claim_async(
     """As `claim`, for a link opened by a coroutine (a Bluetooth connection): own the link
     `key` names (`await open_link()`) or ride on its owner. `what` names it in messages,
     `alias` is a second name to find it by (a Bluetooth board's name)."""
+    import asyncio  # (here: claiming a port from a process without asyncio loads none)
+
     loop = asyncio.get_running_loop()
     lock, setup, sock_path = _paths_of(key)
     setup_fd = _open_lock(setup)
@@ -323,6 +327,8 @@ class RiderLink:
     def start(
         self, on_data: Callable[[bytes], None], on_lost: Callable[[Exception | None], None]
     ) -> None:
+        import asyncio
+
         loop = asyncio.get_running_loop()
         connection = self._connection
 
@@ -347,6 +353,8 @@ class RiderLink:
     async def write(self, data: bytes) -> None:
         if self._closing:
             raise LinkError(f"{self._name} is not open")
+        import asyncio
+
         try:
             await asyncio.get_running_loop().sock_sendall(self._connection, data)
         except OSError as err:
@@ -354,6 +362,8 @@ class RiderLink:
 
     def _stop(self) -> None:
         if self._watching:
+            import asyncio
+
             asyncio.get_running_loop().remove_reader(self._connection.fileno())
             self._watching = False
 
@@ -397,6 +407,8 @@ class PortServer:
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self) -> None:
+        import asyncio
+
         self._server = await asyncio.start_unix_server(self._serve, sock=self._listener)
 
     def broadcast(self, data: bytes) -> None:
@@ -422,6 +434,8 @@ class PortServer:
         writer.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        import asyncio
+
         connection = writer.get_extra_info("socket")
         uid = _peer_uid(connection) if connection is not None else None
         if (uid is not None and uid != os.getuid()) or len(self._riders) >= MAX_RIDERS:
