@@ -9,19 +9,25 @@ tests/test_cli_imports.py's."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from cribboard import portshare
 from cribboard.api import Board
+from cribboard.errors import LinkError
 from cribboard.oneshot import NotAtOnce, OneShot
 from cribboard.transport import SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
 from powercut import SHORT
 
 WAIT_S = 10.0
+T = TypeVar("T")
 
 
 def peg_at_once(port: str, player: int, points: int) -> tuple[OneShot, int, list[int]]:
@@ -62,6 +68,33 @@ async def test_it_rides_an_open_board_and_a_request_the_owner_dropped_counts_onc
     finally:
         await owner.close()
     assert portshare.holder_of(vboard.port) is None  # it owned the port, then let it go
+
+
+def test_a_port_whose_owner_is_leaving_is_claimed_again(
+    vboard: VirtualBoard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its owner holds the port's lock and has closed its socket (it is leaving): the one-shot
+    path, refused a ride, claims the port again once the owner is gone (many `cribboard peg`s
+    at once take the port from each other this way)."""
+    lock, _setup, _socket = portshare._paths(vboard.port)
+    held = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    os.pwrite(held, b"4242\ncribboard peg\n", 0)
+    claim = portshare.claim
+    refused: list[str] = []
+
+    def refused_while_it_leaves(url: str, open_port: Callable[[], T]) -> object:
+        try:
+            return claim(url, open_port)
+        except LinkError as err:
+            refused.append(str(err))
+            os.close(held)  # it has left
+            raise
+
+    monkeypatch.setattr(portshare, "claim", refused_while_it_leaves)
+    _board, rev, front = peg_at_once(vboard.port, 1, 2)
+    assert len(refused) == 1 and "in use by cribboard peg (pid 4242)" in refused[0]
+    assert (rev, front) == (1, [0, 2])
 
 
 def test_it_serves_a_rider_while_it_owns_the_port(vboard: VirtualBoard) -> None:

@@ -67,6 +67,14 @@ class _HandedOver(Exception):
     """The process this link rode on closed it: the port is free to claim again."""
 
 
+class _Leaving(Exception):
+    """The port's owner did not let this process ride (it may be leaving): claim again."""
+
+    def __init__(self, error: LinkError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def open_serial(url: str) -> serial.Serial:
     """The board's port, opened as the transport opens it."""
     port = serial.serial_for_url(url, baudrate=BAUDRATE, timeout=0, do_not_open=True)
@@ -119,37 +127,24 @@ class OneShot:
         return self.hello
 
     def _connect(self, first: bool = False) -> None:
+        """Claim the port (owning it, or riding on its owner) and say hello. A process that
+        owns it and leaves meanwhile hands it over: claimed again, until the timeout."""
         log.info("%s: opening", self.name)
-        try:
-            claim = portshare.claim(self.name, lambda: open_serial(self.name))
-        except (serial.SerialException, OSError, ValueError) as err:
-            from cribboard.transport import open_problem  # (a rare path: asyncio may load)
-
-            raise LinkError(open_problem(self.name, err)) from err
-        if isinstance(claim, portshare.Riding):
-            self._rider = claim.connection
-        else:
-            self._owned = claim
-            self._port = claim.port
-        self._buffer.clear()
-        self._greeted = False
-        # End whatever partial line an earlier host left in the board's buffer.
-        self._write(b"\n")
         deadline = time.monotonic() + self.timeout
         while True:
-            attempt = min(HELLO_ATTEMPT, max(0.05, deadline - time.monotonic()))
             try:
-                reply = self._exchange("hello", (), time.monotonic() + attempt, urgent=True)
+                self._claim()
+                # End whatever partial line an earlier host left in the board's buffer.
+                self._write(b"\n")
+                reply = self._hello(deadline, first)
                 break
-            except LinkError:
-                if first:  # silent at once: the asyncio path knows a board at the prompt
-                    self._disconnect()
-                    raise NotAtOnce(f"{self.name}: no hello") from None
+            except (_HandedOver, _Leaving) as err:
+                self._disconnect()
                 if time.monotonic() >= deadline:
-                    raise LinkError(
-                        f"{self.name}: no reply to 'hello' within {self.timeout:g} s: is a "
-                        "cribboard running there?"
-                    ) from None
+                    if isinstance(err, _Leaving):
+                        raise err.error from None
+                    raise LinkError(f"{self.name}: link lost and not back in time") from None
+                time.sleep(0.01)
         self.hello = greeted(reply.fields)
         self._greeted = True
         log.info(
@@ -159,6 +154,42 @@ class OneShot:
             self.hello.firmware,
             *self.hello.protocol,
         )
+
+    def _claim(self) -> None:
+        try:
+            claim = portshare.claim(self.name, lambda: open_serial(self.name))
+        except (serial.SerialException, OSError, ValueError) as err:
+            from cribboard.transport import open_problem  # (a rare path: asyncio may load)
+
+            raise LinkError(open_problem(self.name, err)) from err
+        except LinkError as err:  # its owner does not answer: it may be leaving this moment
+            raise _Leaving(err) from err
+        if isinstance(claim, portshare.Riding):
+            self._rider = claim.connection
+        else:
+            self._owned = claim
+            self._port = claim.port
+        self._buffer.clear()
+        self._greeted = False
+
+    def _hello(self, deadline: float, first: bool) -> wire.Line:
+        """The board's reply to `hello`, asked again until `deadline` (a board just reset may
+        swallow one); a board silent at once, on the first connection: NotAtOnce."""
+        while True:
+            attempt = min(HELLO_ATTEMPT, max(0.05, deadline - time.monotonic()))
+            try:
+                return self._exchange(
+                    "hello", (), time.monotonic() + attempt, urgent=True, handover=False
+                )
+            except LinkError:
+                if first:  # silent at once: the asyncio path knows a board at the prompt
+                    self._disconnect()
+                    raise NotAtOnce(f"{self.name}: no hello") from None
+                if time.monotonic() >= deadline:
+                    raise LinkError(
+                        f"{self.name}: no reply to 'hello' within {self.timeout:g} s: is a "
+                        "cribboard running there?"
+                    ) from None
 
     def _disconnect(self) -> None:
         """Close the port (free for the riders before they hear of it) or leave the owner."""
@@ -347,9 +378,11 @@ class OneShot:
         deadline: float,
         request_id: str | None = None,
         urgent: bool = False,
+        handover: bool = True,
     ) -> wire.Line:
         """One request, sent again (the same line, the same id) after the board restarted or
-        the owner this link rode on left, until its reply comes or `deadline` passes. A
+        the owner this link rode on left (unless not `handover`), until its reply comes or
+        `deadline` passes. A
         program's request (not `urgent`) waits for the state to be read again after a restart
         (and what a power cut took to be put back) first."""
         request_id = request_id or self._ids.new()
@@ -370,6 +403,8 @@ class OneShot:
                 except _Restarted:
                     continue  # read the state again (a program's request), then the same line
                 except _HandedOver:
+                    if not handover:  # (saying hello: the caller claims the port again)
+                        raise
                     self._reconnect(deadline)
                 except TimeoutError:
                     raise LinkError(
@@ -401,8 +436,6 @@ class OneShot:
                 self._connect()
                 self._resync()
                 return
-            except _HandedOver:
-                self._disconnect()
             except LinkError:
                 self._disconnect()
                 if time.monotonic() >= deadline:
