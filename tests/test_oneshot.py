@@ -104,16 +104,18 @@ def test_it_serves_a_rider_while_it_owns_the_port(vboard: VirtualBoard) -> None:
         rider = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         rider.connect(str(path))
         rider.settimeout(WAIT_S)
-        # A line that is no request never reaches the board; a request does, and its reply
-        # comes back to the rider, as the board's events do.
-        rider.sendall(b"\x03\r\nhello there\n#zz peg 1 4\n")
+        # Ctrl-C, a line longer than the board takes, a line that is no request: none of them
+        # reaches the board; a request does, and its reply comes back to the rider, as the
+        # board's events do.
+        rider.sendall(b"\x03\r\n" + b"peg 1 9" * 100 + b"\nhello there\n#zz peg 1 4\n")
         for _ in range(100):  # (each request reads what arrived, the rider's line too)
             if board.state().front == [0, 4]:
                 break
         assert board.state().front == [0, 4]
         seen = b""
-        while b"#zz ok" not in seen:
-            seen += rider.recv(4096)
+        while b"#zz ok" not in seen and (chunk := rider.recv(4096)):
+            seen += chunk
+        assert b"#zz ok" in seen
         assert b"\x03" not in seen
     assert rider.recv(4096) == b""  # it closed: the rider's link drops, to claim the port
     rider.close()

@@ -102,6 +102,7 @@ class OneShot:
         self._owned: portshare.Owned[serial.Serial] | None = None
         self._rider: socket.socket | None = None
         self._riders: dict[socket.socket, bytearray] = {}  # those riding on us, their input
+        self._overlong: set[socket.socket] = set()  # riders inside a line too long to pass
         self._pending: dict[str, tuple[str, tuple[int | str, ...]]] = {}
         self._replies: dict[str, wire.Line] = {}
         self._greeted = False
@@ -304,13 +305,17 @@ class OneShot:
         while (end := pending.find(b"\n")) >= 0:
             line = bytes(pending[:end]).rstrip(b"\r")
             del pending[: end + 1]
-            if portshare.rider_line_ok(line) and self._port is not None:
+            if rider in self._overlong:
+                self._overlong.discard(rider)
+            elif portshare.rider_line_ok(line) and self._port is not None:
                 self._port.write(line + b"\n")  # whole, so it never splits ours
-        if len(pending) >= MAX_LINE:
-            self._drop_rider(rider)  # no request is that long
+        if len(pending) >= MAX_LINE:  # no request is that long: dropped up to its newline
+            pending.clear()
+            self._overlong.add(rider)
 
     def _drop_rider(self, rider: socket.socket) -> None:
         self._riders.pop(rider, None)
+        self._overlong.discard(rider)
         rider.close()
 
     # --- lines ---------------------------------------------------------------------------------
