@@ -45,7 +45,6 @@ from cribboard.clientcore import (
 )
 from cribboard.errors import BoardRejected, CribboardError, LinkError
 from cribboard.journal import Journal
-from cribcore.protocol import MAX_LINE
 
 # Its lines read as the client's (`-v`): one link, whichever path opened it.
 log = logging.getLogger("cribboard.client")
@@ -101,8 +100,7 @@ class OneShot:
         self._port: serial.Serial | None = None
         self._owned: portshare.Owned[serial.Serial] | None = None
         self._rider: socket.socket | None = None
-        self._riders: dict[socket.socket, bytearray] = {}  # those riding on us, their input
-        self._overlong: set[socket.socket] = set()  # riders inside a line too long to pass
+        self._riders: dict[socket.socket, portshare.RiderLines] = {}  # riding on us
         self._pending: dict[str, tuple[str, tuple[int | str, ...]]] = {}
         self._replies: dict[str, wire.Line] = {}
         self._greeted = False
@@ -288,7 +286,7 @@ class OneShot:
             rider.close()
             return
         rider.setblocking(False)
-        self._riders[rider] = bytearray()
+        self._riders[rider] = portshare.RiderLines()
 
     def _from_rider(self, rider: socket.socket) -> None:
         try:
@@ -300,22 +298,12 @@ class OneShot:
         if not chunk:
             self._drop_rider(rider)
             return
-        pending = self._riders[rider]
-        pending += chunk
-        while (end := pending.find(b"\n")) >= 0:
-            line = bytes(pending[:end]).rstrip(b"\r")
-            del pending[: end + 1]
-            if rider in self._overlong:
-                self._overlong.discard(rider)
-            elif portshare.rider_line_ok(line) and self._port is not None:
-                self._port.write(line + b"\n")  # whole, so it never splits ours
-        if len(pending) >= MAX_LINE:  # no request is that long: dropped up to its newline
-            pending.clear()
-            self._overlong.add(rider)
+        for line in self._riders[rider].feed(chunk):
+            if self._port is not None:
+                self._port.write(line)  # whole, so it never splits ours
 
     def _drop_rider(self, rider: socket.socket) -> None:
         self._riders.pop(rider, None)
-        self._overlong.discard(rider)
         rider.close()
 
     # --- lines ---------------------------------------------------------------------------------

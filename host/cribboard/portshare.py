@@ -386,6 +386,32 @@ def rider_line_ok(line: bytes) -> bool:
     return bool(words) and words[0] in VERBS
 
 
+class RiderLines:
+    """A rider's bytes cut into the lines that may go to the board (each with its newline):
+    a line that is no request is dropped, and one too long for the board up to its newline."""
+
+    def __init__(self) -> None:
+        self._pending = bytearray()
+        self._overlong = False  # inside a line too long to pass
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        self._pending += chunk
+        passed = []
+        while (end := self._pending.find(b"\n")) >= 0:
+            line = bytes(self._pending[:end]).rstrip(b"\r")
+            del self._pending[: end + 1]
+            if self._overlong:
+                self._overlong = False
+            elif rider_line_ok(line):
+                passed.append(line + b"\n")
+            elif line:
+                log.info("dropped a rider's line that is no request: %r", line[:MAX_LINE])
+        if len(self._pending) >= MAX_LINE:
+            self._pending.clear()
+            self._overlong = True
+        return passed
+
+
 def _peer_uid(connection: socket.socket) -> int | None:
     """The connecting process's user id where the system says it (Linux)."""
     option = getattr(socket, "SO_PEERCRED", None)
@@ -454,22 +480,10 @@ class PortServer:
             self._drop(writer)
 
     async def _relay(self, reader: asyncio.StreamReader) -> None:
-        pending = bytearray()
-        overlong = False  # inside a line too long to pass: dropped up to its newline
+        lines = RiderLines()
         while True:
             chunk = await reader.read(256)
             if not chunk:
                 return
-            pending += chunk
-            while (end := pending.find(b"\n")) >= 0:
-                line = bytes(pending[:end]).rstrip(b"\r")
-                del pending[: end + 1]
-                if overlong:
-                    overlong = False
-                elif rider_line_ok(line):
-                    self._write_line(line + b"\n")
-                elif line:
-                    log.info("dropped a rider's line that is no request: %r", line[:MAX_LINE])
-            if len(pending) >= MAX_LINE:
-                pending.clear()
-                overlong = True
+            for line in lines.feed(chunk):
+                self._write_line(line)
