@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from cribboard import wire
-from cribboard.clientcore import HELLO_ATTEMPT, RequestIds, acknowledged_change, greeted
+from cribboard.clientcore import (
+    HELLO_ATTEMPT,
+    PutBack,
+    RequestIds,
+    acknowledged_change,
+    greeted,
+)
 from cribboard.clientcore import SUPPORTED_MAJOR as SUPPORTED_MAJOR  # (its old home)
 from cribboard.clientcore import Hello as Hello
 from cribboard.clientcore import base36 as base36
@@ -541,40 +547,23 @@ class Client:
         them for new moves."""
         settings = (await self._ask("bright")).fields
         self._last_rev = -1
-        lost = self._unrestored or self.journal.lost(fields, settings)
-        if lost is None:
-            if len(self.journal):
-                log.info("%s: the board restarted at a game this host never saw", self.name)
-                self._emit(wire.Line("event", None, RESTORED, {"unknown": "1"}, "", ""))
-            self.journal.restart(fields, settings)
+        put = PutBack(self.name, self.journal, fields, settings, self._unrestored)
+        if put.unknown:
+            self._emit(wire.Line("event", None, RESTORED, {"unknown": "1"}, "", ""))
+        if not put.changes:
             return fields
-        if not lost:
-            return fields
-        back = refused = 0
-        self._unrestored = list(lost)
+        self._unrestored = list(put.changes)
         self._restoring = True
         try:
-            for change in lost:
+            for change in put.changes:
                 reply = await self._roundtrip(
                     change.verb, change.args, self.timeout, change.request_id, urgent=True
                 )
                 self._unrestored.pop(0)
-                if reply.kind == "ok":
-                    back += 1
-                else:
-                    refused += 1
-                    log.info(
-                        "%s: %s %s not put back: %s",
-                        self.name,
-                        change.verb,
-                        change.args,
-                        reply.text,
-                    )
+                put.answered(change, reply)
         finally:
             self._restoring = False
-        log.info("%s: a power cut took %d changes; %d put back", self.name, len(lost), back)
-        counts = {"lost": str(len(lost)), "back": str(back), "refused": str(refused)}
-        self._emit(wire.Line("event", None, RESTORED, counts, "", ""))
+        self._emit(wire.Line("event", None, RESTORED, put.done(), "", ""))
         return (await self._ask("st")).fields
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:

@@ -5,13 +5,17 @@ loads no asyncio."""
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 
+from cribboard import wire
 from cribboard.errors import BoardRejected, ProtocolMismatch
-from cribboard.journal import Change, is_change
+from cribboard.journal import Change, Journal, is_change
 from cribboard.names import game_players
 from cribcore import protocol
+
+log = logging.getLogger("cribboard.client")  # (its lines are the client's, on either path)
 
 SUPPORTED_MAJOR = protocol.PROTOCOL_MAJOR
 ID_SPACE = 36**6  # ids are base-36, at most 6 characters: short enough for 20-byte packets
@@ -105,3 +109,44 @@ def new_game_args(target: int | None, players: int | None) -> tuple[int, ...]:
     if target is None and players is None:
         return ()
     return (target or 0,) if players is None else (target or 0, players)
+
+
+class PutBack:
+    """Putting back what a board's power cut took (docs/protocol.md, section 7), the I/O left
+    to the client: the board restarted and shows `fields` and `settings` (its `bright`
+    reply); `changes` are this host's acknowledged changes it lost (`unrestored`: those a
+    put-back cut short, else the journal's), to send again in order with their ids, each reply
+    told to `answered`. `unknown`: the board came back at a game this host never saw (the
+    journal starts again from it; nothing is put back)."""
+
+    def __init__(
+        self,
+        name: str,
+        journal: Journal,
+        fields: dict[str, str],
+        settings: dict[str, str],
+        unrestored: list[Change],
+    ) -> None:
+        self._name = name
+        lost = unrestored or journal.lost(fields, settings)
+        self.unknown = lost is None and len(journal) > 0
+        if lost is None:
+            if self.unknown:
+                log.info("%s: the board restarted at a game this host never saw", name)
+            journal.restart(fields, settings)
+        self.changes = list(lost or ())
+        self.back = self.refused = 0
+
+    def answered(self, change: Change, reply: wire.Line) -> None:
+        """The board's reply to a change sent again."""
+        if reply.kind == "ok":
+            self.back += 1
+        else:
+            self.refused += 1
+            log.info("%s: %s %s not put back: %s", self._name, change.verb, change.args, reply.text)
+
+    def done(self) -> dict[str, str]:
+        """Every change sent again: the counts, as the client's `restored` event says them."""
+        lost = len(self.changes)
+        log.info("%s: a power cut took %d changes; %d put back", self._name, lost, self.back)
+        return {"lost": str(lost), "back": str(self.back), "refused": str(self.refused)}

@@ -37,6 +37,7 @@ from cribboard.boarddata import BoardState, Frame, Health
 from cribboard.clientcore import (
     HELLO_ATTEMPT,
     Hello,
+    PutBack,
     RequestIds,
     acknowledged_change,
     greeted,
@@ -453,25 +454,14 @@ class OneShot:
         again in order with their ids; the state after them."""
         settings = self._ask("bright").fields
         self._last_rev = -1
-        lost = self.journal.lost(fields, settings)
-        if lost is None:
-            if len(self.journal):
-                log.info("%s: the board restarted at a game this host never saw", self.name)
-            self.journal.restart(fields, settings)
+        put = PutBack(self.name, self.journal, fields, settings, [])
+        if not put.changes:
             return fields
-        if not lost:
-            return fields
-        back = 0
-        for change in lost:
+        for change in put.changes:
             deadline = time.monotonic() + self.timeout
             reply = self._exchange(change.verb, change.args, deadline, change.request_id, True)
-            if reply.kind == "ok":
-                back += 1
-            else:
-                log.info(
-                    "%s: %s %s not put back: %s", self.name, change.verb, change.args, reply.text
-                )
-        log.info("%s: a power cut took %d changes; %d put back", self.name, len(lost), back)
+            put.answered(change, reply)
+        put.done()
         return self._ask("st").fields
 
     # --- what the one-shot commands ask (as the library's Board) -------------------------------
