@@ -347,13 +347,10 @@ async def test_protocol_major_mismatch_is_refused(
 ) -> None:
     from cribboard import clientcore
     from cribboard.errors import ProtocolMismatch
-    from cribboard.oneshot import OneShot
 
     monkeypatch.setattr(clientcore, "SUPPORTED_MAJOR", protocol.PROTOCOL_MAJOR + 1)
     with pytest.raises(ProtocolMismatch, match="update"):
         await Board.open(vboard.port)
-    with pytest.raises(ProtocolMismatch, match="update"), OneShot(vboard.port) as one_shot:
-        await asyncio.to_thread(one_shot.open)  # (the command line's one-shot path)
 
 
 def test_board_is_usable_in_a_80k_heap(tmp_path: Path) -> None:

@@ -18,12 +18,13 @@ from typing import TypeVar
 
 import pytest
 
-from cribboard import portshare
+from cribboard import clientcore, portshare
 from cribboard.api import Board
-from cribboard.errors import LinkError
+from cribboard.errors import LinkError, ProtocolMismatch
 from cribboard.oneshot import NotAtOnce, OneShot
 from cribboard.transport import SerialTransport
 from cribboard.virtual import SimControl, VirtualBoard
+from cribcore import protocol
 from powercut import SHORT
 
 WAIT_S = 10.0
@@ -142,3 +143,12 @@ def test_changes_it_saw_acknowledged_and_a_power_cut_took_are_put_back(
 def test_a_url_it_does_not_take_goes_to_the_asyncio_path() -> None:
     with pytest.raises(NotAtOnce), OneShot("loop://", timeout=WAIT_S) as board:
         board.open()
+
+
+def test_a_board_of_another_protocol_major_is_refused(
+    vboard: VirtualBoard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clientcore, "SUPPORTED_MAJOR", protocol.PROTOCOL_MAJOR + 1)
+    with pytest.raises(ProtocolMismatch, match="update"), OneShot(vboard.port) as board:
+        board.open()
+    assert portshare.holder_of(vboard.port) is None  # a connect that fails leaves nothing open
