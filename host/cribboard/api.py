@@ -38,6 +38,7 @@ from cribboard.boarddata import (
     Settings,
 )
 from cribboard.client import Client, Hello
+from cribboard.clientcore import new_game_args, player_refused
 from cribboard.discovery import resolve_port
 from cribboard.errors import BoardRejected, CribboardError, KeyReused
 from cribboard.events import (
@@ -52,10 +53,9 @@ from cribboard.events import (
     SettingsEvent,
     StateEvent,
 )
-from cribboard.names import PLAYER_HELP, game_players, player_number
+from cribboard.names import PLAYER_HELP, player_number
 from cribboard.sharing import ble_shared, serial_transport, shared_board
 from cribboard.transport import Transport
-from cribcore.layout import HOLES
 
 __all__ = [
     "Admission",
@@ -336,11 +336,7 @@ class Board:
         return BoardState.from_fields(await self._fields("st"))
 
     async def frame(self) -> Frame:
-        fields = await self._fields("frame")
-        rgb = wire.decode_frame(fields.get("rgb", ""))
-        if len(rgb) != 3 * HOLES:
-            raise CribboardError(f"frame has {len(rgb) // 3} holes, expected {HOLES}")
-        return Frame(rgb, int(fields.get("scale", 0)), int(fields.get("ma", 0)))
+        return Frame.from_fields(await self._fields("frame"))
 
     async def ping(self) -> None:
         await self._fields("ping")
@@ -409,10 +405,7 @@ class Board:
     ) -> int:
         """Start a new game (a target of limits.TARGETS, 61 or 121; 2 or 3 players); None keeps
         the current setting. Returns the board's new revision."""
-        args: tuple[int, ...] = ()
-        if target is not None or players is not None:
-            args = (target or 0,) if players is None else (target or 0, players)
-        return int((await self._change("new", args, key, if_rev))["r"])
+        return int((await self._change("new", new_game_args(target, players), key, if_rev))["r"])
 
     async def set_dealer(
         self, player: Player | None = None, *, key: str | None = None, if_rev: int | None = None
@@ -453,10 +446,7 @@ class Board:
         except BoardRejected as err:
             if err.code != "bad_player":
                 raise
-            players = (await self.state()).players
-            raise BoardRejected(
-                err.code, f"{err.text}: this game has players {game_players(players)}"
-            ) from None
+            raise player_refused(err, (await self.state()).players) from None
 
     async def start_match(
         self,

@@ -13,6 +13,7 @@ from typing import Any
 from cribboard import wire
 from cribboard.errors import CribboardError
 from cribcore.games import wins_needed
+from cribcore.layout import HOLES
 
 MATCH_KINDS = ("best_of", "first_to")
 """A match's kind by its number on the wire (`mk`): best of N games, or first to N wins."""
@@ -365,6 +366,14 @@ class Frame:
     rgb: bytes
     scale: int
     milliamps: int
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, str]) -> Frame:
+        """A `frame` reply's fields; CribboardError when it is not one frame of every hole."""
+        rgb = wire.decode_frame(fields.get("rgb", ""))
+        if len(rgb) != 3 * HOLES:
+            raise CribboardError(f"frame has {len(rgb) // 3} holes, expected {HOLES}")
+        return cls(rgb, int(fields.get("scale", 0)), int(fields.get("ma", 0)))
 
     def hole(self, hole: int) -> tuple[int, int, int]:
         i = 3 * hole

@@ -15,12 +15,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cribboard import wire
+from cribboard.clientcore import (
+    HELLO_ATTEMPT,
+    PutBack,
+    RequestIds,
+    acknowledged_change,
+    greeted,
+)
+from cribboard.clientcore import SUPPORTED_MAJOR as SUPPORTED_MAJOR  # (its old home)
+from cribboard.clientcore import Hello as Hello
+from cribboard.clientcore import base36 as base36
 from cribboard.errors import (
     BoardRejected,
     CribboardError,
@@ -28,17 +37,13 @@ from cribboard.errors import (
     LinkHandedOver,
     ProtocolMismatch,
 )
-from cribboard.journal import Change, Journal, is_change
+from cribboard.journal import Change, Journal
 from cribboard.mirror import Mirror
 from cribboard.repl import PromptWatch, hello_or_restart
 from cribboard.transport import Transport
 from cribboard.waiting import within
-from cribcore import protocol
 
 log = logging.getLogger(__name__)
-
-SUPPORTED_MAJOR = protocol.PROTOCOL_MAJOR
-_ID_SPACE = 36**6  # ids are base-36, at most 6 characters: short enough for 20-byte packets
 IN_FLIGHT = 8
 """Requests a client has on their way at once: the replies a board remembers per sender
 (docs/protocol.md, section 2), so every one of them can be resent safely."""
@@ -57,54 +62,9 @@ class _Pending:
     args: tuple[int | str, ...]
 
 
-@dataclass
-class Hello:
-    """What a board says about itself in reply to `hello`."""
-
-    protocol: tuple[int, int]
-    firmware: str
-    board: str
-    layout: str
-    capabilities: list[str]
-    fields: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def uid(self) -> str | None:
-        """The board's own identity (protocol 1.4): the hex of its `machine.unique_id()`, the
-        same on every link; None from an older board, or one that cannot read it."""
-        return self.fields.get("uid") or None
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, str]) -> Hello:
-        try:
-            major, _, minor = fields["proto"].partition(".")
-            version = (int(major), int(minor or 0))
-        except (KeyError, ValueError) as err:
-            raise ProtocolMismatch("the board's hello has no protocol version") from err
-        return cls(
-            version,
-            fields.get("fw", "?"),
-            fields.get("board", "?"),
-            fields.get("layout", "?"),
-            fields.get("caps", "").split(","),
-            fields,
-        )
-
-
 Event = wire.Line
 EventCallback = Callable[[Event], None]
 TransportFactory = Callable[[], Transport]
-
-
-def base36(n: int) -> str:
-    """`n` in base 36 (lower case): how request ids are written."""
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-        if not n:
-            return out
 
 
 class Client:
@@ -146,7 +106,7 @@ class Client:
         self._transport: Transport | None = None
         self._buffer = bytearray()
         self._pending: dict[str, _Pending] = {}
-        self._next_id = random.randrange(_ID_SPACE)
+        self._ids = RequestIds()
         self._subscribers: list[EventCallback] = []
         self._connected = asyncio.Event()
         self._closed = False
@@ -223,12 +183,7 @@ class Client:
                 restart=self.restart_at_prompt,
             )
             watch.stop()
-            hello = Hello.from_fields(reply.fields)
-            if hello.protocol[0] != SUPPORTED_MAJOR:
-                raise ProtocolMismatch(
-                    f"board speaks protocol {hello.protocol[0]}.{hello.protocol[1]}, this host "
-                    f"speaks {SUPPORTED_MAJOR}.x: update the firmware or the host package"
-                )
+            hello = greeted(reply.fields)
         except BaseException:
             self._connected.clear()
             self._transport = None
@@ -284,7 +239,7 @@ class Client:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
         while True:
-            attempt = min(0.5, max(0.05, deadline - loop.time()))
+            attempt = min(HELLO_ATTEMPT, max(0.05, deadline - loop.time()))
             try:
                 return await self._roundtrip("hello", (), attempt, urgent=True)
             except LinkError:
@@ -312,8 +267,7 @@ class Client:
     # --- requests ------------------------------------------------------------------------------
 
     def _new_id(self) -> str:
-        self._next_id = (self._next_id + 1) % _ID_SPACE
-        return base36(self._next_id)
+        return self._ids.new()
 
     async def request(
         self,
@@ -488,10 +442,10 @@ class Client:
         if line.request_id is not None:
             pending = self._pending.get(line.request_id)
             if pending is not None and not pending.future.done():
-                if line.kind == "ok" and is_change(pending.verb, pending.args):
+                change = acknowledged_change(line.request_id, pending.verb, pending.args)
+                if line.kind == "ok" and change is not None:
                     # In the board's order, before the state event of its change.
-                    args = pending.args[:2] if pending.verb == "peg" else pending.args
-                    self.journal.acknowledged(Change(line.request_id, pending.verb, args))
+                    self.journal.acknowledged(change)
                 pending.future.set_result(line)
 
     def _saw_state(self, fields: dict[str, str]) -> None:
@@ -593,40 +547,23 @@ class Client:
         them for new moves."""
         settings = (await self._ask("bright")).fields
         self._last_rev = -1
-        lost = self._unrestored or self.journal.lost(fields, settings)
-        if lost is None:
-            if len(self.journal):
-                log.info("%s: the board restarted at a game this host never saw", self.name)
-                self._emit(wire.Line("event", None, RESTORED, {"unknown": "1"}, "", ""))
-            self.journal.restart(fields, settings)
+        put = PutBack(self.name, self.journal, fields, settings, self._unrestored)
+        if put.unknown:
+            self._emit(wire.Line("event", None, RESTORED, {"unknown": "1"}, "", ""))
+        if not put.changes:
             return fields
-        if not lost:
-            return fields
-        back = refused = 0
-        self._unrestored = list(lost)
+        self._unrestored = list(put.changes)
         self._restoring = True
         try:
-            for change in lost:
+            for change in put.changes:
                 reply = await self._roundtrip(
                     change.verb, change.args, self.timeout, change.request_id, urgent=True
                 )
                 self._unrestored.pop(0)
-                if reply.kind == "ok":
-                    back += 1
-                else:
-                    refused += 1
-                    log.info(
-                        "%s: %s %s not put back: %s",
-                        self.name,
-                        change.verb,
-                        change.args,
-                        reply.text,
-                    )
+                put.answered(change, reply)
         finally:
             self._restoring = False
-        log.info("%s: a power cut took %d changes; %d put back", self.name, len(lost), back)
-        counts = {"lost": str(len(lost)), "back": str(back), "refused": str(refused)}
-        self._emit(wire.Line("event", None, RESTORED, counts, "", ""))
+        self._emit(wire.Line("event", None, RESTORED, put.done(), "", ""))
         return (await self._ask("st")).fields
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:

@@ -155,10 +155,29 @@ async def resolve_port(port: str | None = None, *, first_of_several: bool = Fals
     if found is None:
         found = running_virtual_board()
     if found is None:
-        raise NoBoardFound(
-            _("no board found: plug one in, or start the virtual board with `cribboard virtual`")
-        )
+        raise _no_board()
     return found
+
+
+def resolve_port_at_once(port: str | None = None) -> ChosenPort | None:
+    """As resolve_port, when no port needs a hello to be chosen (without asyncio): the port
+    named, else the virtual board running when no serial port has a supported board's USB ids;
+    None when such ports must be asked (resolve_port does)."""
+    named = named_port(port)
+    if named:
+        return ChosenPort(named, _("the board on %(port)s", port=named))
+    if candidate_ports():
+        return None
+    found = running_virtual_board()
+    if found is None:
+        raise _no_board()
+    return found
+
+
+def _no_board() -> NoBoardFound:
+    return NoBoardFound(
+        _("no board found: plug one in, or start the virtual board with `cribboard virtual`")
+    )
 
 
 async def usb_board(*, first_of_several: bool = False) -> ChosenPort | None:

@@ -22,7 +22,6 @@ rather than let the owner's memory grow."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import hashlib
@@ -34,12 +33,15 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from cribboard.errors import LinkError, LinkHandedOver
 from cribboard.i18n import _
 from cribboard.rundir import runtime_dir
 from cribcore.protocol import MAX_ID, MAX_LINE, VERBS
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +226,8 @@ async def claim_async(
     """As `claim`, for a link opened by a coroutine (a Bluetooth connection): own the link
     `key` names (`await open_link()`) or ride on its owner. `what` names it in messages,
     `alias` is a second name to find it by (a Bluetooth board's name)."""
+    import asyncio  # (here: claiming a port from a process without asyncio loads none)
+
     loop = asyncio.get_running_loop()
     lock, setup, sock_path = _paths_of(key)
     setup_fd = _open_lock(setup)
@@ -323,6 +327,8 @@ class RiderLink:
     def start(
         self, on_data: Callable[[bytes], None], on_lost: Callable[[Exception | None], None]
     ) -> None:
+        import asyncio
+
         loop = asyncio.get_running_loop()
         connection = self._connection
 
@@ -350,6 +356,8 @@ class RiderLink:
     async def write(self, data: bytes) -> None:
         if self._closing:
             raise LinkError(f"{self._name} is not open")
+        import asyncio
+
         try:
             await asyncio.get_running_loop().sock_sendall(self._connection, data)
         except OSError as err:
@@ -357,6 +365,8 @@ class RiderLink:
 
     def _stop(self) -> None:
         if self._watching:
+            import asyncio
+
             asyncio.get_running_loop().remove_reader(self._connection.fileno())
             self._watching = False
 
@@ -377,6 +387,32 @@ def rider_line_ok(line: bytes) -> bool:
             return False
         words = words[1:]
     return bool(words) and words[0] in VERBS
+
+
+class RiderLines:
+    """A rider's bytes cut into the lines that may go to the board (each with its newline):
+    a line that is no request is dropped, and one too long for the board up to its newline."""
+
+    def __init__(self) -> None:
+        self._pending = bytearray()
+        self._overlong = False  # inside a line too long to pass
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        self._pending += chunk
+        passed = []
+        while (end := self._pending.find(b"\n")) >= 0:
+            line = bytes(self._pending[:end]).rstrip(b"\r")
+            del self._pending[: end + 1]
+            if self._overlong:
+                self._overlong = False
+            elif rider_line_ok(line):
+                passed.append(line + b"\n")
+            elif line:
+                log.info("dropped a rider's line that is no request: %r", line[:MAX_LINE])
+        if len(self._pending) >= MAX_LINE:
+            self._pending.clear()
+            self._overlong = True
+        return passed
 
 
 def _peer_uid(connection: socket.socket) -> int | None:
@@ -401,6 +437,8 @@ class PortServer:
         self._stopped = False
 
     async def start(self) -> None:
+        import asyncio
+
         self._server = await asyncio.start_unix_server(self._serve, sock=self._listener)
 
     def broadcast(self, data: bytes) -> None:
@@ -427,6 +465,8 @@ class PortServer:
         writer.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        import asyncio
+
         connection = writer.get_extra_info("socket")
         uid = _peer_uid(connection) if connection is not None else None
         refused = self._stopped or len(self._riders) >= MAX_RIDERS
@@ -446,22 +486,10 @@ class PortServer:
             self._drop(writer)
 
     async def _relay(self, reader: asyncio.StreamReader) -> None:
-        pending = bytearray()
-        overlong = False  # inside a line too long to pass: dropped up to its newline
+        lines = RiderLines()
         while True:
             chunk = await reader.read(256)
             if not chunk:
                 return
-            pending += chunk
-            while (end := pending.find(b"\n")) >= 0:
-                line = bytes(pending[:end]).rstrip(b"\r")
-                del pending[: end + 1]
-                if overlong:
-                    overlong = False
-                elif rider_line_ok(line):
-                    self._write_line(line + b"\n")
-                elif line:
-                    log.info("dropped a rider's line that is no request: %r", line[:MAX_LINE])
-            if len(pending) >= MAX_LINE:
-                pending.clear()
-                overlong = True
+            for line in lines.feed(chunk):
+                self._write_line(line)

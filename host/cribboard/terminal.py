@@ -20,7 +20,7 @@ import shutil
 import textwrap
 from collections.abc import Iterable
 
-from cribboard.api import BoardState
+from cribboard.boarddata import BoardState
 from cribboard.i18n import N_, _, n_
 from cribboard.names import PLAYER_NAMES, player_name
 from cribcore import render

@@ -16,8 +16,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from cribboard.api import Health
-from cribboard.deploy import DeployError, put_private_file
+from cribboard.boarddata import Health
 from cribboard.errors import CribboardError
 from cribboard.i18n import _
 from cribcore.files import WIFI_CONFIG
@@ -70,6 +69,9 @@ def write_wifi(
 ) -> None:
     """Copy `setup` to the board on `port` (over mpremote) and reset it (unless `reset` is
     False) so it joins the network."""
+    # (here: `status` says where the page is, and loads no mpremote for it)
+    from cribboard.deploy import DeployError, put_private_file
+
     try:
         put_private_file(port, WIFI_CONFIG, setup.to_json(), reset=reset, timeout=timeout)
     except DeployError as err:

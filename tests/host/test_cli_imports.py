@@ -93,11 +93,17 @@ def test_version_and_help_load_no_board_network_or_app(tmp_path: Path, words: li
     assert features_beyond_rows(modules) == []
 
 
-def test_peg_loads_the_board_link_and_nothing_of_the_apps(
-    tmp_path: Path, vboard: VirtualBoard
+ASYNC_LINK = ("asyncio", "cribboard.api", "cribboard.client", "cribboard.transport")
+"""The library's link, on asyncio: a one-shot command (cribboard.oneshot) needs none of it."""
+
+
+@pytest.mark.parametrize("words", [["peg", "blue", "1"], ["status"], ["set", "orange", "3"]])
+def test_a_one_shot_command_loads_pyserial_and_the_shared_port_and_no_asyncio(
+    tmp_path: Path, vboard: VirtualBoard, words: list[str]
 ) -> None:
-    modules = imported(tmp_path, "--port", vboard.port, "peg", "blue", "1")
-    assert {"cribboard.api", "cribboard.transport", "cribboard.portshare"} <= modules
+    modules = imported(tmp_path, "--port", vboard.port, *words)
+    assert {"serial", "cribboard.oneshot", "cribboard.portshare"} <= modules
+    assert among(modules, ASYNC_LINK) == []
     assert among(modules, APPS) == []
     assert features_beyond_rows(modules) == []
 
@@ -113,6 +119,12 @@ def test_the_hall_commands_that_read_the_store_load_nothing_of_the_network(
     modules = imported(tmp_path, "hall", *words, "--dir", str(tmp_path))
     assert "cribboard.hall.store" in modules
     assert among(modules, ("aiohttp", "aiomqtt", "paho", "cribboard.hall.director")) == []
+
+
+def test_a_command_left_on_asyncio_loads_the_library(tmp_path: Path, vboard: VirtualBoard) -> None:
+    modules = imported(tmp_path, "--port", vboard.port, "match")
+    assert {"asyncio", "cribboard.api"} <= modules
+    assert "cribboard.oneshot" not in modules
 
 
 def test_a_command_whose_help_needs_the_rules_loads_them_when_named(tmp_path: Path) -> None:

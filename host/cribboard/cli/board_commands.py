@@ -39,13 +39,18 @@ from cribcore.limits import (
 )
 
 if TYPE_CHECKING:
-    from cribboard.api import Board, Health
+    from cribboard.api import Board
+    from cribboard.boarddata import BoardState, Frame, Health
     from cribboard.bootsel import BootselDrive
     from cribboard.client import Hello
+    from cribboard.discovery import ChosenPort
+    from cribboard.oneshot import OneShot
 
 BLE_LIST_SCAN = 2.0  # seconds `list` scans for Bluetooth boards
 
 Action = Callable[["Board", argparse.Namespace], Awaitable[int]]
+AtOnce = Callable[["OneShot", argparse.Namespace], int]
+"""A command's action on the one-shot path (cribboard.oneshot: no asyncio)."""
 
 
 def player_arg(text: str) -> int:
@@ -56,30 +61,49 @@ def player_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def on_board(action: Action, *, reconnect: bool = False) -> Runner:
+def on_board(action: Action, *, reconnect: bool = False, at_once: AtOnce | None = None) -> Runner:
     """A runner that opens the board, runs `action` on it and closes it. With `reconnect` the
-    link is opened again when it drops (a watcher rides out a board restart)."""
+    link is opened again when it drops (a watcher rides out a board restart). With `at_once`,
+    a command that asks a few things and exits: a board on a serial port is reached on the
+    one-shot path (cribboard.oneshot, no asyncio), which runs `at_once` instead of `action`;
+    Bluetooth, and a port only the asyncio path takes, run `action`."""
 
     def run(args: argparse.Namespace) -> int:
+        chosen = None
+        if at_once is not None and args.ble is None:
+            from cribboard.discovery import resolve_port_at_once
+            from cribboard.oneshot import NotAtOnce, at_once_on
+
+            chosen = resolve_port_at_once(args.port)
+            if chosen is not None:
+                _say_which(chosen)
+                try:
+                    return at_once_on(chosen.port, args.timeout, lambda b: at_once(b, args))
+                except NotAtOnce:
+                    pass  # nothing was sent: the asyncio path takes it
         import asyncio
 
-        return asyncio.run(_with_board(args, action, reconnect))
+        return asyncio.run(_with_board(args, action, reconnect, chosen))
 
     return run
 
 
-async def _with_board(args: argparse.Namespace, action: Action, reconnect: bool) -> int:
+def _say_which(chosen: ChosenPort) -> None:
+    if chosen.sim is not None:  # found running, not named: say which
+        print(_("on %(board)s: no board found on USB", board=chosen.description), file=sys.stderr)
+
+
+async def _with_board(
+    args: argparse.Namespace, action: Action, reconnect: bool, chosen: ChosenPort | None = None
+) -> int:
     from cribboard.api import Board
 
     if args.ble is not None:  # --ble [NAME_OR_ADDRESS]
         board = await Board.open_ble(args.ble or None, timeout=args.timeout, reconnect=reconnect)
     else:
-        chosen = await resolve_port(args.port)
-        if chosen.sim is not None:  # found running, not named: say which
-            print(
-                _("on %(board)s: no board found on USB", board=chosen.description),
-                file=sys.stderr,
-            )
+        if chosen is None:  # (else chosen, and said, on the way to the one-shot path)
+            chosen = await resolve_port(args.port)
+            _say_which(chosen)
         board = await Board.open(chosen.port, timeout=args.timeout, reconnect=reconnect)
     async with board:
         return await action(board, args)
@@ -89,18 +113,34 @@ async def _with_board(args: argparse.Namespace, action: Action, reconnect: bool)
 
 
 async def _status(board: Board, args: argparse.Namespace) -> int:
-    from cribboard.terminal import describe_state, draw_frame
-
     state = await board.state()
     frame = await board.frame()
     health = await board.health()
+    return _show_status(args, board.name, board.hello, state, frame, health)
+
+
+def _status_at_once(board: OneShot, args: argparse.Namespace) -> int:
+    assert board.hello is not None
+    return _show_status(args, board.name, board.hello, board.state(), board.frame(), board.health())
+
+
+def _show_status(
+    args: argparse.Namespace,
+    name: str,
+    hello: Hello,
+    state: BoardState,
+    frame: Frame,
+    health: Health | None,
+) -> int:
+    from cribboard.terminal import describe_state, draw_frame
+
     if args.json:
         print(
             json.dumps(
                 {
-                    "port": board.name,
-                    "board": board.hello.board,
-                    "firmware": board.hello.firmware,
+                    "port": name,
+                    "board": hello.board,
+                    "firmware": hello.firmware,
                     "state": state.to_json(),
                     "frame": frame.rgb.hex(),
                     "scale": frame.scale,
@@ -113,7 +153,7 @@ async def _status(board: Board, args: argparse.Namespace) -> int:
         print(draw_frame(frame.rgb, use_color(args), state.players))
         print(describe_state(state))
         if health is not None:
-            print(describe_health(health, board.hello.fields))
+            print(describe_health(health, hello.fields))
     return 0
 
 
@@ -364,8 +404,12 @@ def _scan_ble() -> tuple[list[Any], str | None]:
 # --- changing --------------------------------------------------------------------------------
 
 
-def _change(make: Callable[[Board, argparse.Namespace], Awaitable[int]]) -> Action:
-    """An action that changes the board, then prints the game as it is."""
+Make = Callable[[Any, argparse.Namespace], Any]
+"""A change, as a call on a board: the library's Board (awaited) or the one-shot path's."""
+
+
+def changing(make: Make) -> Runner:
+    """A runner that changes the board, then prints the game as it is."""
 
     async def action(board: Board, args: argparse.Namespace) -> int:
         from cribboard.terminal import describe_state
@@ -374,7 +418,14 @@ def _change(make: Callable[[Board, argparse.Namespace], Awaitable[int]]) -> Acti
         print(describe_state(await board.state()))
         return 0
 
-    return action
+    def at_once(board: OneShot, args: argparse.Namespace) -> int:
+        from cribboard.terminal import describe_state
+
+        make(board, args)
+        print(describe_state(board.state()))
+        return 0
+
+    return on_board(action, at_once=at_once)
 
 
 async def _match(board: Board, args: argparse.Namespace) -> int:
@@ -404,8 +455,18 @@ async def _bright(board: Board, args: argparse.Namespace) -> int:
     return 0
 
 
+def _bright_at_once(board: OneShot, args: argparse.Namespace) -> int:
+    print(board.brightness(args.value))
+    return 0
+
+
 async def _budget(board: Board, args: argparse.Namespace) -> int:
     print(await board.budget(args.milliamps))
+    return 0
+
+
+def _budget_at_once(board: OneShot, args: argparse.Namespace) -> int:
+    print(board.budget(args.milliamps))
     return 0
 
 
@@ -557,7 +618,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     Command(
         "status",
         N_("show the board"),
-        on_board(_status),
+        on_board(_status, at_once=_status_at_once),
         (
             arg("--json", action="store_true", help=N_("print the state as JSON")),
             arg("--no-color", action="store_true", help=N_("plain characters")),
@@ -566,7 +627,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     Command(
         "peg",
         N_("score points for a player"),
-        on_board(_change(lambda b, a: b.peg(a.player, a.points))),
+        changing(lambda b, a: b.peg(a.player, a.points)),
         (
             _PLAYER,
             arg(
@@ -579,18 +640,18 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     Command(
         "set",
         N_("place a player's pegs (correct a mistake)"),
-        on_board(_change(lambda b, a: b.set_pegs(a.player, a.front, a.back))),
+        changing(lambda b, a: b.set_pegs(a.player, a.front, a.back)),
         (
             _PLAYER,
             arg("front", type=int_in(0, _HOLE_MAX, "front")),
             arg("back", type=int_in(0, _HOLE_MAX, "back"), nargs="?"),
         ),
     ),
-    Command("undo", N_("take back the last change"), on_board(_change(lambda b, a: b.undo()))),
+    Command("undo", N_("take back the last change"), changing(lambda b, a: b.undo())),
     Command(
         "new",
         N_("start a new game"),
-        on_board(_change(lambda b, a: b.new_game(a.target, a.players))),
+        changing(lambda b, a: b.new_game(a.target, a.players)),
         (
             arg("--target", type=int, choices=TARGETS),
             arg("--players", type=int, choices=PLAYER_COUNTS),
@@ -599,7 +660,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     Command(
         "dealer",
         N_("pass the deal on, or give it to PLAYER"),
-        on_board(_change(lambda b, a: b.set_dealer(a.player))),
+        changing(lambda b, a: b.set_dealer(a.player)),
         (
             arg(
                 "player",
@@ -632,7 +693,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
     Command(
         "bright",
         L_("show or set the LED brightness (0..%(most)d)", most=MAX_BRIGHTNESS),
-        on_board(_bright),
+        on_board(_bright, at_once=_bright_at_once),
         (arg("value", type=int_in(0, MAX_BRIGHTNESS, "brightness"), nargs="?"),),
     ),
     Command(
@@ -643,7 +704,7 @@ BOARD_COMMANDS: tuple[Command, ...] = (
             least=MIN_BUDGET_MA,
             most=MAX_BUDGET_MA,
         ),
-        on_board(_budget),
+        on_board(_budget, at_once=_budget_at_once),
         (
             arg(
                 "milliamps",

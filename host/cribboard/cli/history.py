@@ -8,25 +8,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cribboard.cmdline.rows import Command, UsageError, arg
 from cribboard.i18n import N_, _, n_
 from cribboard.names import player_name
 from cribboard.plaintext import inert
-from cribboard.record.stats import (
-    GameGraph,
-    GameSummary,
-    MatchSummary,
-    PlayerStats,
-    Statistics,
-    Who,
-    finished_games,
-    game_graph,
-    sort_key,
-    statistics,
-)
-from cribboard.record.store import Record, default_path
+
+if TYPE_CHECKING:  # (the record is read when the command runs: the row is read every time)
+    from cribboard.record.stats import (
+        GameGraph,
+        GameSummary,
+        MatchSummary,
+        PlayerStats,
+        Statistics,
+        Who,
+    )
 
 LAST_GAMES = 10
 """Games listed under the statistics (--games changes it)."""
@@ -135,6 +132,8 @@ def match_line(match: MatchSummary) -> str:
 
 def report(stats: Statistics, games: list[GameSummary]) -> str:
     """The whole table for people."""
+    from cribboard.record.stats import sort_key
+
     if not stats.finished and not stats.unfinished:
         return _(
             "No games recorded yet: keep, play, the bridge and remote games record the games "
@@ -217,6 +216,9 @@ def _say(text: str) -> None:
 
 
 def _history(args: argparse.Namespace) -> int:
+    from cribboard.record.stats import finished_games, game_graph, statistics
+    from cribboard.record.store import Record, default_path
+
     if not 1 <= args.games <= MOST_GAMES:
         raise UsageError(_("--games takes 1 to %(most)d", most=MOST_GAMES))
     if args.port is not None or args.ble is not None:
