@@ -592,9 +592,9 @@ def write_state_fields(out, board):
     """The board state as KEY=VALUE fields (see STATE_KEYS)."""
     n = out.n
     if n + STATE_ROOM <= len(out.buf):
-        out.n = _state_into(out.buf, n, board)
+        out.n = state_into(out.buf, n, board, 0)
     else:  # a writer too short for the longest state: written aside, then cut as any line is
-        out.copy(_STATE_ASIDE, 0, _state_into(_STATE_ASIDE, 0, board))
+        out.copy(_STATE_ASIDE, 0, state_into(_STATE_ASIDE, 0, board, 0))
 
 
 # The state's fields are written straight into the buffer, without a call per key or number:
@@ -603,20 +603,26 @@ _DIGITS = const(11)  # the most characters of a field's number: a 32-bit one wit
 _STATE_FIELDS = const(17)
 # The keys, their spaces, '=' and the commas of 3 players (4 * 17 + 8), 25 numbers.
 STATE_ROOM = const(76 + 25 * _DIGITS)
+STATE_LINE_ROOM = const(4 + STATE_ROOM + 1)  # the '! st' event: its head, the fields, newline
 _STATE_ASIDE = bytearray(STATE_ROOM)
 
 
-# r= t= n= d= w= x= f= b= g= q= u= x2= gn= m= mk= mg= mn= (in STATE_KEYS' order): two bytes a
-# key, a space for the second of a one-letter key.
-_STATE_KEYS = b"r t n d w x f b g q u x2gnm mkmgmn"
-
-
 @micropython.viper
-def _state_into(buf, n: int, board) -> int:
-    """Write the state's fields at buf[n:] (room for STATE_ROOM bytes); returns the end."""
+def state_into(buf, n: int, board, line: int) -> int:
+    """Write the state's fields at buf[n:] (room for STATE_ROOM bytes), or with `line` the '! st'
+    event's line there (room for STATE_LINE_ROOM); returns the end. The dispatcher writes its
+    events with it: one call where write_state_event makes two, on every change."""
     p = ptr8(buf)
-    keys = ptr8(_STATE_KEYS)
+    # r= t= n= d= w= x= f= b= g= q= u= x2= gn= m= mk= mg= mn= (in STATE_KEYS' order): two bytes
+    # a key, a space for the second of a one-letter key (a literal: no name looked up).
+    keys = ptr8(b"r t n d w x f b g q u x2gnm mkmgmn")
     powers = ptr32(_POWERS)
+    if line:
+        p[n] = 33  # "! st"
+        p[n + 1] = 32
+        p[n + 2] = 115
+        p[n + 3] = 116
+        n += 4
     # Each of the board's attributes looked up once (a lookup costs more than its digits).
     players = int(board.players)
     winner = int(board.winner)
@@ -628,8 +634,11 @@ def _state_into(buf, n: int, board) -> int:
     skunk_double = 1 if board.skunk_double else 0
     game_no = int(board.game_no)
     match_len = int(board.match_len)
-    match_kind = int(board.match_kind)
-    match_game = int(board.match_game)
+    match_kind = 0  # (no match: its kind and game are 0 too, GameState's rule: two look-ups
+    match_game = 0  # fewer while no match is on)
+    if match_len:
+        match_kind = int(board.match_kind)
+        match_game = int(board.match_game)
     match_no = int(board.match_no)
     front = board.front
     back = board.back
@@ -659,33 +668,31 @@ def _state_into(buf, n: int, board) -> int:
             if i > 0:
                 p[n] = 44  # ','
                 n += 1
-            value = players
+            value = players  # (field 2; the others picked in a short tree, not a long chain)
             if listed:
                 value = int(seq[i])
-            elif field == 0:
-                value = rev
-            elif field == 1:
-                value = target
-            elif field == 3:
-                value = dealer
-            elif field == 4:
-                value = winner
-            elif field == 5:
-                value = result
-            elif field == 10:
-                value = undo_count
-            elif field == 11:
-                value = skunk_double
-            elif field == 12:
-                value = game_no
-            elif field == 13:
-                value = match_len
-            elif field == 14:
-                value = match_kind
-            elif field == 15:
-                value = match_game
-            elif field == 16:
-                value = match_no
+            elif field < 6:
+                if field == 0:
+                    value = rev
+                elif field == 1:
+                    value = target
+                elif field == 3:
+                    value = dealer
+                elif field == 4:
+                    value = winner
+                elif field == 5:
+                    value = result
+            elif field < 13:
+                if field == 10:
+                    value = undo_count
+                elif field == 11:
+                    value = skunk_double
+                else:
+                    value = game_no
+            elif field < 15:
+                value = match_len if field == 13 else match_kind
+            else:
+                value = match_game if field == 15 else match_no
             if value < 0:
                 p[n] = 45  # '-'
                 n += 1
@@ -706,22 +713,17 @@ def _state_into(buf, n: int, board) -> int:
                 p[n] = digit
                 n += 1
                 j += 1
+    if line:
+        p[n] = 10
+        n += 1
     return n
 
 
 @micropython.viper
 def write_state_event(out, board):
     """'! st' and the state's fields (every link gets one on every change)."""
-    if int(out.size) >= 4 + STATE_ROOM + 1:  # (every event writer: straight into its buffer)
-        buf = out.buf
-        p = ptr8(buf)
-        p[0] = 33  # "! st"
-        p[1] = 32
-        p[2] = 115
-        p[3] = 116
-        n = int(_state_into(buf, 4, board))
-        p[n] = 10
-        out.n = n + 1
+    if int(out.size) >= STATE_LINE_ROOM:  # (every event writer: straight into its buffer)
+        out.n = state_into(out.buf, 0, board, 1)
         out.overflow = False
     else:
         out.reset()

@@ -62,6 +62,7 @@ _LOW = const(3)
 # another module is looked up at run time (tests/core/test_state.py holds them equal).
 _MAX_POINTS = const(29)
 _MAX_PLAYERS = const(3)
+_PEG = const(-2)  # _move's `back` for a peg: its `front` is the points (score)
 
 
 class GameError(Exception):
@@ -145,17 +146,8 @@ class GameState:
         """peg() for a player and points already known to be small whole numbers (the
         protocol's parser read them): the same checks of their range, without the type checks;
         returns the new revision. Viper code on a board: a peg is the board's most frequent
-        request."""
-        if player < 0 or player >= int(self.players):
-            raise GameError("bad_player", "no such player")
-        if points < 1 or points > _MAX_POINTS:
-            raise GameError("bad_points", "points must be 1..29")
-        if int(self.winner) != NO_WINNER:
-            raise GameError("game_over", "the game is over: start a new game or undo")
-        front = int(self.front[player])
-        target = int(self.target)
-        moved = front + points
-        rev = int(self._move(player, moved if moved < target else target, front))
+        request (its checks are _move's, which reads the state once for both)."""
+        rev = int(_move(self, player, points, _PEG))
         self.last_kind = LAST_PEG  # (as _last, without the call)
         self.last_player = player
         self.last_rev = rev
@@ -176,7 +168,7 @@ class GameState:
             raise GameError("game_over", "another player has already won")
         if front == self.front[player] and back == self.back[player]:
             return  # already so: nothing changes (no undo step, no revision, the count stays)
-        self._move(player, front, back)  # (which clears the player's count, as a peg does)
+        _move(self, player, front, back)  # (which clears the player's count, as a peg does)
 
     @micropython.native
     def set_dealer(self, player):
@@ -364,80 +356,95 @@ class GameState:
 
     def _save_snapshot(self):
         """The state saved as an undo step, before the caller changes it."""
-        self._move(-1, 0, 0)
+        _move(self, -1, 0, 0)
 
-    @micropython.viper
-    def _move(self, player: int, front: int, back: int) -> int:
-        """One undoable change: the state saved as an undo step, then (unless player is -1: the
-        undo step alone, for _save_snapshot) the player's pegs put at front and back (checked by
-        the caller), the player's preview cleared and the game settled; returns the new
-        revision. (One function for both: a peg's step is then one call, each attribute read
-        once.)"""
-        snap = ptr16(self._undo)
-        top = int(self._undo_top)
-        base = top * SNAPSHOT_LEN
-        players = int(self.players)
-        target = int(self.target)
-        old = int(self.winner)
-        old_award = int(self.award)
-        snap[base + _S_PLAYERS] = players
-        snap[base + _S_TARGET] = target
-        snap[base + _S_DEALER] = int(self.dealer)
-        snap[base + _S_WINNER] = old
-        snap[base + _S_AWARD] = old_award
-        fronts = self.front
-        backs = self.back
-        games = self.games
-        for p in range(_MAX_PLAYERS):
-            snap[base + _S_FRONT + p] = int(fronts[p])
-            snap[base + _S_BACK + p] = int(backs[p])
-            snap[base + _S_GAMES + p] = int(games[p])
-        self._undo_top = top + 1 if top + 1 < UNDO_DEPTH else 0
-        undo_count = int(self.undo_count)
-        if undo_count < UNDO_DEPTH:
-            self.undo_count = undo_count + 1
-        if player < 0:
-            return 0
-        old_result = PLAYING
+
+@micropython.viper
+def _move(game, player: int, front: int, back: int) -> int:
+    """One undoable change of `game` (a GameState): the state saved as an undo step, then
+    (unless player is -1: the undo step alone, for _save_snapshot) the player's pegs put at
+    front and back (checked by the caller), the player's preview cleared and the game settled;
+    returns the new revision. With back _PEG, a peg of `front` points (score): checked here
+    first, then the front moved on by them (at most to the target) and the back to where it
+    was. (One function for all: a peg is then one call, each attribute read once. A function
+    of the module, not a method: a method's name is first looked for among the instance's
+    attributes, where it is never found, and a miss costs more than a hit.)"""
+    players = int(game.players)
+    target = int(game.target)
+    old = int(game.winner)
+    fronts = game.front
+    if back == _PEG:  # (nothing changed before these checks)
+        if player < 0 or player >= players:
+            raise GameError("bad_player", "no such player")
+        if front < 1 or front > _MAX_POINTS:
+            raise GameError("bad_points", "points must be 1..29")
         if old != NO_WINNER:
-            old_result = int(self.result())
-        fronts[player] = front
-        backs[player] = back
-        pending = self.pending
-        pending[player] = 0
-        # The winner follows from the pegs; games won stay in step with it, so a correction
-        # that takes a peg back out of the win hole also takes the win back: exactly the games
-        # the win added and still in the tally (`award`; 0 once the tally was cleared). A
-        # correction that keeps the winner settles the game again only when the result
-        # changed, and only while the win's games are in the tally.
-        winner = NO_WINNER
-        for p in range(players):
-            if int(fronts[p]) >= target:
-                winner = p
-        self.winner = winner
-        if winner != NO_WINNER and winner == old:
-            result = int(self.result())
-            if old_award != 0 and result != old_result:
-                award = 1
-                if self.skunk_double:
-                    if result >= SKUNK:
-                        award = 2
-                games[winner] = int(games[winner]) - old_award + award
-                self.award = award
-        else:
-            if old != NO_WINNER:
-                games[old] = int(games[old]) - old_award
-            award = 0
-            if winner != NO_WINNER:
-                award = 1
-                if self.skunk_double:
-                    if int(self.result()) >= SKUNK:
-                        award = 2
-                games[winner] = int(games[winner]) + award
-            self.award = award
-        rev = int(self.rev) + 1
-        self.rev = rev
-        return rev
+            raise GameError("game_over", "the game is over: start a new game or undo")
+        back = int(fronts[player])
+        front += back
+        if front > target:
+            front = target
+    snap = ptr16(game._undo)
+    top = int(game._undo_top)
+    base = top * SNAPSHOT_LEN
+    old_award = int(game.award)
+    snap[base + _S_PLAYERS] = players
+    snap[base + _S_TARGET] = target
+    snap[base + _S_DEALER] = int(game.dealer)
+    snap[base + _S_WINNER] = old
+    snap[base + _S_AWARD] = old_award
+    backs = game.back
+    games = game.games
+    for p in range(_MAX_PLAYERS):
+        snap[base + _S_FRONT + p] = int(fronts[p])
+        snap[base + _S_BACK + p] = int(backs[p])
+        snap[base + _S_GAMES + p] = int(games[p])
+    game._undo_top = top + 1 if top + 1 < UNDO_DEPTH else 0
+    undo_count = int(game.undo_count)
+    if undo_count < UNDO_DEPTH:
+        game.undo_count = undo_count + 1
+    if player < 0:
+        return 0
+    old_result = PLAYING
+    if old != NO_WINNER:
+        old_result = int(game.result())
+    fronts[player] = front
+    backs[player] = back
+    pending = game.pending
+    pending[player] = 0
+    # The winner follows from the pegs; games won stay in step with it, so a correction
+    # that takes a peg back out of the win hole also takes the win back: exactly the games
+    # the win added and still in the tally (`award`; 0 once the tally was cleared). A
+    # correction that keeps the winner settles the game again only when the result
+    # changed, and only while the win's games are in the tally.
+    winner = NO_WINNER
+    for p in range(players):
+        if int(fronts[p]) >= target:
+            winner = p
+    game.winner = winner
+    if winner != NO_WINNER and winner == old:
+        result = int(game.result())
+        if old_award != 0 and result != old_result:
+            award = 1
+            if game.skunk_double:
+                if result >= SKUNK:
+                    award = 2
+            games[winner] = int(games[winner]) - old_award + award
+            game.award = award
+    else:
+        if old != NO_WINNER:
+            games[old] = int(games[old]) - old_award
+        award = 0
+        if winner != NO_WINNER:
+            award = 1
+            if game.skunk_double:
+                if int(game.result()) >= SKUNK:
+                    award = 2
+            games[winner] = int(games[winner]) + award
+        game.award = award
+    rev = int(game.rev) + 1
+    game.rev = rev
+    return rev
 
 
 def _check_players(players):

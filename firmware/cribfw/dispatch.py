@@ -24,14 +24,14 @@ except ImportError:  # CPython
 
 from cribcore import protocol
 from cribcore.layout import HOLES
-from cribcore.protocol import begin_reply, parse_request, remembered, write_state_event
+from cribcore.protocol import begin_reply, parse_request, remembered, state_into
 from cribcore.state import GameError
 from cribfw.verbs import HANDLERS, admission_fields, answer, settings_fields, write_hello_fields
 
 OUT_SIZE = 6 * HOLES + 64  # room for the frame reply in hex
-# The longest event: `! hello` with every field (about 230 bytes); `! st` is written in place
-# when the writer has room for the longest state (protocol.STATE_ROOM after its 4 bytes).
-EVENT_SIZE = 4 + protocol.STATE_ROOM + 1
+# The longest event: `! hello` with every field (about 230 bytes); `! st` is written in place,
+# the writer having room for the longest state's line.
+EVENT_SIZE = protocol.STATE_LINE_ROOM
 DENIED = b"tap the deal button on the board to admit this device"
 STALE = b"the board has changed since that revision"
 # protocol.E_OK, E_EMPTY and E_IF_REV, as this module's constants: a name of another module is
@@ -205,13 +205,12 @@ class Dispatcher:
         game = ctx.game
         rev = game.rev
         published = self._published_rev
-        if ctx.on_change is not None:
-            ctx.on_change(game)
         if rev != published:
             one_change = rev == published + 1
             self._published_rev = rev
             brief = 0  # 0: not written yet (only for a link that asked); 1: written; -1: none
-            event = None
+            line = None  # the '! st' line, once written (EVENT_SIZE: in one call), and its end
+            end = 0
             for link in ctx.links:
                 if link.brief and one_change and brief >= 0:
                     if brief == 0:
@@ -219,10 +218,14 @@ class Dispatcher:
                     if brief == 1:
                         link.send(self.brief.buf, self.brief.n)
                         continue
-                if event is None:
-                    event = self.event
-                    write_state_event(event, game)
-                link.send(event.buf, event.n)
+                if line is None:
+                    line = self.event.buf
+                    end = state_into(line, 0, game, 1)
+                link.send(line, end)
+            if line is not None:
+                self.event.n = end  # (the writer as it was written, after the sends)
+        if ctx.on_change is not None:  # (after the events: they go first)
+            ctx.on_change(game)
         if ctx.settings_rev != self._published_settings:
             self._published_settings = ctx.settings_rev
             ev = self.event

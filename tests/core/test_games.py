@@ -156,3 +156,23 @@ def test_only_the_forms_a_board_plays():
     b.start_match(MATCH_BEST_OF, 15)
     b.start_match(MATCH_FIRST_TO, 15)
     assert (b.match_no, b.match_len, b.match_kind) == (2, 15, MATCH_FIRST_TO)
+
+
+def test_without_a_match_its_kind_and_game_are_0():
+    # The state's writer (cribcore.protocol._state_into) reads `mk` and `mg` only while a match
+    # is on, and writes 0 otherwise: the state keeps them 0 through every way out of a match.
+    b = board()
+
+    def no_match_reads_0():
+        assert b.match_len or (b.match_kind, b.match_game) == (0, 0)
+
+    b.start_match(MATCH_FIRST_TO, 2)
+    win(b, 0)
+    b.end_match()
+    no_match_reads_0()
+    b.new_game()
+    no_match_reads_0()
+    b.start_match(MATCH_FIRST_TO, 3)
+    for _ in range(5):
+        b.undo()
+        no_match_reads_0()

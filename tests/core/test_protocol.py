@@ -776,8 +776,9 @@ class _Board:
         self.skunk_double = seed % 2 == 0
         self.game_no = big[values[19] % len(big)]
         self.match_len = values[18] % 16
-        self.match_kind = values[17] % 2
-        self.match_game = big[values[16] % len(big)]
+        # Without a match its kind and game are 0 (GameState's rule, which the writer relies on).
+        self.match_kind = values[17] % 2 if self.match_len else 0
+        self.match_game = big[values[16] % len(big)] if self.match_len else 0
         self.match_no = big[values[15] % len(big)]
         # As GameState.result(): playing (0) until there is a winner.
         self._result = values[18] % 4 if self.winner >= 0 else 0
@@ -824,15 +825,19 @@ def test_the_state_writer_equals_plain_formatting_on_every_interpreter():
     from cribcore.state import NO_WINNER, PLAYING
 
     assert PLAYING == 0 and NO_WINNER < 0  # (the writer's shortcut for a game without a winner)
-    buf = bytearray(P.STATE_ROOM + 4)
+    buf = bytearray(P.STATE_LINE_ROOM + 4)
     for seed in range(300):
         board = _Board(seed)
-        buf[:] = b"\xff" * len(buf)
-        end = P._state_into(buf, 2, board)
         expected = board.expected()
-        assert bytes(buf[2:end]) == expected, (seed, bytes(buf[2:end]), expected)
-        assert buf[0] == 0xFF and buf[1] == 0xFF and buf[end] == 0xFF  # nothing else touched
-        assert end - 2 <= P.STATE_ROOM
+        for line, head, tail, room in (
+            (0, b"", b"", P.STATE_ROOM),
+            (1, b"! st", b"\n", P.STATE_LINE_ROOM),
+        ):
+            buf[:] = b"\xff" * len(buf)
+            end = P.state_into(buf, 2, board, line)
+            assert bytes(buf[2:end]) == head + expected + tail, (seed, line, bytes(buf[2:end]))
+            assert buf[0] == 0xFF and buf[1] == 0xFF and buf[end] == 0xFF  # nothing else touched
+            assert end - 2 <= room
 
 
 def test_the_dispatchers_own_constants_are_the_protocols() -> None:

@@ -80,12 +80,24 @@ def test_invalid_operations_change_nothing():
     raises("bad_player", b.peg, 2, 3)
     raises("bad_player", b.peg, -1, 3)
     raises("bad_pegs", b.set_pegs, 0, 5, 6)
+    for player, points, code in ((0, 0, "bad_points"), (0, 30, "bad_points"), (3, 1, "bad_player")):
+        raises(code, b.score, player, points)  # (the protocol's peg: checked in the same step)
     raises("bad_pegs", b.set_pegs, 0, 122, 100)
     raises("bad_pegs", b.set_pegs, 0, 100, 40)
     raises("bad_target", b.new_game, 100)
     raises("bad_players", b.new_game, 121, 5)
     raises("bad_player", b.set_dealer, 3)
     assert (list(b.front), list(b.back), b.rev, b.undo_count) == before
+
+
+def test_a_peg_refused_after_the_win_saves_no_undo_step():
+    # (GameState.score checks in the step that saves the undo step: the checks come first.)
+    b = GameState()
+    b.set_pegs(0, 120, 115)
+    b.score(0, 2)
+    won = (list(b.front), list(b.back), b.rev, b.undo_count, b._undo_top)
+    raises("game_over", b.score, 1, 2)
+    assert (list(b.front), list(b.back), b.rev, b.undo_count, b._undo_top) == won
 
 
 def test_undo_whole_deals():
