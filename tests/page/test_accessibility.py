@@ -26,7 +26,7 @@ from cribdev.recordgen import play_games
 from hallsupport import running_broker, running_director, sim_tables
 from support import running_bridge, wait_bridge_state
 
-AXE = Path(__file__).resolve().parents[2] / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
+AXE = Path(__file__).resolve().parents[1] / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
 WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 LANGUAGES = ("en", "sv", "nb", "nl")
 

@@ -573,12 +573,8 @@ def run_on_micropython(code: str) -> str:
 
     from cribboard.virtual.interpreter import find_micropython
 
-    firmware = os.path.join(
-        os.path.dirname(
-            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        ),
-        "firmware",
-    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    firmware = os.path.join(root, "firmware")
     done = subprocess.run(
         [find_micropython(), "-c", f"import sys\nsys.path[:0] = [{firmware!r}]\n{code}"],
         capture_output=True,
