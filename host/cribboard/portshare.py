@@ -31,9 +31,8 @@ import socket
 import struct
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from cribboard.errors import LinkError, LinkHandedOver
 from cribboard.i18n import _
@@ -58,8 +57,7 @@ owner_label = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "py
 ``cribboard watch`` and the like)."""
 
 
-@dataclass(frozen=True)
-class Holder:
+class Holder(NamedTuple):
     """The process that owns a port."""
 
     pid: int
@@ -126,8 +124,7 @@ def _read_holder(fd: int) -> Holder | None:
     return Holder(int(lines[0]), lines[1].strip() or "?")
 
 
-@dataclass(frozen=True)
-class SharedLink:
+class SharedLink(NamedTuple):
     """A link some process owns now: its key (``ble:ADDRESS``, a port's path), an alias (a
     Bluetooth board's name) and the owner."""
 
@@ -180,22 +177,26 @@ def holder_of(url: str) -> Holder | None:
         os.close(fd)
 
 
-@dataclass
 class Owned(Generic[P]):
     """This process owns the port: `port` is what `open_port` returned; the socket listens."""
 
-    port: P
-    lock_fd: int
-    listener: socket.socket
-    socket_path: Path
+    __slots__ = ("port", "lock_fd", "listener", "socket_path")
+
+    def __init__(self, port: P, lock_fd: int, listener: socket.socket, socket_path: Path) -> None:
+        self.port = port
+        self.lock_fd = lock_fd
+        self.listener = listener
+        self.socket_path = socket_path
 
 
-@dataclass
 class Riding:
     """Another process owns the port: `connection` is a socket to it."""
 
-    connection: socket.socket
-    holder: Holder
+    __slots__ = ("connection", "holder")
+
+    def __init__(self, connection: socket.socket, holder: Holder) -> None:
+        self.connection = connection
+        self.holder = holder
 
 
 def claim(url: str, open_port: Callable[[], P]) -> Owned[P] | Riding:
