@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import logging
 import os
 import socket
@@ -89,11 +88,30 @@ def ble_address(key: str) -> str:
     return key.removeprefix("ble:").partition("@")[0]
 
 
+_NAME_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+_SUN_PATH = 108
+"""Bytes of a Unix socket's path, its final NUL included (Linux's `sun_path`)."""
+
+
+def _name_of(key: str) -> str:
+    """A file name for the link `key` names, which a person can read: the key with every byte
+    but letters, digits, `-` and `_` escaped as `%XX` (`/dev/ttyACM0`: `%2Fdev%2FttyACM0`).
+    Two keys never get one name."""
+    return "".join(chr(b) if b in _NAME_SAFE else f"%{b:02X}" for b in os.fsencode(key))
+
+
 def _paths_of(key: str) -> tuple[Path, Path, Path]:
-    """The lock, setup lock and socket of the link `key` names."""
-    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    base = runtime_dir() / f"port-{digest}"
-    return base.with_suffix(".lock"), base.with_suffix(".setup"), base.with_suffix(".sock")
+    """The lock, setup lock and socket of the link `key` names: `port-NAME.lock` and so on in
+    the runtime directory. A name too long for a socket's path is a digest of the key,
+    `port-#HEX`: `#` is always escaped in a name, so no key's name is another's digest."""
+    root = runtime_dir()
+    name = _name_of(key)
+    if len(os.fsencode(root / f"port-{name}.setup")) >= _SUN_PATH:
+        import hashlib  # (only here: it loads OpenSSL)
+
+        name = "#" + hashlib.sha256(os.fsencode(key)).hexdigest()[:32]
+    base = f"port-{name}"
+    return root / f"{base}.lock", root / f"{base}.setup", root / f"{base}.sock"
 
 
 def _paths(url: str) -> tuple[Path, Path, Path]:
