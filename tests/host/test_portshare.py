@@ -156,6 +156,21 @@ def test_a_key_too_long_for_a_socket_is_named_by_its_digest() -> None:
         assert sock.name.startswith("port-#") and len(os.fsencode(sock)) < 108
 
 
+@pytest.mark.parametrize("named", ["TMPDIR", "TEMP", "TMP"])
+def test_the_temporary_directory_is_found_as_tempfile_finds_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, named: str
+) -> None:
+    from cribboard.rundir import temporary_dir
+
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.setenv(name, str(tmp_path / "absent"))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # (tempfile keeps what it found)
+    assert temporary_dir() == tempfile.gettempdir()
+    monkeypatch.setenv(named, str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert temporary_dir() == tempfile.gettempdir() == str(tmp_path)
+
+
 def test_a_stranger_cannot_ride(vboard: VirtualBoard, spawn: Spawn) -> None:
     """The owner checks who connects: a process of another user is closed on at once."""
     if os.getuid() != 0:
