@@ -5,16 +5,16 @@ loads no asyncio."""
 
 from __future__ import annotations
 
-import logging
 import os
 
 from cribboard import wire
 from cribboard.errors import BoardRejected, ProtocolMismatch
 from cribboard.journal import Change, Journal, is_change
+from cribboard.logsetup import QuietLog
 from cribboard.names import game_players
 from cribcore import protocol
 
-log = logging.getLogger("cribboard.client")  # (its lines are the client's, on either path)
+log = QuietLog("cribboard.client")  # (its lines are the client's, on either path)
 
 SUPPORTED_MAJOR = protocol.PROTOCOL_MAJOR
 ID_SPACE = 36**6  # ids are base-36, at most 6 characters: short enough for 20-byte packets

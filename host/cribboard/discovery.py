@@ -8,18 +8,18 @@ client and asyncio are imported when a board is looked for, never for a port tha
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from cribboard.errors import CribboardError, NoBoardFound
 from cribboard.i18n import _, n_
+from cribboard.logsetup import QuietLog
 
 if TYPE_CHECKING:
     from cribboard.client import Hello
     from cribboard.virtual.registry import RunningSim
 
-log = logging.getLogger(__name__)
+log = QuietLog(__name__)
 
 PORT_ENV = "CRIBBOARD_PORT"
 """The environment variable that names the board's port when `--port` does not."""

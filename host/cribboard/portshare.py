@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import logging
 import os
 import socket
 import struct
@@ -35,13 +34,14 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from cribboard.errors import LinkError, LinkHandedOver
 from cribboard.i18n import _
+from cribboard.logsetup import QuietLog
 from cribboard.rundir import runtime_dir
 from cribcore.protocol import MAX_ID, MAX_LINE, VERBS
 
 if TYPE_CHECKING:
     import asyncio
 
-log = logging.getLogger(__name__)
+log = QuietLog(__name__)
 
 P = TypeVar("P")
 

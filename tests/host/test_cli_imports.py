@@ -108,10 +108,10 @@ def test_a_one_shot_command_loads_pyserial_and_the_shared_port_and_no_asyncio(
     assert features_beyond_rows(modules) == []
 
 
-UNNEEDED_STDLIB = ("dataclasses", "inspect", "hashlib", "shutil", "tempfile", "json")
+UNNEEDED_STDLIB = ("dataclasses", "inspect", "hashlib", "shutil", "tempfile", "json", "logging")
 """The standard library's modules a one-shot command has no use for: `dataclasses` (with
 `inspect`, `ast`, `dis`), `hashlib` (OpenSSL), `shutil` and `tempfile` (the compression
-modules), `json` (for `--json` only): a fifth of a `peg`'s CPU time when it imported them."""
+modules), `json` (for `--json` only), `logging` (without -v it shows nothing: QuietLog)."""
 
 
 @pytest.mark.parametrize("words", [["peg", "blue", "1"], ["status"]])
