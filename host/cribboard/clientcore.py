@@ -5,17 +5,16 @@ loads no asyncio."""
 
 from __future__ import annotations
 
-import logging
 import os
-from dataclasses import dataclass, field
 
 from cribboard import wire
 from cribboard.errors import BoardRejected, ProtocolMismatch
 from cribboard.journal import Change, Journal, is_change
+from cribboard.logsetup import QuietLog
 from cribboard.names import game_players
 from cribcore import protocol
 
-log = logging.getLogger("cribboard.client")  # (its lines are the client's, on either path)
+log = QuietLog("cribboard.client")  # (its lines are the client's, on either path)
 
 SUPPORTED_MAJOR = protocol.PROTOCOL_MAJOR
 ID_SPACE = 36**6  # ids are base-36, at most 6 characters: short enough for 20-byte packets
@@ -23,16 +22,43 @@ HELLO_ATTEMPT = 0.5
 """Seconds one `hello` waits before it is asked again (a board just reset may swallow one)."""
 
 
-@dataclass
 class Hello:
-    """What a board says about itself in reply to `hello`."""
+    """What a board says about itself in reply to `hello`: its protocol version, firmware
+    version, board and layout names, capabilities, and the reply's fields. Compared and shown
+    by these. (A plain class, not a dataclass: a one-shot command does not import
+    `dataclasses`, docs/architecture.md.)"""
 
-    protocol: tuple[int, int]
-    firmware: str
-    board: str
-    layout: str
-    capabilities: list[str]
-    fields: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("protocol", "firmware", "board", "layout", "capabilities", "fields")
+
+    def __init__(
+        self,
+        protocol: tuple[int, int],
+        firmware: str,
+        board: str,
+        layout: str,
+        capabilities: list[str],
+        fields: dict[str, str] | None = None,
+    ) -> None:
+        self.protocol = protocol
+        self.firmware = firmware
+        self.board = board
+        self.layout = layout
+        self.capabilities = capabilities
+        self.fields: dict[str, str] = {} if fields is None else fields
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hello):
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable, as the dataclass it was)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"Hello({shown})"
 
     @property
     def uid(self) -> str | None:

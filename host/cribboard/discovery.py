@@ -8,26 +8,24 @@ client and asyncio are imported when a board is looked for, never for a port tha
 
 from __future__ import annotations
 
-import logging
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from cribboard.errors import CribboardError, NoBoardFound
 from cribboard.i18n import _, n_
+from cribboard.logsetup import QuietLog
 
 if TYPE_CHECKING:
     from cribboard.client import Hello
     from cribboard.virtual.registry import RunningSim
 
-log = logging.getLogger(__name__)
+log = QuietLog(__name__)
 
 PORT_ENV = "CRIBBOARD_PORT"
 """The environment variable that names the board's port when `--port` does not."""
 
 
-@dataclass(frozen=True)
-class FoundBoard:
+class FoundBoard(NamedTuple):
     """A board found on a port: `hello` is None when the port did not answer as a board."""
 
     port: str
@@ -103,8 +101,7 @@ async def find_boards(ports: list[tuple[str, str]] | None = None) -> list[FoundB
     return list(await asyncio.gather(*(one(d, desc) for d, desc in ports)))
 
 
-@dataclass(frozen=True)
-class ChosenPort:
+class ChosenPort(NamedTuple):
     """The port a command or app uses, and a sentence saying which board it is; `sim`: the
     running virtual board it is, when it was found as one."""
 

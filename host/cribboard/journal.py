@@ -18,8 +18,6 @@ pending counts, and the LED settings when both sides know them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 SAVED_FIELDS = ("t", "n", "d", "w", "x", "f", "b", "g", "u", "x2")
 """The state fields the board keeps through a power cut (not `r`, not the pending `q`)."""
 MATCH_FIELDS = ("gn", "m", "mk", "mg", "mn")
@@ -36,20 +34,27 @@ _READ_WITHOUT_ARGS = ("games", "bright", "budget", "match")
 Settings = tuple[str, str]  # brightness, budget, as the board writes them
 
 
-@dataclass(frozen=True)
 class Change:
     """A change this host made and saw acknowledged: its request id, verb and arguments (a
     condition it carried left out: it held when the board applied it)."""
 
-    request_id: str
-    verb: str
-    args: tuple[int | str, ...]
+    __slots__ = ("request_id", "verb", "args")
+
+    def __init__(self, request_id: str, verb: str, args: tuple[int | str, ...]) -> None:
+        self.request_id = request_id
+        self.verb = verb
+        self.args = args
+
+    def __repr__(self) -> str:
+        return f"Change({self.request_id!r}, {self.verb!r}, {self.args!r})"
 
 
-@dataclass(frozen=True)
 class _State:
-    game: tuple[str, ...]
-    settings: Settings | None
+    __slots__ = ("game", "settings")
+
+    def __init__(self, game: tuple[str, ...], settings: Settings | None) -> None:
+        self.game = game
+        self.settings = settings
 
 
 def saved_part(fields: dict[str, str]) -> tuple[str, ...] | None:

@@ -22,7 +22,6 @@ app at the prompt and says why a silent one is silent. Bluetooth stays on asynci
 
 from __future__ import annotations
 
-import logging
 import os
 import select
 import socket
@@ -46,9 +45,10 @@ from cribboard.clientcore import (
 )
 from cribboard.errors import BoardRejected, CribboardError, LinkError
 from cribboard.journal import Journal
+from cribboard.logsetup import QuietLog
 
 # Its lines read as the client's (`-v`): one link, whichever path opened it.
-log = logging.getLogger("cribboard.client")
+log = QuietLog("cribboard.client")
 
 T = TypeVar("T")
 BAUDRATE = 115200

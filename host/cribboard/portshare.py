@@ -24,26 +24,24 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
-import logging
 import os
 import socket
 import struct
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from cribboard.errors import LinkError, LinkHandedOver
 from cribboard.i18n import _
+from cribboard.logsetup import QuietLog
 from cribboard.rundir import runtime_dir
 from cribcore.protocol import MAX_ID, MAX_LINE, VERBS
 
 if TYPE_CHECKING:
     import asyncio
 
-log = logging.getLogger(__name__)
+log = QuietLog(__name__)
 
 P = TypeVar("P")
 
@@ -58,8 +56,7 @@ owner_label = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "py
 ``cribboard watch`` and the like)."""
 
 
-@dataclass(frozen=True)
-class Holder:
+class Holder(NamedTuple):
     """The process that owns a port."""
 
     pid: int
@@ -91,11 +88,30 @@ def ble_address(key: str) -> str:
     return key.removeprefix("ble:").partition("@")[0]
 
 
+_NAME_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+_SUN_PATH = 108
+"""Bytes of a Unix socket's path, its final NUL included (Linux's `sun_path`)."""
+
+
+def _name_of(key: str) -> str:
+    """A file name for the link `key` names, which a person can read: the key with every byte
+    but letters, digits, `-` and `_` escaped as `%XX` (`/dev/ttyACM0`: `%2Fdev%2FttyACM0`).
+    Two keys never get one name."""
+    return "".join(chr(b) if b in _NAME_SAFE else f"%{b:02X}" for b in os.fsencode(key))
+
+
 def _paths_of(key: str) -> tuple[Path, Path, Path]:
-    """The lock, setup lock and socket of the link `key` names."""
-    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    base = runtime_dir() / f"port-{digest}"
-    return base.with_suffix(".lock"), base.with_suffix(".setup"), base.with_suffix(".sock")
+    """The lock, setup lock and socket of the link `key` names: `port-NAME.lock` and so on in
+    the runtime directory. A name too long for a socket's path is a digest of the key,
+    `port-#HEX`: `#` is always escaped in a name, so no key's name is another's digest."""
+    root = runtime_dir()
+    name = _name_of(key)
+    if len(os.fsencode(root / f"port-{name}.setup")) >= _SUN_PATH:
+        import hashlib  # (only here: it loads OpenSSL)
+
+        name = "#" + hashlib.sha256(os.fsencode(key)).hexdigest()[:32]
+    base = f"port-{name}"
+    return root / f"{base}.lock", root / f"{base}.setup", root / f"{base}.sock"
 
 
 def _paths(url: str) -> tuple[Path, Path, Path]:
@@ -126,8 +142,7 @@ def _read_holder(fd: int) -> Holder | None:
     return Holder(int(lines[0]), lines[1].strip() or "?")
 
 
-@dataclass(frozen=True)
-class SharedLink:
+class SharedLink(NamedTuple):
     """A link some process owns now: its key (``ble:ADDRESS``, a port's path), an alias (a
     Bluetooth board's name) and the owner."""
 
@@ -180,22 +195,26 @@ def holder_of(url: str) -> Holder | None:
         os.close(fd)
 
 
-@dataclass
 class Owned(Generic[P]):
     """This process owns the port: `port` is what `open_port` returned; the socket listens."""
 
-    port: P
-    lock_fd: int
-    listener: socket.socket
-    socket_path: Path
+    __slots__ = ("port", "lock_fd", "listener", "socket_path")
+
+    def __init__(self, port: P, lock_fd: int, listener: socket.socket, socket_path: Path) -> None:
+        self.port = port
+        self.lock_fd = lock_fd
+        self.listener = listener
+        self.socket_path = socket_path
 
 
-@dataclass
 class Riding:
     """Another process owns the port: `connection` is a socket to it."""
 
-    connection: socket.socket
-    holder: Holder
+    __slots__ = ("connection", "holder")
+
+    def __init__(self, connection: socket.socket, holder: Holder) -> None:
+        self.connection = connection
+        self.holder = holder
 
 
 def claim(url: str, open_port: Callable[[], P]) -> Owned[P] | Riding:

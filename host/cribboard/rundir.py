@@ -20,6 +20,18 @@ class UnsafeRuntimeDir(CribboardError):
     """The runtime directory exists but another user could reach into it."""
 
 
+def temporary_dir() -> str:
+    """The temporary directory, found as `tempfile.gettempdir()` looks for it: $TMPDIR, $TEMP,
+    $TMP, then /tmp, /var/tmp, /usr/tmp, then the working directory; the first this user may
+    write in. (Not `tempfile` itself: it brings shutil, random and the compression modules, which a
+    one-shot command such as `cribboard peg` would import for this alone.)"""
+    named = (os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP"))
+    for candidate in (*named, "/tmp", "/var/tmp", "/usr/tmp"):
+        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+            return os.path.abspath(candidate)
+    return os.getcwd()
+
+
 def runtime_dir() -> Path:
     """The private runtime directory, made (mode 0700) when missing; raises UnsafeRuntimeDir
     when it is a link, not a directory, someone else's, or open to others."""
@@ -27,9 +39,7 @@ def runtime_dir() -> Path:
     if base and os.path.isdir(base):
         path = Path(base) / "cribboard"
     else:
-        import tempfile  # (only here: it brings shutil, random and compression with it)
-
-        path = Path(tempfile.gettempdir()) / f"cribboard-{os.getuid()}"
+        path = Path(temporary_dir()) / f"cribboard-{os.getuid()}"
     try:
         path.mkdir(mode=0o700)
     except FileExistsError:

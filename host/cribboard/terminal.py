@@ -16,11 +16,11 @@ colour: a back peg is a quarter of its front peg, the glow a twentieth.
 from __future__ import annotations
 
 import math
-import shutil
 import textwrap
 from collections.abc import Iterable
 
 from cribboard.boarddata import BoardState
+from cribboard.cmdline.parser import screen_width
 from cribboard.i18n import N_, _, n_
 from cribboard.names import PLAYER_NAMES, player_name
 from cribcore import render
@@ -264,11 +264,6 @@ def describe_state(state: BoardState, partnerships: bool = False, match: bool = 
             + extra
         )
     return "\n".join(lines)
-
-
-def screen_width() -> int:
-    """The terminal's width in columns ($COLUMNS first; 80 when it cannot be told)."""
-    return shutil.get_terminal_size((80, 24)).columns
 
 
 def fit_lines(lines: Iterable[str], width: int | None = None) -> list[str]:

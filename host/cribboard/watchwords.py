@@ -5,7 +5,6 @@ new game, the win), not by its protocol fields; `watch --raw` prints those."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from cribboard.api import (
     AdmitEvent,
@@ -145,7 +144,7 @@ class ChangeTeller:
 def changes(before: BoardState, after: BoardState) -> list[str]:
     """What a person sees change between two states of a board, in sentences: the game's,
     then the match's (protocol 1.4: started, its next game, won, ended)."""
-    lines = _game_changes(replace(before, match_length=0), replace(after, match_length=0))
+    lines = _game_changes(before._replace(match_length=0), after._replace(match_length=0))
     was, now = before.match, after.match
     if after.rev == before.rev or (was is None and now is None):
         return lines

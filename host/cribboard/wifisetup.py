@@ -11,10 +11,8 @@ board from a private temporary copy (mode 0600), deleted at once.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 from cribboard.boarddata import Health
 from cribboard.errors import CribboardError
@@ -30,15 +28,29 @@ class WifiSetupError(CribboardError):
     """The Wi-Fi options cannot make a configuration (the message never holds a password)."""
 
 
-@dataclass(frozen=True)
 class WifiSetup:
-    """The network the board joins: its `ssid` and `password` (empty: an open network)."""
+    """The network the board joins: its `ssid` and `password` (empty: an open network). Its
+    repr never shows the password. (A plain class: `status` imports this module, and a
+    one-shot command does not import `dataclasses`.)"""
 
-    ssid: str
-    password: str = field(repr=False)
+    __slots__ = ("ssid", "password")
+
+    def __init__(self, ssid: str, password: str) -> None:
+        self.ssid = ssid
+        self.password = password
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WifiSetup):
+            return NotImplemented
+        return (self.ssid, self.password) == (other.ssid, other.password)
+
+    def __repr__(self) -> str:
+        return f"WifiSetup(ssid={self.ssid!r})"
 
     def to_json(self) -> bytes:
         """The board's configuration file."""
+        import json  # (here: `status` imports this module, and needs no JSON)
+
         return json.dumps({"ssid": self.ssid, "password": self.password}).encode()
 
 

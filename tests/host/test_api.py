@@ -10,7 +10,6 @@ import inspect
 import threading
 import typing
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from unittest.mock import AsyncMock
 
 import pytest
@@ -123,8 +122,8 @@ def test_a_state_kept_as_json_comes_back_with_its_match() -> None:
     assert state.match is not None and (state.match.number, state.match.winner) == (4, 0)
     assert BoardState.from_json(state.to_json()) == state
     old = {k: v for k, v in state.to_json().items() if k not in ("game", "match")}
-    assert BoardState.from_json(old) == replace(
-        state, game=None, match_length=0, match_kind=0, match_game=0, match_number=0
+    assert BoardState.from_json(old) == state._replace(
+        game=None, match_length=0, match_kind=0, match_game=0, match_number=0
     )
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cribboard.virtual import VirtualBoard
 from support import Spawn
 
@@ -37,6 +39,27 @@ def test_verbose_says_what_happens_on_stderr(vboard: VirtualBoard) -> None:
     assert debug.returncode == 0, debug.stderr
     assert "cribboard: DEBUG cribboard.client:" in debug.stderr
     assert "sent b'#" in debug.stderr and " ok up=" in debug.stderr
+
+
+def test_a_quiet_log_passes_its_records_on_once_logging_is_imported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    from cribboard.logsetup import QuietLog
+
+    log = QuietLog("cribboard.quiet")
+    with caplog.at_level(logging.DEBUG, logger="cribboard.quiet"):
+        log.debug("sent %r", b"#1 ping")
+        log.info("opening %s", "/dev/ttyACM0")
+    assert [(r.levelname, r.name, r.getMessage()) for r in caplog.records] == [
+        ("DEBUG", "cribboard.quiet", "sent b'#1 ping'"),
+        ("INFO", "cribboard.quiet", "opening /dev/ttyACM0"),
+    ]
+    # Each record names the line that logged it, not QuietLog's.
+    assert {r.funcName for r in caplog.records} == {
+        "test_a_quiet_log_passes_its_records_on_once_logging_is_imported"
+    }
 
 
 def test_verbose_after_a_command_with_a_parser_of_its_own(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ load on the machine changes (the times are `make bench`'s: bench/cli_bench.py)."
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +14,10 @@ import pytest
 from cribboard.cmdline.rows import Args, Command, arg, build_parser
 from cribboard.virtual import VirtualBoard
 
-# Reads the command line as `cribboard` does, then writes the modules it imported.
+# Reads the command line as `cribboard` does, then writes its exit status and the modules it
+# imported, a line each (in plain text: the driver imports nothing the command might not).
 DRIVER = """\
-import json, sys
+import sys
 from cribboard.cli import main
 out, words = sys.argv[1], sys.argv[2:]
 try:
@@ -25,7 +25,7 @@ try:
 except SystemExit as stopped:
     status = stopped.code
 with open(out, "w") as file:
-    json.dump({"status": status, "modules": sorted(sys.modules)}, file)
+    file.write("\\n".join([repr(status), *sorted(sys.modules)]))
 """
 
 # Never for reading the command line: the apps, the board's link, the network.
@@ -54,16 +54,16 @@ BOARD = ("asyncio", "serial", "cribboard.api", "cribboard.client", "cribboard.tr
 
 
 def imported(tmp_path: Path, *words: str) -> set[str]:
-    out = tmp_path / "modules.json"
+    out = tmp_path / "modules.txt"
     subprocess.run(
         [sys.executable, "-c", DRIVER, str(out), *words],
         check=True,
         capture_output=True,
         timeout=60,
     )
-    result = json.loads(out.read_text())
-    assert result["status"] in (0, None)
-    return set(result["modules"])
+    status, *modules = out.read_text().split("\n")
+    assert status in ("0", "None")
+    return set(modules)
 
 
 def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
@@ -106,6 +106,25 @@ def test_a_one_shot_command_loads_pyserial_and_the_shared_port_and_no_asyncio(
     assert among(modules, ASYNC_LINK) == []
     assert among(modules, APPS) == []
     assert features_beyond_rows(modules) == []
+
+
+UNNEEDED_STDLIB = ("dataclasses", "inspect", "hashlib", "shutil", "tempfile", "json", "logging")
+"""The standard library's modules a one-shot command has no use for: `dataclasses` (with
+`inspect`, `ast`, `dis`), `hashlib` (OpenSSL), `shutil` and `tempfile` (the compression
+modules), `json` (for `--json` only), `logging` (without -v it shows nothing: QuietLog)."""
+
+
+@pytest.mark.parametrize("words", [["peg", "blue", "1"], ["status"]])
+def test_a_one_shot_command_loads_no_standard_module_it_does_not_use(
+    tmp_path: Path, vboard: VirtualBoard, words: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No runtime directory: the shared port's files go to the temporary directory, found
+    # without `tempfile`.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "absent"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    modules = imported(tmp_path, "--port", vboard.port, *words)
+    assert "cribboard.oneshot" in modules
+    assert among(modules, UNNEEDED_STDLIB) == []
 
 
 @pytest.mark.parametrize("words", [["players", "list"], ["export", "--games", "-"]])

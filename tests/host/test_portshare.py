@@ -136,6 +136,41 @@ async def test_a_runtime_dir_others_can_enter_is_refused(
         await Board.open(vboard.port)
 
 
+def test_a_links_files_are_named_by_its_key_readably_and_never_alike() -> None:
+    lock, setup, sock = portshare._paths_of("/dev/ttyACM0")
+    assert (lock.name, setup.name, sock.name) == (
+        "port-%2Fdev%2FttyACM0.lock",
+        "port-%2Fdev%2FttyACM0.setup",
+        "port-%2Fdev%2FttyACM0.sock",
+    )
+    assert portshare._paths_of("ble:AA:BB@hci0")[2].name == "port-ble%3AAA%3ABB%40hci0.sock"
+    keys = ["/tmp/a.b", "/tmp/a.c", "/tmp/a/b", "/tmp/a%2Fb", "/tmp/a-b", "/tmp/a_b", "/tmp/\xe9"]
+    assert len({portshare._paths_of(key)[2] for key in keys}) == len(keys)
+
+
+def test_a_key_too_long_for_a_socket_is_named_by_its_digest() -> None:
+    long_keys = ["/tmp/" + "x" * 200, "/tmp/" + "x" * 199 + "y"]
+    socks = [portshare._paths_of(key)[2] for key in long_keys]
+    assert socks[0] != socks[1]
+    for sock in socks:
+        assert sock.name.startswith("port-#") and len(os.fsencode(sock)) < 108
+
+
+@pytest.mark.parametrize("named", ["TMPDIR", "TEMP", "TMP"])
+def test_the_temporary_directory_is_found_as_tempfile_finds_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, named: str
+) -> None:
+    from cribboard.rundir import temporary_dir
+
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.setenv(name, str(tmp_path / "absent"))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # (tempfile keeps what it found)
+    assert temporary_dir() == tempfile.gettempdir()
+    monkeypatch.setenv(named, str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert temporary_dir() == tempfile.gettempdir() == str(tmp_path)
+
+
 def test_a_stranger_cannot_ride(vboard: VirtualBoard, spawn: Spawn) -> None:
     """The owner checks who connects: a process of another user is closed on at once."""
     if os.getuid() != 0:

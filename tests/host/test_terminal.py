@@ -186,3 +186,18 @@ def test_long_lines_wrap_at_spaces() -> None:
     wrapped = fit_lines([line, "short"], 40)
     assert all(len(part) <= 40 for part in wrapped) and wrapped[-1] == "short"
     assert " ".join(part.strip() for part in wrapped[:-1]) == line
+
+
+@pytest.mark.parametrize("columns", [None, "123", "0", "-4", "wide"])
+def test_the_screen_width_follows_shutils_rule(
+    monkeypatch: pytest.MonkeyPatch, columns: str | None
+) -> None:
+    import shutil
+
+    from cribboard.cmdline.parser import screen_width
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert screen_width() == shutil.get_terminal_size((80, 24)).columns

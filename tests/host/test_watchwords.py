@@ -7,7 +7,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-from dataclasses import replace
 
 from cribboard.api import Admission, AdmitEvent, BoardState, ButtonEvent, LinkEvent
 from cribboard.virtual import VirtualBoard
@@ -22,27 +21,27 @@ START = BoardState(
 
 
 def test_changes_are_told_in_sentences() -> None:
-    pegged = replace(START, rev=5, front=[17, 5], back=[12, 0], undo=5)
+    pegged = START._replace(rev=5, front=[17, 5], back=[12, 0], undo=5)
     assert changes(START, pegged) == ["blue pegs 5: 17"]
-    assert changes(pegged, replace(START, rev=6, undo=6)) == ["blue's pegs set: 12 (back 8)"]
+    assert changes(pegged, START._replace(rev=6, undo=6)) == ["blue's pegs set: 12 (back 8)"]
     # Only what the undo moved, from where to where: "blue 12, orange 5" read as both undone.
-    assert changes(replace(pegged, undo=6, rev=6), replace(START, rev=7, undo=4)) == [
+    assert changes(pegged._replace(undo=6, rev=6), START._replace(rev=7, undo=4)) == [
         "undone: blue back from 17 to 12"
     ]
-    first = replace(START, rev=1, front=[0, 12], back=[0, 0], undo=1)
-    nothing = replace(START, rev=2, front=[0, 0], back=[0, 0], undo=0)
+    first = START._replace(rev=1, front=[0, 12], back=[0, 0], undo=1)
+    nothing = START._replace(rev=2, front=[0, 0], back=[0, 0], undo=0)
     assert changes(first, nothing) == ["undone: orange back from 12 to 0"]  # not a new game
-    dealt = replace(START, rev=5, undo=5, dealer=1)
-    assert changes(dealt, replace(START, rev=6)) == ["undone: the last change", "blue deals"]
-    counting = replace(START, rev=5, pending=[0, 8])
+    dealt = START._replace(rev=5, undo=5, dealer=1)
+    assert changes(dealt, START._replace(rev=6)) == ["undone: the last change", "blue deals"]
+    counting = START._replace(rev=5, pending=[0, 8])
     assert changes(START, counting) == ["orange: 8 pending"]
-    assert changes(START, replace(START, rev=5, dealer=1)) == ["orange deals"]
-    won = replace(START, rev=5, front=[121, 5], back=[110, 0], winner=0, result="double_skunk")
-    assert changes(replace(START, front=[110, 5], back=[100, 0]), won) == [
+    assert changes(START, START._replace(rev=5, dealer=1)) == ["orange deals"]
+    won = START._replace(rev=5, front=[121, 5], back=[110, 0], winner=0, result="double_skunk")
+    assert changes(START._replace(front=[110, 5], back=[100, 0]), won) == [
         "blue pegs 11: 121",
         "blue wins with 121, a double skunk",
     ]
-    fresh = replace(START, rev=9, front=[0, 0], back=[0, 0], target=61)
+    fresh = START._replace(rev=9, front=[0, 0], back=[0, 0], target=61)
     assert changes(START, fresh) == ["new game: game to 61, two players"]
     assert changes(START, START) == []
 

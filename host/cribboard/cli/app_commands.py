@@ -6,7 +6,6 @@ quickly."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from typing import TYPE_CHECKING
@@ -102,6 +101,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
+    import json  # (here: most command lines print no JSON)
+
     from cribboard.rules.allhands import COMBINATIONS, all_hands_table
     from cribboard.rules.cards import parse_cards
     from cribboard.rules.errors import CardError

@@ -6,7 +6,6 @@ drawing) is imported when they run: the table is read for every command line."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -135,6 +134,8 @@ def _show_status(
     from cribboard.terminal import describe_state, draw_frame
 
     if args.json:
+        import json  # (only here: a status for people prints none)
+
         print(
             json.dumps(
                 {
@@ -229,6 +230,8 @@ async def _watch(board: Board, args: argparse.Namespace) -> int:
 
 
 async def _watch_events(board: Board, args: argparse.Namespace) -> int:
+    import json  # (here: most command lines print no JSON)
+
     from cribboard.api import LinkEvent
     from cribboard.terminal import describe_state
     from cribboard.watchwords import ChangeTeller
@@ -294,6 +297,7 @@ def _say_where_the_board_went(port: str, link: str) -> None:
 
 def _list(args: argparse.Namespace) -> int:
     import asyncio
+    import json  # (here: most command lines print no JSON)
 
     from cribboard.client import Hello
     from cribboard.discovery import find_boards
@@ -429,6 +433,8 @@ def changing(make: Make) -> Runner:
 
 
 async def _match(board: Board, args: argparse.Namespace) -> int:
+    import json  # (here: most command lines print no JSON)
+
     from cribboard.terminal import describe_match
 
     asked = match_asked(args)

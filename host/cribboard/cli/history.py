@@ -6,7 +6,6 @@ the last games; one game's scores deal by deal (`--game`)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -216,6 +215,8 @@ def _say(text: str) -> None:
 
 
 def _history(args: argparse.Namespace) -> int:
+    import json  # (here: most command lines print no JSON)
+
     from cribboard.record.stats import finished_games, game_graph, statistics
     from cribboard.record.store import Record, default_path
 

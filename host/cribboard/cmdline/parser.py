@@ -4,6 +4,8 @@ argparse's own words (`usage:`, `positional arguments`, its errors) in the langu
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import Any, NoReturn
 
 from cribboard.i18n import N_, _
@@ -55,9 +57,46 @@ def _speak_for_argparse() -> None:
 _speak_for_argparse()
 
 
+def screen_width() -> int:
+    """The terminal's width in columns: $COLUMNS when it is a positive number, else the
+    terminal's on standard output, else 80: `shutil.get_terminal_size`'s rule, without
+    importing shutil (it brings the compression modules, a one-shot command's cost for
+    nothing)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout, told the terminal's width by :func:`screen_width` (argparse
+    asks shutil, the same rule, for every argument it adds)."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = screen_width() - 2 if width is None else width  # (2: argparse's margin)
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, not argparse's usage block: scripts read
-    stderr, people read the first line."""
+    stderr, people read the first line. Its help is laid out by :class:`HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         # A command not among the choices: the error offers those the help lists, never an

@@ -14,7 +14,6 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from cribboard.cmdline.parser import OneLineParser
@@ -30,18 +29,25 @@ class UsageError(CribboardError):
     """A bad command-line argument that argparse cannot see (exit status 2, as argparse's)."""
 
 
-@dataclass(frozen=True)
 class Arg:
-    """One argument, as argparse's add_argument takes it."""
+    """One argument, as argparse's add_argument takes it: its `names` and `options`; `board`:
+    a global option that says how to reach the board (`--port`), not for a boardless command;
+    `old_names`: its old spellings (`--mqtt` for `--broker`), accepted as before for one
+    release, never shown in the help."""
 
-    names: tuple[str, ...]
-    options: dict[str, Any]
-    board: bool = False
-    """A global option that says how to reach the board (`--port`): not for a boardless
-    command."""
-    old_names: tuple[str, ...] = ()
-    """Its old spellings (`--mqtt` for `--broker`): accepted as before for one release, never
-    shown in the help."""
+    __slots__ = ("names", "options", "board", "old_names")
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        options: dict[str, Any],
+        board: bool = False,
+        old_names: tuple[str, ...] = (),
+    ) -> None:
+        self.names = names
+        self.options = options
+        self.board = board
+        self.old_names = old_names
 
 
 def arg(*names: str, board: bool = False, old_names: tuple[str, ...] = (), **options: Any) -> Arg:
@@ -50,12 +56,14 @@ def arg(*names: str, board: bool = False, old_names: tuple[str, ...] = (), **opt
     return Arg(names, options, board, old_names)
 
 
-@dataclass(frozen=True)
 class OneOf:
     """Arguments of which at most one may be given (exactly one when `required`)."""
 
-    args: tuple[Arg, ...]
-    required: bool = False
+    __slots__ = ("args", "required")
+
+    def __init__(self, args: tuple[Arg, ...], required: bool = False) -> None:
+        self.args = args
+        self.required = required
 
 
 Args = tuple[Arg | OneOf, ...]
@@ -66,36 +74,63 @@ CHOSEN = "chosen"
 """The parsed arguments' attribute that holds the commands named, outermost first."""
 
 
-@dataclass(frozen=True)
 class Command:
     """One sub-command: `run(args)` returns the exit status and raises CribboardError (or
     UsageError) for one line on stderr. A group (`hall`) holds its sub-commands in `commands`:
     one of them is named after it, unless the group has a `run` of its own, which runs when
-    none is (`hall held`, `hall held accept`)."""
+    none is (`hall held`, `hall held accept`).
 
-    name: str
-    help: str | Later
-    run: Runner | None = None
-    args: Args | Callable[[], Args] = ()
-    """Its arguments, or a function that makes them (called only when its parser is built: a
-    row whose help needs a heavy module's figures imports it there)."""
-    description: str | Later | None = None
-    usb_only: bool = False
-    """It needs a serial link: refused with --ble (a group: each of its commands)."""
-    boardless: bool = False
-    """It reaches no board (a group: each of its commands): the global board options are not
-    in its help, and given they are refused."""
-    commands: tuple[Command, ...] = ()
-    """Its sub-commands, rows of the same kind."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """More of add_parser's options."""
-    old_names: tuple[str, ...] = ()
-    """Its old names (`deal` for `dealer`): each runs it as before for one release, and no
-    help, list or guide shows it."""
+    - `args`: its arguments, or a function that makes them (called only when its parser is
+      built: a row whose help needs a heavy module's figures imports it there);
+    - `usb_only`: it needs a serial link, refused with --ble (a group: each of its commands);
+    - `boardless`: it reaches no board (a group: each of its commands): the global board
+      options are not in its help, and given they are refused;
+    - `commands`: its sub-commands, rows of the same kind;
+    - `extra`: more of add_parser's options;
+    - `old_names`: its old names (`deal` for `dealer`): each runs it as before for one
+      release, and no help, list or guide shows it.
 
-    def __post_init__(self) -> None:
-        if self.run is None and not self.commands:
-            raise ValueError(f"{self.name}: a command runs, or holds commands that do")
+    (The rows' classes are plain classes, not dataclasses: every command line reads them, and
+    `dataclasses` alone costs a one-shot command 10 ms to import.)"""
+
+    __slots__ = (
+        "name",
+        "help",
+        "run",
+        "args",
+        "description",
+        "usb_only",
+        "boardless",
+        "commands",
+        "extra",
+        "old_names",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        help: str | Later,
+        run: Runner | None = None,
+        args: Args | Callable[[], Args] = (),
+        description: str | Later | None = None,
+        usb_only: bool = False,
+        boardless: bool = False,
+        commands: tuple[Command, ...] = (),
+        extra: dict[str, Any] | None = None,
+        old_names: tuple[str, ...] = (),
+    ) -> None:
+        if run is None and not commands:
+            raise ValueError(f"{name}: a command runs, or holds commands that do")
+        self.name = name
+        self.help = help
+        self.run = run
+        self.args = args
+        self.description = description
+        self.usb_only = usb_only
+        self.boardless = boardless
+        self.commands = commands
+        self.extra: dict[str, Any] = {} if extra is None else extra
+        self.old_names = old_names
 
     def arguments(self) -> Args:
         """Its arguments (made now when the row gives a function)."""

@@ -12,7 +12,6 @@ is opened."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +46,8 @@ def start_command(hall_dir: Path) -> str:
 def read_settings(hall_dir: Path) -> dict[str, Any]:
     """The settings the last `hall start` kept (the hall's name, target, rounds, broker), or {}
     before the first."""
+    import json  # (here: every command line reads this module, for the hall's rows)
+
     path = hall_dir / SETTINGS
     if not path.exists():
         return {}
@@ -59,6 +60,8 @@ def read_settings(hall_dir: Path) -> dict[str, Any]:
 
 def write_settings(hall_dir: Path, settings: dict[str, Any]) -> None:
     """Keep the settings for the next start and for the commands that need no director."""
+    import json  # (here: as in read_settings)
+
     (hall_dir / SETTINGS).write_text(json.dumps(settings, indent=1) + "\n")
 
 

@@ -4,12 +4,11 @@ ignore fields they do not know (later v1 versions may add some)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_type_hints
 
 from cribboard.api import MATCH_KINDS, BoardState
 from cribboard.boarddata import MATCH_FIELDS
@@ -102,14 +101,16 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-# BoardState's field types (as annotated) -> the JSON values they accept.
-_FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
-    "int": _is_int,
-    "int | None": lambda v: v is None or _is_int(v),
-    "str": lambda v: isinstance(v, str),
-    "bool": lambda v: isinstance(v, bool),
-    "list[int]": lambda v: isinstance(v, list) and all(_is_int(x) for x in v),
+# BoardState's field types -> their name in errors, and the JSON values they accept.
+_FIELD_CHECKS: dict[object, tuple[str, Callable[[object], bool]]] = {
+    int: ("int", _is_int),
+    int | None: ("int | None", lambda v: v is None or _is_int(v)),
+    str: ("str", lambda v: isinstance(v, str)),
+    bool: ("bool", lambda v: isinstance(v, bool)),
+    list[int]: ("list[int]", lambda v: isinstance(v, list) and all(_is_int(x) for x in v)),
 }
+_STATE_TYPES = get_type_hints(BoardState)
+"""BoardState's fields, in order, and their types."""
 
 
 def encode_state(state: BoardState) -> bytes:
@@ -131,13 +132,13 @@ def decode_state(payload: bytes) -> BoardState:
     and against each other as a board keeps them (:func:`check_state`)."""
     obj = _loads(payload, "state")
     values: dict[str, Any] = {}
-    for f in dataclasses.fields(BoardState):
-        if f.name in MATCH_FIELDS or (f.name == "game" and f.name not in obj):
+    for name, kind in _STATE_TYPES.items():
+        if name in MATCH_FIELDS or (name == "game" and name not in obj):
             continue  # (the match from its object; both absent from a board before 1.4)
-        check = _FIELD_CHECKS[str(f.type)]
-        if f.name not in obj or not check(obj[f.name]):
-            raise MessageError(f"state: {f.name} missing or not {f.type}")
-        values[f.name] = obj[f.name]
+        word, check = _FIELD_CHECKS[kind]
+        if name not in obj or not check(obj[name]):
+            raise MessageError(f"state: {name} missing or not {word}")
+        values[name] = obj[name]
     if values.get("game") is not None and not 1 <= values["game"] <= MAX_REV:
         raise MessageError(f"state: game must be 1..{MAX_REV}")
     values.update(_match_values(obj.get("match")))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``cribboard virtual`` with its parsed arguments; return the exit status (UsageError for
     options that do not go together)."""
     import signal
+    import threading  # (here, as the rest: every command line reads this row)
 
     from .errors import VirtualBoardError
     from .registry import unregister
@@ -173,6 +173,8 @@ class _Show:
     """`--show`: the board drawn in the terminal, redrawn in place when its LEDs change."""
 
     def __init__(self, color: bool) -> None:
+        import threading
+
         self.color = color
         self._latest: list[bytes] = []
         self._changed = threading.Event()
