@@ -5,8 +5,10 @@ load on the machine changes (the times are `make bench`'s: bench/cli_bench.py)."
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -55,14 +57,15 @@ BOARD = ("asyncio", "serial", "cribboard.api", "cribboard.client", "cribboard.tr
 
 def imported(tmp_path: Path, *words: str) -> set[str]:
     out = tmp_path / "modules.txt"
-    subprocess.run(
+    ran = subprocess.run(
         [sys.executable, "-c", DRIVER, str(out), *words],
         check=True,
         capture_output=True,
+        text=True,
         timeout=60,
     )
     status, *modules = out.read_text().split("\n")
-    assert status in ("0", "None")
+    assert status in ("0", "None"), ran.stderr
     return set(modules)
 
 
@@ -119,10 +122,16 @@ def test_a_one_shot_command_loads_no_standard_module_it_does_not_use(
     tmp_path: Path, vboard: VirtualBoard, words: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # No runtime directory: the shared port's files go to the temporary directory, found
-    # without `tempfile`.
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "absent"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    modules = imported(tmp_path, "--port", vboard.port, *words)
+    # without `tempfile`. A short one (pytest's own under xdist is too deep for a Unix
+    # socket's 108-byte path, whatever the file's name).
+    temporary = Path(tempfile.mkdtemp(prefix="cb-", dir="/tmp"))
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(temporary / "absent"))
+        monkeypatch.setenv("TMPDIR", str(temporary))
+        modules = imported(tmp_path, "--port", vboard.port, *words)
+        assert list(temporary.glob("cribboard-*/port-*.lock"))  # the files went there
+    finally:
+        shutil.rmtree(temporary)
     assert "cribboard.oneshot" in modules
     assert among(modules, UNNEEDED_STDLIB) == []
 
