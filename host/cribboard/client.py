@@ -22,6 +22,7 @@ from typing import Any
 from cribboard import wire
 from cribboard.clientcore import (
     HELLO_ATTEMPT,
+    LineReader,
     PutBack,
     RequestIds,
     acknowledged_change,
@@ -104,7 +105,7 @@ class Client:
         self._greeted = False
         self.name = ""
         self._transport: Transport | None = None
-        self._buffer = bytearray()
+        self._lines = LineReader(self.name)
         self._pending: dict[str, _Pending] = {}
         self._ids = RequestIds()
         self._subscribers: list[EventCallback] = []
@@ -162,7 +163,7 @@ class Client:
     async def _open(self) -> None:
         transport = self._factory()
         self.name = transport.name
-        self._buffer.clear()
+        self._lines = LineReader(self.name)  # a new link starts clean
         self._link_lost = asyncio.get_running_loop().create_future()
         self._restarted = asyncio.get_running_loop().create_future()
         self._greeted = False
@@ -395,23 +396,10 @@ class Client:
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
     def _on_data(self, data: bytes) -> None:
-        self._buffer += data
-        while True:
-            end = self._buffer.find(b"\n")
-            if end < 0:
-                break
-            raw = bytes(self._buffer[:end])
-            del self._buffer[: end + 1]
-            self._on_line(raw)
+        for line in self._lines.feed(data):
+            self._on_line(line)
 
-    def _on_line(self, raw: bytes) -> None:
-        try:
-            line = wire.decode_line(raw)
-        except (ValueError, UnicodeDecodeError):
-            # Not protocol: REPL output, a traceback, a boot banner. Ignore it.
-            log.debug("ignored line from %s: %r", self.name, raw)
-            return
-        log.debug("%s: received %r", self.name, raw)
+    def _on_line(self, line: wire.Line) -> None:
         if line.kind == "event":
             if line.name in (wire.BRIEF_PEG, wire.BRIEF_PENDING):
                 fields = self._mirror.apply_brief(line) if self._briefed else None

@@ -1,5 +1,5 @@
 """The protocol client's parts that do no I/O, shared by the asyncio client (cribboard.client)
-and the command line's one-shot path (cribboard.oneshot): the board's hello, request ids, what
+and the command line's one-shot path (cribboard.oneshot): the board's hello, request ids, the lines a link delivers, what
 an acknowledged change leaves in the journal, and the words of a refused player. Importing it
 loads no asyncio."""
 
@@ -20,6 +20,33 @@ SUPPORTED_MAJOR = protocol.PROTOCOL_MAJOR
 ID_SPACE = 36**6  # ids are base-36, at most 6 characters: short enough for 20-byte packets
 HELLO_ATTEMPT = 0.5
 """Seconds one `hello` waits before it is asked again (a board just reset may swallow one)."""
+
+
+class LineReader:
+    """What a link delivers, in pieces of any size (a Bluetooth write is 20 bytes), as the
+    board's lines: each whole line decoded, anything that is not protocol (REPL output, a
+    traceback, a boot banner) dropped."""
+
+    __slots__ = ("_buffer", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._buffer = bytearray()
+        self._name = name
+
+    def feed(self, data: bytes) -> list[wire.Line]:
+        """The lines `data` completes, in order."""
+        self._buffer += data
+        lines = []
+        while (end := self._buffer.find(b"\n")) >= 0:
+            raw = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            try:
+                lines.append(wire.decode_line(raw))
+            except (ValueError, UnicodeDecodeError):
+                log.debug("ignored line from %s: %r", self._name, raw)
+                continue
+            log.debug("%s: received %r", self._name, raw)
+        return lines
 
 
 class Hello:

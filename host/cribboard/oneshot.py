@@ -36,6 +36,7 @@ from cribboard.boarddata import BoardState, Frame, Health
 from cribboard.clientcore import (
     HELLO_ATTEMPT,
     Hello,
+    LineReader,
     PutBack,
     RequestIds,
     acknowledged_change,
@@ -97,7 +98,7 @@ class OneShot:
         self.hello: Hello | None = None
         self._ids = RequestIds()
         self.journal = Journal()
-        self._buffer = bytearray()
+        self._lines = LineReader(url)
         self._port: serial.Serial | None = None
         self._owned: portshare.Owned[serial.Serial] | None = None
         self._rider: socket.socket | None = None
@@ -169,7 +170,7 @@ class OneShot:
         else:
             self._owned = claim
             self._port = claim.port
-        self._buffer.clear()
+        self._lines = LineReader(self.name)  # a new link starts clean
         self._greeted = False
 
     def _hello(self, deadline: float, first: bool) -> wire.Line:
@@ -310,19 +311,10 @@ class OneShot:
     # --- lines ---------------------------------------------------------------------------------
 
     def _on_data(self, data: bytes) -> None:
-        self._buffer += data
-        while (end := self._buffer.find(b"\n")) >= 0:
-            raw = bytes(self._buffer[:end])
-            del self._buffer[: end + 1]
-            self._on_line(raw)
+        for line in self._lines.feed(data):
+            self._on_line(line)
 
-    def _on_line(self, raw: bytes) -> None:
-        try:
-            line = wire.decode_line(raw)
-        except (ValueError, UnicodeDecodeError):
-            log.debug("ignored line from %s: %r", self.name, raw)
-            return
-        log.debug("%s: received %r", self.name, raw)
+    def _on_line(self, line: wire.Line) -> None:
         if line.kind == "event":
             if line.name == "st":
                 self._remember_state(line.fields)
