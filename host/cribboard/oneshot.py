@@ -47,12 +47,12 @@ from cribboard.clientcore import (
 from cribboard.errors import BoardRejected, CribboardError, LinkError
 from cribboard.journal import Journal
 from cribboard.logsetup import QuietLog
+from cribboard.serialport import open_port, open_problem
 
 # Its lines read as the client's (`-v`): one link, whichever path opened it.
 log = QuietLog("cribboard.client")
 
 T = TypeVar("T")
-BAUDRATE = 115200
 _READ = 4096
 
 
@@ -74,17 +74,6 @@ class _Leaving(Exception):
     def __init__(self, error: LinkError) -> None:
         super().__init__(str(error))
         self.error = error
-
-
-def open_serial(url: str) -> serial.Serial:
-    """The board's port, opened as the transport opens it."""
-    port = serial.serial_for_url(url, baudrate=BAUDRATE, timeout=0, do_not_open=True)
-    # Native-USB boards (ESP32-S3) reboot into the bootloader on some DTR/RTS changes: set
-    # both explicitly before opening (as cribboard.transport does).
-    port.dtr = True
-    port.rts = False
-    port.open()
-    return port
 
 
 class OneShot:
@@ -158,10 +147,8 @@ class OneShot:
 
     def _claim(self) -> None:
         try:
-            claim = portshare.claim(self.name, lambda: open_serial(self.name))
+            claim = portshare.claim(self.name, lambda: open_port(self.name, timeout=0))
         except (serial.SerialException, OSError, ValueError) as err:
-            from cribboard.transport import open_problem  # (a rare path: asyncio may load)
-
             raise LinkError(open_problem(self.name, err)) from err
         except LinkError as err:  # its owner does not answer: it may be leaving this moment
             raise _Leaving(err) from err

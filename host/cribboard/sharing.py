@@ -20,12 +20,12 @@ import sys
 
 from cribboard import portshare
 from cribboard.errors import LinkError
+from cribboard.serialport import BAUDRATE, open_problem
 from cribboard.transport import (
     DataCallback,
     LostCallback,
     SerialTransport,
     Transport,
-    open_problem,
 )
 
 log = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ class SharedTransport(Transport):
             server.drop_all()
 
 
-def serial_transport(url: str, baudrate: int = 115200) -> Transport:
+def serial_transport(url: str, baudrate: int = BAUDRATE) -> Transport:
     """The transport for a serial port or pyserial URL: shared when it names a local device
     (`portshare.shareable`), plain otherwise (``socket://``, ``loop://``)."""
     plain = SerialTransport(url, baudrate)

@@ -8,9 +8,7 @@ a test that needs no board talks to `cribboard.testing.FakeTransport` instead.""
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
-import os
 import sys
 import threading
 from abc import ABC, abstractmethod
@@ -19,6 +17,7 @@ from collections.abc import Callable
 import serial
 
 from cribboard.errors import LinkError
+from cribboard.serialport import BAUDRATE, open_port, open_problem
 
 DataCallback = Callable[[bytes], None]
 LostCallback = Callable[[Exception | None], None]
@@ -53,7 +52,7 @@ class SerialTransport(Transport):
     """A serial port (or any pyserial URL). Ports with a file descriptor are watched by the
     event loop itself; others (`loop://`, `socket://` on some systems) by a reader thread."""
 
-    def __init__(self, url: str, baudrate: int = 115200) -> None:
+    def __init__(self, url: str, baudrate: int = BAUDRATE) -> None:
         self.name = url
         self._url = url
         self._baudrate = baudrate
@@ -66,7 +65,9 @@ class SerialTransport(Transport):
         loop = asyncio.get_running_loop()
         self._closing = False
         try:
-            port = await loop.run_in_executor(None, self._open_port)
+            port = await loop.run_in_executor(
+                None, lambda: open_port(self._url, timeout=0.2, baudrate=self._baudrate)
+            )
         except (serial.SerialException, OSError, ValueError) as err:
             raise LinkError(open_problem(self._url, err)) from err
         self._serial = port
@@ -112,17 +113,6 @@ class SerialTransport(Transport):
             asyncio.get_running_loop().remove_reader(self._watched_fd)
             self._watched_fd = None
 
-    def _open_port(self) -> serial.Serial:
-        port = serial.serial_for_url(
-            self._url, baudrate=self._baudrate, timeout=0.2, do_not_open=True
-        )
-        # Native-USB boards (ESP32-S3) reboot into the bootloader on some DTR/RTS changes:
-        # set both explicitly before opening.
-        port.dtr = True
-        port.rts = False
-        port.open()
-        return port
-
     async def write(self, data: bytes) -> None:
         port = self._serial
         if port is None or self._closing:
@@ -144,38 +134,6 @@ class SerialTransport(Transport):
         if self._thread is not None and self._thread is not threading.current_thread():
             await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 1.0)
         self._thread = None
-
-
-def _errno_of(err: BaseException) -> int | None:
-    """The operating system's error number behind a failed open, wherever pyserial put it (on
-    the exception, in its first argument, or on the error it was raised from)."""
-    seen: BaseException | None = err
-    while seen is not None:
-        number = getattr(seen, "errno", None)
-        if isinstance(number, int):
-            return number
-        if seen.args and isinstance(seen.args[0], int):
-            return seen.args[0]  # termios.error: (errno, text)
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-_OPEN_PROBLEMS = {
-    errno.ENOTTY: "{port} is not a serial port",
-    errno.ENOENT: "cannot open {port}: there is no such port",
-    errno.EACCES: "cannot open {port}: permission denied (on Linux: join the dialout group)",
-    errno.EBUSY: "cannot open {port}: another program is using it",
-}
-
-
-def open_problem(url: str, err: BaseException) -> str:
-    """One sentence for a port that did not open, with the system's reason said once."""
-    number = _errno_of(err)
-    if number in _OPEN_PROBLEMS:
-        return _OPEN_PROBLEMS[number].format(port=url)
-    if number is not None:
-        return f"cannot open {url}: {os.strerror(number)}"
-    return f"cannot open {url}: {err}"
 
 
 def _file_descriptor(port: serial.Serial) -> int | None:
