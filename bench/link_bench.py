@@ -35,7 +35,7 @@ import serial
 
 ROOT = Path(__file__).resolve().parents[1]
 from cribboard.api import Board
-from cribboard.client import base36
+from cribboard.clientcore import base36
 from cribboard.virtual import VirtualBoard
 from cribboard.virtual.interpreter import find_micropython
 from cribcore.layout import HOLES

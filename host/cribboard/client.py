@@ -28,9 +28,7 @@ from cribboard.clientcore import (
     acknowledged_change,
     greeted,
 )
-from cribboard.clientcore import SUPPORTED_MAJOR as SUPPORTED_MAJOR  # (its old home)
 from cribboard.clientcore import Hello as Hello
-from cribboard.clientcore import base36 as base36
 from cribboard.errors import (
     BoardRejected,
     CribboardError,
