@@ -406,7 +406,7 @@ def report(default_switch: float) -> None:
     started = time.monotonic()
     exe = Path(find_micropython())
     ids = Ids()
-    print("cribboard remote benchmark")
+    print("cribboard link benchmark (host <-> board)")
     print(
         f"   host -> pyserial -> pty -> relay thread -> pty -> MicroPython unix port "
         f"({exe.name}); {os.cpu_count()} CPUs"
